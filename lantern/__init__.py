@@ -1,0 +1,41 @@
+"""lantern: PyTorch's internals, rebuilt in readable Python over NumPy.
+
+    import lantern as torch
+    x = torch.arange(48).view(6, 8)[1:5:2, 1:4]
+    x.stride(), x.storage_offset()          # ((16, 1), 9)
+
+The layers (see README.md): core (dtype, device, storage, allocator, dispatch keys) -> ops (one record per
+operator) -> backends (CPU/NumPy, Meta, CUDA) -> autograd -> Tensor -> nn/optim/data -> jit.
+"""
+import numpy as _np
+
+# PyTorch is silent on float overflow and division by zero (it just produces inf/nan); so is lantern.
+_np.seterr(all="ignore")
+
+from .core import dtype as _dtype_mod  # noqa: E402
+from .core.dtype import (  # noqa: E402,F401
+    bfloat16, bool, complex64, complex128, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo,
+    int8, int16, int32, int64, set_default_dtype, uint8,
+)
+from .core.device import device  # noqa: E402,F401
+from .core.layout import (  # noqa: E402,F401
+    channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,
+)
+from .core.promotion import can_cast, promote_types  # noqa: E402,F401
+from .core.size import Size  # noqa: E402,F401
+from .core.storage import UntypedStorage  # noqa: E402,F401
+
+from .ops import pointwise, reduction, views, linalg, shape, factory  # noqa: E402,F401  (register the ops)
+from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401
+from .backends import cuda  # noqa: E402,F401
+
+from ._tensor import Tensor  # noqa: E402
+from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401
+from ._functions import *  # noqa: E402,F401,F403
+from . import debug  # noqa: E402,F401
+
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
+
+__version__ = "0.1.0"

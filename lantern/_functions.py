@@ -1,0 +1,70 @@
+"""The functional API (`lantern.add`, `lantern.sum`, ...): generated bindings plus hand-written overload frontends.
+
+>>> lantern.add(lantern.ones(2), 1, alpha=2).tolist(), lantern.max(lantern.tensor([1, 5, 3])).item()
+([3.0, 3.0], 5)
+"""
+from .core import dtype as _dt
+from .core.promotion import result_type_of as _result_type_of
+from .core.tensor_impl import TensorImpl as _TensorImpl
+from .ops import binding as _binding
+from .ops import registry as _registry
+from .ops.meta_util import operands_result_type as _operands_result_type
+from ._tensor import Tensor as _Tensor
+
+globals().update(_binding.functional_bindings())
+globals().update(_registry.COMPOSITES)
+
+
+def _method_frontend(name):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = name
+    fn.__doc__ = f"lantern.{name}(input, ...) is input.{name}(...)."
+    return fn
+
+
+for _name in ("reshape", "flatten", "squeeze", "transpose", "swapaxes", "swapdims", "movedim", "moveaxis",
+              "unbind", "split", "chunk", "tensor_split", "ravel", "max", "min", "clamp", "clip", "div", "divide",
+              "true_divide", "numel"):
+    globals()[_name] = _method_frontend(_name)
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    return _Tensor.where(input, condition, other) if isinstance(input, _TensorImpl) else \
+        _registry_call("where", (condition, input, other))
+
+
+def _registry_call(name, args):
+    from .ops.dispatcher import call
+    return call(_registry.get(name), args)
+
+
+def is_tensor(obj):
+    return isinstance(obj, _TensorImpl)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an op on these two operands (tensors or numbers) computes in."""
+    return _operands_result_type((tensor1, tensor2))
+
+
+def is_nonzero(input):
+    if input.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item())
+
+
+absolute, negative, arctan2 = abs, neg, atan2  # noqa: F821
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne  # noqa: F821
+concat = concatenate = cat  # noqa: F821
+multiply, subtract = mul, sub  # noqa: F821

@@ -1,0 +1,624 @@
+"""The Tensor class: TensorImpl's metadata plus methods bound from the op registry and a few written by hand.
+
+Most methods (`add`, `add_`, `exp`, `sum`, `view`, ...) are generated from schemas by lantern.ops.binding; what is
+written here is Python protocol (`__add__`, `__bool__`, `__iter__`), conversions (`item`, `tolist`, `numpy`, `to`)
+and the frontends of overloaded ops (`max(dim)` vs `max(other)`, `view(dtype)` vs `view(*size)`).
+
+>>> x = lantern.tensor([[1., 2.], [3., 4.]])
+>>> (x + 1).sum().item(), x.t().is_contiguous(), x.max(dim=1).values.tolist()
+(14.0, False, [2.0, 4.0])
+"""
+import numbers
+
+import numpy as np
+
+from .core import dtype as dt
+from .core.device import device as _device
+from .core.layout import contiguous_format, preserve_format
+from .core.tensor_impl import TENSOR_CLASS, TensorImpl
+from .ops import binding, registry
+from .ops.dispatcher import call
+from .ops.meta_util import shape_str
+
+_op = registry.get
+
+
+class Tensor(TensorImpl):
+    """A strided view over an UntypedStorage (see lantern.core.tensor_impl for the metadata)."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args, **kwargs):
+        from ._construct import legacy_tensor_new
+        return legacy_tensor_new(cls, *args, **kwargs)
+
+    # ---- conversions -------------------------------------------------------------------------------------------
+    def item(self):
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return self._host_array().reshape(()).item()
+
+    def tolist(self):
+        return self._host_array().tolist()
+
+    def _host_array(self):
+        if self.device.type != "cpu":
+            if self.device.type == "meta":
+                raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            return self._backend.to_host(self._backend.array(self))
+        return self._backend.array(self)
+
+    def numpy(self, *, force=False):
+        """The NumPy array over this tensor's memory (shared, not copied)."""
+        if force:
+            return self.detach().cpu().resolve_conj()._backend.array(self.detach().cpu())
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self.device.type != "cpu":
+            raise TypeError(f"can't convert {self.device.type} device type tensor to numpy. Use Tensor.cpu() to copy "
+                            "the tensor to host memory first.")
+        return self._backend.array(self)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __bool__(self):
+        n = self.numel()
+        if n != 1:
+            if n == 0:
+                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        self._check_scalar("float")
+        return float(self.item())
+
+    def __int__(self):
+        self._check_scalar("int")
+        return int(self.item())
+
+    def __complex__(self):
+        self._check_scalar("complex")
+        return complex(self.item())
+
+    def __index__(self):
+        if self.dtype.category > dt.INTEGRAL or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def _check_scalar(self, kind):
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __reversed__(self):
+        return iter(self.flip(0).unbind(0)) if hasattr(self, "flip") else reversed(list(self.unbind(0)))
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.dim() == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, protocol):
+        from ._construct import rebuild_tensor
+        t = self.detach() if self.requires_grad else self
+        return (rebuild_tensor, (t.cpu().numpy().copy(), self.requires_grad, str(self.device)))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        new = self.clone()
+        new.requires_grad = self.requires_grad
+        memo[id(self)] = new
+        return new
+
+    def __contains__(self, element):
+        if isinstance(element, (TensorImpl, numbers.Number)):
+            return bool((self == element).any().item())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                           f"{type(element).__name__}.")
+
+    # ---- dtype / device conversion -----------------------------------------------------------------------------
+    def to(self, *args, **kwargs):
+        """to(dtype) / to(device, dtype=None) / to(other): a copy only when something changes (or copy=True)."""
+        dtype, device, copy, memory_format = _parse_to(self, args, kwargs)
+        same_dtype = dtype is None or dtype is self.dtype
+        same_device = device is None or _device(device) == self.device
+        if same_dtype and same_device and not copy and memory_format in (None, preserve_format):
+            return self
+        return call(_op("_to_copy"), (self, dtype, device, memory_format))
+
+    def cpu(self, memory_format=preserve_format):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
+        return self.to("cuda" if device is None else _device(device if not isinstance(device, int) else f"cuda:{device}"))
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """Without arguments: the legacy type string ('torch.FloatTensor'); with one: a converted tensor."""
+        if dtype is None:
+            prefix = "torch." if self.device.type == "cpu" else f"torch.{self.device.type}."
+            return f"{prefix}{self.dtype.legacy}Tensor"
+        if isinstance(dtype, str):
+            dtype = _LEGACY_TYPES[dtype.rpartition(".")[2]]
+        return self.to(dtype)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def double(self, memory_format=preserve_format):
+        return self.to(dt.float64)
+
+    def float(self, memory_format=preserve_format):
+        return self.to(dt.float32)
+
+    def half(self, memory_format=preserve_format):
+        return self.to(dt.float16)
+
+    def bfloat16(self, memory_format=preserve_format):
+        return self.to(dt.bfloat16)
+
+    def long(self, memory_format=preserve_format):
+        return self.to(dt.int64)
+
+    def int(self, memory_format=preserve_format):
+        return self.to(dt.int32)
+
+    def short(self, memory_format=preserve_format):
+        return self.to(dt.int16)
+
+    def char(self, memory_format=preserve_format):
+        return self.to(dt.int8)
+
+    def byte(self, memory_format=preserve_format):
+        return self.to(dt.uint8)
+
+    def bool(self, memory_format=preserve_format):
+        return self.to(dt.bool)
+
+    def cfloat(self):
+        return self.to(dt.complex64)
+
+    def cdouble(self):
+        return self.to(dt.complex128)
+
+    def resolve_conj(self):
+        return self
+
+    def resolve_neg(self):
+        return self
+
+    # ---- overloaded op frontends -------------------------------------------------------------------------------
+    def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], dt.dtype):
+            return call(_op("view.dtype"), (self, shape[0]))
+        return call(_op("view"), (self, binding._int_list(shape)))
+
+    def view_as(self, other):
+        return self.view(other._size)
+
+    def reshape(self, *shape):
+        """A view when strides allow one, else a copy (PyTorch's rule)."""
+        from .ops.views import infer_size, view_strides
+        shape = infer_size(binding._int_list(shape), self.numel())
+        if view_strides(self._size, self._stride, shape) is not None:
+            return call(_op("view"), (self, shape))
+        return self.clone(memory_format=contiguous_format).view(shape)
+
+    def reshape_as(self, other):
+        return self.reshape(other._size)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        n = self.dim()
+        if n == 0:
+            return self.reshape(1)
+        s, e = self._wrap_dim(start_dim), self._wrap_dim(end_dim)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if s == e:
+            return self
+        inner = 1
+        for d in range(s, e + 1):
+            inner *= self._size[d]
+        return self.reshape(self._size[:s] + (inner,) + self._size[e + 1:])
+
+    def ravel(self):
+        return self.reshape(-1)
+
+    def expand(self, *sizes):
+        return call(_op("expand"), (self, binding._int_list(sizes)))
+
+    def expand_as(self, other):
+        return self.expand(other._size)
+
+    def contiguous(self, memory_format=contiguous_format):
+        if self.is_contiguous(memory_format):
+            return self
+        return self.clone(memory_format=memory_format)
+
+    def squeeze(self, dim=None):
+        return call(_op("squeeze"), (self, dim))
+
+    def transpose(self, dim0, dim1):
+        return call(_op("transpose"), (self, dim0, dim1))
+
+    swapaxes = swapdims = transpose
+
+    def movedim(self, source, destination):
+        n = self.dim()
+        src = (source,) if isinstance(source, int) else tuple(source)
+        dst = (destination,) if isinstance(destination, int) else tuple(destination)
+        if len(src) != len(dst):
+            raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+                               f"contain the same number of dims as destination ({list(dst)} dims)")
+        src = [self._wrap_dim(d) for d in src]
+        dst = [self._wrap_dim(d) for d in dst]
+        order = [None] * n
+        for s, d in zip(src, dst):
+            order[d] = s
+        rest = iter(d for d in range(n) if d not in src)
+        order = [o if o is not None else next(rest) for o in order]
+        return self.permute(order)
+
+    moveaxis = movedim
+
+    @property
+    def T(self):
+        return self.permute(tuple(range(self.dim() - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        if self.dim() < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self):
+        return self.T.conj() if hasattr(self, "conj") else self.T
+
+    @property
+    def real(self):
+        return call(_op("real"), (self,))
+
+    @property
+    def imag(self):
+        return call(_op("imag"), (self,))
+
+    def unbind(self, dim=0):
+        d = self._wrap_dim(dim)
+        return tuple(self.select(d, i) for i in range(self._size[d]))
+
+    def split(self, split_size, dim=0):
+        d = self._wrap_dim(dim)
+        n = self._size[d]
+        if isinstance(split_size, int):
+            if split_size <= 0 and n:
+                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+            sizes = [min(split_size, n - i) for i in range(0, n, split_size)] if split_size else [0]
+        else:
+            sizes = list(split_size)
+            if sum(sizes) != n:
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                                   f"at dimension {d}), but got split_sizes={sizes}")
+        out, start = [], 0
+        for s in sizes:
+            out.append(self.narrow(d, start, s))
+            start += s
+        return tuple(out)
+
+    def chunk(self, chunks, dim=0):
+        if chunks <= 0:
+            raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+        n = self._size[self._wrap_dim(dim)]
+        return self.split(max(-(-n // chunks), 1) if n else 1, dim) if n else (self,) * 1
+
+    def tensor_split(self, indices_or_sections, dim=0):
+        d = self._wrap_dim(dim)
+        n = self._size[d]
+        if isinstance(indices_or_sections, int):
+            k = indices_or_sections
+            if k <= 0:
+                raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+            q, r = divmod(n, k)
+            bounds = [i * q + min(i, r) for i in range(k + 1)]
+        else:
+            idx = [int(i) for i in indices_or_sections]
+            bounds = [0] + idx + [n]
+        out = []
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            a, b = min(max(a, 0), n), min(max(b, 0), n)
+            out.append(self.narrow(d, a, max(b - a, 0)))
+        return tuple(out)
+
+    def max(self, dim=None, keepdim=False):
+        return _minmax(self, "max", "maximum", dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        return _minmax(self, "min", "minimum", dim, keepdim)
+
+    def clamp(self, min=None, max=None):
+        return call(_op("clamp"), (self, min, max))
+
+    def clamp_(self, min=None, max=None):
+        return call(_op("clamp_"), (self, min, max))
+
+    clip, clip_ = clamp, clamp_
+
+    def div(self, other, *, rounding_mode=None):
+        return call(_op("div"), (self, other, rounding_mode))
+
+    def div_(self, other, *, rounding_mode=None):
+        return call(_op("div_"), (self, other, rounding_mode))
+
+    divide, true_divide, divide_ = div, div, div_
+    multiply, multiply_, subtract, subtract_ = (lambda s, o: s.mul(o)), (lambda s, o: s.mul_(o)), \
+        (lambda s, o, alpha=1: s.sub(o, alpha=alpha)), (lambda s, o, alpha=1: s.sub_(o, alpha=alpha))
+
+    def where(self, condition, other):
+        return call(_op("where"), (condition, self, other))
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and self.dtype.category < dt.FLOATING:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                               "computed variable in a subgraph that doesn't require differentiation use "
+                               "var_no_grad = var.detach().")
+        self.requires_grad = requires_grad
+        return self
+
+    def detach(self):
+        """A tensor sharing storage and version counter, outside autograd."""
+        return _alias_detached(self)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from ._construct import tensor
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return _new_factory(self, "empty", size, dtype, device, requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return _new_factory(self, "zeros", size, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return _new_factory(self, "ones", size, dtype, device, requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        return call(_op("full"), (tuple(size), fill_value, dtype or self.dtype, None, device or self.device, None,
+                                  requires_grad))
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
+        return call(_op("empty_strided"), (tuple(size), tuple(stride), dtype or self.dtype, None,
+                                           device or self.device, None, requires_grad))
+
+    def _resize(self, shape):
+        """Resize to a contiguous `shape`, growing the storage when it is too small (backs out= and resize_)."""
+        from .core.tensor_impl import contiguous_strides
+        shape = tuple(shape)
+        need = self._offset * self.dtype.itemsize
+        n = 1
+        for s in shape:
+            n *= s
+        need += n * self.dtype.itemsize
+        if need > self._storage.nbytes():
+            self._storage.resize_(need)
+        self._size, self._stride, self._nd = shape, contiguous_strides(shape), None
+        return self
+
+    def resize_(self, *sizes, memory_format=None):
+        return self._resize(binding._int_list(sizes))
+
+    def resize_as_(self, other):
+        return self._resize(other._size)
+
+    def set_(self, source=None, storage_offset=0, size=None, stride=None):
+        """Point this tensor at another tensor's or storage's memory (no copy)."""
+        from .core.storage import UntypedStorage
+        from .core.tensor_impl import contiguous_strides
+        if source is None:
+            source = UntypedStorage(0, device=self.device)
+        if isinstance(source, TensorImpl):
+            self._storage, self._size, self._stride, self._offset = (source._storage, source._size, source._stride,
+                                                                     source._offset)
+        else:
+            self._storage = source
+            self._offset = storage_offset
+            self._size = tuple(size) if size is not None else (source.nbytes() // self.dtype.itemsize,)
+            self._stride = tuple(stride) if stride is not None else contiguous_strides(self._size)
+        self._nd = None
+        self._vc[0] += 1
+        return self
+
+    def storage(self):
+        return self._storage
+
+    def dim_order(self):
+        return tuple(sorted(range(self.dim()), key=lambda d: -self._stride[d]))
+
+    def __getitem__(self, index):
+        from ._indexing import getitem
+        return getitem(self, index)
+
+    def __setitem__(self, index, value):
+        from ._indexing import setitem
+        setitem(self, index, value)
+
+    def __eq__(self, other):
+        return call(_op("eq"), (self, other))
+
+    def __ne__(self, other):
+        return call(_op("ne"), (self, other))
+
+    __hash__ = TensorImpl.__hash__
+
+
+def _alias_detached(t):
+    from .core.tensor_impl import make_tensor
+    return make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc,
+                       t._base if t._base is not None else None)
+
+
+def _new_factory(self, name, size, dtype, device, requires_grad):
+    return call(_op(name), (binding._int_list(size), dtype or self.dtype, None, device or self.device, None,
+                            requires_grad, None))
+
+
+def _minmax(self, name, pairwise, dim, keepdim):
+    if dim is None:
+        return call(_op(name), (self,))
+    if isinstance(dim, TensorImpl):
+        return call(_op(pairwise), (self, dim))
+    return call(_op(name + ".dim"), (self, dim, keepdim))
+
+
+_LEGACY_TYPES = {d.legacy + "Tensor": d for d in dt.ALL}
+
+
+def _parse_to(self, args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    memory_format = kwargs.pop("memory_format", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, dt.dtype):
+            dtype = a
+        elif isinstance(a, TensorImpl):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
+            device = a
+        elif isinstance(a, bool):
+            copy = a
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    if device is not None:
+        device = _device(device)
+    return dtype, device, copy, memory_format
+
+
+# Python operator protocol -> ops. Reflected forms swap the operands (a scalar on the left is fine for the ops).
+def _binary(name):
+    op = _op(name)
+
+    def fn(self, other):
+        return call(op, (self, other))
+    fn.__name__ = name
+    return fn
+
+
+def _reflected(name):
+    op = _op(name)
+
+    def fn(self, other):
+        return call(op, (other, self))
+    return fn
+
+
+def _inplace(name):
+    op = _op(name + "_")
+
+    def fn(self, other):
+        return call(op, (self, other))
+    return fn
+
+
+def _add(self, other):
+    return call(_ADD, (self, other, 1))
+
+
+def _iadd(self, other):
+    return call(_ADD_, (self, other, 1))
+
+
+def _sub(self, other):
+    return call(_SUB, (self, other, 1))
+
+
+def _rsub(self, other):
+    return call(_SUB, (other, self, 1))
+
+
+def _isub(self, other):
+    return call(_SUB_, (self, other, 1))
+
+
+def _truediv(self, other):
+    return call(_DIV, (self, other, None))
+
+
+def _rtruediv(self, other):
+    return call(_DIV, (other, self, None))
+
+
+def _itruediv(self, other):
+    return call(_DIV_, (self, other, None))
+
+
+def _install_methods():
+    for name, fn in binding.method_bindings().items():
+        if name not in Tensor.__dict__:
+            setattr(Tensor, name, fn)
+    for name, fn in registry.COMPOSITES.items():
+        if name not in Tensor.__dict__:
+            setattr(Tensor, name, fn)
+    dunders = {
+        "__add__": _add, "__radd__": _add, "__iadd__": _iadd,
+        "__sub__": _sub, "__rsub__": _rsub, "__isub__": _isub,
+        "__mul__": _binary("mul"), "__rmul__": _binary("mul"), "__imul__": _inplace("mul"),
+        "__truediv__": _truediv, "__rtruediv__": _rtruediv, "__itruediv__": _itruediv,
+        "__floordiv__": _binary("floor_divide"), "__rfloordiv__": _reflected("floor_divide"),
+        "__ifloordiv__": _inplace("floor_divide"),
+        "__mod__": _binary("remainder"), "__rmod__": _reflected("remainder"), "__imod__": _inplace("remainder"),
+        "__pow__": _binary("pow"), "__rpow__": _reflected("pow"), "__ipow__": _inplace("pow"),
+        "__matmul__": lambda s, o: registry.COMPOSITES["matmul"](s, o),
+        "__rmatmul__": lambda s, o: registry.COMPOSITES["matmul"](o, s),
+        "__and__": _binary("bitwise_and"), "__rand__": _binary("bitwise_and"), "__iand__": _inplace("bitwise_and"),
+        "__or__": _binary("bitwise_or"), "__ror__": _binary("bitwise_or"), "__ior__": _inplace("bitwise_or"),
+        "__xor__": _binary("bitwise_xor"), "__rxor__": _binary("bitwise_xor"), "__ixor__": _inplace("bitwise_xor"),
+        "__lshift__": _binary("bitwise_left_shift"), "__rlshift__": _reflected("bitwise_left_shift"),
+        "__ilshift__": _inplace("bitwise_left_shift"),
+        "__rshift__": _binary("bitwise_right_shift"), "__rrshift__": _reflected("bitwise_right_shift"),
+        "__irshift__": _inplace("bitwise_right_shift"),
+        "__lt__": _binary("lt"), "__le__": _binary("le"), "__gt__": _binary("gt"), "__ge__": _binary("ge"),
+        "__neg__": lambda s: call(_op("neg"), (s,)), "__pos__": lambda s: s,
+        "__abs__": lambda s: call(_op("abs"), (s,)),
+        "__invert__": _invert,
+    }
+    for name, fn in dunders.items():
+        setattr(Tensor, name, fn)
+    aliases = {"absolute": "abs", "negative": "neg", "arctan2": "atan2", "arcsin": "asin", "arccos": "acos",
+               "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "greater": "gt",
+               "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne", "fix": "trunc"}
+    for alias, target in aliases.items():
+        setattr(Tensor, alias, getattr(Tensor, target))
+        if hasattr(Tensor, target + "_"):
+            setattr(Tensor, alias + "_", getattr(Tensor, target + "_"))
+
+
+def _invert(self):
+    if self.dtype is dt.bool:
+        return call(_op("logical_not"), (self,))
+    return call(_op("bitwise_not"), (self,))
+
+
+_ADD, _ADD_, _SUB, _SUB_ = _op("add"), _op("add_"), _op("sub"), _op("sub_")
+_DIV, _DIV_ = _op("div"), _op("div_")
+_install_methods()
+TENSOR_CLASS[0] = Tensor

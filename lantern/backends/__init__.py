@@ -1,0 +1,1 @@
+"""backends layer of lantern (see README.md for the map)."""

@@ -1,0 +1,144 @@
+"""What every backend provides: allocation, array views of tensors, and the runners for each kind of op.
+
+A backend is a device plus an array library (`xp`: NumPy, CuPy) plus an allocator. Kernels written once against
+`xp` run on every backend; a backend only decides how outputs are allocated and how a tensor becomes an array.
+
+>>> from lantern.backends.cpu import cpu
+>>> cpu.empty((2, 3), lantern.float32).stride()
+(3, 1)
+"""
+import warnings
+
+from ..core.promotion import can_cast
+from ..core.storage import UntypedStorage
+from ..core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
+from ..ops import registry
+from ..ops.meta_util import shape_str
+
+
+def internal_overlap_check(t, op_name):
+    """Refuse writes into memory several elements share (an expanded tensor), as PyTorch does."""
+    for n, s in zip(t._size, t._stride):
+        if s == 0 and n > 1:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                f"location. Please clone() the tensor before performing the operation. (in {op_name}, written-to "
+                f"tensor of shape {shape_str(t._size)} and strides {list(t._stride)})")
+
+
+def check_cast(op_name, result_dtype, out):
+    if not can_cast(result_dtype, out.dtype):
+        raise RuntimeError(
+            f"result type {result_dtype.legacy} can't be cast to the desired output type {out.dtype.legacy} "
+            f"(in {op_name})")
+
+
+class Backend:
+    key = None
+    device = None
+    xp = None
+    allocator = None
+
+    # ---- memory --------------------------------------------------------------------------------------------
+    def empty(self, shape, dtype):
+        """A new contiguous tensor; its array view is made once, now."""
+        n = dtype.itemsize
+        for s in shape:
+            n *= s
+        storage = UntypedStorage._allocate(n, self.device, self.allocator)
+        return make_tensor(storage, shape, contiguous_strides(shape), 0, dtype, self,
+                           self.array_over(storage, shape, dtype))
+
+    def empty_strided(self, shape, stride, dtype):
+        span = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
+        storage = UntypedStorage._allocate(span * dtype.itemsize, self.device, self.allocator)
+        return make_tensor(storage, tuple(shape), tuple(stride), 0, dtype, self)
+
+    def array_over(self, storage, shape, dtype):
+        raise NotImplementedError
+
+    def fill(self, t, value):
+        self.array(t)[...] = value
+
+    def array(self, t):
+        raise NotImplementedError
+
+    def arrays(self, op, args):
+        """args with each tensor replaced by its array (tensor lists too); numbers pass through."""
+        out = list(args)
+        arr = self.array
+        for i in op.tensor_positions:
+            a = out[i]
+            if isinstance(a, TensorImpl):
+                out[i] = arr(a)
+        for i in op.list_positions:
+            out[i] = [arr(a) for a in out[i]]
+        return out
+
+    # ---- runners -------------------------------------------------------------------------------------------
+    def install(self, op):
+        """Give `op` this backend's kernel, according to the op's kind."""
+        if op.backends is not None and self.device.type not in op.backends:
+            return
+        runner = getattr(self, "run_" + op.kind, None)
+        if runner is not None:
+            op.kernels[self.key] = runner
+
+    def run_structured(self, op, args):
+        shape, dtype = op.meta(*args)
+        out = self.empty(shape, dtype)
+        op.impl(self.xp, out._nd, dtype.np, *self.arrays(op, args))
+        return out
+
+    def run_structured_inplace(self, op, args):
+        self_ = args[0]
+        shape, dtype = op.meta(*args)
+        if shape != self_._size:
+            raise RuntimeError(
+                f"output with shape {shape_str(self_._size)} doesn't match the broadcast shape {shape_str(shape)} "
+                f"(in {op.name}: an in-place op cannot change its tensor's shape; use the out-of-place "
+                f"{op.functional.name} instead)")
+        check_cast(op.name, dtype, self_)
+        internal_overlap_check(self_, op.name)
+        op.impl(self.xp, self.array(self_), dtype.np, *self.arrays(op, args))
+        self_._vc[0] += 1
+        return self_
+
+    def run_structured_out(self, op, args):
+        out = args[-1]
+        shape, dtype = op.meta(*args[:-1])
+        resize_out(out, shape, op.name)
+        check_cast(op.name, dtype, out)
+        internal_overlap_check(out, op.name)
+        op.impl(self.xp, self.array(out), dtype.np, *self.arrays(op, args[:-1]))
+        out._vc[0] += 1
+        return out
+
+    def run_view(self, op, args):
+        spec = op.meta(*args)
+        base = args[0]
+        return make_tensor(base._storage, spec[0], spec[1], spec[2], spec[3] if len(spec) == 4 else base.dtype,
+                           self, None, base._vc, base._base if base._base is not None else base)
+
+    def run_custom(self, op, args):
+        return op.impl(self, *args)
+
+
+def resize_out(out, shape, op_name):
+    """Resize an out= tensor to the result's shape; warn, as PyTorch does, when it held elements already."""
+    if out._size == shape:
+        return
+    if out.numel() != 0:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape {shape_str(out._size)}, which "
+            f"does not match the required output shape {shape_str(shape)}. This behavior is deprecated, and in a "
+            "future PyTorch release outputs will not be resized unless they have zero elements. You can explicitly "
+            "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).", UserWarning,
+            stacklevel=4)
+    out._resize(shape)
+
+
+def install_backend(backend):
+    from ..ops import dispatcher
+    dispatcher.register_backend(backend.device.type, backend)
+    registry.on_register(backend.install)

@@ -1,0 +1,43 @@
+"""The CPU backend: NumPy arrays over 64-byte aligned storage.
+
+A tensor's array is `np.ndarray(sizes, dtype, storage_bytes, offset * itemsize, strides * itemsize)`: made once
+and cached on the tensor (rebuilt only if its storage's buffer was replaced by a resize).
+
+>>> t = lantern.arange(6).view(2, 3).t()
+>>> cpu.array(t).strides
+(8, 24)
+"""
+import numpy as np
+
+from ..core.allocator import cpu_allocator
+from ..core.device import CPU
+from ..core.dispatch_keys import DispatchKey
+from .base import Backend, install_backend
+
+_ndarray = np.ndarray
+
+
+class CPUBackend(Backend):
+    key = DispatchKey.CPU
+    device = CPU
+    xp = np
+    allocator = cpu_allocator
+
+    def array_over(self, storage, shape, dtype):
+        return _ndarray(shape, dtype.np, storage._data)
+
+    def array(self, t):
+        nd = t._nd
+        if nd is not None and t._nd_gen == t._storage._gen:
+            return nd
+        storage = t._storage
+        itemsize = t.dtype.itemsize
+        nd = _ndarray(t._size, t.dtype.np, storage._data, t._offset * itemsize,
+                      tuple(s * itemsize for s in t._stride))
+        t._nd = nd
+        t._nd_gen = storage._gen
+        return nd
+
+
+cpu = CPUBackend()
+install_backend(cpu)

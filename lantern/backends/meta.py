@@ -1,0 +1,63 @@
+"""The meta backend: tensors with shapes, strides and dtypes but no data. Every op runs its meta function only.
+
+This is the device extension point exercised without a GPU: shape inference and error checks for any program.
+
+>>> y = lantern.ones(2, 3, device='meta') @ lantern.ones(3, 4, device='meta')
+>>> y.shape, y.device
+(lantern.Size([2, 4]), device(type='meta'))
+"""
+from ..core.allocator import meta_allocator
+from ..core.device import META
+from ..core.dispatch_keys import DispatchKey
+from .base import Backend, check_cast, install_backend, internal_overlap_check, resize_out
+
+
+class MetaBackend(Backend):
+    key = DispatchKey.Meta
+    device = META
+    xp = None
+    allocator = meta_allocator
+
+    def array_over(self, storage, shape, dtype):
+        return None
+
+    def fill(self, t, value):
+        pass
+
+    def array(self, t):
+        raise RuntimeError("Tensor on device meta is not allocated: it has no data to read. "
+                           "Use a cpu or cuda tensor for values (meta tensors carry only shapes and dtypes).")
+
+    def run_structured(self, op, args):
+        shape, dtype = op.meta(*args)
+        return self.empty(shape, dtype)
+
+    def run_structured_inplace(self, op, args):
+        self_ = args[0]
+        shape, dtype = op.meta(*args)
+        if shape != self_._size:
+            from ..ops.meta_util import shape_str
+            raise RuntimeError(f"output with shape {shape_str(self_._size)} doesn't match the broadcast shape "
+                               f"{shape_str(shape)}")
+        check_cast(op.name, dtype, self_)
+        internal_overlap_check(self_, op.name)
+        self_._vc[0] += 1
+        return self_
+
+    def run_structured_out(self, op, args):
+        out = args[-1]
+        shape, dtype = op.meta(*args[:-1])
+        resize_out(out, shape, op.name)
+        check_cast(op.name, dtype, out)
+        out._vc[0] += 1
+        return out
+
+    def run_custom(self, op, args):
+        if op.meta is None:
+            from ..ops.dispatcher import raise_missing_kernel
+            raise_missing_kernel(op, self)
+        return op.meta(self, *args)
+
+
+meta = MetaBackend()
+install_backend(meta)

@@ -1,0 +1,1 @@
+"""core layer of lantern (see README.md for the map)."""

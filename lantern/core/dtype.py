@@ -1,0 +1,164 @@
+"""dtypes: PyTorch's element types, each backed by a NumPy dtype.
+
+>>> import lantern
+>>> lantern.float32.itemsize, lantern.float.is_floating_point, lantern.int64.is_signed
+(4, True, True)
+"""
+import threading
+
+import ml_dtypes
+import numpy as np
+
+# Promotion categories, lowest first (PyTorch: bool < integral < floating < complex).
+BOOL, INTEGRAL, FLOATING, COMPLEX = range(4)
+
+
+class dtype:
+    """One element type: its name, NumPy dtype, size and promotion category."""
+
+    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "legacy", "__weakref__")
+
+    def __init__(self, name, np_dtype, category, is_signed, legacy):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.category = category
+        self.is_signed = is_signed
+        self.legacy = legacy  # the old tensor-type name: 'Float' for torch.FloatTensor
+
+    @property
+    def is_floating_point(self):
+        return self.category == FLOATING
+
+    @property
+    def is_complex(self):
+        return self.category == COMPLEX
+
+    def to_real(self):
+        """complex64 -> float32; real types map to themselves."""
+        return _COMPLEX_TO_REAL.get(self, self)
+
+    def to_complex(self):
+        """float32 -> complex64, float64 -> complex128 (half types -> complex64)."""
+        if self.category == COMPLEX:
+            return self
+        return complex128 if self is float64 else complex64
+
+    def __repr__(self):
+        return "lantern." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+bool = dtype("bool", np.bool_, BOOL, False, "Bool")
+uint8 = dtype("uint8", np.uint8, INTEGRAL, False, "Byte")
+int8 = dtype("int8", np.int8, INTEGRAL, True, "Char")
+int16 = dtype("int16", np.int16, INTEGRAL, True, "Short")
+int32 = dtype("int32", np.int32, INTEGRAL, True, "Int")
+int64 = dtype("int64", np.int64, INTEGRAL, True, "Long")
+float16 = dtype("float16", np.float16, FLOATING, True, "Half")
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, FLOATING, True, "BFloat16")
+float32 = dtype("float32", np.float32, FLOATING, True, "Float")
+float64 = dtype("float64", np.float64, FLOATING, True, "Double")
+complex64 = dtype("complex64", np.complex64, COMPLEX, True, "ComplexFloat")
+complex128 = dtype("complex128", np.complex128, COMPLEX, True, "ComplexDouble")
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+
+# PyTorch's aliases: torch.float is float32, torch.long is int64, ...
+ALIASES = {
+    "half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
+    "long": int64, "cfloat": complex64, "cdouble": complex128,
+}
+
+_COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
+_BY_NP = {d.np: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL}
+
+
+def _by_name(name):
+    return _BY_NAME[name]
+
+
+def from_numpy_dtype(np_dtype):
+    """The lantern dtype for a NumPy dtype; TypeError for types lantern lacks (uint16, object...)."""
+    try:
+        return _BY_NP[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype)}. The only supported types are: "
+            "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+class _DefaultDtype(threading.local):
+    value = float32
+
+
+_default = _DefaultDtype()
+
+
+def get_default_dtype():
+    """The dtype Python floats and float factories use (float32 unless changed).
+
+    >>> lantern.get_default_dtype()
+    lantern.float32
+    """
+    return _default.value
+
+
+def set_default_dtype(d):
+    """Set the default floating dtype (only float32/float64/float16/bfloat16 are allowed, as in PyTorch)."""
+    if not isinstance(d, dtype) or d.category != FLOATING:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default.value = d
+
+
+def default_complex_dtype():
+    return complex128 if _default.value is float64 else complex64
+
+
+class finfo:
+    """Machine limits of a floating dtype, as torch.finfo.
+
+    >>> lantern.finfo(lantern.float16).max
+    65504.0
+    """
+
+    def __init__(self, type=None):
+        type = get_default_dtype() if type is None else type
+        if type.category not in (FLOATING, COMPLEX):
+            raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle '{type}'")
+        info = ml_dtypes.finfo(type.to_real().np)
+        self.dtype = type.to_real().name
+        self.bits = info.bits
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype, as torch.iinfo.
+
+    >>> lantern.iinfo(lantern.int8).min
+    -128
+    """
+
+    def __init__(self, type):
+        if type.category not in (INTEGRAL, BOOL):
+            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{type}'")
+        info = np.iinfo(type.np) if type.category == INTEGRAL else None
+        self.dtype = type.name
+        self.bits = type.itemsize * 8
+        self.min = int(info.min) if info else 0
+        self.max = int(info.max) if info else 1
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

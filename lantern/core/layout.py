@@ -1,0 +1,41 @@
+"""layout and memory_format: how a tensor's memory is read.
+
+lantern implements the dense `strided` layout; `contiguous_format` / `channels_last` name the stride orders that
+`is_contiguous(memory_format=...)` and `contiguous(memory_format=...)` ask about.
+
+>>> lantern.strided
+lantern.strided
+"""
+
+
+class layout:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "lantern." + self.name
+
+    def __reduce__(self):
+        return (globals().__getitem__, (self.name,))
+
+
+class memory_format:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "lantern." + self.name
+
+    def __reduce__(self):
+        return (globals().__getitem__, (self.name,))
+
+
+strided = layout("strided")
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")

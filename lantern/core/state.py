@@ -1,0 +1,24 @@
+"""Thread-local dispatch state (PyTorch's TLS): grad mode, inference mode, and the observers of dispatch.
+
+`observed` is True while anything watches the dispatcher (a JIT tracer, the dispatch trace); the dispatcher's hot
+path tests only that one flag.
+
+>>> from lantern.core.state import tls
+>>> tls.grad_enabled
+True
+"""
+import threading
+
+
+class _DispatchState(threading.local):
+    grad_enabled = True
+    inference_mode = False
+    tracer = None          # the active JIT tracer (the Tracer dispatch key), if any
+    dispatch_trace = None  # the active dispatch-trace printer, if any
+    observed = False
+
+    def refresh(self):
+        self.observed = self.tracer is not None or self.dispatch_trace is not None
+
+
+tls = _DispatchState()

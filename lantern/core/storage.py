@@ -1,0 +1,161 @@
+"""UntypedStorage: a flat byte buffer owned by one device's allocator; tensors are views over it.
+
+>>> s = lantern.UntypedStorage(16)
+>>> s.nbytes(), s.device
+(16, device(type='cpu'))
+"""
+import numpy as np
+
+from .allocator import cpu_allocator, meta_allocator
+from .device import CPU, META, device as _device
+
+_ALLOCATORS = {"cpu": cpu_allocator, "meta": meta_allocator}
+
+
+def register_allocator(device_type, allocator):
+    """Backends add their allocator here (CUDA does so when CuPy is present)."""
+    _ALLOCATORS[device_type] = allocator
+
+
+def allocator_for(dev):
+    try:
+        return _ALLOCATORS[dev.type]
+    except KeyError:
+        from .device import cuda_unavailable_error
+        raise cuda_unavailable_error() from None
+
+
+class UntypedStorage:
+    """Bytes plus the allocator that made them. `_data` is a 1-D uint8 array (None on the meta device)."""
+
+    __slots__ = ("_data", "_nbytes", "device", "_allocator", "_ptr", "_gen", "resizable", "__weakref__")
+
+    def __init__(self, nbytes=0, *, device=None):
+        dev = CPU if device is None else _device(device)
+        self._init(allocator_for(dev), dev, int(nbytes))
+
+    def _init(self, allocator, dev, nbytes):
+        self._allocator = allocator
+        self.device = dev
+        self._nbytes = nbytes
+        self._data = allocator.allocate(nbytes)
+        self._ptr = None
+        self._gen = 0  # bumped when the buffer is replaced, so tensors rebuild their cached arrays
+        self.resizable = True
+
+    @classmethod
+    def _allocate(cls, nbytes, dev, allocator):
+        """Fast constructor used for op outputs (no argument parsing)."""
+        self = object.__new__(cls)
+        self._allocator = allocator
+        self.device = dev
+        self._nbytes = nbytes
+        self._data = allocator.allocate(nbytes)
+        self._ptr = None
+        self._gen = 0  # bumped when the buffer is replaced, so tensors rebuild their cached arrays
+        self.resizable = True
+        return self
+
+    @classmethod
+    def _wrap(cls, data, dev):
+        """A storage over memory that some other owner (a user's NumPy array) keeps alive; not counted."""
+        self = object.__new__(cls)
+        self._allocator = None
+        self.device = dev
+        self._nbytes = data.shape[0]
+        self._data = data
+        self._ptr = None
+        self._gen = 0
+        self.resizable = False
+        return self
+
+    def __del__(self):
+        allocator = self._allocator
+        if allocator is not None and self._data is not None:
+            allocator.free(self._data, self._nbytes)
+
+    def nbytes(self):
+        return self._nbytes
+
+    def size(self):
+        return self._nbytes
+
+    __len__ = nbytes
+
+    def data_ptr(self):
+        """The address of byte 0 (0 on the meta device)."""
+        if self._ptr is None:
+            self._ptr = 0 if self._data is None or self._nbytes == 0 else self._data.ctypes.data
+        return self._ptr
+
+    def element_size(self):
+        return 1
+
+    @property
+    def is_meta(self):
+        return self.device.type == "meta"
+
+    def resize_(self, nbytes):
+        """Grow or shrink in place, keeping the common prefix; every tensor over this storage sees the new bytes."""
+        nbytes = int(nbytes)
+        if not self.resizable:
+            raise RuntimeError(
+                "Trying to resize storage that is not resizable (it wraps memory lantern does not own, "
+                "e.g. from lantern.from_numpy); clone() the tensor first")
+        allocator = self._allocator
+        old, old_n = self._data, self._nbytes
+        new = allocator.allocate(nbytes)
+        if new is not None and old is not None:
+            keep = min(old_n, nbytes)
+            new[:keep] = old[:keep]
+        self._data, self._nbytes, self._ptr = new, nbytes, None
+        self._gen += 1
+        if old is not None:
+            allocator.free(old, old_n)
+        return self
+
+    def __getitem__(self, i):
+        return int(self._data[i])
+
+    def __setitem__(self, i, value):
+        self._data[i] = value
+
+    def tolist(self):
+        return self._data[:self._nbytes].tolist()
+
+    def fill_(self, value):
+        self._data[:self._nbytes] = value
+        return self
+
+    def copy_(self, other):
+        if other.nbytes() != self._nbytes:
+            raise RuntimeError(f"size mismatch: copy_ from a storage of {other.nbytes()} bytes into {self._nbytes}")
+        self._data[:self._nbytes] = other._data[:self._nbytes]
+        return self
+
+    def __repr__(self):
+        if self._data is None:
+            return f"[lantern.storage.UntypedStorage(device={self.device}) of size {self._nbytes}]"
+        body = "\n".join(f" {b}" for b in self._data[:self._nbytes].tolist())
+        return f"{body}\n[lantern.storage.UntypedStorage(device={self.device}) of size {self._nbytes}]"
+
+
+def wrap_numpy_memory(arr):
+    """A storage covering exactly the bytes a (non-negative-strided) NumPy array spans, sharing its memory."""
+    span = 0 if arr.size == 0 else sum((n - 1) * s for n, s in zip(arr.shape, arr.strides)) + arr.itemsize
+    base = arr.__array_interface__["data"][0]
+    holder = _MemoryHolder(base, span, arr)
+    data = np.asarray(holder)
+    return UntypedStorage._wrap(data, CPU)
+
+
+class _MemoryHolder:
+    """Exposes raw bytes to NumPy while keeping the array that owns them alive."""
+
+    def __init__(self, address, nbytes, owner):
+        self.owner = owner
+        self.__array_interface__ = {"data": (address, False), "shape": (nbytes,), "typestr": "|u1", "version": 3}
+
+
+def meta_storage(nbytes):
+    return UntypedStorage._allocate(nbytes, META, meta_allocator)

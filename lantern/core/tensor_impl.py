@@ -1,0 +1,196 @@
+"""TensorImpl: what a tensor is (PyTorch's c10::TensorImpl). Methods that run ops are added by lantern/_tensor.py.
+
+A tensor is (storage, sizes, strides, storage_offset, dtype, device, layout) plus the autograd slot. Element
+[i0, ..., in] lives at byte `(offset + sum(i_k * stride_k)) * itemsize` of the storage.
+
+>>> x = lantern.arange(48).view(6, 8)[1:5:2, 1:4]
+>>> x.size(), x.stride(), x.storage_offset()
+(lantern.Size([2, 3]), (16, 1), 9)
+"""
+from .layout import channels_last, channels_last_3d, contiguous_format, preserve_format, strided
+from .size import Size
+
+
+def contiguous_strides(size):
+    """Row-major strides in elements: (6, 8) -> (8, 1)."""
+    strides = []
+    acc = 1
+    for n in reversed(size):
+        strides.append(acc)
+        acc *= n if n > 1 else 1
+    return tuple(reversed(strides))
+
+
+def _is_contiguous_in_order(size, stride, order):
+    """True if, visiting dims from fastest to slowest (`order`), each stride equals the product of the sizes before."""
+    expected = 1
+    for d in order:
+        n = size[d]
+        if n == 0:
+            return True
+        if n != 1:
+            if stride[d] != expected:
+                return False
+            expected *= n
+    return True
+
+
+class TensorImpl:
+    __slots__ = (
+        "_storage", "_size", "_stride", "_offset", "dtype", "_backend", "_nd", "_nd_gen",
+        "_vc", "_base",
+        # autograd slot (filled by lantern.autograd)
+        "requires_grad", "grad_fn", "_grad", "_output_nr", "_autograd",
+        "__weakref__", "__dict__",
+    )
+
+    # ---- metadata -------------------------------------------------------------------------------------------
+    @property
+    def device(self):
+        return self._backend.device
+
+    @property
+    def layout(self):
+        return strided
+
+    @property
+    def shape(self):
+        return Size(self._size)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._size)
+        return self._size[self._wrap_dim(dim)]
+
+    def stride(self, dim=None):
+        if dim is None:
+            return self._stride
+        return self._stride[self._wrap_dim(dim)]
+
+    def storage_offset(self):
+        return self._offset
+
+    def dim(self):
+        return len(self._size)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return len(self._size)
+
+    def numel(self):
+        n = 1
+        for s in self._size:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.dtype.itemsize
+
+    def untyped_storage(self):
+        return self._storage
+
+    def data_ptr(self):
+        """Address of this tensor's first element: the storage's address plus offset * itemsize."""
+        base = self._storage.data_ptr()
+        return base + self._offset * self.dtype.itemsize if base else 0
+
+    @property
+    def is_cpu(self):
+        return self._backend.device.type == "cpu"
+
+    @property
+    def is_cuda(self):
+        return self._backend.device.type == "cuda"
+
+    @property
+    def is_meta(self):
+        return self._backend.device.type == "meta"
+
+    is_sparse = False
+    is_quantized = False
+    is_mkldnn = False
+    is_nested = False
+
+    def get_device(self):
+        dev = self._backend.device
+        return -1 if dev.type == "cpu" else (dev.index or 0)
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    @property
+    def _version(self):
+        """Bumped by every in-place write; shared by a base and all of its views."""
+        return self._vc[0]
+
+    def _bump_version(self):
+        self._vc[0] += 1
+
+    def is_contiguous(self, memory_format=contiguous_format):
+        size, stride = self._size, self._stride
+        if memory_format is contiguous_format or memory_format is preserve_format:
+            return _is_contiguous_in_order(size, stride, range(len(size) - 1, -1, -1))
+        if memory_format is channels_last:
+            return len(size) == 4 and _is_contiguous_in_order(size, stride, (1, 3, 2, 0))
+        if memory_format is channels_last_3d:
+            return len(size) == 5 and _is_contiguous_in_order(size, stride, (1, 4, 3, 2, 0))
+        raise RuntimeError(f"is_contiguous: unknown memory_format {memory_format}")
+
+    def is_non_overlapping_and_dense(self):
+        """True if the elements tile a block of memory exactly once, in some order of the dims."""
+        order = sorted(range(len(self._size)), key=lambda d: (self._stride[d], self._size[d]))
+        return _is_contiguous_in_order(self._size, self._stride, order)
+
+    def _wrap_dim(self, dim, ndim=None):
+        from ..ops.meta_util import wrap_dim
+        return wrap_dim(dim, len(self._size) if ndim is None else ndim)
+
+    def __len__(self):
+        if not self._size:
+            raise TypeError("len() of a 0-d tensor")
+        return self._size[0]
+
+    __hash__ = object.__hash__
+
+
+_new = object.__new__
+TENSOR_CLASS = [TensorImpl]  # replaced by lantern.Tensor when lantern/_tensor.py loads
+
+
+def make_tensor(storage, size, stride, offset, dtype, backend, nd=None, vc=None, base=None):
+    """Build a tensor object (of lantern.Tensor's class) around existing metadata; no argument checks."""
+    t = _new(TENSOR_CLASS[0])
+    t._storage = storage
+    t._size = size
+    t._stride = stride
+    t._offset = offset
+    t.dtype = dtype
+    t._backend = backend
+    t._nd = nd
+    t._nd_gen = storage._gen
+    t._vc = [0] if vc is None else vc
+    t._base = base
+    t.requires_grad = False
+    t.grad_fn = None
+    t._grad = None
+    t._output_nr = 0
+    t._autograd = None
+    return t

@@ -1,0 +1,1 @@
+"""ops layer of lantern (see README.md for the map)."""

@@ -1,0 +1,109 @@
+"""Python bindings generated from schemas, as PyTorch generates its python_torch_functions from native_functions.yaml.
+
+Each binding is a small function with the op's exact signature that packs its arguments into a tuple and calls the
+dispatcher; nothing is parsed per call. The generated source is kept for reading:
+
+>>> print(binding_source("add"))
+def add(input, other, *, alpha=1, out=None):
+    if out is None:
+        return call(op, (input, other, alpha))
+    return call(op_out, (input, other, alpha, out))
+"""
+from .dispatcher import call
+from .registry import REGISTRY
+from .schema import NO_DEFAULT
+
+_SOURCES = {}
+
+
+def _int_list(values):
+    """`view(2, 3)` and `view((2, 3))` both mean the sizes (2, 3)."""
+    if len(values) == 1 and not isinstance(values[0], int) and not hasattr(values[0], "__index__"):
+        return tuple(values[0])
+    if len(values) == 1 and hasattr(values[0], "dim") and values[0].dim() == 1:
+        return tuple(values[0].tolist())
+    return tuple(v.__index__() for v in values)
+
+
+def _params(schema, method):
+    """(signature text, argument names in schema order) for a binding."""
+    sig, names, star = [], [], False
+    args = schema.args
+    varargs = None
+    first = args[1] if method and len(args) > 1 else (args[0] if not method and args else None)
+    positional = [a for a in args if not a.kwarg_only]
+    if (first is not None and first.type == "int" and first.is_list and first.required and not first.kwarg_only
+            and positional[-1] is first):
+        varargs = first.name
+    for i, a in enumerate(args):
+        if a.name == "out" and a.kwarg_only:
+            continue
+        name = "input" if (a.name == "self" and not method) else a.name
+        names.append(name)
+        if method and i == 0:
+            sig.append("self")
+            continue
+        if a.name == varargs:
+            sig.append("*" + name)
+            star = True
+            continue
+        if a.kwarg_only and not star:
+            sig.append("*")
+            star = True
+        sig.append(name if a.required else f"{name}={a.default!r}")
+    return sig, names, varargs
+
+
+def make_binding(op, method=False, name=None, out_op=None):
+    """Generate `def name(...)` for op (a function, or a Tensor method when `method`)."""
+    schema = op.schema
+    name = name or schema.name
+    sig, names, varargs = _params(schema, method)
+    if out_op is not None:
+        if "*" not in sig and not any(s.startswith("*") for s in sig):
+            sig.append("*")
+        sig.append("out=None")
+    lines = [f"def {name}({', '.join(sig)}):"]
+    if varargs:
+        lines.append(f"    {varargs} = _int_list({varargs})")
+    packed = ", ".join(names) + ("," if len(names) == 1 else "")
+    if out_op is not None:
+        lines.append("    if out is None:")
+        lines.append(f"        return call(op, ({packed}))")
+        lines.append(f"    return call(op_out, ({', '.join(names)}, out))")
+    else:
+        lines.append(f"    return call(op, ({packed}))")
+    source = "\n".join(lines)
+    namespace = {"call": call, "op": op, "op_out": out_op, "_int_list": _int_list}
+    exec(compile(source, f"<lantern binding {op.name}>", "exec"), namespace)
+    fn = namespace[name]
+    fn.__doc__ = f"{schema.text}\n\nGenerated from lantern's op registry; see lantern.ops.registry.get({op.name!r})."
+    key = ("method " if method else "") + name
+    _SOURCES[key] = source
+    return fn
+
+
+def binding_source(name, method=False):
+    """The generated source of a binding (`method=True` for the Tensor method)."""
+    return _SOURCES[("method " if method else "") + name]
+
+
+def functional_bindings():
+    """{name: function} for every registered op with a public functional form."""
+    out = {}
+    for op in REGISTRY.values():
+        if op.kind in ("structured_inplace", "structured_out") or "." in op.name or op.name.startswith("_"):
+            continue
+        out[op.name] = make_binding(op, out_op=op.out)
+    return out
+
+
+def method_bindings():
+    """{name: function} for Tensor methods: each op whose first argument is `Tensor self`, and its in-place form."""
+    out = {}
+    for op in REGISTRY.values():
+        args = op.schema.args
+        if not args or args[0].name != "self" or op.kind == "structured_out" or op.schema.overload:
+            continue
+        out[op.schema.name] = make_binding(op, method=True)
+    return out

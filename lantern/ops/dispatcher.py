@@ -1,0 +1,152 @@
+"""The dispatcher: from an op and its arguments to one kernel, highest dispatch key first.
+
+Keys, high to low: Tracer (a JIT trace is recording) > Autograd (grad mode is on and an input requires grad) >
+the backend of the inputs (CUDA / CPU / Meta). A kernel may redispatch below its own key: the autograd kernel
+computes through `redispatch(op, args, DispatchKey.Autograd)` and then records a graph node.
+
+>>> from lantern.ops import dispatcher, registry
+>>> x = lantern.ones(2)
+>>> dispatcher.dispatch_keys(registry.get("add"), (x, x, 1))
+[<DispatchKey.CPU: 2>]
+"""
+from ..core.dispatch_keys import DispatchKey
+from ..core.state import tls
+from ..core.tensor_impl import TensorImpl
+from ..core.device import device as _device
+
+_BACKENDS = {}          # device type -> Backend
+_AUTOGRAD_KERNEL = [None]  # the generic autograd kernel, installed by lantern.autograd
+_TRACER_KERNEL = [None]    # the JIT tracer kernel, installed by lantern.jit
+
+
+def register_backend(device_type, backend):
+    _BACKENDS[device_type] = backend
+
+
+def backend_for_device(dev):
+    try:
+        return _BACKENDS[_device(dev).type]
+    except KeyError:
+        from ..core.device import cuda_unavailable_error
+        raise cuda_unavailable_error() from None
+
+
+def set_autograd_kernel(fn):
+    _AUTOGRAD_KERNEL[0] = fn
+
+
+def set_tracer_kernel(fn):
+    _TRACER_KERNEL[0] = fn
+
+
+def _mixed_devices(op, tensors):
+    """Pick the backend when inputs sit on several devices: CPU 0-dim tensors may join any device."""
+    backends = {t._backend for t in tensors if t._size or t._backend.device.type != "cpu"}
+    if len(backends) == 1:
+        return backends.pop()
+    if not backends:
+        return tensors[0]._backend
+    a, b = sorted(str(b.device) for b in backends)[:2]
+    raise RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, {a} and {b}! "
+        f"({op.name}: move the inputs to one device with .to(device))")
+
+
+def _scan(op, args):
+    """(backend, any input requires grad) from the tensor arguments."""
+    backend = None
+    needs_grad = False
+    tensors = None
+    for i in op.tensor_positions:
+        a = args[i]
+        if isinstance(a, TensorImpl):
+            if a.requires_grad:
+                needs_grad = True
+            b = a._backend
+            if backend is None:
+                backend = b
+            elif b is not backend:
+                tensors = tensors or []
+                tensors.append(a)
+    for i in op.list_positions:
+        for a in args[i]:
+            if isinstance(a, TensorImpl):
+                if a.requires_grad:
+                    needs_grad = True
+                if backend is None:
+                    backend = a._backend
+                elif a._backend is not backend:
+                    tensors = tensors or []
+                    tensors.append(a)
+    if tensors:
+        allt = [a for i in op.tensor_positions if isinstance(args[i], TensorImpl) for a in (args[i],)]
+        allt += [a for i in op.list_positions for a in args[i] if isinstance(a, TensorImpl)]
+        backend = _mixed_devices(op, allt)
+    if backend is None:
+        pos = op.device_position
+        dev = args[pos] if pos is not None else None
+        backend = _BACKENDS["cpu"] if dev is None else backend_for_device(dev)
+    return backend, needs_grad
+
+
+def call(op, args):
+    """Run `op` on `args` (a tuple in schema order) through the highest applicable dispatch key."""
+    if tls.observed:
+        return call_observed(op, args)
+    backend, needs_grad = _scan(op, args)
+    if needs_grad and tls.grad_enabled and _AUTOGRAD_KERNEL[0] is not None:
+        return _AUTOGRAD_KERNEL[0](op, args, backend)
+    kernel = op.kernels.get(backend.key)
+    if kernel is None:
+        raise_missing_kernel(op, backend)
+    return kernel(op, args)
+
+
+def redispatch(op, args, below):
+    """Run `op` with every key at or above `below` excluded (used by the autograd and tracer kernels)."""
+    backend, needs_grad = _scan(op, args)
+    if below > DispatchKey.Autograd and needs_grad and tls.grad_enabled and _AUTOGRAD_KERNEL[0] is not None:
+        return _AUTOGRAD_KERNEL[0](op, args, backend)
+    kernel = op.kernels.get(backend.key)
+    if kernel is None:
+        raise_missing_kernel(op, backend)
+    return kernel(op, args)
+
+
+def raise_missing_kernel(op, backend):
+    raise NotImplementedError(
+        f"Could not run '{op.name}' with arguments from the '{backend.key.name}' backend: lantern has no "
+        f"{backend.key.name} kernel for this op. Move the inputs to a device it supports (e.g. .cpu()).")
+
+
+def dispatch_keys(op, args):
+    """The keys this call goes through, highest first."""
+    return [k for k, _ in explain_keys(op, args)]
+
+
+def explain_keys(op, args):
+    """[(key, why)] for a call: what puts each dispatch key in the key set."""
+    backend, needs_grad = _scan(op, args)
+    keys = []
+    if tls.tracer is not None and _TRACER_KERNEL[0] is not None:
+        keys.append((DispatchKey.Tracer, "a JIT trace is recording"))
+    if needs_grad and _AUTOGRAD_KERNEL[0] is not None:
+        if tls.grad_enabled:
+            keys.append((DispatchKey.Autograd, "an input requires grad and grad mode is on"))
+    keys.append((backend.key, f"inputs are on {backend.device}"))
+    return keys
+
+
+def call_observed(op, args):
+    """The dispatch path while something watches: the JIT tracer records, the dispatch trace prints."""
+    trace = tls.dispatch_trace
+    if trace is not None:
+        return trace.around(op, args, lambda: _call_with_tracer(op, args))
+    return _call_with_tracer(op, args)
+
+
+def _call_with_tracer(op, args):
+    tracer_kernel = _TRACER_KERNEL[0]
+    if tls.tracer is not None and tracer_kernel is not None:
+        return tracer_kernel(op, args)
+    return redispatch(op, args, DispatchKey.Tracer)

@@ -1,0 +1,114 @@
+"""Helpers that meta functions share: dim wrapping, broadcasting, type promotion over operands, error text.
+
+This is lantern's TensorIterator: every pointwise op gets its output shape and dtype, and its errors, here.
+
+>>> broadcast_shapes((5, 1, 4, 1), (3, 1, 1))
+(5, 3, 4, 1)
+"""
+from ..core import dtype as dt
+from ..core.promotion import result_type_of, wrapped_scalar_dtype
+from ..core.tensor_impl import TensorImpl
+
+
+def wrap_dim(dim, ndim):
+    """A possibly negative dim as an index in [0, ndim); 0-dim tensors accept 0 and -1."""
+    try:
+        dim = dim.__index__()
+    except AttributeError:
+        raise TypeError(f"dim must be an int, but got {type(dim).__name__}") from None
+    n = ndim if ndim > 0 else 1
+    if dim < -n or dim >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def wrap_dims(dims, ndim):
+    """A dim or sequence of dims, wrapped; a dim named twice is an error, as in PyTorch's reductions."""
+    if isinstance(dims, int):
+        return (wrap_dim(dims, ndim),)
+    out = tuple(wrap_dim(d, ndim) for d in dims)
+    if len(set(out)) != len(out):
+        d = next(d for d in out if out.count(d) > 1)
+        raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return out
+
+
+def broadcast_shapes(a, b):
+    if a == b:
+        return a
+    la, lb = len(a), len(b)
+    n = max(la, lb)
+    out = []
+    for i in range(n):
+        x = a[i - n + la] if i - n + la >= 0 else 1
+        y = b[i - n + lb] if i - n + lb >= 0 else 1
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}")
+    return tuple(out)
+
+
+def broadcast_all(shapes):
+    out = ()
+    for s in shapes:
+        out = broadcast_shapes(out, s)
+    return out
+
+
+def shape_str(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def type_name(x):
+    """PyTorch's legacy type name for error messages: torch.FloatTensor, or the Python type's name."""
+    if isinstance(x, TensorImpl):
+        return f"torch.{x.dtype.legacy}Tensor"
+    return type(x).__name__
+
+
+def operands_result_type(operands):
+    """Promote tensors and Python numbers together, each tier (dim>0, 0-dim, number) as TensorIterator does."""
+    dims, zeros, scalars = [], [], []
+    for x in operands:
+        if isinstance(x, TensorImpl):
+            (dims if x._size else zeros).append(x.dtype)
+        elif x is not None:
+            scalars.append(wrapped_scalar_dtype(x))
+    return result_type_of(dims, zeros, scalars)
+
+
+def pointwise_shape(operands):
+    shape = None
+    for x in operands:
+        if isinstance(x, TensorImpl):
+            shape = x._size if shape is None else broadcast_shapes(shape, x._size)
+    return () if shape is None else shape
+
+
+def pointwise_binary(a, b):
+    """(shape, dtype) of a pointwise op over a and b; the common two-same-tensors case is the hot path."""
+    if isinstance(a, TensorImpl):
+        if isinstance(b, TensorImpl):
+            if a.dtype is b.dtype:
+                return broadcast_shapes(a._size, b._size), a.dtype
+        elif type(b) is float and a.dtype.category >= dt.FLOATING:
+            return a._size, a.dtype
+    return pointwise_shape((a, b)), operands_result_type((a, b))
+
+
+def check_no_bool(op_name, dtype, what):
+    if dtype is dt.bool:
+        raise RuntimeError(what)
+
+
+def same_device_check(op_name, tensors):
+    devices = {t.device for t in tensors if t._size}
+    if len(devices) > 1:
+        a, b = sorted(str(d) for d in devices)[:2]
+        raise RuntimeError(
+            f"Expected all tensors to be on the same device, but found at least two devices, {a} and {b}! "
+            f"(in {op_name}; move them with .to(device))")

@@ -1,0 +1,135 @@
+"""The operator registry: one `Operator` record per op (schema, meta, kernels per dispatch key, derivative).
+
+Three ways to declare an op, by how its output is made:
+- `structured(schema, meta, impl)`: meta gives the output's shape and dtype (and does every check); impl writes into
+  an output array. The functional, in-place (`add_`) and out= (`add.out`) operators all come from this one record,
+  as PyTorch's structured kernels do.
+- `view(schema, meta)`: meta gives the view's (sizes, strides, offset); no data moves, the same on every backend.
+- `custom(schema, kernel)`: kernel(backend, *args) builds its own outputs (data-dependent shapes, several outputs).
+
+>>> op = REGISTRY["add"]
+>>> op.schema.text, op.inplace.name, op.out.name
+('add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'add_', 'add.out')
+"""
+from .schema import parse_schema
+
+REGISTRY = {}
+COMPOSITES = {}  # name -> Python function built from other ops (PyTorch's CompositeImplicitAutograd)
+
+
+class Operator:
+    """One registered operator. `kernels` maps a DispatchKey to fn(op, args) -> result."""
+
+    __slots__ = ("schema", "name", "kind", "meta", "impl", "kernels", "derivative", "tensor_positions",
+                 "list_positions", "device_position", "functional", "inplace", "out", "backends", "__weakref__")
+
+    def __init__(self, schema, kind, meta=None, impl=None):
+        self.schema = schema
+        self.name = schema.full_name
+        self.kind = kind
+        self.meta = meta
+        self.impl = impl
+        self.kernels = {}
+        self.derivative = None
+        args = schema.args
+        self.tensor_positions = tuple(i for i, a in enumerate(args) if a.is_tensor and not a.is_list)
+        self.list_positions = tuple(i for i, a in enumerate(args) if a.is_tensor and a.is_list)
+        self.device_position = next((i for i, a in enumerate(args) if a.type == "Device"), None)
+        self.functional = self
+        self.inplace = None
+        self.out = None
+        self.backends = None  # device types with a kernel; None: every backend
+
+    @property
+    def alias(self):
+        return self.schema.alias
+
+    def __repr__(self):
+        return f"<lantern op {self.name}: {self.schema.text}>"
+
+
+def _register(op):
+    key = op.name
+    if key in REGISTRY:
+        raise ValueError(f"operator {key} is already registered")
+    REGISTRY[key] = op
+    _on_register(op)
+    return op
+
+
+_listeners = []
+
+
+def on_register(fn):
+    """Backends subscribe here to install their kernels for every op, including ops registered later."""
+    _listeners.append(fn)
+    for op in list(REGISTRY.values()):
+        fn(op)
+
+
+def _on_register(op):
+    for fn in _listeners:
+        fn(op)
+
+
+def _inplace_schema(schema):
+    """add.Tensor(Tensor self, ...) -> Tensor   becomes   add_.Tensor(Tensor(a!) self, ...) -> Tensor(a!)"""
+    head, _, rest = schema.text.partition("(")
+    name, dot, overload = head.partition(".")
+    rest = rest.replace("Tensor self", "Tensor(a!) self", 1)
+    args_part, _, _ = rest.rpartition("->")
+    return parse_schema(f"{name}_{dot}{overload}({args_part.strip()} -> Tensor(a!)")
+
+
+def _out_schema(schema):
+    """add.Tensor(Tensor self, ..., *, Scalar alpha=1) -> Tensor   becomes   add.out(..., *, Tensor(a!) out)"""
+    head, _, rest = schema.text.partition("(")
+    name = head.partition(".")[0]
+    args_part = rest.rpartition("->")[0].strip()[:-1]
+    sep = ", " if "*" in args_part.split(", ") else ", *, "
+    if not args_part:
+        sep = "*, "
+    return parse_schema(f"{name}.out({args_part}{sep}Tensor(a!) out) -> Tensor(a!)")
+
+
+def structured(text, meta, impl, inplace=True, out=True):
+    """Declare an op whose meta computes (shape, dtype) and whose impl(xp, out, dtype, *args) fills the output."""
+    schema = parse_schema(text)
+    op = _register(Operator(schema, "structured", meta, impl))
+    if inplace:
+        ip = Operator(_inplace_schema(schema), "structured_inplace", meta, impl)
+        ip.functional = op
+        op.inplace = _register(ip)
+    if out:
+        o = Operator(_out_schema(schema), "structured_out", meta, impl)
+        o.functional = op
+        op.out = _register(o)
+    return op
+
+
+def view(text, meta):
+    """Declare a view op: meta(*args) -> (sizes, strides, offset) of the result over the input's storage."""
+    return _register(Operator(parse_schema(text), "view", meta))
+
+
+def custom(text, kernel, meta=None, backends=None):
+    """Declare an op with its own kernel(backend, *args); `backends` limits which backends it runs on."""
+    op = Operator(parse_schema(text), "custom", meta, kernel)
+    op.backends = backends
+    return _register(op)
+
+
+def composite(name, fn):
+    """Declare an op written in terms of other ops: it needs no kernel and no derivative of its own."""
+    if name in COMPOSITES:
+        raise ValueError(f"composite {name} is already registered")
+    COMPOSITES[name] = fn
+    return fn
+
+
+def get(name):
+    """The Operator registered under `name` (e.g. 'add', 'add_.Tensor', 'add.out')."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"no operator named {name!r} is registered in lantern") from None
