@@ -25,14 +25,16 @@ from .core.promotion import can_cast, promote_types  # noqa: E402,F401
 from .core.size import Size  # noqa: E402,F401
 from .core.storage import UntypedStorage  # noqa: E402,F401
 
-from .ops import pointwise, reduction, views, linalg, shape, factory  # noqa: E402,F401  (register the ops)
+from .ops import pointwise, reduction, views, linalg, shape, factory, indexing, random as _random_ops  # noqa: E402,F401,E501  (register the ops)
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401
 from .backends import cuda  # noqa: E402,F401
 
 from ._tensor import Tensor  # noqa: E402
 from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401
 from ._functions import *  # noqa: E402,F401,F403
-from . import debug  # noqa: E402,F401
+from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
+from . import debug, random  # noqa: E402,F401
+from .random import *  # noqa: E402,F401,F403
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

@@ -1,0 +1,1 @@
+"""Advanced-indexing ops: index, index_put_ (filled in by the indexing work)."""

@@ -1,0 +1,1 @@
+"""Random factories and in-place samplers (filled in by the random work)."""
