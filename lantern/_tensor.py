@@ -575,9 +575,9 @@ def _install_methods():
     for name, fn in binding.method_bindings().items():
         if name not in Tensor.__dict__:
             setattr(Tensor, name, fn)
-    for name, fn in registry.COMPOSITES.items():
+    for name in registry.COMPOSITE_METHODS:
         if name not in Tensor.__dict__:
-            setattr(Tensor, name, fn)
+            setattr(Tensor, name, registry.COMPOSITES[name])
     dunders = {
         "__add__": _add, "__radd__": _add, "__iadd__": _iadd,
         "__sub__": _sub, "__rsub__": _rsub, "__isub__": _isub,

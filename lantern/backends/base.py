@@ -72,7 +72,7 @@ class Backend:
             if isinstance(a, TensorImpl):
                 out[i] = arr(a)
         for i in op.list_positions:
-            out[i] = [arr(a) for a in out[i]]
+            out[i] = [None if a is None else arr(a) for a in out[i]]
         return out
 
     # ---- runners -------------------------------------------------------------------------------------------

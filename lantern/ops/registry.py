@@ -15,6 +15,7 @@ from .schema import parse_schema
 
 REGISTRY = {}
 COMPOSITES = {}  # name -> Python function built from other ops (PyTorch's CompositeImplicitAutograd)
+COMPOSITE_METHODS = set()  # the composites that are also Tensor methods
 
 
 class Operator:
@@ -119,11 +120,13 @@ def custom(text, kernel, meta=None, backends=None):
     return _register(op)
 
 
-def composite(name, fn):
+def composite(name, fn, method=True):
     """Declare an op written in terms of other ops: it needs no kernel and no derivative of its own."""
     if name in COMPOSITES:
         raise ValueError(f"composite {name} is already registered")
     COMPOSITES[name] = fn
+    if method:
+        COMPOSITE_METHODS.add(name)
     return fn
 
 

@@ -9,7 +9,7 @@
 import re
 from dataclasses import dataclass, field
 
-_ARG = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?(?:\[\d*\])?\??)\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
+_ARG = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?\??(?:\[\d*\])?\??)\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
 _LITERALS = {"None": None, "True": True, "False": False, "[]": (), "contiguous_format": "contiguous_format"}
 
 
@@ -79,7 +79,7 @@ def _parse_arg(text, kwarg_only):
     optional = t.endswith("?")
     t = t.rstrip("?")
     is_list = "[" in t
-    t = t.split("[")[0]
+    t = t.split("[")[0].rstrip("?")  # Tensor?[]: a list whose items may be None
     alias = None
     if "(" in t:
         t, alias = t[:-1].split("(")
