@@ -50,9 +50,9 @@ class Tensor(TensorImpl):
         return self._backend.array(self)
 
     def numpy(self, *, force=False):
-        """The NumPy array over this tensor's memory (shared, not copied)."""
+        """The NumPy array over this tensor's memory (shared, not copied); force=True detaches and copies to CPU."""
         if force:
-            return self.detach().cpu().resolve_conj()._backend.array(self.detach().cpu())
+            return self.detach().cpu().numpy()
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.device.type != "cpu":
@@ -98,9 +98,6 @@ class Tensor(TensorImpl):
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
-
-    def __reversed__(self):
-        return iter(self.flip(0).unbind(0)) if hasattr(self, "flip") else reversed(list(self.unbind(0)))
 
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import tensor_repr
@@ -287,10 +284,6 @@ class Tensor(TensorImpl):
         return self.transpose(-2, -1)
 
     @property
-    def H(self):
-        return self.T.conj() if hasattr(self, "conj") else self.T
-
-    @property
     def real(self):
         return call(_op("real"), (self,))
 
@@ -322,9 +315,12 @@ class Tensor(TensorImpl):
 
     def chunk(self, chunks, dim=0):
         if chunks <= 0:
-            raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-        n = self._size[self._wrap_dim(dim)]
-        return self.split(max(-(-n // chunks), 1) if n else 1, dim) if n else (self,) * 1
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        d = self._wrap_dim(dim)
+        n = self._size[d]
+        if n == 0:
+            return tuple(self.narrow(d, 0, 0) for _ in range(chunks))
+        return self.split(-(-n // chunks), d)
 
     def tensor_split(self, indices_or_sections, dim=0):
         d = self._wrap_dim(dim)
@@ -364,9 +360,7 @@ class Tensor(TensorImpl):
     def div_(self, other, *, rounding_mode=None):
         return call(_op("div_"), (self, other, rounding_mode))
 
-    divide, true_divide, divide_ = div, div, div_
-    multiply, multiply_, subtract, subtract_ = (lambda s, o: s.mul(o)), (lambda s, o: s.mul_(o)), \
-        (lambda s, o, alpha=1: s.sub(o, alpha=alpha)), (lambda s, o, alpha=1: s.sub_(o, alpha=alpha))
+    divide, true_divide, divide_, true_divide_ = div, div, div_, div_
 
     def where(self, condition, other):
         return call(_op("where"), (condition, self, other))
@@ -469,8 +463,7 @@ class Tensor(TensorImpl):
 
 def _alias_detached(t):
     from .core.tensor_impl import make_tensor
-    return make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc,
-                       t._base if t._base is not None else None)
+    return make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
 
 
 def _new_factory(self, name, size, dtype, device, requires_grad):
@@ -605,7 +598,8 @@ def _install_methods():
         setattr(Tensor, name, fn)
     aliases = {"absolute": "abs", "negative": "neg", "arctan2": "atan2", "arcsin": "asin", "arccos": "acos",
                "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "greater": "gt",
-               "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne", "fix": "trunc"}
+               "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne", "fix": "trunc",
+               "multiply": "mul", "subtract": "sub"}
     for alias, target in aliases.items():
         setattr(Tensor, alias, getattr(Tensor, target))
         if hasattr(Tensor, target + "_"):

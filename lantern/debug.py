@@ -6,7 +6,7 @@ strides and dtypes, and whether the result is a view of an input.
 >>> with lantern.debug.trace_dispatch() as log:
 ...     _ = lantern.ones(2, 3).t()
 >>> print(log.lines[-1])  # doctest: +ELLIPSIS
-t  keys=[CPU: inputs are on cpu]  kernel=CPU/view  in=(Float[2, 3] stride=(3, 1))  -> Float[3, 2] stride=(1, 3) view of input 0
+t  keys=[CPU: inputs are on cpu]  kernel=CPU/view:views._t_meta  in=(float32[2, 3] stride=(3, 1))  -> float32[3, 2] stride=(1, 3) view of input 0
 """
 import contextlib
 import os
@@ -21,10 +21,19 @@ def _describe(x):
     if isinstance(x, TensorImpl):
         rg = " requires_grad" if x.requires_grad else ""
         dev = "" if x.device.type == "cpu" else f" {x.device}"
-        return f"{x.dtype.legacy}{list(x._size)} stride={x._stride}{dev}{rg}"
+        return f"{x.dtype.name}{list(x._size)} stride={x._stride}{dev}{rg}"
     if isinstance(x, (list, tuple)) and x and isinstance(x[0], TensorImpl):
         return "[" + ", ".join(_describe(t) for t in x) + "]"
-    return None
+    text = repr(x)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _kernel_name(op, key):
+    """Which code runs: the backend's runner for the op's kind, and the op's own impl or meta function."""
+    fn = op.impl if op.impl is not None and op.kind != "view" else op.meta
+    name = fn.__qualname__.replace(".<locals>", "") if fn is not None else "?"
+    where = f"{fn.__module__.rpartition('.')[2]}.{name}" if fn is not None else "?"
+    return f"{key.name}/{op.kind}:{where}"
 
 
 def _view_of(result, args):
@@ -58,12 +67,11 @@ class DispatchTrace:
 
     def emit(self, op, args, keys, result):
         key_text = ", ".join(f"{k.name}: {why}" for k, why in keys)
-        backend = keys[-1][0].name
-        inputs = ", ".join(d for d in (_describe(a) for a in args) if d)
+        inputs = ", ".join(_describe(a) for a in args)
         outs = result if isinstance(result, tuple) else (result,)
-        out_text = ", ".join(d for d in (_describe(o) for o in outs) if d)
-        line = (f"{'  ' * self.depth}{op.name}  keys=[{key_text}]  kernel={backend}/{op.kind}  in=({inputs})  "
-                f"-> {out_text}{_view_of(result, args)}")
+        out_text = ", ".join(_describe(o) for o in outs)
+        line = (f"{'  ' * self.depth}{op.name}  keys=[{key_text}]  kernel={_kernel_name(op, keys[-1][0])}  "
+                f"in=({inputs})  -> {out_text}{_view_of(result, args)}")
         self.lines.append(line)
         if self.stream is not None:
             print(line, file=self.stream)

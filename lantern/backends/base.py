@@ -8,6 +8,7 @@ A backend is a device plus an array library (`xp`: NumPy, CuPy) plus an allocato
 (3, 1)
 """
 import warnings
+from math import prod as _prod
 
 from ..core.promotion import can_cast
 from ..core.storage import UntypedStorage
@@ -42,10 +43,7 @@ class Backend:
     # ---- memory --------------------------------------------------------------------------------------------
     def empty(self, shape, dtype):
         """A new contiguous tensor; its array view is made once, now."""
-        n = dtype.itemsize
-        for s in shape:
-            n *= s
-        storage = UntypedStorage._allocate(n, self.device, self.allocator)
+        storage = UntypedStorage._allocate(_prod(shape) * dtype.itemsize, self.device, self.allocator)
         return make_tensor(storage, shape, contiguous_strides(shape), 0, dtype, self,
                            self.array_over(storage, shape, dtype))
 
@@ -75,14 +73,39 @@ class Backend:
             out[i] = [None if a is None else arr(a) for a in out[i]]
         return out
 
+    def array_or_value(self, x):
+        return self.array(x) if isinstance(x, TensorImpl) else x
+
     # ---- runners -------------------------------------------------------------------------------------------
     def install(self, op):
         """Give `op` this backend's kernel, according to the op's kind."""
         if op.backends is not None and self.device.type not in op.backends:
             return
+        if op.kind == "structured" and not op.list_positions and self.xp is not None:
+            op.kernels[self.key] = self._specialized_structured(op)
+            return
         runner = getattr(self, "run_" + op.kind, None)
         if runner is not None:
             op.kernels[self.key] = runner
+
+    def _specialized_structured(self, op):
+        """run_structured unrolled for one op's arguments (generated, as PyTorch generates its wrappers).
+
+        Per call this saves the list building and loops of the generic runner: small ops are dominated by it.
+        """
+        names = [f"a{i}" for i in range(len(op.schema.args))]
+        converted = [f"(arr({n}) if isinstance({n}, T) else {n})" if i in op.tensor_positions else n
+                     for i, n in enumerate(names)]
+        source = (f"def run_{op.name}(op, args):\n"
+                  f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args\n"
+                  f"    shape, dtype = meta({', '.join(names)})\n"
+                  f"    out = empty(shape, dtype)\n"
+                  f"    impl(xp, out._nd, dtype.np, {', '.join(converted)})\n"
+                  f"    return out\n")
+        namespace = {"meta": op.meta, "impl": op.impl, "empty": self.empty, "arr": self.array, "xp": self.xp,
+                     "T": TensorImpl}
+        exec(compile(source, f"<lantern {self.key.name} runner {op.name}>", "exec"), namespace)
+        return namespace[f"run_{op.name}"]
 
     def run_structured(self, op, args):
         shape, dtype = op.meta(*args)
@@ -110,7 +133,7 @@ class Backend:
         resize_out(out, shape, op.name)
         check_cast(op.name, dtype, out)
         internal_overlap_check(out, op.name)
-        op.impl(self.xp, self.array(out), dtype.np, *self.arrays(op, args[:-1]))
+        op.impl(self.xp, self.array(out), dtype.np, *self.arrays(op.functional, args[:-1]))
         out._vc[0] += 1
         return out
 

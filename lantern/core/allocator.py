@@ -10,7 +10,7 @@ NumPy array still looks at it.
 >>> cpu_allocator.address(buf) % 64
 0
 """
-import sys
+from sys import getrefcount as _refcount
 
 import numpy as np
 
@@ -34,12 +34,6 @@ class AllocatorStats:
         return {name: getattr(self, name) for name in self.__slots__}
 
 
-def _size_class(nbytes):
-    if nbytes <= 1024:
-        return (nbytes + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT or ALIGNMENT
-    return 1 << (nbytes - 1).bit_length()
-
-
 class CPUAllocator:
     """64-byte aligned host memory with a cache of small blocks."""
 
@@ -59,12 +53,17 @@ class CPUAllocator:
         """A uint8 buffer of at least nbytes bytes, 64-byte aligned. Its contents are uninitialised."""
         stats = self.stats
         stats.num_allocs += 1
-        stats.allocated_bytes += nbytes
-        if stats.allocated_bytes > stats.peak_bytes:
-            stats.peak_bytes = stats.allocated_bytes
+        live = stats.allocated_bytes + nbytes
+        stats.allocated_bytes = live
+        if live > stats.peak_bytes:
+            stats.peak_bytes = live
         if nbytes > _SMALL_LIMIT:
             return self._aligned_empty(nbytes)
-        size = _size_class(nbytes)
+        # size classes: multiples of 64 bytes up to 1 KiB, then powers of two
+        if nbytes <= 1024:
+            size = ((nbytes + ALIGNMENT - 1) & -ALIGNMENT) or ALIGNMENT
+        else:
+            size = 1 << (nbytes - 1).bit_length()
         blocks = self._cache.get(size)
         if blocks:
             stats.cached_bytes -= size
@@ -76,12 +75,16 @@ class CPUAllocator:
         stats = self.stats
         stats.num_frees += 1
         stats.allocated_bytes -= nbytes
-        size = buf.shape[0]
-        # References: `buf` here and getrefcount's argument (2); the raw array: buf.base and the argument (2).
-        if (nbytes <= _SMALL_LIMIT and stats.cached_bytes + size <= _CACHE_LIMIT
-                and sys.getrefcount(buf) == 3 and sys.getrefcount(buf.base) == 2):
-            self._cache.setdefault(size, []).append(buf)
-            stats.cached_bytes += size
+        # References when nothing else holds the block: the dying storage's slot, `buf`, getrefcount's argument
+        # (3); every NumPy view of the block holds its raw array, so: buf.base and the argument (2).
+        if nbytes <= _SMALL_LIMIT and _refcount(buf) == 3 and _refcount(buf.base) == 2:
+            size = len(buf)
+            if stats.cached_bytes + size <= _CACHE_LIMIT:
+                blocks = self._cache.get(size)
+                if blocks is None:
+                    blocks = self._cache[size] = []
+                blocks.append(buf)
+                stats.cached_bytes += size
 
     def empty_cache(self):
         """Drop every cached block (memory goes back to the system)."""

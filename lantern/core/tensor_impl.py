@@ -11,8 +11,20 @@ from .layout import channels_last, channels_last_3d, contiguous_format, preserve
 from .size import Size
 
 
+_STRIDES_CACHE = {}
+
+
 def contiguous_strides(size):
-    """Row-major strides in elements: (6, 8) -> (8, 1)."""
+    """Row-major strides in elements: (6, 8) -> (8, 1). Cached: every new tensor asks."""
+    strides = _STRIDES_CACHE.get(size)
+    if strides is None:
+        strides = _compute_contiguous_strides(size)
+        if len(_STRIDES_CACHE) < 4096:
+            _STRIDES_CACHE[size] = strides
+    return strides
+
+
+def _compute_contiguous_strides(size):
     strides = []
     acc = 1
     for n in reversed(size):
@@ -38,11 +50,16 @@ def _is_contiguous_in_order(size, stride, order):
 class TensorImpl:
     __slots__ = (
         "_storage", "_size", "_stride", "_offset", "dtype", "_backend", "_nd", "_nd_gen",
-        "_vc", "_base",
-        # autograd slot (filled by lantern.autograd)
-        "requires_grad", "grad_fn", "_grad", "_output_nr", "_autograd",
-        "__weakref__", "__dict__",
+        "_vc", "_base", "__weakref__", "__dict__",
     )
+
+    # The autograd slot (filled by lantern.autograd). Class-level defaults, so that making a tensor that is not
+    # part of a graph costs no assignments; a tensor that joins one gets its own values.
+    requires_grad = False
+    grad_fn = None
+    _grad = None
+    _output_nr = 0
+    _autograd = None
 
     # ---- metadata -------------------------------------------------------------------------------------------
     @property
@@ -188,9 +205,4 @@ def make_tensor(storage, size, stride, offset, dtype, backend, nd=None, vc=None,
     t._nd_gen = storage._gen
     t._vc = [0] if vc is None else vc
     t._base = base
-    t.requires_grad = False
-    t.grad_fn = None
-    t._grad = None
-    t._output_nr = 0
-    t._autograd = None
     return t

@@ -133,7 +133,10 @@ def explain_keys(op, args):
     if needs_grad and _AUTOGRAD_KERNEL[0] is not None:
         if tls.grad_enabled:
             keys.append((DispatchKey.Autograd, "an input requires grad and grad mode is on"))
-    keys.append((backend.key, f"inputs are on {backend.device}"))
+    has_tensors = any(isinstance(args[i], TensorImpl) for i in op.tensor_positions) or \
+        any(isinstance(t, TensorImpl) for i in op.list_positions for t in args[i])
+    why = f"inputs are on {backend.device}" if has_tensors else f"no tensor inputs; device argument {backend.device}"
+    keys.append((backend.key, why))
     return keys
 
 
