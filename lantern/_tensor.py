@@ -9,8 +9,11 @@ and the frontends of overloaded ops (`max(dim)` vs `max(other)`, `view(dtype)` v
 (14.0, False, [2.0, 4.0])
 """
 import numbers
+import warnings
+import weakref
 
-import numpy as np
+from . import autograd as _ag
+from .autograd.meta import autograd_meta, current_grad_fn
 
 from .core import dtype as dt
 from .core.device import device as _device
@@ -118,8 +121,9 @@ class Tensor(TensorImpl):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        new = self.clone()
-        new.requires_grad = self.requires_grad
+        with _ag.no_grad():
+            new = self.clone()
+        new._requires_grad = self._requires_grad
         memo[id(self)] = new
         return new
 
@@ -241,6 +245,16 @@ class Tensor(TensorImpl):
 
     def expand_as(self, other):
         return self.expand(other._size)
+
+    def sum_to_size(self, *size):
+        """Sum broadcast dims away so the result has `size` (the inverse of expand)."""
+        size = tuple(binding._int_list(size))
+        lead = self.dim() - len(size)
+        if lead < 0 or any(s != 1 and s != n for s, n in zip(size, self._size[lead:])):
+            raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self._size)}}}.")
+        dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and self._size[lead + i] != 1]
+        out = self.sum(dims, True) if dims else self
+        return out.view(size) if lead else out
 
     def contiguous(self, memory_format=contiguous_format):
         if self.is_contiguous(memory_format):
@@ -365,19 +379,162 @@ class Tensor(TensorImpl):
     def where(self, condition, other):
         return call(_op("where"), (condition, self, other))
 
+    # ---- autograd ---------------------------------------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
     def requires_grad_(self, requires_grad=True):
         if requires_grad and self.dtype.category < dt.FLOATING:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        if self.grad_fn is not None and not requires_grad:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
-                               "computed variable in a subgraph that doesn't require differentiation use "
-                               "var_no_grad = var.detach().")
-        self.requires_grad = requires_grad
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use "
+                                   "a computed variable in a subgraph that doesn't require differentiation use "
+                                   "var_no_grad = var.detach().")
+            return self
+        meta = self._autograd
+        if requires_grad and meta is not None and meta.is_inference and not _ag.is_inference_mode_enabled():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+        self._requires_grad = bool(requires_grad)
         return self
+
+    @property
+    def grad_fn(self):
+        """The node that made this tensor (None for leaves); views changed in place get a fresh one."""
+        if self._grad_fn is None and self._autograd is None:
+            return None
+        return current_grad_fn(self)
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self.retains_grad and self._grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf "
+                "Tensor by mistake, make sure you access the leaf Tensor instead. See "
+                "github.com/pytorch/pytorch/pull/30531 for more informations.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, TensorImpl):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"{type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
+                                   f"dtype '{self.dtype}'. Please ensure that the gradient and the tensor have the "
+                                   "same dtype")
+            if value._size != self._size:
+                raise RuntimeError(f"assigned grad has data of a different size (grad {list(value._size)}, tensor "
+                                   f"{list(self._size)})")
+            if value.device != self.device:
+                raise RuntimeError("assigned grad has data located on a different device")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        meta = self._autograd
+        return meta is not None and meta.retains_grad
+
+    def retain_grad(self):
+        """Keep this non-leaf's gradient in .grad during backward (a no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self.retains_grad:
+            return
+        autograd_meta(self).retains_grad = True
+        ref = weakref.ref(self)
+
+        def store(grad):
+            t = ref()
+            if t is not None:
+                t._grad = grad.detach().clone() if t._grad is None else t._grad + grad.detach()
+        node = current_grad_fn(self)
+        if node._retains is None:
+            node._retains = {}
+        node._retains[self._output_nr] = store
+
+    def register_hook(self, hook):
+        """hook(grad) runs when this tensor's gradient is computed; a non-None return replaces the gradient."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is None:
+            from .autograd.graph import RemovableHandle
+            hooks = autograd_meta(self).hooks
+            handle = RemovableHandle(hooks)
+            hooks[handle.id] = hook
+            return handle
+        nr = self._output_nr
+
+        def pre_hook(grads):
+            if grads[nr] is None:
+                return None
+            new = hook(grads[nr])
+            if new is None:
+                return None
+            grads = list(grads)
+            grads[nr] = new
+            return tuple(grads)
+        return current_grad_fn(self).register_prehook(pre_hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .autograd.graph import RemovableHandle
+        hooks = autograd_meta(self).post_accumulate_hooks
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the .grad of the leaves (see lantern.autograd.backward)."""
+        _ag.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A tensor sharing storage and version counter, outside autograd."""
         return _alias_detached(self)
+
+    def detach_(self):
+        if self._base is not None and self._grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        """The same memory, outside autograd and outside version checks (a fresh version counter)."""
+        t = _alias_detached(self)
+        t._vc = [0]
+        return t
+
+    @data.setter
+    def data(self, other):
+        self._storage, self._size, self._stride, self._offset = (other._storage, other._size, other._stride,
+                                                                  other._offset)
+        self.dtype, self._backend, self._nd = other.dtype, other._backend, None
+
+    def _is_view(self):
+        return self._base is not None
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         from ._construct import tensor

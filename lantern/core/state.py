@@ -13,6 +13,7 @@ import threading
 class _DispatchState(threading.local):
     grad_enabled = True
     inference_mode = False
+    anomaly = False        # autograd anomaly detection (records forward tracebacks, checks for NaN)
     tracer = None          # the active JIT tracer (the Tracer dispatch key), if any
     dispatch_trace = None  # the active dispatch-trace printer, if any
     observed = False

@@ -55,8 +55,8 @@ class TensorImpl:
 
     # The autograd slot (filled by lantern.autograd). Class-level defaults, so that making a tensor that is not
     # part of a graph costs no assignments; a tensor that joins one gets its own values.
-    requires_grad = False
-    grad_fn = None
+    _requires_grad = False
+    _grad_fn = None
     _grad = None
     _output_nr = 0
     _autograd = None

@@ -60,7 +60,7 @@ def _scan(op, args):
     for i in op.tensor_positions:
         a = args[i]
         if isinstance(a, TensorImpl):
-            if a.requires_grad:
+            if a._requires_grad:
                 needs_grad = True
             b = a._backend
             if backend is None:
@@ -71,7 +71,7 @@ def _scan(op, args):
     for i in op.list_positions:
         for a in args[i]:
             if isinstance(a, TensorImpl):
-                if a.requires_grad:
+                if a._requires_grad:
                     needs_grad = True
                 if backend is None:
                     backend = a._backend

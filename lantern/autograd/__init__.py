@@ -1,0 +1,116 @@
+"""lantern.autograd: define-by-run reverse-mode differentiation.
+
+Importing this layer installs the Autograd dispatch key's kernel; from then on every op whose input requires grad
+records a graph node (see kernel.py), and `backward` / `grad` run the engine (engine.py) over that graph.
+
+>>> x = lantern.tensor([1., 2., 3.], requires_grad=True)
+>>> (x * x).sum().backward()
+>>> x.grad.tolist()
+[2.0, 4.0, 6.0]
+"""
+from ..core.tensor_impl import TensorImpl
+from ..ops import dispatcher
+from . import engine, graph
+from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
+from . import functional  # noqa: F401
+from .grad_mode import (  # noqa: F401
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
+from .kernel import autograd_kernel
+
+dispatcher.set_autograd_kernel(autograd_kernel)
+
+
+def Variable(data, requires_grad=False, volatile=False):
+    """Variable and Tensor are one class: this returns a plain lantern.Tensor (optionally requiring grad)."""
+    if not isinstance(data, TensorImpl):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+    return data.detach().requires_grad_(requires_grad) if requires_grad else data
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, TensorImpl):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grads, is_grads_batched=False):
+    """Seed gradients: ones for scalar outputs when none is given; shape checks otherwise."""
+    from ..ops.dispatcher import call
+    from ..ops.registry import get
+    out = []
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if o.dtype.category < 2:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{o.dtype}")
+            g = call(get("ones"), (o._size, o.dtype, None, o.device, None, False, None))
+        elif isinstance(g, TensorImpl):
+            if g._size != o._size:
+                from ..core.size import Size
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._size)} and "
+                                   f"output[{i}] has a shape of {Size(o._size)}.")
+        else:
+            from .._construct import tensor
+            g = tensor(g, dtype=o.dtype)
+        out.append(g)
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    """Accumulate d(tensors)/d(leaf) into every leaf's .grad (or only into `inputs`)."""
+    tensors = _as_tuple(tensors)
+    grads = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables) or (None,) * len(tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = _make_grads(tensors, grads)
+    captured = engine.run_backward(tensors, seeds, retain_graph, create_graph, inputs=inputs, allow_unused=True)
+    if inputs is not None:
+        from .accumulate import accumulate_grad
+        from ..core.state import tls
+        prev = tls.grad_enabled
+        tls.grad_enabled = create_graph
+        try:
+            for t, g in zip(inputs, captured):
+                if g is not None:
+                    accumulate_grad(t, g, owned=False)
+        finally:
+            tls.grad_enabled = prev
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of outputs with respect to inputs, returned (no .grad is touched)."""
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported by lantern (it needs vmap)")
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
+    grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad_outputs has {len(grads)} tensors but outputs has {len(outputs)}")
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = _make_grads(outputs, grads)
+    result = engine.run_backward(outputs, seeds, retain_graph, create_graph, inputs=inputs, accumulate=False,
+                                 allow_unused=allow_unused)
+    if materialize_grads:
+        from ..ops.derivative_helpers import zeros_like
+        result = tuple(zeros_like(t) if g is None else g for t, g in zip(inputs, result))
+    return result

@@ -1,0 +1,237 @@
+"""autograd.Function: user-defined ops with a hand-written backward.
+
+A subclass gets a node class named `<Name>Backward` (made by the metaclass). `apply` runs the static forward with
+grad mode off, then records one node whose `apply` calls the user's backward. The node is the `ctx`, as in PyTorch,
+so `y.grad_fn.needs_input_grad` and attributes set on ctx are visible on the graph.
+
+>>> class Exp(lantern.autograd.Function):
+...     @staticmethod
+...     def forward(ctx, i):
+...         result = i.exp()
+...         ctx.save_for_backward(result)
+...         return result
+...     @staticmethod
+...     def backward(ctx, grad_output):
+...         result, = ctx.saved_tensors
+...         return grad_output * result
+>>> x = lantern.tensor([0., 1.], requires_grad=True)
+>>> y = Exp.apply(x); y.sum().backward()
+>>> type(y.grad_fn).__name__, [round(v, 4) for v in x.grad.tolist()]
+('ExpBackward', [1.0, 2.7183])
+"""
+import functools
+
+from ..core.state import tls
+from ..core.tensor_impl import TensorImpl
+from .graph import InputMeta, Node, SavedTensor, freed_error
+from .grad_mode import no_grad
+from .meta import gradient_edge
+
+
+class FunctionCtx:
+    """The ctx API; the backward node class inherits it, so ctx and grad_fn are one object."""
+
+    def save_for_backward(self, *tensors):
+        for t in tensors:
+            if t is not None and not isinstance(t, TensorImpl):
+                raise TypeError(f"save_for_backward can only save variables, but argument {tensors.index(t)} is "
+                                f"of type {type(t).__name__}")
+        self._to_save = tensors
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        self._materialize = bool(value)
+
+    def save_for_forward(self, *tensors):
+        self._to_save_forward = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._freed:
+            raise freed_error()
+        return tuple(None if s is None else s.unpack(self) for s in self._saved)
+
+    saved_variables = saved_tensors
+
+
+class BackwardCFunction(FunctionCtx, Node):
+    """The node recorded by Function.apply."""
+
+    _forward_cls = None
+
+    def __init__(self):
+        Node.__init__(self)
+        self._to_save = ()
+        self._saved = ()
+        self._dirty = ()
+        self._non_differentiable = ()
+        self._materialize = True
+        self._freed = False
+        self.needs_input_grad = ()
+        self._tensor_positions = ()
+        self._output_meta = ()
+
+    def apply(self, grads):
+        if self._materialize:
+            grads = [g if g is not None else _zeros(meta) for g, meta in zip(grads, self._output_meta)]
+        cls = self._forward_cls
+        backward = cls.backward
+        if getattr(backward, "_once_differentiable", False) and tls.grad_enabled:
+            with no_grad():
+                result = backward(self, *grads)
+            result = _wrap_once_differentiable(result)
+        else:
+            result = backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_inputs = len(self.needs_input_grad)
+        if len(result) < n_inputs or any(r is not None for r in result[n_inputs:]):
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected "
+                               f"{n_inputs}, got {len(result)})")
+        out = []
+        for i, r in enumerate(result[:n_inputs]):
+            if i in self._tensor_positions:
+                out.append(r if self.needs_input_grad[i] else None)
+            elif r is not None:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
+                                   f"{i + 1}, but the corresponding forward input was not a Variable")
+        return tuple(out)
+
+    def release_saved(self):
+        self._saved = ()
+        self._freed = True
+
+    def name(self):
+        return type(self).__name__
+
+
+def _zeros(meta):
+    from ..ops.dispatcher import call
+    from ..ops.registry import get
+    return call(get("zeros"), (meta.shape, meta.dtype, None, meta.device, None, False, None))
+
+
+class _OnceDifferentiableBackward(Node):
+    __slots__ = ()
+
+    def apply(self, grads):
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+def _wrap_once_differentiable(result):
+    """Outputs of a once-differentiable backward, under create_graph: differentiating them again fails."""
+    items = result if isinstance(result, tuple) else (result,)
+    out = []
+    for r in items:
+        if isinstance(r, TensorImpl) and r.dtype.category >= 2:
+            node = _OnceDifferentiableBackward((), (InputMeta(r),))
+            r = r.detach()
+            r._requires_grad, r._grad_fn = True, node
+        out.append(r)
+    return tuple(out) if isinstance(result, tuple) else out[0]
+
+
+def once_differentiable(fn):
+    """Mark a backward as not differentiable itself: double backward through it raises."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        return fn(ctx, *args)
+    wrapper._once_differentiable = True
+    return wrapper
+
+
+class FunctionMeta(type):
+    """Gives each Function subclass its node class, `<Name>Backward`."""
+
+    def __init__(cls, name, bases, attrs):
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+        super().__init__(name, bases, attrs)
+
+
+class Function(FunctionCtx, metaclass=FunctionMeta):
+    """Base class for custom autograd ops: define static forward (and setup_context) and backward."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                           "new-style autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        if not isinstance(cls.__dict__.get("forward", staticmethod(None)), staticmethod) and "forward" in cls.__dict__:
+            raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                               "new-style autograd function with static forward method. (Example: "
+                               "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+        ctx = cls._backward_cls()
+        tensor_positions = tuple(i for i, a in enumerate(args) if isinstance(a, TensorImpl))
+        ctx._tensor_positions = tensor_positions
+        ctx.needs_input_grad = tuple(isinstance(a, TensorImpl) and a._requires_grad for a in args)
+        custom_setup = cls.setup_context is not Function.setup_context
+        with no_grad():
+            if custom_setup:
+                outputs = cls.forward(*args, **kwargs)
+            else:
+                outputs = cls.forward(ctx, *args, **kwargs)
+        if custom_setup:
+            cls.setup_context(ctx, args, outputs)
+        record = tls.grad_enabled and any(ctx.needs_input_grad)
+        return _finish(ctx, args, outputs, record)
+
+
+def _finish(ctx, args, outputs, record):
+    single = not isinstance(outputs, tuple)
+    outs = (outputs,) if single else outputs
+    dirty = {id(t) for t in ctx._dirty}
+    non_diff = {id(t) for t in ctx._non_differentiable}
+    inputs = {id(a) for a in args if isinstance(a, TensorImpl)}
+    if record:
+        ctx.next_functions = tuple(gradient_edge(args[i]) if args[i]._requires_grad else (None, 0)
+                                   for i in ctx._tensor_positions)
+    result = []
+    for nr, o in enumerate(outs):
+        if not isinstance(o, TensorImpl):
+            result.append(o)
+            continue
+        if id(o) in dirty:
+            if o._requires_grad and o._grad_fn is None and record:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            o._vc[0] += 1
+        elif id(o) in inputs and record:
+            o = o.detach()  # returning an input unchanged: the output is a new tensor sharing its memory
+        if record and id(outs[nr]) not in non_diff and o.dtype.category >= 2:
+            o._requires_grad, o._grad_fn, o._output_nr = True, ctx, nr
+        result.append(o)
+    if record:
+        ctx._output_meta = tuple(InputMeta(o) if isinstance(o, TensorImpl) else None for o in result)
+        ctx._input_meta = ctx._output_meta
+        out_ids = {id(o): i for i, o in enumerate(result) if isinstance(o, TensorImpl)}
+        ctx._saved = tuple(None if t is None else SavedTensor(t, id(t) in out_ids, out_ids.get(id(t), 0))
+                           for t in ctx._to_save)
+        ctx._to_save = ()
+    else:
+        ctx._saved = tuple(None if t is None else SavedTensor(t) for t in ctx._to_save)
+    return result[0] if single else tuple(result)
+

@@ -1,0 +1,114 @@
+"""Grad modes (thread-local): no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+Each is a context manager and a decorator. With grad mode off the dispatcher leaves out the Autograd key, so ops
+record nothing.
+
+>>> x = lantern.ones(2, requires_grad=True)
+>>> with lantern.no_grad():
+...     y = x * 2
+>>> y.requires_grad, y.grad_fn is None, lantern.is_grad_enabled()
+(False, True, True)
+"""
+import functools
+import inspect
+
+from ..core.state import tls
+
+
+class _DecoratorContextManager:
+    """Lets a context manager class also decorate functions (and generator functions)."""
+
+    def __call__(self, fn):
+        if inspect.isclass(fn):
+            raise RuntimeError(f"{type(self).__name__} cannot decorate a class")
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen_wrapper(*args, **kwargs):
+                gen = fn(*args, **kwargs)
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        gen.close()
+                        raise
+                    with self.clone():
+                        response = gen.send(request)
+            return gen_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return type(self)()
+
+
+class no_grad(_DecoratorContextManager):
+    """Ops inside record no graph: outputs have requires_grad=False and no grad_fn."""
+
+    def __enter__(self):
+        self.prev = tls.grad_enabled
+        tls.grad_enabled = False
+
+    def __exit__(self, *exc):
+        tls.grad_enabled = self.prev
+
+
+class enable_grad(_DecoratorContextManager):
+    """Turn grad mode back on inside a no_grad region."""
+
+    def __enter__(self):
+        self.prev = tls.grad_enabled
+        tls.grad_enabled = True
+
+    def __exit__(self, *exc):
+        tls.grad_enabled = self.prev
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """set_grad_enabled(mode): a function (takes effect at once), a context manager and a decorator."""
+
+    def __init__(self, mode):
+        self.prev = tls.grad_enabled
+        self.mode = bool(mode)
+        tls.grad_enabled = self.mode
+
+    def __enter__(self):
+        tls.grad_enabled = self.mode
+
+    def __exit__(self, *exc):
+        tls.grad_enabled = self.prev
+
+    def clone(self):
+        return set_grad_enabled(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad, and tensors made inside are inference tensors: they may never enter autograd later."""
+
+    def __init__(self, mode=True):
+        self.mode = mode
+
+    def __enter__(self):
+        self.prev = (tls.grad_enabled, tls.inference_mode)
+        if self.mode:
+            tls.grad_enabled = False
+            tls.inference_mode = True
+
+    def __exit__(self, *exc):
+        tls.grad_enabled, tls.inference_mode = self.prev
+
+    def clone(self):
+        return inference_mode(self.mode)
+
+
+def is_grad_enabled():
+    return tls.grad_enabled
+
+
+def is_inference_mode_enabled():
+    return tls.inference_mode

@@ -1,0 +1,169 @@
+"""The autograd graph: Nodes (backward functions) joined by edges `(node, input_nr)`, and saved tensors.
+
+Every op that records builds one Node. `next_functions` are its edges toward the inputs: the node that made each
+input (its grad_fn), an `AccumulateGrad` for a leaf, or None for an input that needs no gradient.
+
+>>> x = lantern.ones(2, requires_grad=True)
+>>> y = (x * 2).sum()
+>>> y.grad_fn.name(), y.grad_fn.next_functions[0][0].name(), y.grad_fn.next_functions[0][0].next_functions
+('SumBackward0', 'MulBackward0', ((<AccumulateGrad object>, 0), (None, 0)))
+"""
+import itertools
+import weakref
+
+from .saved_hooks import current_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (public here, as in torch)
+
+_sequence = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by every register_*hook; `.remove()` takes the hook out again."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks_dict):
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self):
+        hooks = self.hooks_dict_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class InputMeta:
+    """What a gradient flowing into a node's input must look like: shape and dtype of the forward tensor."""
+
+    __slots__ = ("shape", "dtype", "device")
+
+    def __init__(self, t):
+        self.shape = t._size
+        self.dtype = t.dtype
+        self.device = t._backend.device
+
+
+class Node:
+    """A backward function. `apply(grads)` maps gradients of its outputs to gradients of its inputs."""
+
+    __slots__ = ("next_functions", "_input_meta", "_seq", "_hooks", "_pre_hooks", "_retains", "metadata",
+                 "_trace", "__weakref__", "__dict__")
+
+    def __init__(self, next_functions=(), input_meta=()):
+        self.next_functions = next_functions
+        self._input_meta = input_meta
+        self._seq = next(_sequence)
+        self._hooks = None
+        self._pre_hooks = None
+        self._retains = None
+        self.metadata = {}
+        self._trace = None
+
+    def name(self):
+        return type(self).__name__
+
+    def apply(self, grads):
+        raise NotImplementedError
+
+    def __call__(self, *grads):
+        return self.apply(grads)
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) runs after this node; a non-None return replaces grad_inputs."""
+        if self._hooks is None:
+            self._hooks = {}
+        handle = RemovableHandle(self._hooks)
+        self._hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) runs before this node; a non-None return replaces grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        handle = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[handle.id] = fn
+        return handle
+
+    def __repr__(self):
+        return f"<{self.name()} object>"
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        Node.__init__(self, (), (InputMeta(variable),))
+        self.variable = variable
+
+    def apply(self, grads):
+        from .accumulate import accumulate_grad
+        accumulate_grad(self.variable, grads[0], owned=False)
+        return ()
+
+
+class SavedTensor:
+    """A tensor kept for backward, with the version it had, so later in-place changes are caught.
+
+    An op's own output is kept as a detached alias (saving it with its grad_fn would make a reference cycle);
+    unpacking rebuilds an alias that points back at the node when double backward needs one.
+    """
+
+    __slots__ = ("tensor", "version", "is_output", "creator", "output_nr", "hooks_packed", "unpack_hook",
+                 "was_leaf")
+
+    def __init__(self, t, is_output=False, output_nr=0):
+        self.version = t._vc[0]
+        self.is_output = is_output
+        self.output_nr = output_nr
+        self.was_leaf = t._grad_fn is None
+        self.creator = None if is_output else t._grad_fn
+        if is_output:
+            from ..core.tensor_impl import make_tensor
+            t = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
+        hooks = current_hooks()
+        if hooks is not None:
+            pack, self.unpack_hook = hooks
+            self.tensor, self.hooks_packed = pack(t), True
+        else:
+            self.tensor, self.hooks_packed, self.unpack_hook = t, False, None
+
+    def unpack(self, node):
+        if self.hooks_packed:
+            return self.unpack_hook(self.tensor)
+        t = self.tensor
+        if t._vc[0] != self.version:
+            raise RuntimeError(_modified_message(t, self, node))
+        if self.is_output and node is not None and t._grad_fn is None:
+            from ..core.tensor_impl import make_tensor
+            out = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
+            out._requires_grad = True
+            out._grad_fn = node
+            out._output_nr = self.output_nr
+            return out
+        return t
+
+
+def _modified_message(t, saved, node):
+    what = f"[torch.{t.dtype.legacy}Tensor [{', '.join(str(s) for s in t._size)}]]"
+    creator = node if saved.is_output else saved.creator
+    origin = f", which is output {saved.output_nr if saved.is_output else t._output_nr} of {creator.name()}," \
+        if creator is not None else ""
+    return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"{what}{origin} is at version {t._vc[0]}; expected version {saved.version} instead. Hint: enable "
+            "anomaly detection to find the operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True).")
+
+
+def freed_error():
+    return RuntimeError(
+        "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+        "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+        "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+        "if you need to access saved tensors after calling backward.")

@@ -1,0 +1,62 @@
+"""AutogradMeta: the per-tensor autograd state beyond requires_grad/grad_fn (PyTorch's AutogradMeta).
+
+Created on first need, so tensors outside autograd carry nothing.
+
+>>> x = lantern.ones(2, requires_grad=True)
+>>> h = x.register_hook(lambda g: g * 2)
+>>> len(x._autograd.hooks)
+1
+"""
+import weakref
+
+
+class AutogradMeta:
+    __slots__ = ("grad_accumulator", "hooks", "retains_grad", "post_accumulate_hooks", "is_inference",
+                 "attr_version")
+
+    def __init__(self):
+        self.grad_accumulator = None   # weakref to the leaf's AccumulateGrad node
+        self.hooks = {}                # tensor hooks: fn(grad) -> new grad or None
+        self.retains_grad = False
+        self.post_accumulate_hooks = {}
+        self.is_inference = False
+        self.attr_version = None       # views: the version their grad_fn was made at (stale once it changes)
+
+
+def autograd_meta(t):
+    meta = t._autograd
+    if meta is None:
+        meta = t._autograd = AutogradMeta()
+    return meta
+
+
+def grad_accumulator(t):
+    """The leaf's AccumulateGrad node; one per leaf while some graph holds it (PyTorch keeps a weak ref too)."""
+    from .graph import AccumulateGrad
+    meta = autograd_meta(t)
+    node = meta.grad_accumulator() if meta.grad_accumulator is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        meta.grad_accumulator = weakref.ref(node)
+    return node
+
+
+def gradient_edge(t):
+    """The edge a gradient for `t` flows along: (its grad_fn, output_nr), or (its AccumulateGrad, 0) for a leaf."""
+    fn = current_grad_fn(t)
+    if fn is not None:
+        return fn, t._output_nr
+    if t._requires_grad:
+        return grad_accumulator(t), 0
+    return None, 0
+
+
+def current_grad_fn(t):
+    """t's grad_fn; a view whose memory was changed in place since its grad_fn was made gets a fresh one that
+    reads its gradient out of its base's (PyTorch regenerates it the same way)."""
+    fn = t._grad_fn
+    meta = t._autograd
+    if meta is not None and meta.attr_version is not None and meta.attr_version != t._vc[0] and t._base is not None:
+        from .views import regenerate_view_grad_fn
+        fn = regenerate_view_grad_fn(t)
+    return fn

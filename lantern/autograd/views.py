@@ -1,0 +1,101 @@
+"""Views under autograd: in-place ops on views (CopySlices) and views whose memory changed under them.
+
+A view shares memory with its base, so an in-place op through the view changes the base too. The base's history
+becomes CopySlices: its gradient is the old one, except in the view's region, where the in-place op's backward
+applies. The view itself then reads its gradient out of the base's (AsStridedBackward0). Any other view of the
+same memory notices, from the shared version counter, that its grad_fn is stale and gets a fresh one the same way.
+
+>>> x = lantern.tensor([1., 1., 1., 1.], requires_grad=True)
+>>> y = x * 1
+>>> y.narrow(0, 1, 2).mul_(10)
+tensor([10., 10.], grad_fn=<AsStridedBackward0>)
+>>> y.sum().backward(); x.grad.tolist()
+[1.0, 10.0, 10.0, 1.0]
+"""
+from ..core.state import tls
+from ..ops.dispatcher import call
+from ..ops.registry import get
+from .graph import InputMeta, Node
+from .meta import autograd_meta, gradient_edge
+
+
+class _Geometry:
+    __slots__ = ("size", "stride", "offset", "dtype", "device")
+
+    def __init__(self, t, relative_to=None):
+        self.size, self.stride = t._size, t._stride
+        self.offset = t._offset - (relative_to._offset if relative_to is not None else 0)
+        self.dtype, self.device = t.dtype, t.device
+
+
+def _base_shaped(grad, geometry):
+    """A tensor laid out like the base (same strides), holding `grad`."""
+    out = call(get("empty_strided"), (geometry.size, geometry.stride, geometry.dtype, None, geometry.device, None,
+                                      False))
+    return call(get("copy_"), (out, grad, False))
+
+
+class CopySlices(Node):
+    """The base's grad_fn after an in-place op on one of its views."""
+
+    __slots__ = ("base", "view", "fn")
+
+    @staticmethod
+    def rebase(base, view, fn):
+        node = CopySlices((gradient_edge(base),) + tuple(fn.next_functions[1:]), (InputMeta(base),))
+        node.base = _Geometry(base)
+        node.view = _Geometry(view, relative_to=base)
+        node.fn = fn
+        base._requires_grad = True
+        base._grad_fn = node
+        base._output_nr = 0
+        reader = AsStridedBackward0(((node, 0),), (InputMeta(view),))
+        reader.base, reader.view = node.base, node.view
+        view._requires_grad = True
+        view._grad_fn = reader
+        view._output_nr = 0
+
+    def apply(self, grads):
+        result = _base_shaped(grads[0], self.base)
+        v = self.view
+        region = result.as_strided(v.size, v.stride, v.offset)
+        res = self.fn.apply((region.clone(),))
+        inner = res[0] if res[0] is not None else region * 0
+        result = call(get("as_strided_scatter"), (result, inner, v.size, v.stride, v.offset))
+        return (result,) + tuple(res[1:])
+
+    def release_saved(self):
+        release = getattr(self.fn, "release_saved", None)
+        if release is not None:
+            release()
+
+
+class AsStridedBackward0(Node):
+    """A view's grad_fn when it reads its gradient out of its base's: scatter into zeros shaped like the base."""
+
+    __slots__ = ("base", "view")
+
+    def apply(self, grads):
+        v = self.view
+        zeros = call(get("zeros"), (self.base.size, self.base.dtype, None, self.base.device, None, False, None))
+        zeros = _base_shaped(zeros, self.base)
+        return (call(get("as_strided_scatter"), (zeros, grads[0], v.size, v.stride, v.offset)),)
+
+
+def record_view(view):
+    """Remember the version a view's grad_fn belongs to (so an in-place change of its memory is noticed)."""
+    if view._requires_grad:
+        autograd_meta(view).attr_version = view._vc[0]
+
+
+def regenerate_view_grad_fn(view):
+    base = view._base
+    node = AsStridedBackward0((gradient_edge(base),), (InputMeta(view),))
+    node.base, node.view = _Geometry(base), _Geometry(view, relative_to=base)
+    view._grad_fn = node
+    view._output_nr = 0
+    view._requires_grad = view._requires_grad or base._requires_grad
+    view._autograd.attr_version = view._vc[0]
+    return node
+
+

@@ -1,0 +1,59 @@
+"""The *_scatter ops: a copy of `self` with `src` written into one view of it (slice, select, diagonal, as_strided).
+
+They are the functional inverses of the view ops, so view ops' backward formulas are built from them (scatter the
+gradient into zeros) and stay differentiable.
+
+>>> lantern.zeros(2, 3).select_scatter(lantern.ones(3), 0, 1).tolist()
+[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+"""
+from .dispatcher import call
+from .pointwise import _require_tensor
+from .registry import custom, get
+from .shape import empty_like_strided
+
+
+def _scatter(view_name):
+    view_op = get(view_name)
+
+    def kernel(backend, self, src, *view_args):
+        _require_tensor(f"{view_name}_scatter", self)
+        out = empty_like_strided(backend, self, self.dtype)
+        view = call(view_op, (out,) + view_args)
+        if view._size != src._size:
+            raise RuntimeError(f"{view_name}_scatter: expected src to have a size equal to the slice of self. src "
+                               f"size = {list(src._size)}, slice size = {list(view._size)}")
+        if backend.xp is not None:
+            backend.array(out)[...] = backend.array(self)
+            backend.array(view)[...] = backend.array(src)
+        return out
+    return kernel
+
+
+for _name, _args in (("slice", "int dim=0, int? start=None, int? end=None, int step=1"),
+                     ("select", "int dim, int index"),
+                     ("diagonal", "int offset=0, int dim1=0, int dim2=1"),
+                     ("as_strided", "int[] size, int[] stride, int? storage_offset=None")):
+    _k = _scatter(_name)
+    custom(f"{_name}_scatter(Tensor self, Tensor src, {_args}) -> Tensor", _k, _k)
+
+
+def _unfold_backward(backend, grad, input_sizes, dimension, size, step):
+    """unfold's windows may overlap (step < size), so gradients of shared elements are summed."""
+    out = backend.empty(tuple(input_sizes), grad.dtype)
+    backend.fill(out, 0)
+    if backend.xp is not None:
+        xp = backend.xp
+        n = len(input_sizes)
+        d = dimension % n if n else 0
+        g = backend.array(grad)
+        o = backend.array(out)
+        windows = g.shape[d] if n else 1
+        for w in range(windows):  # one slab per window position; the window length is the last axis
+            index = [slice(None)] * n
+            index[d] = slice(w * step, w * step + size)
+            o[tuple(index)] += xp.moveaxis(xp.take(g, w, axis=d), -1, d) if n else g[w]
+    return out
+
+
+custom("unfold_backward(Tensor grad_in, int[] input_sizes, int dim, int size, int step) -> Tensor",
+       _unfold_backward, _unfold_backward)
