@@ -38,10 +38,8 @@ def _as_tuple(x):
     return tuple(x)
 
 
-def _make_grads(outputs, grads, is_grads_batched=False):
+def _make_grads(outputs, grads):
     """Seed gradients: ones for scalar outputs when none is given; shape checks otherwise."""
-    from ..ops.dispatcher import call
-    from ..ops.registry import get
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
@@ -50,7 +48,8 @@ def _make_grads(outputs, grads, is_grads_batched=False):
             if o.dtype.category < 2:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{o.dtype}")
-            g = call(get("ones"), (o._size, o.dtype, None, o.device, None, False, None))
+            g = o._backend.empty(o._size, o.dtype)
+            o._backend.fill(g, 1)
         elif isinstance(g, TensorImpl):
             if g._size != o._size:
                 from ..core.size import Size

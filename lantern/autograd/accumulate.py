@@ -21,7 +21,10 @@ def accumulate_grad(variable, grad, owned):
     old = variable._grad
     if old is None:
         if not tls.grad_enabled:
-            grad = grad.detach() if owned else grad.detach().clone()
+            if not owned:
+                grad = grad.detach().clone()
+            elif grad._requires_grad:
+                grad = grad.detach()
         variable._grad = grad
     elif tls.grad_enabled:
         variable._grad = old + grad

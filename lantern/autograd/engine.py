@@ -145,7 +145,8 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
             buf = buffers.pop(node, None)
             grads = buf.grads if buf is not None else [None] * max(len(node._input_meta), 1)
             owned = buf.owned if buf is not None else [True] * len(grads)
-            grads, owned = _run_pre_hooks(node, grads, owned)
+            if node._pre_hooks or node._retains:
+                grads, owned = _run_pre_hooks(node, grads, owned)
             if captures is not None:
                 for nr, g in enumerate(grads):
                     for i in capture_at.get((node, nr), ()):
@@ -157,7 +158,7 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
             if needed is not None and node not in needed:
                 continue
             outs = _apply(node, grads, retain_graph)
-            unowned = {id(g) for g, o in zip(grads, owned) if g is not None and not o}
+            unowned = {id(g) for g, o in zip(grads, owned) if g is not None and not o} if False in owned else ()
             _release_to_next(node, outs, buffers, deps, heap, needed, unowned)
     finally:
         tls.grad_enabled = prev_mode
@@ -191,7 +192,10 @@ def _run_pre_hooks(node, grads, owned):
 
 
 def _apply(node, grads, retain_graph):
-    if all(g is None for g in grads):
+    for g in grads:
+        if g is not None:
+            break
+    else:
         return (None,) * len(node.next_functions)
     if node._trace is not None:
         from .anomaly import run_with_anomaly
@@ -221,7 +225,9 @@ def _release_to_next(node, outs, buffers, deps, heap, needed, unowned):
         if g is not None:
             owned = id(g) not in seen
             seen.add(id(g))
-            g = _conform(g, nxt._input_meta[input_nr], node, nr)
+            meta = nxt._input_meta[input_nr]
+            if g._size != meta.shape or g.dtype is not meta.dtype:
+                g = _conform(g, meta, node, nr)
             buf = buffers.get(nxt)
             if buf is None:
                 buf = buffers[nxt] = _Buffer(len(nxt._input_meta))

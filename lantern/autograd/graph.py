@@ -47,11 +47,14 @@ class InputMeta:
         self.dtype = t.dtype
         self.device = t._backend.device
 
+    def __repr__(self):
+        return f"InputMeta(shape={list(self.shape)}, dtype={self.dtype}, device={self.device})"
+
 
 class Node:
     """A backward function. `apply(grads)` maps gradients of its outputs to gradients of its inputs."""
 
-    __slots__ = ("next_functions", "_input_meta", "_seq", "_hooks", "_pre_hooks", "_retains", "metadata",
+    __slots__ = ("next_functions", "_input_meta", "_seq", "_hooks", "_pre_hooks", "_retains", "_metadata",
                  "_trace", "__weakref__", "__dict__")
 
     def __init__(self, next_functions=(), input_meta=()):
@@ -61,8 +64,16 @@ class Node:
         self._hooks = None
         self._pre_hooks = None
         self._retains = None
-        self.metadata = {}
         self._trace = None
+
+    @property
+    def metadata(self):
+        """A dict for the user's own annotations (PyTorch's Node.metadata)."""
+        try:
+            return self._metadata
+        except AttributeError:
+            self._metadata = {}
+            return self._metadata
 
     def name(self):
         return type(self).__name__

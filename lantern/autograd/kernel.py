@@ -16,51 +16,74 @@ from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher
 from ..ops.derivative import TensorMeta
-from .graph import InputMeta, Node
+from .graph import InputMeta, Node, _sequence
 from .meta import autograd_meta, gradient_edge
 from .node import node_class, save_value
 from .views import CopySlices, record_view
 
+_new = object.__new__
+
+
+_DIRECT_KINDS = ("structured", "structured_inplace", "view")  # their kernels never call other ops
+
 
 def autograd_kernel(op, args, backend):
     d = op.derivative
-    if op.alias == "out":
+    alias = op.schema.alias
+    if alias == "out":
         raise RuntimeError(f"{op.schema.name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
-    inplace = op.alias == "inplace"
+    inplace = alias == "inplace"
     if inplace:
         _check_inplace_allowed(args[0])
     saved_before = _save_self_before_inplace(d, args) if inplace else None
 
-    prev = tls.grad_enabled
-    tls.grad_enabled = False
-    try:
-        result = dispatcher.redispatch(op, args, DispatchKey.Autograd)
-    finally:
-        tls.grad_enabled = prev
+    kernel = op.kernels.get(backend.key)
+    if kernel is None:
+        dispatcher.raise_missing_kernel(op, backend)
+    if op.kind in _DIRECT_KINDS:
+        result = kernel(op, args)
+    else:  # composite-style kernels call other ops: those must not record
+        tls.grad_enabled = False
+        try:
+            result = kernel(op, args)
+        finally:
+            tls.grad_enabled = True
 
     if d is None:
         return _record_not_implemented(op, args, result)
     if d.nondifferentiable:
         return result
     edges, needs, list_lengths = _edges(d, args)
-    if not any(needs.values()):
+    if True not in needs:
         return result
 
-    node = node_class(d.node_name(args))()
-    Node.__init__(node, tuple(edges))
+    cls = d.node_cls
+    if cls is None:
+        cls = node_class(d.node_name(args))
+        if not callable(d._name):
+            d.node_cls = cls
+    node = _new(cls)
+    node.next_functions = edges
+    node._seq = next(_sequence)
+    node._hooks = node._pre_hooks = node._retains = node._trace = None
     node.derivative, node.needs, node.list_lengths, node._freed = d, needs, list_lengths, False
     saved = {}
-    for name in d.saved_args:
-        if name.endswith("_meta"):
-            saved[name] = TensorMeta(args[_index(d, name[:-5])])
+    for name, index, kind in d.save_plan:
+        if kind == "tensor":
+            saved[name] = saved_before if (inplace and name == "self") else save_value(args[index])
+        elif kind == "meta":
+            saved[name] = TensorMeta(args[index])
         else:
-            saved[name] = saved_before if (inplace and name == "self") else save_value(args[_index(d, name)])
-    outputs = result if isinstance(result, tuple) else (result,)
-    node._input_meta = tuple(InputMeta(o) for o in outputs)
+            saved[name] = args[index]
+    multi = isinstance(result, tuple)
+    if multi:
+        node._input_meta = tuple(InputMeta(o) for o in result)
+    else:
+        node._input_meta = (InputMeta(result),)
     if d.saves_result:
-        saved["result"] = (tuple(save_value(o, True, i) for i, o in enumerate(outputs))
-                           if isinstance(result, tuple) else save_value(result, True, 0))
+        saved["result"] = (tuple(save_value(o, True, i) for i, o in enumerate(result))
+                           if multi else save_value(result, True, 0))
     node.saved = saved
     if tls.anomaly:
         from .anomaly import remember_forward
@@ -68,20 +91,17 @@ def autograd_kernel(op, args, backend):
 
     if inplace:
         _rebase_inplace(args[0], node)
-    else:
-        for nr, o in enumerate(outputs):
+    elif multi:
+        for nr, o in enumerate(result):
             if isinstance(o, TensorImpl) and o.dtype.category >= 2:  # floating or complex outputs only
                 _set_history(o, node, nr)
-        if op.alias == "view" and isinstance(result, TensorImpl):
+    else:
+        if result.dtype.category >= 2:
+            result._requires_grad = True
+            result._grad_fn = node
+        if alias == "view":
             record_view(result)
     return result
-
-
-def _index(d, name):
-    for i, a in enumerate(d.op.schema.args):
-        if a.name == name:
-            return i
-    raise KeyError(name)
 
 
 def _set_history(t, node, nr):
@@ -104,7 +124,7 @@ def _check_inplace_allowed(self_):
 
 def _save_self_before_inplace(d, args):
     """An in-place op's formulas see `self` as it was before the op, so keep a copy when they use it."""
-    if d is None or "self" not in d.saved_args:
+    if d is None or not d.uses_self:
         return None
     prev = tls.grad_enabled
     tls.grad_enabled = False
@@ -115,25 +135,33 @@ def _save_self_before_inplace(d, args):
 
 
 def _edges(d, args):
-    edges, needs, list_lengths = [], {}, {}
-    for index, name, _, _ in d.formulas:
+    """(edges, needs per formula, list lengths per formula): one edge per differentiable input element."""
+    edges, needs, list_lengths = [], [], None
+    for k, (index, _, _) in enumerate(d.formulas):
         a = args[index]
-        if isinstance(a, (list, tuple)):
-            list_lengths[index] = len(a)
-            needs[index] = False
+        if isinstance(a, TensorImpl):
+            if a._requires_grad:
+                needs.append(True)
+                edges.append(gradient_edge(a))
+            else:
+                needs.append(False)
+                edges.append((None, 0))
+        elif isinstance(a, (list, tuple)):
+            if list_lengths is None:
+                list_lengths = {}
+            list_lengths[k] = len(a)
+            need = False
             for t in a:
                 if isinstance(t, TensorImpl) and t._requires_grad:
-                    needs[index] = True
+                    need = True
                     edges.append(gradient_edge(t))
                 else:
                     edges.append((None, 0))
-        elif isinstance(a, TensorImpl) and a._requires_grad:
-            needs[index] = True
-            edges.append(gradient_edge(a))
+            needs.append(need)
         else:
-            needs[index] = False
+            needs.append(False)
             edges.append((None, 0))
-    return edges, needs, list_lengths
+    return tuple(edges), tuple(needs), list_lengths
 
 
 def _rebase_inplace(self_, node):

@@ -25,7 +25,21 @@ def _names(expr):
 
 
 class Derivative:
-    """The backward of one op: compiled formulas per differentiable input, and what must be saved for them."""
+    """The backward of one op: a generated function applying its formulas, and the plan of what to save.
+
+    `source` holds the generated backward, e.g. for mul:
+
+        def backward_of_mul(node, grads):
+            grad = grads[0]
+            saved = node.saved
+            other = unpack(saved['other'], node)
+            self = unpack(saved['self'], node)
+            needs = node.needs
+            return (
+                (grad * other) if needs[0] else None,
+                (grad * self) if needs[1] else None,
+            )
+    """
 
     def __init__(self, op, formulas, name=None, nondifferentiable=False):
         from . import derivative_helpers
@@ -33,25 +47,50 @@ class Derivative:
             _HELPERS.update({k: v for k, v in vars(derivative_helpers).items() if not k.startswith("__")})
         self.op = op
         self.nondifferentiable = nondifferentiable
-        arg_names = [a.name for a in op.schema.args]
-        meta_names = [a.name + "_meta" for a in op.schema.args if a.is_tensor and not a.is_list]
-        out_names = [r.name for r in op.schema.returns if r.name not in ("_", "")]
-        params = ["grad", "grads", "result"] + out_names + arg_names + meta_names
-        self.params = params
-        self.formulas = []          # (argument index, argument name, compiled function, source text)
-        self.saved_args = set()
-        self.saves_result = False
-        for arg, text in formulas.items():
+        args = op.schema.args
+        arg_names = [a.name for a in args]
+        meta_names = {a.name + "_meta": i for i, a in enumerate(args) if a.is_tensor and not a.is_list}
+        self.out_names = [r.name for r in op.schema.returns if r.name not in ("_", "")]
+        for arg in formulas:
             if arg not in arg_names:
                 raise ValueError(f"derivative for {op.name}: {arg!r} is not an argument of {op.schema.text}")
-            fn = eval(f"lambda {', '.join(params)}: ({text})", dict(_HELPERS))
-            used = _names(text)
-            self.saved_args |= used & set(arg_names + meta_names)
-            self.saves_result = self.saves_result or bool(used & ({"result"} | set(out_names)))
-            self.formulas.append((arg_names.index(arg), arg, fn, text))
-        self.out_names = out_names
+        # (argument index, argument name, formula text), in schema order: the order of the node's edges
+        self.formulas = sorted((arg_names.index(arg), arg, text) for arg, text in formulas.items())
+        used = set()
+        for _, _, text in self.formulas:
+            used |= _names(text)
+        # what the kernel saves at forward time: (name, argument index, kind)
+        self.save_plan = [(n, i, "tensor" if args[i].is_tensor else "value")
+                          for i, n in enumerate(arg_names) if n in used]
+        self.save_plan += [(n, i, "meta") for n, i in meta_names.items() if n in used]
+        self.saves_result = bool(used & ({"result"} | set(self.out_names)))
+        self.uses_self = "self" in used
+        self.node_cls = None  # filled by the autograd layer when the node name does not depend on the call
         base = op.functional.schema.name
         self._name = name or "".join(part.capitalize() for part in base.strip("_").split("_")) + "Backward0"
+        self.source = self._generate(base, used)
+        namespace = dict(_HELPERS)
+        exec(compile(self.source, f"<lantern derivative {op.name}>", "exec"), namespace)
+        self.backward = namespace[f"backward_of_{base}"]
+
+    def _generate(self, base, used):
+        lines = [f"def backward_of_{base}(node, grads):"]
+        if "grad" in used:
+            lines.append("    grad = grads[0]")
+        lines.append("    saved = node.saved")
+        for name, _, kind in self.save_plan:
+            lines.append(f"    {name} = unpack(saved['{name}'], node)" if kind == "tensor" else
+                         f"    {name} = saved['{name}']")
+        if self.saves_result:
+            lines.append("    result = unpack(saved['result'], node)")
+            if self.out_names:
+                lines.append(f"    {', '.join(self.out_names)}, = result")
+        lines.append("    needs = node.needs")
+        lines.append("    return (")
+        for k, (_, _, text) in enumerate(self.formulas):
+            lines.append(f"        ({text}) if needs[{k}] else None,")
+        lines.append("    )")
+        return "\n".join(lines) + "\n"
 
     def node_name(self, args):
         return self._name(args) if callable(self._name) else self._name

@@ -22,6 +22,16 @@ def _dims(dim, ndim):
     return tuple(sorted(d % ndim for d in dims)) if ndim else ()
 
 
+def unpack(value, node):
+    """A saved value as backward reads it: SavedTensors are unpacked (version-checked), the rest pass through."""
+    unpack_fn = getattr(value, "unpack", None)
+    if unpack_fn is not None:
+        return unpack_fn(node)
+    if isinstance(value, (list, tuple)) and value and hasattr(value[0], "unpack"):
+        return type(value)(v.unpack(node) for v in value)
+    return value
+
+
 def unsqueeze_reduced(grad, sizes, dim, keepdim):
     """A reduction's gradient with the reduced dims put back (size 1), ready to broadcast over the input."""
     if keepdim or not sizes:
@@ -32,6 +42,8 @@ def unsqueeze_reduced(grad, sizes, dim, keepdim):
 
 
 def sum_backward(grad, sizes, dim, keepdim):
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):  # full reduction: expand broadcasts grad
+        return grad.expand(tuple(sizes))
     return unsqueeze_reduced(grad, sizes, dim, keepdim).expand(tuple(sizes))
 
 
