@@ -609,6 +609,9 @@ class Tensor(TensorImpl):
         from ._indexing import setitem
         setitem(self, index, value)
 
+    def __delitem__(self, index):
+        raise TypeError("Tensor does not support deleting items")
+
     def __eq__(self, other):
         return call(_op("eq"), (self, other))
 

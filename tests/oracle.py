@@ -73,7 +73,7 @@ def as_numpy(x):
         return x.numpy()
     if x.dtype is lantern.bfloat16:
         x = x.float()
-    return np.array(x.tolist(), dtype=x.dtype.np) if x.dim() else np.array(x.item(), dtype=x.dtype.np)
+    return np.array(x.tolist(), dtype=x.dtype.np).reshape(tuple(x.shape))
 
 
 def assert_same(got, expected, *, atol=1e-5, rtol=1.3e-6, strides=True, path="result"):

@@ -32,8 +32,9 @@ class CPUBackend(Backend):
             return nd
         storage = t._storage
         itemsize = t.dtype.itemsize
-        nd = _ndarray(t._size, t.dtype.np, storage._data, t._offset * itemsize,
-                      tuple(s * itemsize for s in t._stride))
+        # an empty view may sit past the end of its buffer (x[3:] of 3 rows): NumPy needs an in-bounds offset
+        offset = 0 if 0 in t._size else t._offset * itemsize
+        nd = _ndarray(t._size, t.dtype.np, storage._data, offset, tuple(s * itemsize for s in t._stride))
         t._nd = nd
         t._nd_gen = storage._gen
         return nd

@@ -119,9 +119,11 @@ class TensorImpl:
         return self._storage
 
     def data_ptr(self):
-        """Address of this tensor's first element: the storage's address plus offset * itemsize."""
+        """Address of this tensor's first element: the storage's address plus offset * itemsize (0 if empty)."""
         base = self._storage.data_ptr()
-        return base + self._offset * self.dtype.itemsize if base else 0
+        if not base or 0 in self._size:
+            return 0
+        return base + self._offset * self.dtype.itemsize
 
     @property
     def is_cpu(self):
