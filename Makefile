@@ -12,13 +12,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
-	$(PY) -m pytest lantern tests
+	$(PY) -m pytest lantern tests bench README.md
 
 demo: $(STAMP)
 	$(PY) examples/demo.py
 
 bench: $(STAMP)
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,26 @@
+"""A one-line description of the machine a benchmark ran on, for the report.
+
+>>> "cores" in describe({"numpy": "2.3.1"})
+True
+"""
+import os
+import platform
+
+
+def cpu_model():
+    """The CPU's marketing name from /proc/cpuinfo (Linux), else what `platform` knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def describe(versions):
+    """CPU, core count, Python, and the given package versions ({"numpy": "2.3.1", "torch": ...})."""
+    packages = ", ".join(f"{name} {version}" for name, version in versions.items())
+    return (f"{cpu_model()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+            f"Python {platform.python_version()}, {packages}")

@@ -1,0 +1,126 @@
+"""Benchmark runner (`make bench`): lantern against torch, interleaved in one run, medians and ratios.
+
+    python bench/run.py                      # every workload in bench/workloads/, both libraries
+    python bench/run.py --filter matmul      # workloads whose name contains "matmul"
+    python bench/run.py --quick --write      # a fast smoke run, table also written to bench/results.md
+
+Each library runs in its own long-lived worker process (bench/worker.py), so lantern never shares a process
+with torch. For every workload the runner asks the workers for one repeat at a time, alternating which goes
+first (A B, B A, A B, ...), so that load from other tenants of a shared machine falls on both alike; the table
+shows medians over the repeats. Both workers use the same number of threads for BLAS and OpenMP: 1 by default,
+because on a shared 2-core machine a second thread mostly measures the neighbours (pass --threads 2 to compare
+on the whole machine). Without torch installed the table shows lantern alone.
+"""
+import argparse
+import datetime
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+from machine import describe
+from report import Row, format_results, format_table
+from workload import all_workloads
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(BENCH_DIR)
+
+
+class Worker:
+    """The runner's handle on one library's worker process."""
+
+    def __init__(self, lib, threads):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")])))
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.join(BENCH_DIR, "worker.py"), "--lib", lib, "--threads", str(threads)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.lib = lib
+        self.hello = self._receive()
+
+    def _receive(self):
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"the {self.lib} worker exited (code {self.process.wait()}); see its error above")
+        return json.loads(line)
+
+    def ask(self, request):
+        """Send one request; the reply's value, or raise RuntimeError with the worker's traceback."""
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        reply = self._receive()
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return next(iter(reply.values()))
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def measure(workload, workers, repeats, min_time):
+    """Median time per call for each worker's library (None where it failed), taking turns per repeat."""
+    times, failed = {}, []
+    for w in workers:
+        try:
+            w.ask({"setup": workload.name, "min_time": min_time})
+            times[w.lib] = []
+        except RuntimeError as error:
+            failed.append(w.lib)
+            print(f"{workload.name} on {w.lib} failed:\n{error}", file=sys.stderr)
+    active = [w for w in workers if w.lib in times]
+    for r in range(repeats):
+        for w in active if r % 2 == 0 else active[::-1]:
+            times[w.lib].append(w.ask({"time": workload.name}))
+    return {lib: statistics.median(t) for lib, t in times.items()} | dict.fromkeys(failed)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lib", action="append", help="library to measure (repeatable; default: lantern torch)")
+    parser.add_argument("--filter", action="append", default=[], metavar="NAME",
+                        help="run only workloads whose name contains NAME (repeatable)")
+    parser.add_argument("--quick", action="store_true", help="smoke mode: 3 short repeats")
+    parser.add_argument("--repeats", type=int, help="repeats per library (default 9, quick 3)")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads per library (default 1)")
+    parser.add_argument("--write", action="store_true", help="also write the table to bench/results.md")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    libs = args.lib or ["lantern", "torch"]
+    if "torch" in libs and importlib.util.find_spec("torch") is None:
+        print("torch is not installed: measuring lantern alone", file=sys.stderr)
+        libs.remove("torch")
+    repeats = args.repeats or (3 if args.quick else 9)
+    min_time = 0.01 if args.quick else 0.2
+    workloads = [w for w in all_workloads() if not args.filter or any(f in w.name for f in args.filter)]
+    if not workloads:
+        raise SystemExit(f"no workload matches {args.filter}")
+
+    workers = [Worker(lib, args.threads) for lib in libs]
+    rows = []
+    for workload in workloads:
+        print(f"running {workload.name} ...", file=sys.stderr, flush=True)
+        seconds = measure(workload, workers, repeats, min_time)
+        values = {lib: None if s is None else workload.value(s) for lib, s in seconds.items()}
+        rows.append(Row(workload.name, workload.unit, values, workload.goal))
+    for w in workers:
+        w.close()
+
+    versions = {"numpy": workers[0].hello["numpy"]} | {w.lib: w.hello["version"] for w in workers}
+    machine = describe(versions)
+    settings = f"{repeats} interleaved repeats of ≥ {min_time:g} s each, {args.threads} thread(s) per library"
+    table = format_table(rows, libs)
+    print(f"{machine}\n{settings}\n\n{table}")
+    if args.write:
+        when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+        with open(os.path.join(BENCH_DIR, "results.md"), "w") as f:
+            f.write(format_results(table, machine, settings, when))
+    return 1 if any(None in row.medians.values() for row in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""One library's side of a benchmark run: a process that imports `--lib` and times workloads on request.
+
+The runner keeps one worker per library alive and alternates between them, so the libraries take turns on the
+same machine within one run; lantern's worker never imports torch. The protocol is one JSON object per line:
+
+    $ python bench/worker.py --lib lantern --threads 1
+    {"lib": "lantern", "version": "0.1.0", "numpy": "2.3.1", "threads": 1}        <- hello
+    {"setup": "add_16", "min_time": 0.2}         ->  {"number": 61000}
+    {"time": "add_16"}                           ->  {"seconds": 3.1e-06}
+Errors come back as {"error": "<traceback>"} and the worker carries on.
+"""
+import argparse
+import importlib
+import json
+import os
+import sys
+import traceback
+
+from timing import Measurement
+from workload import all_workloads
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                    "NUMEXPR_NUM_THREADS")
+
+
+def import_library(name, threads):
+    """Import `name` with every BLAS/OpenMP pool limited to `threads` (the variables are read at import)."""
+    for var in THREAD_VARIABLES:
+        os.environ[var] = str(threads)
+    lib = importlib.import_module(name)
+    if name == "torch":
+        lib.set_num_threads(threads)
+    elif "torch" in sys.modules:
+        raise SystemExit(f"{name} imported torch: its timings would not be its own")
+    return lib
+
+
+def hello(lib, threads):
+    import numpy  # only now: its BLAS reads the thread variables when first imported
+    return {"lib": lib.__name__, "version": lib.__version__, "numpy": numpy.__version__, "threads": threads}
+
+
+def serve(lib, requests, reply):
+    workloads = {w.name: w for w in all_workloads()}
+    measurements = {}
+    for line in requests:
+        request = json.loads(line)
+        try:
+            if "setup" in request:
+                w = workloads[request["setup"]]
+                m = measurements[w.name] = Measurement(w.stmt, w.setup(lib), request["min_time"])
+                reply({"number": m.number})
+            else:
+                reply({"seconds": measurements[request["time"]].seconds_per_call()})
+        except Exception:
+            reply({"error": traceback.format_exc(limit=-3)})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lib", required=True, help="a module with the PyTorch API: lantern or torch")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    protocol = sys.stdout
+    sys.stdout = sys.stderr  # whatever the library prints must not corrupt the protocol
+
+    def reply(message):
+        protocol.write(json.dumps(message) + "\n")
+        protocol.flush()
+
+    lib = import_library(args.lib, args.threads)
+    reply(hello(lib, args.threads))
+    serve(lib, sys.stdin, reply)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""What a benchmark is: a `Workload` record (setup + timed statement + goal), and how the runner finds them.
+
+Every module in `bench/workloads/` holds a `WORKLOADS` list; a new benchmark is one more entry there, or one
+more file. A workload only touches the PyTorch API of the module it is given, so the same record measures
+lantern and torch:
+
+    Workload("add_16", "a + b", lambda lib: {"a": lib.ones(16), "b": lib.ones(16)}, at_most(3.0))
+
+>>> at_most(3.0).met(2.5), at_least(0.9).met(0.8), str(at_least(0.9))
+(True, False, '≥ 0.9')
+"""
+import dataclasses
+import importlib
+import pkgutil
+from typing import Callable
+
+
+@dataclasses.dataclass(frozen=True)
+class Goal:
+    """A bound on the ratio lantern ÷ torch of the reported number (µs per call, or GFLOP/s)."""
+
+    op: str        # "≤" or "≥"
+    bound: float
+
+    def met(self, ratio):
+        return ratio <= self.bound if self.op == "≤" else ratio >= self.bound
+
+    def __str__(self):
+        return f"{self.op} {self.bound:g}"
+
+
+def at_most(bound):
+    return Goal("≤", bound)
+
+
+def at_least(bound):
+    return Goal("≥", bound)
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """`stmt` is timed timeit-style (inlined in a loop, no call overhead) in the namespace `setup(lib)` returns.
+
+    With `flops` set the result is reported as throughput (GFLOP/s) instead of µs per call.
+    """
+
+    name: str
+    stmt: str
+    setup: Callable
+    goal: Goal | None = None
+    flops: int = 0
+
+    @property
+    def unit(self):
+        return "GFLOP/s" if self.flops else "µs"
+
+    def value(self, seconds_per_call):
+        """The number the table shows for a time per call."""
+        return self.flops / seconds_per_call / 1e9 if self.flops else seconds_per_call * 1e6
+
+
+def all_workloads():
+    """Every workload of every module in bench/workloads/, in file then table order."""
+    import workloads
+    found = []
+    for info in sorted(pkgutil.iter_modules(workloads.__path__), key=lambda m: m.name):
+        found += importlib.import_module(f"{workloads.__name__}.{info.name}").WORKLOADS
+    return found
