@@ -1,102 +1,44 @@
-"""Tensors from Python data and NumPy arrays: tensor() copies, from_numpy() shares, as_tensor() shares when it can.
+"""Tensors from Python data and NumPy arrays: tensor() copies, from_numpy() shares, as_tensor() and asarray() share
+when they can, and the legacy `lantern.Tensor(...)` constructor.
 
 >>> import numpy as np
->>> a = np.ones((2, 2)); t = lantern.from_numpy(a); t.add_(1.0); a[0, 0]
+>>> a = np.ones((2, 2)); t = lantern.from_numpy(a); _ = t.add_(1.0); a[0, 0]     # one memory, two views
 np.float64(2.0)
+>>> lantern.tensor([[1, 2.5], [True, 4]]).dtype      # the highest kind present wins: bool < int < float < complex
+lantern.float32
 """
+import warnings
+from collections.abc import Sequence
+
 import numpy as np
 
 from .core import dtype as dt
 from .core.device import CPU, device as _device
+from .core.layout import preserve_format
+from .core.promotion import promote_types
+from .core.size import Size
 from .core.storage import wrap_numpy_memory
 from .core.tensor_impl import TensorImpl, make_tensor
-from .ops.dispatcher import backend_for_device
+from .ops.dispatcher import backend_for_device, call
+from .ops.factory import finish, like_strides
+from .ops.registry import get
+
+_PYTHON_NUMBERS = {bool, int, float, complex}
+_WIDE = {dt.BOOL: np.bool_, dt.INTEGRAL: np.int64, dt.FLOATING: np.float64, dt.COMPLEX: np.complex128}
 
 
-def _infer_dtype(data):
-    """PyTorch's inference for nested Python data: any complex > any float > any int > bool."""
-    kinds = set()
-    stack = [data]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-        elif isinstance(x, TensorImpl):
-            kinds.add(x.dtype)
-        elif isinstance(x, bool) or isinstance(x, np.bool_):
-            kinds.add(dt.bool)
-        elif isinstance(x, (int, np.integer)):
-            kinds.add(dt.int64)
-        elif isinstance(x, (float, np.floating)):
-            kinds.add(dt.get_default_dtype())
-        elif isinstance(x, (complex, np.complexfloating)):
-            kinds.add(dt.default_complex_dtype())
-        else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
-    if not kinds:
-        return dt.get_default_dtype()
-    best = max(kinds, key=lambda d: (d.category, d.itemsize))
-    if best.category == dt.FLOATING and dt.get_default_dtype() not in kinds:
-        return best
-    return best
+# ---- NumPy arrays: shared memory -------------------------------------------------------------------------------
+
+def _type_name(x):
+    module = type(x).__module__
+    return type(x).__name__ if module == "builtins" else f"{module}.{type(x).__name__}"
 
 
-def _nested_to_numpy(data, dtype):
-    def conv(x):
-        if isinstance(x, TensorImpl):
-            return x.tolist()
-        if isinstance(x, (list, tuple)):
-            return [conv(y) for y in x]
-        return x
-    try:
-        return np.array(conv(data), dtype=dtype.np)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal-length lists to build a tensor ({e})") from None
-
-
-def _from_array_copy(arr, dtype, device):
-    backend = backend_for_device(device)
-    t = backend.empty(arr.shape, dtype)
-    if backend.xp is not None:
-        backend.array(t)[...] = arr if backend.device.type == "cpu" else backend.from_host(arr)
-    return t
-
-
-def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A new tensor holding a copy of `data` (nested lists, NumPy arrays, scalars or tensors).
-
-    >>> lantern.tensor([1, 2]).dtype, lantern.tensor([1., 2]).dtype, lantern.tensor(True).dtype
-    (lantern.int64, lantern.float32, lantern.bool)
-    """
-    device = CPU if device is None else _device(device)
-    if isinstance(data, TensorImpl):
-        import warnings
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
-                      "sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
-        out = data.detach().to(dtype=dtype or data.dtype, device=device, copy=True)
-    else:
-        if isinstance(data, np.ndarray):
-            src_dtype = dt.from_numpy_dtype(data.dtype)
-            arr = data
-        else:
-            if not isinstance(data, (list, tuple, int, float, complex, bool, np.generic)):
-                raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-            src_dtype = _infer_dtype(data) if dtype is None else dtype
-            arr = _nested_to_numpy(data, src_dtype)
-            if isinstance(data, np.generic) and dtype is None:
-                src_dtype = dt.from_numpy_dtype(data.dtype)
-        target = dtype or src_dtype
-        out = _from_array_copy(np.asarray(arr), target, device)
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
-
-
-def from_numpy(arr):
-    """A tensor over the same memory as `arr`: dtype and strides (in elements) kept, nothing copied."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+def _wrap_ndarray(arr):
+    """A CPU tensor over `arr`'s memory, with PyTorch's errors for arrays a tensor cannot describe."""
+    if not arr.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
+                         "between byte orders is currently not supported.")
     dtype = dt.from_numpy_dtype(arr.dtype)
     if any(s < 0 for s in arr.strides):
         raise ValueError(
@@ -107,46 +49,282 @@ def from_numpy(arr):
     if any(s % itemsize for s in arr.strides):
         raise ValueError("given numpy array strides not a multiple of the element byte size. Copy the numpy array "
                          "to reallocate the memory.")
-    storage = wrap_numpy_memory(arr)
-    backend = backend_for_device(CPU)
-    return make_tensor(storage, tuple(arr.shape), tuple(s // itemsize for s in arr.strides), 0, dtype, backend)
+    return make_tensor(wrap_numpy_memory(arr), tuple(arr.shape), tuple(s // itemsize for s in arr.strides), 0,
+                       dtype, backend_for_device(CPU))
+
+
+def _warn_if_read_only(arr):
+    if not arr.flags.writeable:
+        warnings.warn("The given NumPy array is not writable, and lantern does not support non-writable tensors: "
+                      "writing to this tensor would write to the array. Copy the array, or make it writable, "
+                      "before converting it to a tensor.", UserWarning, stacklevel=3)
+
+
+def from_numpy(ndarray):
+    """A tensor over the same memory as `ndarray`: dtype and strides (in elements) kept, nothing copied.
+
+    >>> import numpy as np
+    >>> lantern.from_numpy(np.ones((3, 4))[:, ::2]).stride()
+    (4, 2)
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {_type_name(ndarray)})")
+    _warn_if_read_only(ndarray)
+    return _wrap_ndarray(ndarray)
+
+
+def _copy_of_ndarray(arr, dtype, device):
+    """A copy of `arr` as PyTorch makes it: a dense array's strides kept, a sparse one's stride order kept."""
+    src = _wrap_ndarray(arr)
+    backend = backend_for_device(device)
+    out = backend.empty_strided(src._size, like_strides(src, preserve_format), dtype or src.dtype)
+    if backend.xp is not None:
+        backend.array(out)[...] = arr if backend.device.type == "cpu" else backend.from_host(arr)
+    return out
+
+
+# ---- nested Python data: inferred dtype, checked shape ----------------------------------------------------------
+
+def _is_sequence(x):
+    """What PyTorch descends into as one more dimension (a string is refused, not descended into)."""
+    if isinstance(x, (list, tuple)):  # the common case, before the slower abstract-base-class check
+        return True
+    if isinstance(x, np.ndarray):
+        return x.ndim > 0
+    return isinstance(x, (Sequence, bytearray, memoryview)) and not isinstance(x, (str, bytes))
+
+
+def _leaf_dtype(x):
+    """The dtype PyTorch infers for one scalar of nested data (a NumPy scalar keeps its own dtype)."""
+    if isinstance(x, (TensorImpl, np.generic, np.ndarray)):
+        return x.dtype if isinstance(x, TensorImpl) else dt.from_numpy_dtype(x.dtype)
+    if isinstance(x, bool):
+        return dt.bool
+    if isinstance(x, int):
+        return dt.int64
+    if isinstance(x, float):
+        return dt.get_default_dtype()
+    if isinstance(x, complex):
+        return dt.default_complex_dtype()
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    if _is_sequence(x):
+        raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as a number: the nested data is "
+                        "deeper here than where its first elements end (ragged nesting)")
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _nested_shape(data):
+    """The shape read down the first elements, as PyTorch reads it."""
+    shape = []
+    while _is_sequence(data):
+        if isinstance(data, np.ndarray):
+            shape.extend(data.shape)
+            break
+        shape.append(len(data))
+        if not shape[-1]:
+            break
+        data = data[0]
+    if isinstance(data, str):
+        raise ValueError(f"too many dimensions '{type(data).__name__}'")
+    return tuple(shape)
+
+
+def _check_nesting(data, shape):
+    """Check that `data` has `shape` all the way down; returns (leaf dtypes, whether any leaf is a tensor)."""
+    dtypes, has_tensors = set(), [False]
+
+    def visit(seq, dim):
+        if isinstance(seq, np.ndarray) and seq.ndim:
+            if seq.shape != shape[dim:]:
+                raise ValueError(f"expected an array of shape {list(shape[dim:])} at dim {dim} (got "
+                                 f"{list(seq.shape)})")
+            dtypes.add(dt.from_numpy_dtype(seq.dtype))
+            return
+        if not _is_sequence(seq):
+            _leaf_dtype(seq)  # PyTorch infers every dtype first: a None here is "Could not infer dtype"
+            raise TypeError(f"not a sequence: expected a sequence of length {shape[dim]} at dim {dim}, got "
+                            f"{type(seq).__name__}")
+        if len(seq) != shape[dim]:
+            raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(seq)})")
+        if dim + 1 < len(shape):
+            for item in seq:
+                visit(item, dim + 1)
+        else:
+            types = set(map(type, seq))
+            if types <= _PYTHON_NUMBERS:
+                dtypes.update(_leaf_dtype(number_type()) for number_type in types)
+            else:
+                dtypes.update(map(_leaf_dtype, seq))
+                has_tensors[0] = has_tensors[0] or any(isinstance(x, TensorImpl) for x in seq)
+
+    if shape:
+        visit(data, 0)
+    else:
+        dtypes.add(_leaf_dtype(data))
+        has_tensors[0] = isinstance(data, TensorImpl)
+    return dtypes, has_tensors[0]
+
+
+def _promoted(dtypes):
+    if not dtypes:
+        return dt.get_default_dtype()
+    out = None
+    for d in dtypes:
+        out = d if out is None else promote_types(out, d)
+    return out
+
+
+def _tensor_leaves_as_numbers(data, target):
+    """Nested data with each tensor leaf replaced by its one value (PyTorch's errors for several)."""
+    if isinstance(data, TensorImpl):
+        if data.numel() != 1:
+            error = TypeError if target.category <= dt.INTEGRAL else ValueError
+            raise error(f"only one element tensors can be converted to Python scalars (got a tensor of shape "
+                        f"{list(data.shape)} inside the data; use lantern.stack to join tensors)")
+        return data.item()
+    if isinstance(data, (list, tuple)):
+        return [_tensor_leaves_as_numbers(x, target) for x in data]
+    return data
+
+
+def _checked_cast(values, target):
+    """`values` (bool/int64/float64/complex128) converted to `target` as PyTorch stores each Python number: an
+    integer target refuses non-finite or out-of-range values (ints wrap into uint8 from as low as -255); a float
+    target takes anything real, rounding overflow to inf."""
+    if target is dt.bool:
+        return values != 0
+    if target.category == dt.INTEGRAL and values.dtype.kind != "b":
+        info = np.iinfo(target.np)
+        low = -int(info.max) if target is dt.uint8 and values.dtype.kind == "i" else info.min
+        if values.size and not (np.isfinite(values).all() and low <= values.min() and values.max() <= info.max):
+            raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+    return values.astype(target.np)
+
+
+def _nested_to_numpy(data, dtype):
+    """(array, dtype) for nested Python data: shape checked, dtype inferred unless given, values converted."""
+    shape = _nested_shape(data)
+    dtypes, has_tensors = _check_nesting(data, shape)
+    source = _promoted(dtypes)
+    target = dtype or source
+    if source.category == dt.COMPLEX and target.category in (dt.INTEGRAL, dt.FLOATING):
+        raise TypeError(f"must be real number, not complex (the data holds complex numbers; {target} is real)")
+    if has_tensors:
+        data = _tensor_leaves_as_numbers(data, target)
+    wide = _WIDE[source.category if target is dt.bool else max(source.category, target.category)]
+    try:
+        values = np.array(data, dtype=wide)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    return _checked_cast(values, target), target
+
+
+def _from_array_copy(arr, dtype, device):
+    backend = backend_for_device(device)
+    t = backend.empty(arr.shape, dtype)
+    if backend.xp is not None:
+        backend.array(t)[...] = arr if backend.device.type == "cpu" else backend.from_host(arr)
+    return t
+
+
+def _check_dtype_arg(dtype):
+    if dtype is not None and not isinstance(dtype, dt.dtype):
+        raise TypeError(f"tensor(): argument 'dtype' must be lantern.dtype, not {type(dtype).__name__}")
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor holding a copy of `data`: nested sequences of numbers, NumPy arrays and scalars, or tensors.
+
+    >>> lantern.tensor([1, 2]).dtype, lantern.tensor([1., 2]).dtype, lantern.tensor(True).dtype
+    (lantern.int64, lantern.float32, lantern.bool)
+    >>> lantern.tensor([]).shape
+    lantern.Size([0])
+    """
+    _check_dtype_arg(dtype)
+    device = CPU if device is None else _device(device)
+    if isinstance(data, TensorImpl):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than lantern.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        out = data.detach().to(dtype=dtype or data.dtype, device=device, copy=True)
+    elif isinstance(data, np.ndarray):
+        out = _copy_of_ndarray(data, dtype, device)
+    elif isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    else:
+        arr, target = _nested_to_numpy(data, dtype)
+        out = _from_array_copy(arr, target, device)
+    return finish(out, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
-    """Share memory with `data` when it is already a tensor or NumPy array of the right dtype/device; else copy."""
+    """`data` itself when it is a tensor of that dtype and device, a tensor over a NumPy array's memory, or else
+    a converted copy (through .to(), so a tensor's autograd history is kept)."""
     if isinstance(data, TensorImpl):
-        return data.to(dtype=dtype, device=device) if (dtype or device) else data
-    if isinstance(data, np.ndarray) and (device is None or _device(device) == CPU):
-        try:
-            t = from_numpy(data)
-        except (ValueError, TypeError):
-            return tensor(data, dtype=dtype, device=device)
-        return t if dtype is None or dtype is t.dtype else t.to(dtype)
+        return data.to(dtype=dtype, device=device)
+    if isinstance(data, np.ndarray):
+        _warn_if_read_only(data)
+        return _wrap_ndarray(data).to(dtype=dtype, device=device)
     return tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+def _shared(obj, dtype):
+    """A tensor over obj's memory (a tensor, NumPy array or buffer), or None when obj has no memory to share."""
+    if isinstance(obj, TensorImpl):
+        return obj
+    if isinstance(obj, np.ndarray):
+        _warn_if_read_only(obj)
+        return _wrap_ndarray(obj)
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return _wrap_ndarray(np.frombuffer(obj, dtype=(dtype or dt.get_default_dtype()).np))
+    return None
 
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """Like as_tensor, with NumPy's copy= (True: always copy; False: share or raise ValueError; None: share when
+    possible). requires_grad=None keeps a tensor's own autograd status; False gives a result outside autograd."""
+    shared = _shared(obj, dtype)
+    if shared is None:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        result = tensor(obj, dtype=dtype, device=device)
+    else:
+        if copy is False:
+            if dtype is not None and dtype is not shared.dtype:
+                raise ValueError(f"can't alias tensor with dtype '{shared.dtype.legacy}' into dtype '{dtype.legacy}'.")
+            if device is not None and _device(device) != shared.device:
+                raise ValueError(f"can't alias tensor from device '{shared.device}' to '{_device(device)}'.")
+        result = shared.to(dtype=dtype, device=device, copy=bool(copy))
+    if requires_grad is False and result.requires_grad:
+        return result.detach()
+    return finish(result, requires_grad) if requires_grad else result
+
+
+# ---- the legacy constructor: lantern.Tensor(...) ---------------------------------------------------------------
 
 def legacy_tensor_new(cls, *args, **kwargs):
-    """`lantern.Tensor(2, 3)` (uninitialised float), `Tensor([1, 2])` (float copy), `Tensor()` (empty)."""
+    """`lantern.Tensor(2, 3)` and `Tensor(Size([2, 3]))` (uninitialised, of sizes), `Tensor([1, 2])` (a float
+    copy), `Tensor(t)` (t itself), `Tensor()` (empty)."""
     device = kwargs.pop("device", None)
     if kwargs:
         raise TypeError(f"new() received an invalid combination of arguments - got {list(kwargs)}")
+    if device is not None and _device(device).type != "cpu":
+        raise RuntimeError(f"legacy constructor expects device type: cpu but device type: {_device(device).type} "
+                           "was passed")
     if not args:
-        return tensor([], dtype=dt.get_default_dtype(), device=device)
-    if len(args) == 1 and not isinstance(args[0], int):
+        return tensor([], dtype=dt.get_default_dtype())
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
         data = args[0]
         if isinstance(data, TensorImpl):
             return data
-        return tensor(data, dtype=dt.get_default_dtype(), device=device)
-    from .ops.dispatcher import call
-    from .ops.registry import get
-    return call(get("empty"), (tuple(args), dt.get_default_dtype(), None, device, None, False, None))
+        if not _is_sequence(data):
+            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+        return tensor(data, dtype=dt.get_default_dtype())
+    sizes = tuple(args[0]) if isinstance(args[0], Size) else args
+    return call(get("empty"), (sizes, dt.get_default_dtype(), None, None, None, False, None))
 
 
 def rebuild_tensor(array, requires_grad, device):
-    t = tensor(array, device=device)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    """Unpickling: a tensor from the array __reduce_ex__ saved."""
+    return finish(tensor(array, device=device), requires_grad)

@@ -30,6 +30,7 @@ class Tensor(TensorImpl):
     """A strided view over an UntypedStorage (see lantern.core.tensor_impl for the metadata)."""
 
     __slots__ = ()
+    __array_priority__ = 1000  # NumPy defers to Tensor: np.float32(2) * t is a Tensor, not an ndarray
 
     def __new__(cls, *args, **kwargs):
         from ._construct import legacy_tensor_new
@@ -93,9 +94,8 @@ class Tensor(TensorImpl):
         return int(self.item())
 
     def _check_scalar(self, kind):
-        n = self.numel()
-        if n != 1:
-            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
 
     def __iter__(self):
         if self.dim() == 0:

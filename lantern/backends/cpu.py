@@ -7,24 +7,37 @@ and cached on the tensor (rebuilt only if its storage's buffer was replaced by a
 >>> cpu.array(t).strides
 (8, 24)
 """
+from math import prod as _prod
+
 import numpy as np
 
-from ..core.allocator import cpu_allocator
+from ..core.allocator import cpu_allocator as _allocator
 from ..core.device import CPU
 from ..core.dispatch_keys import DispatchKey
+from ..core.storage import UntypedStorage as _Storage
+from ..core.tensor_impl import contiguous_strides, make_tensor
 from .base import Backend, install_backend
 
 _ndarray = np.ndarray
+_frombuffer = np.frombuffer
 
 
 class CPUBackend(Backend):
     key = DispatchKey.CPU
     device = CPU
     xp = np
-    allocator = cpu_allocator
+    allocator = _allocator
 
     def array_over(self, storage, shape, dtype):
         return _ndarray(shape, dtype.np, storage._data)
+
+    def empty(self, shape, dtype):
+        """A new contiguous tensor (every op's output comes from here, so it is kept short)."""
+        n = _prod(shape)
+        storage = _Storage._allocate(n * dtype.itemsize, CPU, _allocator)
+        nd = _frombuffer(storage._data, dtype.np, n)
+        return make_tensor(storage, shape, contiguous_strides(shape), 0, dtype, self,
+                           nd if len(shape) == 1 else nd.reshape(shape))
 
     def array(self, t):
         nd = t._nd

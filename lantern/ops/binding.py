@@ -16,13 +16,20 @@ from .schema import NO_DEFAULT
 _SOURCES = {}
 
 
-def _int_list(values):
-    """`view(2, 3)` and `view((2, 3))` both mean the sizes (2, 3)."""
-    if len(values) == 1 and not isinstance(values[0], int) and not hasattr(values[0], "__index__"):
-        return tuple(values[0])
-    if len(values) == 1 and hasattr(values[0], "dim") and values[0].dim() == 1:
-        return tuple(values[0].tolist())
-    return tuple(v.__index__() for v in values)
+def _int_list(values, name="", arg="size"):
+    """`view(2, 3)` and `view((2, 3))` both mean the sizes (2, 3); anything but ints is a TypeError."""
+    if len(values) == 1 and (isinstance(values[0], (list, tuple)) or not hasattr(values[0], "__index__")):
+        if not isinstance(values[0], (list, tuple)):
+            raise TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, not "
+                            f"{type(values[0]).__name__}")
+        values = values[0]
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not hasattr(v, "__index__") or (hasattr(v, "dim") and v.dim() != 0):
+            raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, but found element of type "
+                            f"{type(v).__name__} at pos {i}")
+        out.append(v.__index__())
+    return tuple(out)
 
 
 def _params(schema, method):
@@ -65,7 +72,7 @@ def make_binding(op, method=False, name=None, out_op=None):
         sig.append("out=None")
     lines = [f"def {name}({', '.join(sig)}):"]
     if varargs:
-        lines.append(f"    {varargs} = _int_list({varargs})")
+        lines.append(f"    {varargs} = _int_list({varargs}, {name!r}, {varargs!r})")
     packed = ", ".join(names) + ("," if len(names) == 1 else "")
     if out_op is not None:
         lines.append("    if out is None:")

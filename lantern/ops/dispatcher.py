@@ -89,11 +89,35 @@ def _scan(op, args):
     return backend, needs_grad
 
 
+def _make_scan(op):
+    """A scan unrolled for one op's tensor arguments (generated once): the common all-on-one-device case is a
+    few attribute reads; anything else falls back to the general _scan."""
+    if op.list_positions or not op.tensor_positions:
+        return lambda args: _scan(op, args)
+    lines = ["def scan(args):", "    backend = None", "    grad = False"]
+    for i in op.tensor_positions:
+        lines += [f"    a = args[{i}]",
+                  "    if isinstance(a, T):",
+                  "        if a._requires_grad:",
+                  "            grad = True",
+                  "        if backend is None:",
+                  "            backend = a._backend",
+                  "        elif a._backend is not backend:",
+                  "            return _scan(op, args)"]
+    lines += ["    if backend is None:", "        return _scan(op, args)", "    return backend, grad"]
+    namespace = {"T": TensorImpl, "_scan": _scan, "op": op}
+    exec(compile("\n".join(lines), f"<lantern scan {op.name}>", "exec"), namespace)
+    return namespace["scan"]
+
+
 def call(op, args):
     """Run `op` on `args` (a tuple in schema order) through the highest applicable dispatch key."""
     if tls.observed:
         return call_observed(op, args)
-    backend, needs_grad = _scan(op, args)
+    scan = op.scan
+    if scan is None:
+        scan = op.scan = _make_scan(op)
+    backend, needs_grad = scan(args)
     if needs_grad and tls.grad_enabled and _AUTOGRAD_KERNEL[0] is not None:
         return _AUTOGRAD_KERNEL[0](op, args, backend)
     kernel = op.kernels.get(backend.key)

@@ -1,1 +1,486 @@
-"""Random factories and in-place samplers (filled in by the random work)."""
+"""Random ops: the factories rand, randn, randint, randperm and normal, bernoulli, and the in-place samplers
+uniform_, normal_, random_, bernoulli_ and exponential_. Each draws from a lantern.Generator: the one passed as
+`generator=`, else the default generator (installed here by lantern.random).
+
+Kernels check their arguments as PyTorch does, then fill NumPy arrays; on the meta device they only check and make
+shapes, and draw nothing.
+
+>>> g = lantern.Generator().manual_seed(0)
+>>> lantern.rand(2, 3, generator=g).dtype, lantern.randint(3, 10, (2, 2), generator=g).dtype
+(lantern.float32, lantern.int64)
+>>> sorted(lantern.randperm(5, generator=g).tolist())
+[0, 1, 2, 3, 4]
+"""
+import math
+import warnings
+
+import numpy as np
+
+from ..backends.base import internal_overlap_check
+from ..core import dtype as dt
+from ..core.layout import preserve_format
+from ..core.tensor_impl import TensorImpl
+from .dispatcher import call
+from .factory import (
+    C_TYPE_NAMES, FLOAT_MAX, FACTORY_KW, empty_like_of, finish, finish_like, int_arg, new_tensor, not_implemented_for,
+)
+from .meta_util import broadcast_shapes
+from .pointwise import _require_tensor
+from .registry import composite, custom, get
+
+_GENERATOR_KW = "*, Generator? generator=None"
+_RANDOM_FACTORY_KW = "*, Generator? generator=None, " + FACTORY_KW[3:]
+_MANTISSA_DIGITS = {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}
+_DEFAULT_GENERATOR = [None]
+
+
+def set_default_generator(generator):
+    """Called once by lantern.random: the generator that random ops use when given generator=None."""
+    _DEFAULT_GENERATOR[0] = generator
+
+
+def _rng(generator):
+    """The NumPy generator behind a lantern.Generator (the default one for None)."""
+    g = _DEFAULT_GENERATOR[0] if generator is None else generator
+    try:
+        return g.numpy_generator
+    except AttributeError:
+        raise TypeError(f"generator must be a lantern.Generator, not {type(generator).__name__}") from None
+
+
+# ---- writing samples ------------------------------------------------------------------------------------------
+
+def _write(backend, t, values):
+    backend.array(t)[...] = values if backend.device.type == "cpu" else backend.from_host(values)
+
+
+def _fill(backend, t, draw):
+    """Write draw(real dtype) into `t`; a complex tensor gets independent draws for its real and imaginary parts."""
+    if backend.xp is None or t.numel() == 0:
+        return
+    real = t.dtype.to_real()
+    values = draw(real)
+    if t.dtype.category == dt.COMPLEX:
+        values = values + 1j * draw(real)
+    _write(backend, t, values)
+
+
+def _sampled_in_place(op_name, backend, self, sample):
+    """Run sample() to overwrite `self`, refusing tensors whose elements share memory; bumps the version."""
+    internal_overlap_check(self, op_name)
+    sample()
+    self._vc[0] += 1
+    return self
+
+
+def _unit_uniform(rng, shape, real):
+    """Uniform [0, 1) values on the grid of `real`'s mantissa, so rounding into the dtype can never reach 1."""
+    if real is dt.float64:
+        return rng.random(shape)
+    if real is dt.float32:
+        return rng.random(shape, dtype=np.float32)
+    scale = 1 << _MANTISSA_DIGITS[real]
+    return rng.integers(0, scale, shape) / scale
+
+
+def _draw_dtype(real):
+    """NumPy draws float32 or float64; the half types are drawn as float32 and rounded."""
+    return np.float64 if real is dt.float64 else np.float32
+
+
+def _standard_normal(rng, shape, real):
+    return rng.standard_normal(shape, dtype=_draw_dtype(real))
+
+
+# ---- uniform ----------------------------------------------------------------------------------------------------
+
+def _check_uniform(dtype, from_, to):
+    if dtype.category < dt.FLOATING:
+        raise not_implemented_for("check_uniform_bounds", dtype)
+    real = dtype.to_real()
+    limit = FLOAT_MAX[real]
+    for name, value in (("from", from_), ("to", to)):
+        if not -limit <= value <= limit:
+            raise RuntimeError(f"{name} is out of bounds for {C_TYPE_NAMES[real]}")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}")
+    if to - from_ > limit:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{real.legacy}>::max(), but found "
+                           f"to={to:g} and from={from_:g} which result in to-from to exceed the limit")
+
+
+def _fill_uniform(backend, t, from_, to, generator):
+    _check_uniform(t.dtype, from_, to)
+    shape = t._size
+    _fill(backend, t, lambda real: _unit_uniform(_rng(generator), shape, real) * (to - from_) + from_)
+
+
+def _rand(backend, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
+          requires_grad=False):
+    t = new_tensor(backend, "rand", size, dtype, layout, pin_memory)
+    _fill_uniform(backend, t, 0.0, 1.0, generator)
+    return finish(t, requires_grad)
+
+
+def _uniform_(backend, self, from_=0.0, to=1.0, generator=None):
+    return _sampled_in_place("uniform_", backend, self, lambda: _fill_uniform(backend, self, from_, to, generator))
+
+
+custom(f"rand(int[] size, {_RANDOM_FACTORY_KW}) -> Tensor", _rand, _rand)
+custom(f"uniform_(Tensor(a!) self, float from_=0, float to=1, {_GENERATOR_KW}) -> Tensor(a!)", _uniform_, _uniform_)
+
+
+# ---- normal -----------------------------------------------------------------------------------------------------
+
+def _check_std(std):
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+
+
+def _check_normal_dtype(t):
+    if t.numel() and t.dtype.category < dt.FLOATING:
+        raise not_implemented_for("normal_kernel_cpu", t.dtype)
+
+
+def _fill_normal(backend, t, mean, std, generator):
+    """mean + std * N(0, 1); a complex tensor's parts each get std / sqrt(2), so |z - mean|^2 averages std^2."""
+    _check_normal_dtype(t)
+    if t.dtype.category == dt.COMPLEX:
+        std = std / math.sqrt(2)
+    shape = t._size
+    _fill(backend, t, lambda real: _standard_normal(_rng(generator), shape, real) * std + mean)
+
+
+def _randn(backend, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
+           requires_grad=False):
+    t = new_tensor(backend, "randn", size, dtype, layout, pin_memory)
+    _fill_normal(backend, t, 0.0, 1.0, generator)
+    return finish(t, requires_grad)
+
+
+def _normal_(backend, self, mean=0.0, std=1.0, generator=None):
+    _check_std(std)
+    return _sampled_in_place("normal_", backend, self, lambda: _fill_normal(backend, self, mean, std, generator))
+
+
+def _normal_float_float(backend, mean, std, size, generator=None, dtype=None, layout=None, device=None,
+                        pin_memory=None, requires_grad=False):
+    _check_std(std)
+    t = new_tensor(backend, "normal", size, dtype, layout, pin_memory)
+    _fill_normal(backend, t, mean, std, generator)
+    return finish(t, requires_grad)
+
+
+def _check_std_tensor(backend, std):
+    if backend.xp is not None and std.numel() and not (backend.array(std) >= 0).all():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+
+
+def _normal_around(backend, shape, dtype, mean, std, generator):
+    """A new tensor of N(0, std) + mean, where mean and std are tensors (broadcast to `shape`) or floats."""
+    t = backend.empty(shape, dtype)
+    _check_normal_dtype(t)
+    if backend.xp is not None:
+        mean, std = (backend.array(x) if isinstance(x, TensorImpl) else x for x in (mean, std))
+        _fill_normal(backend, t, 0.0, std, generator)
+        backend.array(t)[...] += mean
+    return t
+
+
+def _normal_tensor_float(backend, mean, std=1.0, generator=None):
+    _require_tensor("normal", mean, argname="mean")
+    _check_std(std)
+    return _normal_around(backend, mean._size, mean.dtype, mean, std, generator)
+
+
+def _normal_float_tensor(backend, mean, std, generator=None):
+    _require_tensor("normal", std, 2, "std")
+    _check_std_tensor(backend, std)
+    return _normal_around(backend, std._size, std.dtype, mean, std, generator)
+
+
+def _normal_tensor_tensor(backend, mean, std, generator=None):
+    _require_tensor("normal", mean, argname="mean")
+    _require_tensor("normal", std, 2, "std")
+    _check_std_tensor(backend, std)
+    return _normal_around(backend, broadcast_shapes(mean._size, std._size), mean.dtype, mean, std, generator)
+
+
+custom(f"randn(int[] size, {_RANDOM_FACTORY_KW}) -> Tensor", _randn, _randn)
+custom(f"normal_(Tensor(a!) self, float mean=0, float std=1, {_GENERATOR_KW}) -> Tensor(a!)", _normal_, _normal_)
+custom(f"normal.float_float(float mean, float std, int[] size, {_RANDOM_FACTORY_KW}) -> Tensor",
+       _normal_float_float, _normal_float_float)
+custom(f"normal.Tensor_float(Tensor mean, float std=1, {_GENERATOR_KW}) -> Tensor",
+       _normal_tensor_float, _normal_tensor_float)
+custom(f"normal.float_Tensor(float mean, Tensor std, {_GENERATOR_KW}) -> Tensor",
+       _normal_float_tensor, _normal_float_tensor)
+custom(f"normal.Tensor_Tensor(Tensor mean, Tensor std, {_GENERATOR_KW}) -> Tensor",
+       _normal_tensor_tensor, _normal_tensor_tensor)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
+           requires_grad=False):
+    """normal(mean, std) with tensor mean and/or std (the result takes their broadcast shape), or
+    normal(mean, std, size) with floats."""
+    if isinstance(mean, TensorImpl):
+        overload = "normal.Tensor_Tensor" if isinstance(std, TensorImpl) else "normal.Tensor_float"
+    elif isinstance(std, TensorImpl):
+        overload = "normal.float_Tensor"
+    elif size is None:
+        raise TypeError("normal() with a float mean and std needs a size: normal(mean, std, size)")
+    else:
+        return call(get("normal.float_float"), (mean, std, size, generator, dtype, layout, device, pin_memory,
+                                                requires_grad))
+    if size is not None:
+        raise TypeError("normal(): `size` is only taken when mean and std are both numbers")
+    return call(get(overload), (mean, std, generator))
+
+
+composite("normal", normal, method=False)
+
+
+# ---- exponential ------------------------------------------------------------------------------------------------
+
+def _exponential_(backend, self, lambd=1.0, generator=None):
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    if self.numel() and self.dtype.category != dt.FLOATING:
+        raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {self.dtype.legacy}")
+    shape = self._size
+
+    def draw(real):
+        return _rng(generator).standard_exponential(shape, dtype=_draw_dtype(real)) / lambd
+    return _sampled_in_place("exponential_", backend, self, lambda: _fill(backend, self, draw))
+
+
+custom(f"exponential_(Tensor(a!) self, float lambd=1, {_GENERATOR_KW}) -> Tensor(a!)", _exponential_, _exponential_)
+
+
+# ---- random_ / randint / randperm: integers drawn uniformly ----------------------------------------------------
+
+def _default_top(dtype):
+    """The largest value random_() draws: 2**digits for floats (every integer up to it is exact), else the max."""
+    if dtype.category == dt.FLOATING:
+        return 1 << _MANTISSA_DIGITS[dtype]
+    return 1 if dtype is dt.bool else int(np.iinfo(dtype.np).max)
+
+
+def _check_in_range(dtype, low, high):
+    if dtype.category == dt.FLOATING:
+        bounds = (-FLOAT_MAX[dtype], FLOAT_MAX[dtype])
+    else:
+        bounds = (0, 1) if dtype is dt.bool else (int(np.iinfo(dtype.np).min), int(np.iinfo(dtype.np).max))
+    for name, value in (("from", low), ("to - 1", high)):
+        if not bounds[0] <= value <= bounds[1]:
+            raise RuntimeError(f"{name} is out of bounds for {C_TYPE_NAMES[dtype]}")
+        if dtype.category == dt.FLOATING and abs(value) > _default_top(dtype):
+            digits = _MANTISSA_DIGITS[dtype]
+            warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
+                          f"{C_TYPE_NAMES[dtype]} can support discrete uniform distribution only within this range.",
+                          UserWarning, stacklevel=7)  # the caller of random_/randint, through the dispatcher
+
+
+def _int64_arg(fn, name, value):
+    value = int_arg(fn, name, value)
+    if not -2**63 <= value < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    return value
+
+
+def _random_range(dtype, from_=None, to=None):
+    """The inclusive range [low, high] random_(from, to) draws from, after PyTorch's checks."""
+    if dtype.category == dt.COMPLEX:
+        if from_ is None and to is None:
+            raise not_implemented_for("random_kernel_cpu", dtype)
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
+    if from_ is None and to is None:
+        return 0, _default_top(dtype)
+    if to is None:
+        low, high = from_, _default_top(dtype)
+    else:
+        if from_ >= to:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+        low, high = from_, to - 1
+    _check_in_range(dtype, low, high)
+    if low > high:
+        raise RuntimeError(f"random_ expects 'from' to be at most {high} for {dtype.name}, but got from={low}")
+    return low, high
+
+
+def _fill_integers(backend, t, low, high, generator):
+    if backend.xp is not None and t.numel():
+        _write(backend, t, _rng(generator).integers(low, high, t._size, dtype=np.int64, endpoint=True))
+
+
+def _random_(backend, self, from_=None, to=None, generator=None):
+    if from_ is not None:
+        from_ = _int64_arg("random_", "from", from_)
+    if to is not None:
+        to = _int64_arg("random_", "to", to)
+    low, high = _random_range(self.dtype, from_, to)
+    return _sampled_in_place("random_", backend, self, lambda: _fill_integers(backend, self, low, high, generator))
+
+
+def _randint(backend, low, high, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
+             requires_grad=False):
+    low, high = _int64_arg("randint", "low", low), _int64_arg("randint", "high", high)
+    t = new_tensor(backend, "randint", size, dtype or dt.int64, layout, pin_memory)
+    _fill_integers(backend, t, *_random_range(t.dtype, low, high), generator)
+    return finish(t, requires_grad)
+
+
+def _check_randperm_dtype(n, dtype):
+    if dtype.category in (dt.BOOL, dt.COMPLEX):
+        raise not_implemented_for("randperm", dtype)
+    if dtype.category == dt.FLOATING and n > _default_top(dtype) + 1:
+        raise RuntimeError(f"n cannot be greater than {_default_top(dtype) + 1} for {dtype.legacy} type.")
+    if dtype.category == dt.INTEGRAL and n - 1 > np.iinfo(dtype.np).max:
+        raise RuntimeError(f"value cannot be converted to type {C_TYPE_NAMES[dtype]} without overflow")
+
+
+def _randperm(backend, n, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
+              requires_grad=False):
+    n = int_arg("randperm", "n", n)
+    t = new_tensor(backend, "randperm", (n,), dtype or dt.int64, layout, pin_memory)
+    _check_randperm_dtype(n, t.dtype)
+    if backend.xp is not None:
+        _write(backend, t, _rng(generator).permutation(n))
+    return finish(t, requires_grad)
+
+
+custom(f"random_.from(Tensor(a!) self, int? from=None, int? to=None, {_GENERATOR_KW}) -> Tensor(a!)",
+       _random_, _random_)
+custom(f"randint.low(int low, int high, int[] size, {_RANDOM_FACTORY_KW}) -> Tensor", _randint, _randint)
+custom(f"randperm(int n, {_RANDOM_FACTORY_KW}) -> Tensor", _randperm, _randperm)
+
+
+def random_(self, *args, to=None, generator=None):
+    """random_() draws from [0, 2**mantissa digits] (floats) or [0, max] (ints); random_(to) from [0, to);
+    random_(from, to) from [from, to); random_(from, None) from [from, the default top]."""
+    if len(args) > 2:
+        raise TypeError(f"random_() takes at most 2 positional arguments (from, to) but {len(args)} were given")
+    if len(args) == 2:
+        from_, to = args
+    elif len(args) == 1:
+        from_, to = (0, args[0]) if to is None else (args[0], to)
+    else:
+        from_ = None if to is None else 0
+    return call(get("random_.from"), (self, from_, to, generator))
+
+
+def _match_signature(fn, forms, args, keywords):
+    """Bind the arguments to the first of PyTorch's signatures (`forms`, lambdas with its parameter names) that
+    accepts them, as its argument parser tries each in turn."""
+    given = {k: v for k, v in keywords.items() if v is not None}
+    for form in forms:
+        try:
+            return form(*args, **given)
+        except TypeError:
+            continue
+    expected = " or ".join(f"({', '.join(form.__code__.co_varnames)})" for form in forms)
+    raise TypeError(f"{fn}() received an invalid combination of arguments; expected {expected}")
+
+
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, layout=None, device=None,
+            pin_memory=None, requires_grad=False):
+    """randint(high, size) or randint(low, high, size): integers drawn uniformly from [low, high)."""
+    forms = (lambda high, size: (0, high, size), lambda low, high, size: (low, high, size))
+    low, high, size = _match_signature("randint", forms, args, {"low": low, "high": high, "size": size})
+    return call(get("randint.low"), (low, high, size, generator, dtype, layout, device, pin_memory, requires_grad))
+
+
+composite("randint", randint, method=False)
+
+
+# ---- bernoulli --------------------------------------------------------------------------------------------------
+
+def _check_p(p):
+    if not 0.0 <= p <= 1.0:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+
+
+def _check_p_tensor(backend, p):
+    if p.dtype.category != dt.FLOATING:
+        raise not_implemented_for("bernoulli_tensor_cpu_self_" if p.dtype.is_complex else "bernoulli_tensor_cpu_p_",
+                                  p.dtype)
+    if backend.xp is not None and p.numel():
+        values = backend.array(p)
+        if not ((values >= 0) & (values <= 1)).all():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+
+
+def _fill_bernoulli(backend, t, p, generator):
+    """1 where a uniform draw falls below p (a float, or an array broadcast to t's shape), else 0."""
+    if backend.xp is not None and t.numel():
+        _write(backend, t, _rng(generator).random(t._size) < p)
+
+
+def _bernoulli(backend, self, p=None, generator=None):
+    _require_tensor("bernoulli", self)
+    probabilities = p
+    if p is None:
+        _check_p_tensor(backend, self)
+        probabilities = None if backend.xp is None else backend.array(self)
+    else:
+        _check_p(p)
+    out = backend.empty(self._size, self.dtype)
+    _fill_bernoulli(backend, out, probabilities, generator)
+    return out
+
+
+def _bernoulli_float_(backend, self, p=0.5, generator=None):
+    _check_p(p)
+    return _sampled_in_place("bernoulli_", backend, self, lambda: _fill_bernoulli(backend, self, p, generator))
+
+
+def _bernoulli_tensor_(backend, self, p, generator=None):
+    _require_tensor("bernoulli_", p, argname="p")
+    _check_p_tensor(backend, p)
+    p = p.expand(self._size)
+    values = None if backend.xp is None else backend.array(p)
+    return _sampled_in_place("bernoulli_", backend, self, lambda: _fill_bernoulli(backend, self, values, generator))
+
+
+custom(f"bernoulli(Tensor self, float? p=None, {_GENERATOR_KW}) -> Tensor", _bernoulli, _bernoulli)
+custom(f"bernoulli_.float(Tensor(a!) self, float p=0.5, {_GENERATOR_KW}) -> Tensor(a!)",
+       _bernoulli_float_, _bernoulli_float_)
+custom(f"bernoulli_.Tensor(Tensor(a!) self, Tensor p, {_GENERATOR_KW}) -> Tensor(a!)",
+       _bernoulli_tensor_, _bernoulli_tensor_)
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Overwrite with 1s drawn with probability p (a float, or a tensor broadcast to self's shape), else 0s."""
+    overload = "bernoulli_.Tensor" if isinstance(p, TensorImpl) else "bernoulli_.float"
+    return call(get(overload), (self, p, generator))
+
+
+for _fn in (random_, bernoulli_):
+    composite(_fn.__name__, _fn, method=True)
+
+
+# ---- *_like ------------------------------------------------------------------------------------------------------
+
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
+              memory_format=preserve_format):
+    t = empty_like_of("rand_like", input, dtype, layout, device, pin_memory, memory_format)
+    return finish_like(t.uniform_(generator=generator), requires_grad)
+
+
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
+               memory_format=preserve_format):
+    t = empty_like_of("randn_like", input, dtype, layout, device, pin_memory, memory_format)
+    return finish_like(t.normal_(generator=generator), requires_grad)
+
+
+def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, layout=None, device=None,
+                 pin_memory=None, requires_grad=False, memory_format=preserve_format):
+    """randint_like(input, high) or randint_like(input, low, high): input's shape and dtype, values in [low, high)."""
+    forms = (lambda high: (0, high), lambda low, high: (low, high))
+    low, high = _match_signature("randint_like", forms, args, {"low": low, "high": high})
+    t = empty_like_of("randint_like", input, dtype, layout, device, pin_memory, memory_format)
+    return finish_like(random_(t, low, high, generator=generator), requires_grad)
+
+
+for _fn in (rand_like, randn_like, randint_like):
+    composite(_fn.__name__, _fn, method=False)

@@ -22,7 +22,8 @@ class Operator:
     """One registered operator. `kernels` maps a DispatchKey to fn(op, args) -> result."""
 
     __slots__ = ("schema", "name", "kind", "meta", "impl", "kernels", "derivative", "tensor_positions",
-                 "list_positions", "device_position", "functional", "inplace", "out", "backends", "__weakref__")
+                 "list_positions", "device_position", "functional", "inplace", "out", "backends", "scan",
+                 "__weakref__")
 
     def __init__(self, schema, kind, meta=None, impl=None):
         self.schema = schema
@@ -40,6 +41,7 @@ class Operator:
         self.inplace = None
         self.out = None
         self.backends = None  # device types with a kernel; None: every backend
+        self.scan = None      # the dispatcher's argument scan for this op, generated on first call
 
     @property
     def alias(self):
