@@ -137,7 +137,7 @@ class finfo:
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -info.precision  # PyTorch's: a power of ten, not NumPy's rounded value
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
@@ -152,13 +152,15 @@ class iinfo:
     """
 
     def __init__(self, type):
-        if type.category not in (INTEGRAL, BOOL):
+        if type.category == BOOL:
+            raise TypeError(f"{type} is not supported by torch.iinfo")
+        if type.category != INTEGRAL:
             raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{type}'")
-        info = np.iinfo(type.np) if type.category == INTEGRAL else None
+        info = np.iinfo(type.np)
         self.dtype = type.name
         self.bits = type.itemsize * 8
-        self.min = int(info.min) if info else 0
-        self.max = int(info.max) if info else 1
+        self.min = int(info.min)
+        self.max = int(info.max)
 
     def __repr__(self):
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

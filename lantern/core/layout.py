@@ -18,7 +18,7 @@ class layout:
         return "lantern." + self.name
 
     def __reduce__(self):
-        return (globals().__getitem__, (self.name,))
+        return (_by_name, (self.name,))
 
 
 class memory_format:
@@ -31,7 +31,12 @@ class memory_format:
         return "lantern." + self.name
 
     def __reduce__(self):
-        return (globals().__getitem__, (self.name,))
+        return (_by_name, (self.name,))
+
+
+def _by_name(name):
+    """The module's layout or memory_format object named `name` (pickles restore the singletons)."""
+    return globals()[name]
 
 
 strided = layout("strided")

@@ -15,7 +15,7 @@ def _same_dtype(name, a, b):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name} != {b.dtype.name} "
                            f"(in {name}; cast one with .to(dtype))")
     if a.dtype is dt.bool:
-        raise RuntimeError(f"\"{name}\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
 
 
 def _mm_meta(a, b):
@@ -66,6 +66,8 @@ def _dot_meta(a, b):
     if a.dtype is not b.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {a.dtype.legacy} and "
                            f"{b.dtype.legacy}")
+    if a.dtype is dt.bool:
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
     return (), a.dtype
 
 
@@ -93,8 +95,26 @@ structured("mv(Tensor self, Tensor vec) -> Tensor", _mv_meta, _matmul_impl, inpl
 _mm, _bmm, _dot, _mv = get("mm"), get("bmm"), get("dot"), get("mv")
 
 
-def matmul(input, other):
-    """PyTorch's matmul: dot, mv, mm or a broadcast bmm, choosing by the operands' dims (a composite op)."""
+def matmul(input, other, *, out=None):
+    """PyTorch's matmul: dot, mv, mm or a broadcast bmm, choosing by the operands' dims (a composite op).
+
+    With out=, the result is copied into `out` (of the same dtype), which is resized as out= tensors are.
+
+    >>> lantern.matmul(lantern.ones(3), lantern.ones(3, 2)).tolist()
+    [3.0, 3.0]
+    """
+    result = _matmul(input, other)
+    if out is None:
+        return result
+    if out.dtype is not result.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {result.dtype.name}, but got {out.dtype.name} instead "
+                           "(matmul: pass an out of the operands' dtype)")
+    from ..backends.base import resize_out
+    resize_out(out, result._size, "matmul.out")
+    return out.copy_(result)
+
+
+def _matmul(input, other):
     _require_tensor("matmul", input)
     _require_tensor("matmul", other, 2, "other")
     da, db = input.dim(), other.dim()

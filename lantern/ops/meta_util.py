@@ -100,6 +100,28 @@ def pointwise_binary(a, b):
     return pointwise_shape((a, b)), operands_result_type((a, b))
 
 
+NO_OVERLAP, FULL, PARTIAL, TOO_HARD = "no", "full", "partial", "too hard"
+
+
+def overlap_status(a, b):
+    """How two tensors' memory relate, as PyTorch's get_overlap_status: FULL (same elements, same layout),
+    PARTIAL (some shared bytes), NO_OVERLAP, or TOO_HARD (one of them is not dense: not worth deciding)."""
+    if a is b:
+        return FULL
+    if a.numel() == 0 or b.numel() == 0:
+        return NO_OVERLAP
+    if not a.is_non_overlapping_and_dense() or not b.is_non_overlapping_and_dense():
+        return TOO_HARD
+    if a._storage is b._storage:
+        a_begin, b_begin = a._offset * a.dtype.itemsize, b._offset * b.dtype.itemsize
+        a_end, b_end = a_begin + a.nbytes, b_begin + b.nbytes
+        if a_begin == b_begin and a_end == b_end:
+            return FULL if a._stride == b._stride else PARTIAL
+        if a_begin < b_end and b_begin < a_end:
+            return PARTIAL
+    return NO_OVERLAP
+
+
 def check_no_bool(op_name, dtype, what):
     if dtype is dt.bool:
         raise RuntimeError(what)

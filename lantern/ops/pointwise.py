@@ -1,21 +1,47 @@
-"""Pointwise ops: one row per op (name, NumPy ufunc, how the result dtype is chosen).
+"""Pointwise ops: one row per op (name, NumPy ufunc or kernel, result-dtype rule, dtype check).
 
-Each row makes a structured op, so `exp`, `exp_` and `exp.out` all exist. Result dtypes follow PyTorch:
-- KEEP: the promoted input dtype (abs, neg, add, mul, ...);
+Each row makes a structured op, so `exp`, `exp_` and `exp.out` all exist (where PyTorch has them). A rule maps the
+promoted input dtype to the result dtype, as PyTorch's TensorIterator configurations do:
+- KEEP: the promoted dtype (neg, add, mul, ...);
 - FLOAT: integers and bools compute in the default float dtype (exp, sin, true division, ...);
-- BOOL: the result is bool, the comparison runs in the promoted dtype (eq, lt, logical_and, ...).
+- BOOL: the result is bool; the comparison itself runs in the promoted dtype (eq, lt, logical_and, ...);
+- REAL: complex inputs give their real dtype (abs); INT_FOR_BOOL: bool gives int64 (square, as pow(x, 2)).
+
+Kernels compute in the result dtype with every operand cast to it first, as PyTorch's loops do: a Python int
+wraps into small integer types (`uint8_t - 3` is 253) and bfloat16 (which has no mixed-type NumPy loops) works.
 
 >>> (lantern.tensor([1, 2], dtype=lantern.int32) / 2).dtype
 lantern.float32
+>>> (lantern.tensor([1, 2], dtype=lantern.uint8) - 3).tolist()
+[254, 255]
 """
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.promotion import result_type_of, wrapped_scalar_dtype
 from ..core.tensor_impl import TensorImpl
 from .meta_util import operands_result_type, pointwise_binary, pointwise_shape
 from .registry import structured
 
-KEEP, FLOAT, BOOL = "keep", "float", "bool"
+
+def KEEP(dtype):
+    return dtype
+
+
+def FLOAT(dtype):
+    return dt.get_default_dtype() if dtype.category < dt.FLOATING else dtype
+
+
+def BOOL(dtype):
+    return dt.bool
+
+
+def REAL(dtype):
+    return dtype.to_real()
+
+
+def INT_FOR_BOOL(dtype):
+    return dt.int64 if dtype is dt.bool else dtype
 
 
 def _require_tensor(name, x, pos=1, argname="input"):
@@ -23,10 +49,221 @@ def _require_tensor(name, x, pos=1, argname="input"):
         raise TypeError(f"{name}(): argument '{argname}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
-def _result_dtype(name, dtype, rule):
-    if rule == FLOAT and dtype.category < dt.FLOATING:
-        return dt.get_default_dtype()
-    return dtype
+# ---- operands as the kernel loop sees them ------------------------------------------------------------------
+
+_BF16, _INT64 = dt.bfloat16.np, dt.int64.np
+
+
+def as_dtype(xp, x, dtype):
+    """x (an array or a Python number) cast to the compute dtype, unless NumPy already computes it exactly so:
+    a Python int wraps into a small integer type as PyTorch's cast does; bfloat16 has no mixed-type loops."""
+    d = getattr(x, "dtype", None)
+    if d is None:
+        if dtype is _BF16 or (type(x) is int and dtype.kind in "iu" and dtype is not _INT64):
+            return xp.asarray(x).astype(dtype)
+        return x
+    return x if d == dtype else x.astype(dtype)
+
+
+def compute_dtype(a, b):
+    """The dtype a comparison of arrays/numbers a and b runs in: PyTorch's promotion over the three tiers."""
+    da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
+    if da is not None and da == db:
+        return da
+    tiers = ([], [], [])
+    for x in (a, b):
+        if hasattr(x, "dtype"):
+            tiers[0 if x.ndim else 1].append(dt.from_numpy_dtype(x.dtype))
+        else:
+            tiers[2].append(wrapped_scalar_dtype(x))
+    return result_type_of(*tiers).np
+
+
+def _ufunc_impl(ufunc):
+    """A kernel running `ufunc` in the result dtype (the hot path: operands already of that dtype pass as they are)."""
+    if ufunc.nin == 1:
+        def impl(xp, out, dtype, a):
+            if getattr(a, "dtype", None) is not dtype:
+                a = as_dtype(xp, a, dtype)
+            ufunc(a, out=out, dtype=dtype, casting="unsafe")
+    else:
+        def impl(xp, out, dtype, a, b):
+            if getattr(a, "dtype", None) is not dtype:
+                a = as_dtype(xp, a, dtype)
+            if getattr(b, "dtype", None) is not dtype:
+                b = as_dtype(xp, b, dtype)
+            ufunc(a, b, out=out, dtype=dtype, casting="unsafe")
+    impl.__name__ = ufunc.__name__
+    return impl
+
+
+def _compare_impl(ufunc):
+    def impl(xp, out, dtype, a, b):
+        da = getattr(a, "dtype", None)
+        if da is not None and da is getattr(b, "dtype", None):
+            return ufunc(a, b, out=out, casting="unsafe")
+        ct = compute_dtype(a, b)
+        if getattr(a, "dtype", None) is not ct or getattr(b, "dtype", None) is not ct:
+            a, b = as_dtype(xp, a, ct), as_dtype(xp, b, ct)
+        ufunc(a, b, out=out, casting="unsafe")
+    impl.__name__ = ufunc.__name__
+    return impl
+
+
+def _predicate_impl(ufunc):
+    def impl(xp, out, dtype, a):
+        ufunc(a, out=out, casting="unsafe")
+    impl.__name__ = ufunc.__name__
+    return impl
+
+
+# ---- dtype checks ------------------------------------------------------------------------------------------
+
+def _not_for(kernel, *categories, msg=None, error=NotImplementedError):
+    """A check refusing result dtypes of `categories`, as PyTorch's dtype dispatch does ("abs_cpu" ...)."""
+    def check(dtype):
+        if dtype.category in categories:
+            raise error(msg or f'"{kernel}" not implemented for \'{dtype.legacy}\'')
+    return check
+
+
+def _no_complex(name):
+    return _not_for(name, dt.COMPLEX, msg=f"{name} is not supported for complex inputs")
+
+
+def _rounding(name):
+    """floor/ceil/trunc: identity on integers, refused for bool and complex."""
+    no_complex = _no_complex(name)
+
+    def check(dtype):
+        no_complex(dtype)
+        if dtype is dt.bool:
+            raise NotImplementedError(f'"{name}_vml_cpu" not implemented for \'Bool\'')
+    return check
+
+
+_no_bool_neg = _not_for("neg", dt.BOOL, error=RuntimeError, msg=(
+    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the "
+    "`~` or `logical_not()` operator instead."))
+_ints_only = {n: _not_for(f"{k}_cpu", dt.FLOATING, dt.COMPLEX) for n, k in
+              (("bitwise_and", "bitwise_and"), ("bitwise_or", "bitwise_or"), ("bitwise_xor", "bitwise_xor"),
+               ("bitwise_not", "bitwise_not"))}
+_shift = {n: _not_for(f"{k}_cpu", dt.BOOL, dt.FLOATING, dt.COMPLEX) for n, k in
+          (("bitwise_left_shift", "lshift"), ("bitwise_right_shift", "rshift"))}
+_no_bool_or_complex = {n: _not_for(f"{k}_cpu", dt.BOOL, dt.COMPLEX) for n, k in
+                       (("floor_divide", "div_floor"), ("remainder", "remainder"), ("fmod", "fmod"))}
+_real_only = {n: _not_for(f"{n}_cpu", dt.COMPLEX) for n in ("atan2", "lt", "le", "gt", "ge")}
+
+
+def _minmax_check(name):
+    return _not_for(name, dt.COMPLEX, error=RuntimeError, msg=f"{name} not implemented for complex tensors.")
+
+
+def _sign_check(dtype):
+    if dtype.category == dt.COMPLEX:
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead.")
+
+
+def _frac_check(dtype):
+    if dtype.category != dt.FLOATING:
+        raise NotImplementedError(f'"frac_cpu" not implemented for \'{dtype.legacy}\'')
+
+
+def _signbit_check(dtype):
+    if dtype.category == dt.COMPLEX:
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+
+
+# ---- unary -------------------------------------------------------------------------------------------------
+
+def _sigmoid(xp, out, dtype, a):
+    xp.negative(a, out=out, dtype=dtype, casting="unsafe")
+    xp.exp(out, out=out)
+    out += 1
+    xp.reciprocal(out, out=out)
+
+
+def _rsqrt(xp, out, dtype, a):
+    xp.sqrt(a, out=out, dtype=dtype, casting="unsafe")
+    xp.reciprocal(out, out=out)
+
+
+def _frac(xp, out, dtype, a):
+    xp.subtract(a, xp.trunc(a), out=out, casting="unsafe")
+
+
+def _abs(xp, out, dtype, a):
+    xp.absolute(a, out=out, casting="unsafe")  # complex in, real out: no cast of the input
+
+
+def _sign(xp, out, dtype, a):
+    if dtype == np.bool_:
+        xp.copyto(out, a, casting="unsafe")
+    else:
+        xp.sign(a, out=out, casting="unsafe")
+
+
+def _sgn(xp, out, dtype, a):
+    if np.iscomplexobj(a):
+        mag = xp.abs(a)
+        xp.divide(a, xp.where(mag == 0, 1, mag), out=out, casting="unsafe")
+    else:
+        _sign(xp, out, dtype, a)
+
+
+def _on_floats(ufunc):
+    """floor/ceil/trunc: integers pass through unchanged (PyTorch keeps their dtype and values)."""
+    def impl(xp, out, dtype, a):
+        if dtype.kind in "iu":
+            xp.copyto(out, a, casting="unsafe")
+        else:
+            ufunc(a, out=out, casting="unsafe")
+    impl.__name__ = ufunc.__name__
+    return impl
+
+
+# name, ufunc or impl, dtype rule, dtype check, (has in-place form, has out= form)
+UNARY = [
+    ("abs", _abs, REAL, _not_for("abs_cpu", dt.BOOL), (True, True)),
+    ("neg", np.negative, KEEP, _no_bool_neg, (True, True)),
+    ("sign", _sign, KEEP, _sign_check, (True, True)),
+    ("sgn", _sgn, KEEP, None, (True, True)),
+    ("reciprocal", np.reciprocal, FLOAT, None, (True, True)),
+    ("square", np.square, INT_FOR_BOOL, None, (True, True)),
+    ("sqrt", np.sqrt, FLOAT, None, (True, True)),
+    ("rsqrt", _rsqrt, FLOAT, None, (True, True)),
+    ("exp", np.exp, FLOAT, None, (True, True)),
+    ("exp2", np.exp2, FLOAT, None, (True, True)),
+    ("expm1", np.expm1, FLOAT, None, (True, True)),
+    ("log", np.log, FLOAT, None, (True, True)),
+    ("log2", np.log2, FLOAT, None, (True, True)),
+    ("log10", np.log10, FLOAT, None, (True, True)),
+    ("log1p", np.log1p, FLOAT, None, (True, True)),
+    ("sin", np.sin, FLOAT, None, (True, True)),
+    ("cos", np.cos, FLOAT, None, (True, True)),
+    ("tan", np.tan, FLOAT, None, (True, True)),
+    ("asin", np.arcsin, FLOAT, None, (True, True)),
+    ("acos", np.arccos, FLOAT, None, (True, True)),
+    ("atan", np.arctan, FLOAT, None, (True, True)),
+    ("sinh", np.sinh, FLOAT, None, (True, True)),
+    ("cosh", np.cosh, FLOAT, None, (True, True)),
+    ("tanh", np.tanh, FLOAT, None, (True, True)),
+    ("asinh", np.arcsinh, FLOAT, None, (True, True)),
+    ("acosh", np.arccosh, FLOAT, None, (True, True)),
+    ("atanh", np.arctanh, FLOAT, None, (True, True)),
+    ("sigmoid", _sigmoid, FLOAT, None, (True, True)),
+    ("floor", _on_floats(np.floor), KEEP, _rounding("floor"), (True, True)),
+    ("ceil", _on_floats(np.ceil), KEEP, _rounding("ceil"), (True, True)),
+    ("trunc", _on_floats(np.trunc), KEEP, _rounding("trunc"), (True, True)),
+    ("frac", _frac, KEEP, _frac_check, (True, True)),
+    ("bitwise_not", np.invert, KEEP, _ints_only["bitwise_not"], (True, True)),
+    ("logical_not", _predicate_impl(np.logical_not), BOOL, None, (True, True)),
+    ("isnan", _predicate_impl(np.isnan), BOOL, None, (False, False)),
+    ("isinf", _predicate_impl(np.isinf), BOOL, None, (False, False)),
+    ("isfinite", _predicate_impl(np.isfinite), BOOL, None, (False, False)),
+    ("signbit", _predicate_impl(np.signbit), BOOL, _signbit_check, (False, True)),
+]
 
 
 def _unary_meta(name, rule, check=None):
@@ -34,296 +271,224 @@ def _unary_meta(name, rule, check=None):
         _require_tensor(name, a)
         if check is not None:
             check(a.dtype)
-        if rule == BOOL:
-            return a._size, dt.bool
-        return a._size, _result_dtype(name, a.dtype, rule)
+        return a._size, rule(a.dtype)
     return meta
 
 
-def _binary_meta(name, rule, check=None):
-    def meta(a, b, *rest):
-        shape, dtype = pointwise_binary(a, b)
-        if check is not None:
-            check(dtype)
-        if rule == BOOL:
-            return shape, dt.bool
-        return shape, _result_dtype(name, dtype, rule)
-    return meta
+for _name, _fn, _rule, _check, (_inplace, _out) in UNARY:
+    structured(f"{_name}(Tensor self) -> Tensor", _unary_meta(_name, _rule, _check),
+               _fn if not isinstance(_fn, np.ufunc) else _ufunc_impl(_fn), inplace=_inplace, out=_out)
 
 
-def _ufunc_impl(ufunc, pass_dtype=True):
-    if pass_dtype:
-        def impl(xp, out, dtype, *args):
-            ufunc(*args, out=out, dtype=dtype)
-    else:
-        def impl(xp, out, dtype, *args):
-            ufunc(*args, out=out)
-    impl.__name__ = ufunc.__name__
+# ---- add / sub (with alpha) --------------------------------------------------------------------------------
+
+def _alpha_check(name, dtype, alpha):
+    if type(alpha) is bool:
+        if dtype is not dt.bool:
+            raise RuntimeError(f"Boolean alpha only supported for Boolean results. ({name}: pass alpha as a number)")
+    elif alpha != 1 and dtype.category < dt.FLOATING and isinstance(alpha, float):
+        raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point number. "
+                           f"({name} of {dtype} tensors)")
+
+
+def _sub_check(a, b):
+    """PyTorch refuses `-` whenever an operand is bool (a Python bool counts as one)."""
+    a_bool = a.dtype is dt.bool if isinstance(a, TensorImpl) else type(a) is bool
+    b_bool = b.dtype is dt.bool if isinstance(b, TensorImpl) else type(b) is bool
+    if a_bool and b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if a_bool or b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _add_meta(a, b, alpha=1):
+    shape, dtype = pointwise_binary(a, b)
+    _alpha_check("add", dtype, alpha)
+    return shape, dtype
+
+
+def _sub_meta(a, b, alpha=1):
+    _sub_check(a, b)
+    shape, dtype = pointwise_binary(a, b)
+    _alpha_check("sub", dtype, alpha)
+    return shape, dtype
+
+
+def _add_sub_impl(ufunc):
+    def impl(xp, out, dtype, a, b, alpha=1):
+        if getattr(a, "dtype", None) is not dtype:
+            a = as_dtype(xp, a, dtype)
+        if getattr(b, "dtype", None) is not dtype:
+            b = as_dtype(xp, b, dtype)
+        if alpha != 1:
+            b = xp.multiply(b, as_dtype(xp, alpha, dtype), dtype=dtype, casting="unsafe")
+        ufunc(a, b, out=out, dtype=dtype, casting="unsafe")
     return impl
 
 
-def _not_for(name, *categories, msg=None):
-    def check(dtype):
-        if dtype.category in categories:
-            raise RuntimeError(msg or f'"{name}_cpu" not implemented for \'{dtype.legacy}\'')
-    return check
-
-
-_no_bool_neg = _not_for("neg", dt.BOOL, msg=(
-    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the "
-    "`~` or `logical_not()` operator instead."))
-_no_bool_sub = _not_for("sub", dt.BOOL, msg=(
-    "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
-    "operator instead."))
-_ints_only = {n: _not_for(n, dt.FLOATING, dt.COMPLEX) for n in
-              ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
-               "bitwise_right_shift")}
-_real_only = {n: _not_for(n, dt.COMPLEX) for n in
-              ("floor", "ceil", "trunc", "frac", "sign", "remainder", "fmod", "floor_divide", "maximum", "minimum",
-               "atan2", "lt", "le", "gt", "ge")}
-
-
-def _sigmoid(xp, out, dtype, a):
-    xp.negative(a, out=out, dtype=dtype)
-    xp.exp(out, out=out)
-    out += 1
-    xp.reciprocal(out, out=out)
-
-
-def _rsqrt(xp, out, dtype, a):
-    xp.sqrt(a, out=out, dtype=dtype)
-    xp.reciprocal(out, out=out)
-
-
-def _frac(xp, out, dtype, a):
-    t = xp.trunc(a)
-    xp.subtract(a, t, out=out, dtype=dtype)
-
-
-def _sgn(xp, out, dtype, a):
-    if np.iscomplexobj(a):
-        mag = xp.abs(a)
-        xp.divide(a, xp.where(mag == 0, 1, mag), out=out)
-    else:
-        xp.sign(a, out=out, dtype=dtype)
-
-
-# name, ufunc or impl, dtype rule, dtype check
-UNARY = [
-    ("abs", np.absolute, KEEP, None),
-    ("neg", np.negative, KEEP, _no_bool_neg),
-    ("sign", np.sign, KEEP, _real_only["sign"]),
-    ("sgn", _sgn, KEEP, None),
-    ("reciprocal", np.reciprocal, FLOAT, None),
-    ("square", np.square, KEEP, None),
-    ("sqrt", np.sqrt, FLOAT, None),
-    ("rsqrt", _rsqrt, FLOAT, None),
-    ("exp", np.exp, FLOAT, None),
-    ("exp2", np.exp2, FLOAT, None),
-    ("expm1", np.expm1, FLOAT, None),
-    ("log", np.log, FLOAT, None),
-    ("log2", np.log2, FLOAT, None),
-    ("log10", np.log10, FLOAT, None),
-    ("log1p", np.log1p, FLOAT, None),
-    ("sin", np.sin, FLOAT, None),
-    ("cos", np.cos, FLOAT, None),
-    ("tan", np.tan, FLOAT, None),
-    ("asin", np.arcsin, FLOAT, None),
-    ("acos", np.arccos, FLOAT, None),
-    ("atan", np.arctan, FLOAT, None),
-    ("sinh", np.sinh, FLOAT, None),
-    ("cosh", np.cosh, FLOAT, None),
-    ("tanh", np.tanh, FLOAT, None),
-    ("asinh", np.arcsinh, FLOAT, None),
-    ("acosh", np.arccosh, FLOAT, None),
-    ("atanh", np.arctanh, FLOAT, None),
-    ("sigmoid", _sigmoid, FLOAT, None),
-    ("floor", np.floor, KEEP, _real_only["floor"]),
-    ("ceil", np.ceil, KEEP, _real_only["ceil"]),
-    ("trunc", np.trunc, KEEP, _real_only["trunc"]),
-    ("frac", _frac, KEEP, _real_only["frac"]),
-    ("bitwise_not", np.invert, KEEP, _ints_only["bitwise_not"]),
-    ("logical_not", np.logical_not, BOOL, None),
-    ("isnan", np.isnan, BOOL, None),
-    ("isinf", np.isinf, BOOL, None),
-    ("isfinite", np.isfinite, BOOL, None),
-    ("signbit", np.signbit, BOOL, None),
-]
-
-# Integer inputs pass through these unchanged (PyTorch keeps the dtype and the values).
-_IDENTITY_ON_INTS = {"floor", "ceil", "trunc"}
-
-
-def _unary_impl(name, fn, rule):
-    if not isinstance(fn, np.ufunc):
-        return fn
-    if rule == BOOL:
-        return _ufunc_impl(fn, pass_dtype=False)
-    if name in _IDENTITY_ON_INTS:
-        def impl(xp, out, dtype, a):
-            if dtype.kind in "iub":
-                out[...] = a
-            else:
-                fn(a, out=out, dtype=dtype)
-        return impl
-    return _ufunc_impl(fn)
-
-
-for _name, _fn, _rule, _check in UNARY:
-    structured(f"{_name}(Tensor self) -> Tensor", _unary_meta(_name, _rule, _check), _unary_impl(_name, _fn, _rule))
-
-
-# ---- binary ----------------------------------------------------------------------------------------------------
-
-def _alpha_check(name, dtype, alpha):
-    if alpha != 1:
-        if dtype.category < dt.FLOATING and isinstance(alpha, float):
-            raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point number. "
-                               f"(in {name})")
-        if dtype is dt.bool and not isinstance(alpha, bool):
-            raise RuntimeError(f"Boolean alpha only supported for Boolean results. (in {name})")
-
-
-def _add_sub(name, ufunc, check=None):
-    def meta(a, b, alpha=1):
-        shape, dtype = pointwise_binary(a, b)
-        if check is not None and isinstance(a, TensorImpl) and isinstance(b, TensorImpl):
-            check(dtype)
-        _alpha_check(name, dtype, alpha)
-        return shape, dtype
-
-    def impl(xp, out, dtype, a, b, alpha=1):
-        if alpha != 1:
-            b = xp.multiply(b, alpha, dtype=dtype)
-        ufunc(a, b, out=out, dtype=dtype)
-    return meta, impl
-
-
-structured("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", *_add_sub("add", np.add))
-structured("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", *_add_sub("sub", np.subtract, _no_bool_sub))
+_sub_impl = _add_sub_impl(np.subtract)
+structured("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add_meta, _add_sub_impl(np.add))
+structured("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub_meta, _sub_impl)
 
 
 def _rsub_meta(a, b, alpha=1):
-    return _add_sub("rsub", None, _no_bool_sub)[0](b, a, alpha)
+    return _sub_meta(b, a, alpha)
 
 
 def _rsub_impl(xp, out, dtype, a, b, alpha=1):
-    if alpha != 1:
-        a = xp.multiply(a, alpha, dtype=dtype)
-    xp.subtract(b, a, out=out, dtype=dtype)
+    _sub_impl(xp, out, dtype, b, a, alpha)
 
 
 structured("rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _rsub_meta, _rsub_impl,
            inplace=False, out=False)
 
 
+# ---- division ----------------------------------------------------------------------------------------------
+
+_rounding_div_checks = {mode: _not_for(f"div_{mode}_cpu", dt.BOOL, dt.COMPLEX) for mode in ("trunc", "floor")}
+
+
 def _div_meta(a, b, rounding_mode=None):
     shape, dtype = pointwise_binary(a, b)
     if rounding_mode is None:
-        return shape, _result_dtype("div", dtype, FLOAT)
+        return shape, FLOAT(dtype)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                            f"'{rounding_mode}'")
+    _rounding_div_checks[rounding_mode](dtype)
     return shape, dtype
 
 
 def _int_zero_check(xp, b):
     if xp.any(xp.asarray(b) == 0):
-        raise ZeroDivisionError("ZeroDivisionError (integer division by zero in lantern div/floor_divide/remainder)")
+        raise RuntimeError("ZeroDivisionError (integer division by zero: the divisor has a 0)")
 
 
 def _div_impl(xp, out, dtype, a, b, rounding_mode=None):
+    a, b = as_dtype(xp, a, dtype), as_dtype(xp, b, dtype)
     if rounding_mode is None:
-        xp.true_divide(a, b, out=out, dtype=dtype)
-    elif dtype.kind in "iub":
+        xp.true_divide(a, b, out=out, casting="unsafe")
+    elif dtype.kind in "iu":
         _int_zero_check(xp, b)
         if rounding_mode == "floor":
-            xp.floor_divide(a, b, out=out, dtype=dtype)
+            xp.floor_divide(a, b, out=out, casting="unsafe")
         else:  # C-style truncation: the quotient of the magnitudes, with the sign of the product
-            q = xp.floor_divide(xp.abs(a), xp.abs(b), dtype=dtype)
-            neg = (xp.asarray(a) < 0) ^ (xp.asarray(b) < 0)
-            xp.copyto(out, xp.where(neg, -q, q), casting="unsafe")
+            q = xp.floor_divide(xp.abs(a), xp.abs(b))
+            xp.copyto(out, xp.where((a < 0) ^ (b < 0), -q, q), casting="unsafe")
     elif rounding_mode == "floor":
-        xp.floor_divide(a, b, out=out, dtype=dtype)
+        xp.floor_divide(a, b, out=out, casting="unsafe")
     else:
-        xp.true_divide(a, b, out=out, dtype=dtype)
-        xp.trunc(out, out=out)
+        xp.copyto(out, xp.trunc(xp.true_divide(a, b)), casting="unsafe")
 
 
 structured("div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", _div_meta, _div_impl)
 
 
 def _int_safe(ufunc):
+    """Integer floor_divide/remainder/fmod raise on a zero divisor, as PyTorch does (NumPy would return 0)."""
     def impl(xp, out, dtype, a, b):
+        b = as_dtype(xp, b, dtype)
         if dtype.kind in "iu":
             _int_zero_check(xp, b)
-        ufunc(a, b, out=out, dtype=dtype)
-    return impl
-
-
-# name, ufunc or impl, dtype rule, dtype check
-BINARY = [
-    ("mul", np.multiply, KEEP, None),
-    ("floor_divide", _int_safe(np.floor_divide), KEEP, _real_only["floor_divide"]),
-    ("remainder", _int_safe(np.remainder), KEEP, _real_only["remainder"]),
-    ("fmod", _int_safe(np.fmod), KEEP, _real_only["fmod"]),
-    ("atan2", np.arctan2, FLOAT, _real_only["atan2"]),
-    ("maximum", np.maximum, KEEP, _real_only["maximum"]),
-    ("minimum", np.minimum, KEEP, _real_only["minimum"]),
-    ("bitwise_and", np.bitwise_and, KEEP, _ints_only["bitwise_and"]),
-    ("bitwise_or", np.bitwise_or, KEEP, _ints_only["bitwise_or"]),
-    ("bitwise_xor", np.bitwise_xor, KEEP, _ints_only["bitwise_xor"]),
-    ("bitwise_left_shift", np.left_shift, KEEP, _ints_only["bitwise_left_shift"]),
-    ("bitwise_right_shift", np.right_shift, KEEP, _ints_only["bitwise_right_shift"]),
-    ("eq", np.equal, BOOL, None),
-    ("ne", np.not_equal, BOOL, None),
-    ("lt", np.less, BOOL, _real_only["lt"]),
-    ("le", np.less_equal, BOOL, _real_only["le"]),
-    ("gt", np.greater, BOOL, _real_only["gt"]),
-    ("ge", np.greater_equal, BOOL, _real_only["ge"]),
-    ("logical_and", np.logical_and, BOOL, None),
-    ("logical_or", np.logical_or, BOOL, None),
-    ("logical_xor", np.logical_xor, BOOL, None),
-]
-
-
-def _compare_impl(ufunc):
-    def impl(xp, out, dtype, a, b):
-        ufunc(a, b, out=out)
+        ufunc(as_dtype(xp, a, dtype), b, out=out, casting="unsafe")
     impl.__name__ = ufunc.__name__
     return impl
 
 
-for _name, _fn, _rule, _check in BINARY:
-    _impl = _fn if not isinstance(_fn, np.ufunc) else (_compare_impl(_fn) if _rule == BOOL else _ufunc_impl(_fn))
-    structured(f"{_name}(Tensor self, Tensor other) -> Tensor", _binary_meta(_name, _rule, _check), _impl)
+# ---- the binary table ------------------------------------------------------------------------------------
+
+# name, ufunc or impl, dtype rule, dtype check, takes a Python number as `other`, has an in-place form
+BINARY = [
+    ("mul", np.multiply, KEEP, None, True, True),
+    ("floor_divide", _int_safe(np.floor_divide), KEEP, _no_bool_or_complex["floor_divide"], True, True),
+    ("remainder", _int_safe(np.remainder), KEEP, _no_bool_or_complex["remainder"], True, True),
+    ("fmod", _int_safe(np.fmod), KEEP, _no_bool_or_complex["fmod"], True, True),
+    ("atan2", np.arctan2, FLOAT, _real_only["atan2"], False, True),
+    ("maximum", np.maximum, KEEP, _minmax_check("maximum"), False, False),
+    ("minimum", np.minimum, KEEP, _minmax_check("minimum"), False, False),
+    ("bitwise_and", np.bitwise_and, KEEP, _ints_only["bitwise_and"], True, True),
+    ("bitwise_or", np.bitwise_or, KEEP, _ints_only["bitwise_or"], True, True),
+    ("bitwise_xor", np.bitwise_xor, KEEP, _ints_only["bitwise_xor"], True, True),
+    ("bitwise_left_shift", np.left_shift, KEEP, _shift["bitwise_left_shift"], True, True),
+    ("bitwise_right_shift", np.right_shift, KEEP, _shift["bitwise_right_shift"], True, True),
+    ("eq", _compare_impl(np.equal), BOOL, None, True, True),
+    ("ne", _compare_impl(np.not_equal), BOOL, None, True, True),
+    ("lt", _compare_impl(np.less), BOOL, _real_only["lt"], True, True),
+    ("le", _compare_impl(np.less_equal), BOOL, _real_only["le"], True, True),
+    ("gt", _compare_impl(np.greater), BOOL, _real_only["gt"], True, True),
+    ("ge", _compare_impl(np.greater_equal), BOOL, _real_only["ge"], True, True),
+    ("logical_and", _compare_impl(np.logical_and), BOOL, None, False, True),
+    ("logical_or", _compare_impl(np.logical_or), BOOL, None, False, True),
+    ("logical_xor", _compare_impl(np.logical_xor), BOOL, None, False, True),
+]
+
+
+def _binary_meta(name, rule, check, number_other):
+    def meta(a, b):
+        if not number_other:
+            _require_tensor(name, a)
+            _require_tensor(name, b, 2, "other")
+        shape, dtype = pointwise_binary(a, b)
+        if check is not None:
+            check(dtype)
+        return shape, rule(dtype)
+    return meta
+
+
+for _name, _fn, _rule, _check, _number_other, _inplace in BINARY:
+    structured(f"{_name}(Tensor self, Tensor other) -> Tensor", _binary_meta(_name, _rule, _check, _number_other),
+               _fn if not isinstance(_fn, np.ufunc) else _ufunc_impl(_fn), inplace=_inplace)
 
 
 # ---- pow: small integer exponents take fast paths (x ** 3 as x*x*x is ~16x faster in NumPy) ----------------
 
+_pow_bool_check = _not_for("pow", dt.BOOL)
+
+
 def _pow_meta(a, b):
+    if not isinstance(a, TensorImpl) and not isinstance(b, TensorImpl):
+        raise TypeError(f"pow() received an invalid combination of arguments - got ({type(a).__name__}, "
+                        f"{type(b).__name__}): one of them must be a Tensor")
     shape, dtype = pointwise_binary(a, b)
-    if dtype.category == dt.INTEGRAL and not isinstance(b, TensorImpl) and isinstance(b, int) and b < 0:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if dtype is dt.bool and not (type(b) in (bool, int, float) and b in (0, 1)):  # x ** 0, x ** 1 need no kernel
+        _pow_bool_check(dtype)
+    if dtype.category == dt.INTEGRAL and type(b) is int and b < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed. (pow: use a float exponent, "
+                           f"e.g. x ** {float(b)})")
     return shape, dtype
 
 
+def _int_power(xp, out, a, b):
+    """Integer powers with negative exponents, as PyTorch's integer loop: 1 and -1 stay ±1, the rest become 0."""
+    neg = b < 0
+    r = xp.power(a, xp.where(neg, 0, b))
+    odd = (b % 2) == 1
+    small = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0))
+    xp.copyto(out, xp.where(neg, small, r), casting="unsafe")
+
+
 def _pow_impl(xp, out, dtype, a, b):
-    if not hasattr(b, "shape") and not isinstance(b, complex) and hasattr(a, "shape"):
+    if not hasattr(b, "shape") and type(b) is not complex and hasattr(a, "shape"):
+        if a.dtype is not dtype:
+            a = as_dtype(xp, a, dtype)
         if b == 2:
-            return xp.multiply(a, a, out=out, dtype=dtype)
+            return xp.multiply(a, a, out=out, casting="unsafe")
         if b == 1:
             return xp.copyto(out, a, casting="unsafe")
+        if b == 0:
+            return xp.copyto(out, 1, casting="unsafe")
         if b == 3:
-            xp.multiply(a, a, out=out, dtype=dtype)
-            return xp.multiply(out, a, out=out, dtype=dtype)
+            return xp.multiply(a * a, a, out=out, casting="unsafe")
         if b == 0.5 and dtype.kind in "fc":
-            return xp.sqrt(a, out=out, dtype=dtype)
+            return xp.sqrt(a, out=out, casting="unsafe")
         if b == -1 and dtype.kind in "fc":
-            return xp.reciprocal(a, out=out, dtype=dtype)
-    if dtype.kind in "iu" and hasattr(b, "shape") and xp.any(xp.asarray(b) < 0):
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    xp.power(a, b, out=out, dtype=dtype)
+            return xp.reciprocal(a, out=out, casting="unsafe")
+    a, b = as_dtype(xp, a, dtype), as_dtype(xp, b, dtype)
+    if dtype.kind in "iu" and xp.any(b < 0):
+        return _int_power(xp, out, a, b)
+    xp.power(a, b, out=out, casting="unsafe")
 
 
 structured("pow(Tensor self, Tensor exponent) -> Tensor", _pow_meta, _pow_impl)
@@ -335,23 +500,33 @@ def _clamp_meta(a, min=None, max=None):
     _require_tensor("clamp", a)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    tensor_bounds = isinstance(min, TensorImpl) or isinstance(max, TensorImpl)
+    both = min is not None and max is not None
+    if both and tensor_bounds and not (isinstance(min, TensorImpl) and isinstance(max, TensorImpl)):
+        got = ", ".join(type(x).__name__ if not isinstance(x, TensorImpl) else "Tensor" for x in (a, min, max))
+        raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}): the bounds must be "
+                        "both numbers or both Tensors")
     ops = (a, min, max)
     dtype = operands_result_type(ops)
-    if dtype is dt.bool:
-        raise RuntimeError("\"clamp_cpu\" not implemented for 'Bool'")
+    if dtype is dt.bool and (both or not tensor_bounds):  # only a single tensor bound has a bool kernel
+        kind = "" if both else ("_min" if max is None else "_max")
+        kernel = f"clamp{kind}{'' if tensor_bounds else '_scalar'}_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if dtype.category == dt.COMPLEX:
-        raise RuntimeError("clamp is not supported for complex types")
+        raise NotImplementedError("clamp is not supported for complex types")
     return pointwise_shape(ops), dtype
 
 
 def _clamp_impl(xp, out, dtype, a, min=None, max=None):
+    if a.dtype is not dtype:
+        a = as_dtype(xp, a, dtype)
     if min is None:
-        xp.minimum(a, max, out=out, dtype=dtype)
+        xp.minimum(a, as_dtype(xp, max, dtype), out=out, casting="unsafe")
     elif max is None:
-        xp.maximum(a, min, out=out, dtype=dtype)
-    else:
-        xp.maximum(a, min, out=out, dtype=dtype)
-        xp.minimum(out, max, out=out, dtype=dtype)
+        xp.maximum(a, as_dtype(xp, min, dtype), out=out, casting="unsafe")
+    else:  # min > max gives max everywhere, as in PyTorch
+        xp.maximum(a, as_dtype(xp, min, dtype), out=out, casting="unsafe")
+        xp.minimum(out, as_dtype(xp, max, dtype), out=out, casting="unsafe")
 
 
 structured("clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", _clamp_meta, _clamp_impl)
@@ -366,8 +541,7 @@ def _where_meta(condition, a, b):
 
 
 def _where_impl(xp, out, dtype, condition, a, b):
-    xp.copyto(out, b, casting="unsafe")
-    xp.copyto(out, a, casting="unsafe", where=condition)
+    xp.copyto(out, xp.where(condition, as_dtype(xp, a, dtype), as_dtype(xp, b, dtype)), casting="unsafe")
 
 
 structured("where(Tensor condition, Tensor self, Tensor other) -> Tensor", _where_meta, _where_impl,

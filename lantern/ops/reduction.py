@@ -20,25 +20,40 @@ def reduced_shape(size, dims, keepdim):
     return tuple(s for i, s in enumerate(size) if i not in dims)
 
 
+def _no_dims(dim):
+    """True when the caller named no dim: None or an empty list (which means every dim)."""
+    return dim is None or (not isinstance(dim, int) and len(dim) == 0)
+
+
 def _dims(self, dim):
     n = self.dim()
-    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+    if _no_dims(dim):
         return tuple(range(n))
     return wrap_dims(dim, n)
 
 
-def _check_nonempty(name, self, dims):
-    for d in dims:
-        if self._size[d] == 0:
+def _single_dim(name, dim):
+    if not isinstance(dim, int) and not hasattr(dim, "__index__"):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+
+
+def _check_nonempty(name, self, dim, error_without_dim=RuntimeError):
+    """Max-like reductions have no identity: refuse reducing an empty dim (IndexError) or an empty tensor."""
+    if _no_dims(dim):
+        if self.numel() == 0:
+            raise error_without_dim(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                                    "Specify the reduction dim with the 'dim' argument.")
+        return
+    for d in wrap_dims(dim, self.dim()):
+        if self._size and self._size[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    if not dims and self.numel() == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                           "Specify the reduction dim with the 'dim' argument.")
 
 
 def _sum_like_meta(name):
     def meta(self, dim=None, keepdim=False, dtype=None):
         _require_tensor(name, self)
+        if name == "prod" and dim is not None:
+            _single_dim(name, dim)
         dims = _dims(self, dim)
         if dtype is None:
             dtype = dt.int64 if self.dtype.category <= dt.INTEGRAL else self.dtype
@@ -71,22 +86,37 @@ def _mean_meta(self, dim=None, keepdim=False, dtype=None):
     dims = _dims(self, dim)
     out_dtype = dtype or self.dtype
     if out_dtype.category < dt.FLOATING:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+        which = "Input" if dtype is None else "Optional"
+        raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a floating point or "
                            f"complex dtype. Got: {out_dtype.legacy}")
     return reduced_shape(self._size, dims, keepdim), out_dtype
 
 
+def _mean_impl(xp, out, dtype, self, dim=None, keepdim=False, dtype_arg=None):
+    """sum / count: the mean of nothing is nan, without NumPy's 'Mean of empty slice' warning."""
+    axis = _axes(self, dim)
+    xp.sum(self, axis=axis, keepdims=keepdim, dtype=dtype, out=out)
+    count = 1
+    for d in range(self.ndim) if axis is None else axis:
+        count *= self.shape[d]
+    xp.true_divide(out, count, out=out, casting="unsafe")
+
+
 structured("mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-           _mean_meta, _reduce_impl(np.mean), inplace=False)
+           _mean_meta, _mean_impl, inplace=False)
+
+
+def _no_complex(kernel, dtype):
+    if dtype.is_complex:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dtype.legacy}'")
 
 
 def _minmax_meta(name):
     def meta(self, dim=None, keepdim=False):
         _require_tensor(name, self)
         dims = _dims(self, dim)
-        _check_nonempty(name, self, dims if dim is not None else ())
-        if self.dtype.is_complex:
-            raise RuntimeError(f"{name}(): does not support complex input")
+        _check_nonempty(name, self, dim)
+        _no_complex(f"{name[1:]}_values_cpu", self.dtype)
         return reduced_shape(self._size, dims, keepdim), self.dtype
     return meta
 
@@ -106,7 +136,8 @@ structured("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", _mi
 def _full_minmax_meta(name):
     def meta(self):
         _require_tensor(name, self)
-        _check_nonempty(name, self, ())
+        _check_nonempty(name, self, None)
+        _no_complex(f"{name}_all", self.dtype)
         return (), self.dtype
     return meta
 
@@ -115,16 +146,20 @@ structured("max(Tensor self) -> Tensor", _full_minmax_meta("max"), _minmax_impl(
 structured("min(Tensor self) -> Tensor", _full_minmax_meta("min"), _minmax_impl(np.min), inplace=False, out=False)
 
 
+def _no_complex_or_bool(name, dtype):
+    if dtype.is_complex or dtype is dt.bool:
+        raise RuntimeError(f"{name}(): does not support {'complex' if dtype.is_complex else 'bool'} input")
+
+
 def _arg_meta(name):
     def meta(self, dim=None, keepdim=False):
         _require_tensor(name, self)
+        _no_complex_or_bool(name, self.dtype)
+        _check_nonempty(name, self, dim, error_without_dim=IndexError)
         if dim is None:
-            if self.numel() == 0:
-                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
             return ((1,) * self.dim() if keepdim else ()), dt.int64
-        dims = wrap_dims(dim, self.dim())
-        _check_nonempty(name, self, dims)
-        return reduced_shape(self._size, dims, keepdim), dt.int64
+        _single_dim(name, dim)
+        return reduced_shape(self._size, wrap_dims(dim, self.dim()), keepdim), dt.int64
     return meta
 
 
@@ -146,14 +181,15 @@ structured("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", _
 def _logical_meta(name):
     def meta(self, dim=None, keepdim=False):
         _require_tensor(name, self)
-        dims = _dims(self, dim)
+        dims = () if dim is not None and _no_dims(dim) else _dims(self, dim)  # any(x, dim=()) reduces nothing
         return reduced_shape(self._size, dims, keepdim), dt.uint8 if self.dtype is dt.uint8 else dt.bool
     return meta
 
 
 def _logical_impl(fn):
     def impl(xp, out, dtype, self, dim=None, keepdim=False):
-        out[...] = fn(self, axis=_axes(self, dim), keepdims=keepdim)
+        axis = () if dim is not None and _no_dims(dim) else _axes(self, dim)
+        out[...] = fn(self, axis=axis, keepdims=keepdim)
     return impl
 
 
@@ -184,9 +220,11 @@ min_rt = return_type("min", ["values", "indices"])
 def _minmax_dim(name, arg, rt):
     def meta_shapes(self, dim, keepdim):
         _require_tensor(name, self)
-        dims = wrap_dims(dim, self.dim())
-        _check_nonempty(name, self, dims)
-        return reduced_shape(self._size, dims, keepdim)
+        _single_dim(name, dim)
+        if self.dtype.is_complex:
+            raise RuntimeError(f"{name}(): does not support complex input")
+        _check_nonempty(name, self, dim)
+        return reduced_shape(self._size, wrap_dims(dim, self.dim()), keepdim)
 
     def kernel(backend, self, dim, keepdim=False):
         shape = meta_shapes(self, dim, keepdim)

@@ -3,19 +3,25 @@
 >>> lantern.cat([lantern.ones(2), lantern.zeros(1)]).tolist(), lantern.stack([lantern.ones(2)] * 3).shape
 ([1.0, 1.0, 0.0], lantern.Size([3, 2]))
 """
+import math
+import numbers
+import warnings
+
+import numpy as np
+
 from ..core import dtype as dt
-from ..core.layout import contiguous_format, preserve_format
+from ..core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ..core.tensor_impl import TensorImpl, contiguous_strides
-from .meta_util import operands_result_type, shape_str, wrap_dim
+from .meta_util import PARTIAL, broadcast_shapes, operands_result_type, overlap_status, shape_str, wrap_dim
 from .registry import custom, structured
 
 
-def _tensor_list(name, tensors):
+def _tensor_list(name, tensors, empty_error):
     if isinstance(tensors, TensorImpl) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(tensors).__name__}")
     if not tensors:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        raise empty_error(f"{name}(): expected a non-empty list of Tensors")
     for t in tensors:
         if not isinstance(t, TensorImpl):
             raise TypeError(f"expected Tensor as element of the 'tensors' list in {name}(), but got "
@@ -23,7 +29,7 @@ def _tensor_list(name, tensors):
 
 
 def _cat_meta(tensors, dim=0):
-    _tensor_list("torch.cat", tensors)
+    _tensor_list("torch.cat", tensors, ValueError)
     dtype = operands_result_type([t for t in tensors])
     shaped = [t for t in tensors if t._size != (0,)]  # legacy: 1-D empty tensors are skipped
     if not shaped:
@@ -56,7 +62,7 @@ structured("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_meta, _cat_impl, i
 
 
 def _stack_meta(tensors, dim=0):
-    _tensor_list("stack", tensors)
+    _tensor_list("stack", tensors, RuntimeError)
     ref = tensors[0]
     for i, t in enumerate(tensors):
         if t._size != ref._size:
@@ -76,20 +82,63 @@ structured("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_meta, _stack_i
 # ---- copies ----------------------------------------------------------------------------------------------------
 
 def _preserved_strides(t, memory_format):
-    """The strides clone/.to() give: the input's when it is dense (preserve_format), else contiguous."""
-    if memory_format is None:
-        memory_format = preserve_format
-    if memory_format is preserve_format and t.is_non_overlapping_and_dense():
-        return t._stride
-    if memory_format in (None, preserve_format, contiguous_format):
+    """The strides clone/.to() give: with preserve_format, the input's when it is dense, else dense strides in the
+    input's stride order; or those of the memory format asked for."""
+    if memory_format is None or memory_format is preserve_format:
+        return t._stride if t.is_non_overlapping_and_dense() else dense_strides_like(t._size, t._stride)
+    if memory_format is contiguous_format:
         return contiguous_strides(t._size)
-    from ..core.layout import channels_last
-    if memory_format is channels_last:
-        if t.dim() != 4:
-            raise RuntimeError("required rank 4 tensor to use channels_last format")
-        n, c, h, w = t._size
-        return (h * w * c, 1, w * c, c)
-    raise RuntimeError(f"unsupported memory_format {memory_format}")
+    rank = {channels_last: 4, channels_last_3d: 5}.get(memory_format)
+    if rank is None:
+        raise RuntimeError(f"unsupported memory_format {memory_format}")
+    if t.dim() != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
+    return channels_last_strides(t._size)
+
+
+def dense_strides_like(size, stride):
+    """Dense strides that visit the dims in the order `stride` does (PyTorch's infer_dense_strides).
+
+    Dims are insertion-sorted by stride, smaller first; equal strides put the smaller size first; a 0 stride
+    (a broadcast dim) keeps its place. (3, 2) with strides (2, 6) -> (1, 3).
+    """
+    n = len(size)
+    perm = list(range(n - 1, -1, -1))  # fastest first, as for a contiguous tensor
+
+    def should_swap(d0, d1):
+        s0, s1 = stride[d0], stride[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return 1 if s0 > s1 else -1
+        return 1 if size[d0] > size[d1] else 0
+    for i in range(1, n):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    out = [0] * n
+    acc = 1
+    for d in perm:
+        out[d] = acc
+        if size[d] > 1:
+            acc *= size[d]
+    return tuple(out)
+
+
+def channels_last_strides(size):
+    """Strides with the channel dim fastest, then the spatial dims, then the batch: (N, C, H, W) -> (HWC, 1, WC, C)."""
+    order = (1,) + tuple(range(len(size) - 1, 1, -1)) + (0,)  # fastest first: C, W, H, (D,) N
+    strides = [0] * len(size)
+    acc = 1
+    for d in order:
+        strides[d] = acc
+        acc *= size[d]
+    return tuple(strides)
 
 
 def empty_like_strided(backend, t, dtype, memory_format=preserve_format):
@@ -109,39 +158,47 @@ def _clone_meta(backend, self, memory_format=preserve_format):
 custom("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", _clone_kernel, _clone_meta)
 
 
-def _check_copy_shapes(self, src):
-    from .meta_util import broadcast_shapes
-    try:
-        shape = broadcast_shapes(self._size, src._size)
-    except RuntimeError:
-        shape = None
+def _check_copy(self, src):
+    """copy_ broadcasts src to self's shape, and refuses to write where src is being read (partial overlap)."""
+    shape = broadcast_shapes(self._size, src._size)
     if shape != self._size:
-        raise RuntimeError(f"The size of tensor a ({self._size[-1] if self._size else 1}) must match the size of "
-                           f"tensor b ({src._size[-1] if src._size else 1}) at non-singleton dimension "
-                           f"{max(self.dim() - 1, 0)} (copy_ from shape {shape_str(src._size)} into "
-                           f"{shape_str(self._size)})")
+        raise RuntimeError(f"output with shape {shape_str(self._size)} doesn't match the broadcast shape "
+                           f"{shape_str(shape)} (copy_ from shape {shape_str(src._size)})")
+    from ..backends.base import internal_overlap_check
+    internal_overlap_check(self, "copy_")
+    if overlap_status(self, src) == PARTIAL:
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                           "refer to a single memory location. Please clone() the tensor before performing the "
+                           f"operation. (copy_ of shape {shape_str(self._size)} from an overlapping view)")
+
+
+def copy_values(xp, dst, src):
+    """dst[...] = src with PyTorch's casts: complex into real keeps the real part, with PyTorch's UserWarning."""
+    if src.dtype.kind == "c" and dst.dtype.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
+        src = src.real
+    xp.copyto(dst, src, casting="unsafe")
 
 
 def _copy_kernel(backend, self, src, non_blocking=False):
-    from .meta_util import type_name
-    if not isinstance(src, TensorImpl):
-        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type_name(src)}")
-    _check_copy_shapes(self, src)
-    from ..backends.base import internal_overlap_check
-    internal_overlap_check(self, "copy_")
+    if not isinstance(src, TensorImpl):  # a Python number: PyTorch's argument parser makes it a 0-dim tensor
+        return _fill_kernel(backend, self, src)
+    _check_copy(self, src)
     dst = backend.array(self)
     if src.device.type == "meta":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     s = src._backend.array(src)
     if src.device != self.device:
         s = backend.from_host(s) if hasattr(backend, "from_host") else s
-    backend.xp.copyto(dst, s, casting="unsafe")
+    copy_values(backend.xp, dst, s)
     self._vc[0] += 1
     return self
 
 
 def _copy_meta(backend, self, src, non_blocking=False):
-    _check_copy_shapes(self, src)
+    if not isinstance(src, TensorImpl):
+        return _fill_kernel(backend, self, src)
+    _check_copy(self, src)
     self._vc[0] += 1
     return self
 
@@ -150,22 +207,68 @@ custom("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!
 
 
 def _fill_kernel(backend, self, value):
+    """Fill with a number (stride-0 tensors allowed, as in PyTorch) or a 0-dim tensor (which, as PyTorch's
+    fill_.Tensor, refuses to write into an expanded tensor)."""
     if isinstance(value, TensorImpl):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.dim()} dimensions.")
+        from ..backends.base import internal_overlap_check
+        internal_overlap_check(self, "fill_")
+        if value.device.type == "meta" or self.device.type == "meta":
+            self._vc[0] += 1
+            return self
         value = value.item()
-    from ..backends.base import internal_overlap_check
-    internal_overlap_check(self, "fill_")
-    if self.dtype.category < dt.FLOATING and isinstance(value, float) and value != value:
-        raise RuntimeError("value cannot be converted to type int64_t without overflow")
-    backend.fill(self, value)
+        if isinstance(value, complex) and not self.dtype.is_complex:
+            value = value.real  # a complex tensor value fills a real tensor with its real part, as in PyTorch
+    backend.fill(self, scalar_in(value, self.dtype, "fill_"))
     self._vc[0] += 1
     return self
 
 
 def _zero_kernel(backend, self):
-    return _fill_kernel(backend, self, 0)
+    backend.fill(self, 0)
+    self._vc[0] += 1
+    return self
+
+
+def scalar_in(value, dtype, op_name):
+    """A Python number converted to dtype the way PyTorch's checked_convert does, or RuntimeError on overflow.
+
+    Floats truncate into integers; a negative int (not a float) wraps into an unsigned type down to -max;
+    out-of-range values, nan/inf into integers and complex numbers with an imaginary part into real types are
+    refused.
+
+    >>> scalar_in(-1, dt.uint8, "fill_"), scalar_in(1.7, dt.int64, "fill_")
+    (255, 1)
+    """
+    if not isinstance(value, numbers.Number):
+        raise TypeError(f"{op_name}(): argument 'value' must be Number, not {type(value).__name__}")
+    if dtype is dt.bool or dtype.is_complex:
+        return bool(value) if dtype is dt.bool else value
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        if value.imag != 0:
+            raise _overflow(value, dtype, op_name)
+        value = value.real
+    if dtype.category == dt.INTEGRAL:
+        low, high = _INT_RANGE[dtype]
+        if isinstance(value, numbers.Integral):
+            low = -high if low == 0 else low  # -1 fills a uint8 tensor with 255
+        if value != value or not low <= value <= high:
+            raise _overflow(value, dtype, op_name)
+        return int(np.asarray(int(value)).astype(dtype.np))
+    if value == value and abs(value) != math.inf and abs(value) > _FLOAT_MAX[dtype]:
+        raise _overflow(value, dtype, op_name)
+    return value
+
+
+_INT_RANGE = {d: (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max)) for d in dt.ALL if d.category == dt.INTEGRAL}
+_FLOAT_MAX = {d: dt.finfo(d).max for d in dt.ALL if d.category == dt.FLOATING}
+
+
+def _overflow(value, dtype, op_name):
+    return RuntimeError(f"value cannot be converted to type {dtype.name} without overflow ({op_name} of {value!r} "
+                        f"into a {dtype.name} tensor)")
 
 
 custom("fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel, _fill_kernel)
@@ -182,7 +285,7 @@ def _to_copy_kernel(backend, self, dtype=None, device=None, memory_format=preser
     if self.device.type == "meta":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     src = backend.array(self)
-    target.xp.copyto(target.array(out), target.from_host(src) if target is not backend else src, casting="unsafe")
+    copy_values(target.xp, target.array(out), target.from_host(src) if target is not backend else src)
     return out
 
 

@@ -6,7 +6,6 @@ A meta returns (sizes, strides, offset), plus the new dtype for views that reint
 >>> x.t().stride(), x[:, 1].storage_offset(), x.unsqueeze(2).stride()
 ((1, 4), 1, (4, 1, 1))
 """
-from ..core import dtype as dt
 from .meta_util import shape_str, wrap_dim, wrap_dims
 from .registry import view
 
@@ -180,9 +179,9 @@ def _expand_meta(self, size):
     size = tuple(size)
     n = self.dim()
     if len(size) < n:
-        raise RuntimeError(f"expand(torch.{self.dtype.legacy}Tensor{{{shape_str(self._size)}}}, size={shape_str(size)}): "
-                           "the number of sizes provided ({}) must be greater or equal to the number of dimensions "
-                           "in the tensor ({})".format(len(size), n))
+        raise RuntimeError(f"expand(torch.{self.dtype.legacy}Tensor{{{shape_str(self._size)}}}, "
+                           f"size={shape_str(size)}): the number of sizes provided ({len(size)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({n})")
     lead = len(size) - n
     out_size, out_stride = [], []
     for i, s in enumerate(size):
