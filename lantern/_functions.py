@@ -24,21 +24,18 @@ def _method_frontend(name):
 
 
 for _name in ("reshape", "flatten", "squeeze", "transpose", "swapaxes", "swapdims", "movedim", "moveaxis",
-              "unbind", "split", "chunk", "tensor_split", "ravel", "max", "min", "clamp", "clip", "div", "divide",
-              "true_divide", "numel"):
+              "unbind", "split", "chunk", "tensor_split", "ravel", "max", "min", "numel"):
     globals()[_name] = _method_frontend(_name)
 
 
-def where(condition, input=None, other=None):
+def where(condition, input=None, other=None, *, out=None):
+    """where(condition, input, other): elementwise choice; where(condition) alone: the indices where it holds."""
+    from .ops.dispatcher import call
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
-    return _Tensor.where(input, condition, other) if isinstance(input, _TensorImpl) else \
-        _registry_call("where", (condition, input, other))
-
-
-def _registry_call(name, args):
-    from .ops.dispatcher import call
-    return call(_registry.get(name), args)
+    if out is None:
+        return call(_registry.get("where"), (condition, input, other))
+    return call(_registry.get("where.out"), (condition, input, other, out))
 
 
 def is_tensor(obj):
@@ -65,6 +62,8 @@ def is_nonzero(input):
 
 
 absolute, negative, arctan2 = abs, neg, atan2  # noqa: F821
+clip = clamp  # noqa: F821
+divide = true_divide = div  # noqa: F821
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne  # noqa: F821
 concat = concatenate = cat  # noqa: F821
 multiply, subtract = mul, sub  # noqa: F821

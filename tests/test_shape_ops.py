@@ -207,6 +207,14 @@ def test_fill_zero(dtype):
     check(views, sample(dtype))
 
 
+@pytest.mark.parametrize("fill", [lambda t: t.fill_(1.0), lambda t: t.zero_(), lambda t: t.add_(1)])
+def test_inplace_into_expanded_always_refused(fill):
+    """A deliberate difference: torch lets fill_(number) and zero_() write into stride-0 (shared) elements;
+    lantern refuses every in-place write into shared memory (the foundation issue, pytorch#4664)."""
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        fill(lantern.ones(3).expand(2, 3))
+
+
 def test_fill_errors():
     raises_like(lambda m, x: x.fill_(m.ones(2)), sample("float32"))
     raises_like(lambda m, x: x.fill_(float("nan")), sample("int32"))

@@ -207,14 +207,14 @@ custom("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!
 
 
 def _fill_kernel(backend, self, value):
-    """Fill with a number (stride-0 tensors allowed, as in PyTorch) or a 0-dim tensor (which, as PyTorch's
-    fill_.Tensor, refuses to write into an expanded tensor)."""
+    """Fill with a number or a 0-dim tensor. Unlike PyTorch's fill_(number), lantern refuses to write into an
+    expanded tensor, as it does for every in-place op (pytorch#4664: no silent writes to shared elements)."""
+    from ..backends.base import internal_overlap_check
+    internal_overlap_check(self, "fill_")
     if isinstance(value, TensorImpl):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.dim()} dimensions.")
-        from ..backends.base import internal_overlap_check
-        internal_overlap_check(self, "fill_")
         if value.device.type == "meta" or self.device.type == "meta":
             self._vc[0] += 1
             return self
@@ -227,6 +227,8 @@ def _fill_kernel(backend, self, value):
 
 
 def _zero_kernel(backend, self):
+    from ..backends.base import internal_overlap_check
+    internal_overlap_check(self, "zero_")
     backend.fill(self, 0)
     self._vc[0] += 1
     return self
