@@ -12,7 +12,6 @@ import numpy as _np
 # PyTorch is silent on float overflow and division by zero (it just produces inf/nan); so is lantern.
 _np.seterr(all="ignore")
 
-from .core import dtype as _dtype_mod  # noqa: E402
 from .core.dtype import (  # noqa: E402,F401
     bfloat16, bool, complex64, complex128, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo,
     int8, int16, int32, int64, set_default_dtype, uint8,

@@ -3,13 +3,10 @@
 >>> lantern.add(lantern.ones(2), 1, alpha=2).tolist(), lantern.max(lantern.tensor([1, 5, 3])).item()
 ([3.0, 3.0], 5)
 """
-from .core import dtype as _dt
-from .core.promotion import result_type_of as _result_type_of
 from .core.tensor_impl import TensorImpl as _TensorImpl
 from .ops import binding as _binding
 from .ops import registry as _registry
 from .ops.meta_util import operands_result_type as _operands_result_type
-from ._tensor import Tensor as _Tensor
 
 globals().update(_binding.functional_bindings())
 globals().update(_registry.COMPOSITES)

@@ -21,7 +21,6 @@ from .core.layout import contiguous_format, preserve_format
 from .core.tensor_impl import TENSOR_CLASS, TensorImpl
 from .ops import binding, registry
 from .ops.dispatcher import call
-from .ops.meta_util import shape_str
 
 _op = registry.get
 
@@ -299,7 +298,7 @@ class Tensor(TensorImpl):
 
     @property
     def real(self):
-        return call(_op("real"), (self,))
+        return call(_op("real"), (self,)) if self.dtype.is_complex else self
 
     @property
     def imag(self):
@@ -347,7 +346,7 @@ class Tensor(TensorImpl):
             bounds = [i * q + min(i, r) for i in range(k + 1)]
         else:
             idx = [int(i) for i in indices_or_sections]
-            bounds = [0] + idx + [n]
+            bounds = [0] + [i + n if i < 0 else i for i in idx] + [n]
         out = []
         for a, b in zip(bounds[:-1], bounds[1:]):
             a, b = min(max(a, 0), n), min(max(b, 0), n)
@@ -622,8 +621,9 @@ class Tensor(TensorImpl):
 
 
 def _alias_detached(t):
+    """Same storage and version counter, no autograd history and no _base (PyTorch's detach())."""
     from .core.tensor_impl import make_tensor
-    return make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
+    return make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc)
 
 
 def _new_factory(self, name, size, dtype, device, requires_grad):

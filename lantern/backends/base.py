@@ -14,7 +14,7 @@ from ..core.promotion import can_cast
 from ..core.storage import UntypedStorage
 from ..core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
 from ..ops import registry
-from ..ops.meta_util import shape_str
+from ..ops.meta_util import pointwise_strides, shape_str
 
 
 def internal_overlap_check(t, op_name):
@@ -27,7 +27,11 @@ def internal_overlap_check(t, op_name):
                 f"tensor of shape {shape_str(t._size)} and strides {list(t._stride)})")
 
 
-def check_cast(op_name, result_dtype, out):
+def check_cast(op, result_dtype, out):
+    if op.exact_out_dtype and result_dtype is not out.dtype:
+        raise RuntimeError(f"Found dtype {out.dtype.legacy} but expected {result_dtype.legacy} (in {op.name}: "
+                           f"give an out tensor of dtype {result_dtype})")
+    op_name = op.name
     if not can_cast(result_dtype, out.dtype):
         raise RuntimeError(
             f"result type {result_dtype.legacy} can't be cast to the desired output type {out.dtype.legacy} "
@@ -96,20 +100,41 @@ class Backend:
         names = [f"a{i}" for i in range(len(op.schema.args))]
         converted = [f"(arr({n}) if isinstance({n}, T) else {n})" if i in op.tensor_positions else n
                      for i, n in enumerate(names)]
+        allocate = "    out = empty(shape, dtype)\n"
+        if op.pointwise:  # contiguous inputs (the common case) are recognised by their cached stride tuples
+            contiguous = " and ".join(f"(not isinstance({names[i]}, T) or {names[i]}._stride is cs({names[i]}._size))"
+                                      for i in op.tensor_positions)
+            allocate = (f"    if {contiguous}:\n    " + allocate +
+                        "    else:\n        out = output(op, shape, dtype, args)\n")
         source = (f"def run_{op.name}(op, args):\n"
                   f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args\n"
                   f"    shape, dtype = meta({', '.join(names)})\n"
-                  f"    out = empty(shape, dtype)\n"
+                  f"{allocate}"
                   f"    impl(xp, out._nd, dtype.np, {', '.join(converted)})\n"
                   f"    return out\n")
         namespace = {"meta": op.meta, "impl": op.impl, "empty": self.empty, "arr": self.array, "xp": self.xp,
-                     "T": TensorImpl}
+                     "T": TensorImpl, "cs": contiguous_strides, "output": self.output}
         exec(compile(source, f"<lantern {self.key.name} runner {op.name}>", "exec"), namespace)
         return namespace[f"run_{op.name}"]
 
+    def output(self, op, shape, dtype, args):
+        """A structured op's new output: row-major, or in the inputs' memory order for pointwise ops."""
+        if op.pointwise:
+            tensors = [args[i] for i in op.tensor_positions if isinstance(args[i], TensorImpl)]
+            if not all(t._stride is contiguous_strides(t._size) for t in tensors):
+                strides = pointwise_strides(shape, tensors)
+                if strides != contiguous_strides(shape):
+                    out = self.empty_strided(shape, strides, dtype)
+                    out._nd = self.array_or_none(out)
+                    return out
+        return self.empty(shape, dtype)
+
+    def array_or_none(self, t):
+        return self.array(t)
+
     def run_structured(self, op, args):
         shape, dtype = op.meta(*args)
-        out = self.empty(shape, dtype)
+        out = self.output(op, shape, dtype, args)
         op.impl(self.xp, out._nd, dtype.np, *self.arrays(op, args))
         return out
 
@@ -121,7 +146,7 @@ class Backend:
                 f"output with shape {shape_str(self_._size)} doesn't match the broadcast shape {shape_str(shape)} "
                 f"(in {op.name}: an in-place op cannot change its tensor's shape; use the out-of-place "
                 f"{op.functional.name} instead)")
-        check_cast(op.name, dtype, self_)
+        check_cast(op, dtype, self_)
         internal_overlap_check(self_, op.name)
         op.impl(self.xp, self.array(self_), dtype.np, *self.arrays(op, args))
         self_._vc[0] += 1
@@ -129,9 +154,10 @@ class Backend:
 
     def run_structured_out(self, op, args):
         out = args[-1]
+        args = with_out_dtype(op, args)
         shape, dtype = op.meta(*args[:-1])
         resize_out(out, shape, op.name)
-        check_cast(op.name, dtype, out)
+        check_cast(op, dtype, out)
         internal_overlap_check(out, op.name)
         op.impl(self.xp, self.array(out), dtype.np, *self.arrays(op.functional, args[:-1]))
         out._vc[0] += 1
@@ -140,11 +166,22 @@ class Backend:
     def run_view(self, op, args):
         spec = op.meta(*args)
         base = args[0]
+        root = (base._base if base._base is not None else base) if op.sets_base else None
         return make_tensor(base._storage, spec[0], spec[1], spec[2], spec[3] if len(spec) == 4 else base.dtype,
-                           self, None, base._vc, base._base if base._base is not None else base)
+                           self, None, base._vc, root)
 
     def run_custom(self, op, args):
         return op.impl(self, *args)
+
+
+def with_out_dtype(op, args):
+    """sum/prod with out= and no dtype= compute in out's dtype (PyTorch's rule for these reductions)."""
+    if not op.dtype_from_out:
+        return args
+    i = next(i for i, a in enumerate(op.schema.args) if a.name == "dtype")
+    if args[i] is not None:
+        return args
+    return args[:i] + (args[-1].dtype,) + args[i + 1:]
 
 
 def resize_out(out, shape, op_name):

@@ -9,7 +9,7 @@ This is the device extension point exercised without a GPU: shape inference and 
 from ..core.allocator import meta_allocator
 from ..core.device import META
 from ..core.dispatch_keys import DispatchKey
-from .base import Backend, check_cast, install_backend, internal_overlap_check, resize_out
+from .base import Backend, with_out_dtype, check_cast, install_backend, internal_overlap_check, resize_out
 
 
 class MetaBackend(Backend):
@@ -30,7 +30,10 @@ class MetaBackend(Backend):
 
     def run_structured(self, op, args):
         shape, dtype = op.meta(*args)
-        return self.empty(shape, dtype)
+        return self.output(op, shape, dtype, args)
+
+    def array_or_none(self, t):
+        return None
 
     def run_structured_inplace(self, op, args):
         self_ = args[0]
@@ -39,16 +42,17 @@ class MetaBackend(Backend):
             from ..ops.meta_util import shape_str
             raise RuntimeError(f"output with shape {shape_str(self_._size)} doesn't match the broadcast shape "
                                f"{shape_str(shape)}")
-        check_cast(op.name, dtype, self_)
+        check_cast(op, dtype, self_)
         internal_overlap_check(self_, op.name)
         self_._vc[0] += 1
         return self_
 
     def run_structured_out(self, op, args):
         out = args[-1]
+        args = with_out_dtype(op, args)
         shape, dtype = op.meta(*args[:-1])
         resize_out(out, shape, op.name)
-        check_cast(op.name, dtype, out)
+        check_cast(op, dtype, out)
         out._vc[0] += 1
         return out
 

@@ -33,7 +33,7 @@ class device:
             raise RuntimeError(
                 f"Expected one of cpu, cuda, meta device type at start of device string: {type_or_str}")
         if index is not None and index < 0:
-            raise RuntimeError(f"Device index must not be negative")
+            raise RuntimeError("Device index must not be negative")
         self = object.__new__(cls)
         object.__setattr__(self, "type", kind)
         object.__setattr__(self, "index", index)

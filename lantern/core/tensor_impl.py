@@ -165,6 +165,8 @@ class TensorImpl:
 
     def is_contiguous(self, memory_format=contiguous_format):
         size, stride = self._size, self._stride
+        if 0 in size:
+            return True
         if memory_format is contiguous_format or memory_format is preserve_format:
             return _is_contiguous_in_order(size, stride, range(len(size) - 1, -1, -1))
         if memory_format is channels_last:

@@ -11,7 +11,6 @@ def add(input, other, *, alpha=1, out=None):
 """
 from .dispatcher import call
 from .registry import REGISTRY
-from .schema import NO_DEFAULT
 
 _SOURCES = {}
 

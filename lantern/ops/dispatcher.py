@@ -40,7 +40,10 @@ def set_tracer_kernel(fn):
 
 
 def _mixed_devices(op, tensors):
-    """Pick the backend when inputs sit on several devices: CPU 0-dim tensors may join any device."""
+    """Pick the backend when inputs sit on several devices: CPU 0-dim tensors may join any device, and copy_
+    runs on its destination's device (it is how data moves between devices)."""
+    if op.name == "copy_":
+        return tensors[0]._backend
     backends = {t._backend for t in tensors if t._size or t._backend.device.type != "cpu"}
     if len(backends) == 1:
         return backends.pop()

@@ -17,6 +17,7 @@ from ..core.layout import channels_last, channels_last_3d, contiguous_format, pr
 from ..core.promotion import wrapped_scalar_dtype
 from ..core.tensor_impl import TensorImpl, contiguous_strides
 from .dispatcher import call
+from .meta_util import iterator_strides
 from .pointwise import _require_tensor
 from .registry import composite, custom, get, structured
 
@@ -145,36 +146,12 @@ def _strides_in_order(size, order):
     return tuple(strides)
 
 
-def infer_dense_strides(size, stride):
-    """Dense strides that keep the order of `stride` (PyTorch's infer_dense_strides): dims sorted by stride,
-    smaller size first on ties, with stride-0 (broadcast) dims left where they are."""
-    perm = list(range(len(size) - 1, -1, -1))
-    for i in range(1, len(perm)):
-        j = i
-        while j > 0 and _goes_after(perm[j - 1], perm[j], size, stride):
-            perm[j - 1], perm[j] = perm[j], perm[j - 1]
-            j -= 1
-    out = [0] * len(size)
-    acc = 1
-    for d in perm:
-        out[d] = acc
-        acc *= max(size[d], 1)
-    return tuple(out)
-
-
-def _goes_after(d0, d1, size, stride):
-    s0, s1 = stride[d0], stride[d1]
-    if s0 == 0 or s1 == 0:
-        return False
-    return s0 > s1 or (s0 == s1 and size[d0] > size[d1])
-
-
 def like_strides(t, memory_format):
     """The strides `empty_like(t, memory_format=...)` gives; preserve_format copies a dense input's strides."""
     if memory_format is None or memory_format is preserve_format:
         if t.is_non_overlapping_and_dense():
             return t._stride
-        return infer_dense_strides(t._size, t._stride)
+        return iterator_strides(t._size, [(t._size, t._stride)])
     return format_strides(t._size, memory_format)
 
 

@@ -19,7 +19,7 @@ from typing import NamedTuple
 from ..core import dtype as dt
 from ..core.tensor_impl import _is_contiguous_in_order, contiguous_strides
 from .dispatcher import call
-from .meta_util import broadcast_all, broadcast_shapes, shape_str
+from .meta_util import broadcast_all, broadcast_shapes, iterator_strides, shape_str
 from .registry import composite, custom, get
 from .views import view_strides
 
@@ -136,60 +136,12 @@ def _check_bounds(indexers, sizes):
             raise IndexError(f"index {int(ix.values[bad].flat[0])} is out of bounds for dimension {j} with size {n}")
 
 
-def _broadcast_strides(size, stride, shape):
-    """An operand's strides over the iteration shape: 0 where it broadcasts (TensorIterator's compute_strides)."""
-    lead = len(shape) - len(size)
-    return (0,) * lead + tuple(0 if n == 1 and shape[lead + i] != 1 else s
-                               for i, (n, s) in enumerate(zip(size, stride)))
-
-
-def iterator_output_strides(shape, operands):
-    """The strides TensorIterator gives a new output of `shape` computed from `operands` [(sizes, strides)]: dims
-    sorted by the operands' strides, fastest first (ATen's reorder_dimensions), so the output follows their memory
-    order; with no evidence either way a dim keeps its row-major place.
-
-    >>> iterator_output_strides((2, 3), [((2, 3), (1, 2))])
-    (1, 2)
-    """
-    ndim = len(shape)
-    strides = [_broadcast_strides(size, stride, shape) for size, stride in operands]
-
-    def should_swap(d0, d1):
-        for st in strides:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return 1 if s0 > s1 else -1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    perm = list(range(ndim - 1, -1, -1))
-    for i in range(1, ndim):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            order = should_swap(perm[d0], perm[d1])
-            if order > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif order < 0:
-                break
-    if perm == list(range(ndim - 1, -1, -1)):
-        return contiguous_strides(shape)
-    out, acc = [0] * ndim, 1
-    for d in perm:
-        out[d] = acc
-        acc *= shape[d]
-    return tuple(out)
-
-
 def _result_strides(out_shape, src_strides, indexer_shape, indexers):
     """The result's layout, as TensorIterator picks it from self restrided over the result (stride 0 along the
     indexed dims) and each indexer viewed with size-1 dims around it."""
     operands = [(out_shape, src_strides)]
     operands += [(indexer_shape, view_strides(ix.size, ix.stride, indexer_shape)) for ix in indexers]
-    return iterator_output_strides(out_shape, operands)
+    return iterator_strides(out_shape, operands)
 
 
 def _source(backend, self, perm, out_shape):

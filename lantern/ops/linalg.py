@@ -36,7 +36,7 @@ def _matmul_impl(xp, out, dtype, a, b):
     xp.matmul(a, b, out=out)
 
 
-structured("mm(Tensor self, Tensor mat2) -> Tensor", _mm_meta, _matmul_impl, inplace=False)
+structured("mm(Tensor self, Tensor mat2) -> Tensor", _mm_meta, _matmul_impl, inplace=False, exact_out_dtype=True)
 
 
 def _bmm_meta(a, b):
@@ -51,7 +51,7 @@ def _bmm_meta(a, b):
     return (a._size[0], a._size[1], b._size[2]), a.dtype
 
 
-structured("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_meta, _matmul_impl, inplace=False)
+structured("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_meta, _matmul_impl, inplace=False, exact_out_dtype=True)
 
 
 def _dot_meta(a, b):
@@ -75,7 +75,7 @@ def _dot_impl(xp, out, dtype, a, b):
     out[...] = xp.dot(a, b)
 
 
-structured("dot(Tensor self, Tensor tensor) -> Tensor", _dot_meta, _dot_impl, inplace=False)
+structured("dot(Tensor self, Tensor tensor) -> Tensor", _dot_meta, _dot_impl, inplace=False, exact_out_dtype=True)
 
 
 def _mv_meta(a, v):
@@ -90,7 +90,7 @@ def _mv_meta(a, v):
     return (a._size[0],), a.dtype
 
 
-structured("mv(Tensor self, Tensor vec) -> Tensor", _mv_meta, _matmul_impl, inplace=False)
+structured("mv(Tensor self, Tensor vec) -> Tensor", _mv_meta, _matmul_impl, inplace=False, exact_out_dtype=True)
 
 _mm, _bmm, _dot, _mv = get("mm"), get("bmm"), get("dot"), get("mv")
 

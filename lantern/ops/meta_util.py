@@ -7,7 +7,7 @@ This is lantern's TensorIterator: every pointwise op gets its output shape and d
 """
 from ..core import dtype as dt
 from ..core.promotion import result_type_of, wrapped_scalar_dtype
-from ..core.tensor_impl import TensorImpl
+from ..core.tensor_impl import TensorImpl, contiguous_strides
 
 
 def wrap_dim(dim, ndim):
@@ -122,15 +122,58 @@ def overlap_status(a, b):
     return NO_OVERLAP
 
 
-def check_no_bool(op_name, dtype, what):
-    if dtype is dt.bool:
-        raise RuntimeError(what)
+def iterator_strides(shape, operands):
+    """Dense strides for a new tensor of `shape` that follow the memory order of `operands` [(sizes, strides)],
+    as TensorIterator's reorder_dimensions (and c10's infer_dense_strides) decide it: dims insertion-sorted
+    fastest first by the first operand's strides, broadcast (stride 0) dims skipped, ties broken by the smaller
+    size and then by the next operand; no evidence either way keeps the row-major order.
+
+    >>> iterator_strides((4, 3), [((4, 3), (1, 4))])
+    (1, 4)
+    """
+    n = len(shape)
+    strides_of = []
+    for size, stride in operands:
+        lead = n - len(size)
+        strides_of.append([0 if d < lead or (size[d - lead] == 1 and shape[d] != 1) else stride[d - lead]
+                           for d in range(n)])
+
+    def should_swap(d0, d1):
+        for st in strides_of:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(n - 1, -1, -1))  # fastest dim first
+    for i in range(1, n):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    if perm == list(range(n - 1, -1, -1)):
+        return contiguous_strides(shape)  # the cached tuple: later ops recognise it as contiguous by identity
+    strides = [0] * n
+    acc = 1
+    for d in perm:
+        strides[d] = acc
+        acc *= shape[d] if shape[d] > 1 else 1
+    return tuple(strides)
 
 
-def same_device_check(op_name, tensors):
-    devices = {t.device for t in tensors if t._size}
-    if len(devices) > 1:
-        a, b = sorted(str(d) for d in devices)[:2]
-        raise RuntimeError(
-            f"Expected all tensors to be on the same device, but found at least two devices, {a} and {b}! "
-            f"(in {op_name}; move them with .to(device))")
+def pointwise_strides(shape, tensors):
+    """A pointwise op's output strides: the inputs' memory order, so `(x.t() + 1).stride() == (1, 3)` for a
+    contiguous (3, 3) x.
+
+    >>> pointwise_strides((4, 3), [lantern.ones(3, 4).t()])
+    (1, 4)
+    """
+    return iterator_strides(shape, [(t._size, t._stride) for t in tensors if t._size])

@@ -275,9 +275,14 @@ def _unary_meta(name, rule, check=None):
     return meta
 
 
+# Ops PyTorch builds with check_all_same_dtype: their out= / in-place result must have exactly the result dtype
+# (the float ops, exp and friends, may cast into any allowed out dtype instead).
+_EXACT_OUT = {"abs", "neg", "sign", "sgn", "floor", "ceil", "trunc", "frac", "bitwise_not", "signbit"}
+
 for _name, _fn, _rule, _check, (_inplace, _out) in UNARY:
     structured(f"{_name}(Tensor self) -> Tensor", _unary_meta(_name, _rule, _check),
-               _fn if not isinstance(_fn, np.ufunc) else _ufunc_impl(_fn), inplace=_inplace, out=_out)
+               _fn if not isinstance(_fn, np.ufunc) else _ufunc_impl(_fn), inplace=_inplace, out=_out, pointwise=True,
+               exact_out_dtype=_name in _EXACT_OUT)
 
 
 # ---- add / sub (with alpha) --------------------------------------------------------------------------------
@@ -329,8 +334,9 @@ def _add_sub_impl(ufunc):
 
 
 _sub_impl = _add_sub_impl(np.subtract)
-structured("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add_meta, _add_sub_impl(np.add))
-structured("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub_meta, _sub_impl)
+structured("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add_meta, _add_sub_impl(np.add),
+           pointwise=True)
+structured("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub_meta, _sub_impl, pointwise=True)
 
 
 def _rsub_meta(a, b, alpha=1):
@@ -342,7 +348,7 @@ def _rsub_impl(xp, out, dtype, a, b, alpha=1):
 
 
 structured("rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _rsub_meta, _rsub_impl,
-           inplace=False, out=False)
+           inplace=False, out=False, pointwise=True)
 
 
 # ---- division ----------------------------------------------------------------------------------------------
@@ -383,7 +389,8 @@ def _div_impl(xp, out, dtype, a, b, rounding_mode=None):
         xp.copyto(out, xp.trunc(xp.true_divide(a, b)), casting="unsafe")
 
 
-structured("div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", _div_meta, _div_impl)
+structured("div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", _div_meta, _div_impl,
+           pointwise=True)
 
 
 def _int_safe(ufunc):
@@ -439,7 +446,7 @@ def _binary_meta(name, rule, check, number_other):
 
 for _name, _fn, _rule, _check, _number_other, _inplace in BINARY:
     structured(f"{_name}(Tensor self, Tensor other) -> Tensor", _binary_meta(_name, _rule, _check, _number_other),
-               _fn if not isinstance(_fn, np.ufunc) else _ufunc_impl(_fn), inplace=_inplace)
+               _fn if not isinstance(_fn, np.ufunc) else _ufunc_impl(_fn), inplace=_inplace, pointwise=True)
 
 
 # ---- pow: small integer exponents take fast paths (x ** 3 as x*x*x is ~16x faster in NumPy) ----------------
@@ -491,7 +498,7 @@ def _pow_impl(xp, out, dtype, a, b):
     xp.power(a, b, out=out, casting="unsafe")
 
 
-structured("pow(Tensor self, Tensor exponent) -> Tensor", _pow_meta, _pow_impl)
+structured("pow(Tensor self, Tensor exponent) -> Tensor", _pow_meta, _pow_impl, pointwise=True)
 
 
 # ---- clamp and where ---------------------------------------------------------------------------------------
@@ -529,7 +536,8 @@ def _clamp_impl(xp, out, dtype, a, min=None, max=None):
         xp.minimum(out, as_dtype(xp, max, dtype), out=out, casting="unsafe")
 
 
-structured("clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", _clamp_meta, _clamp_impl)
+structured("clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", _clamp_meta, _clamp_impl,
+           pointwise=True, exact_out_dtype=True)
 
 
 def _where_meta(condition, a, b):
@@ -545,4 +553,4 @@ def _where_impl(xp, out, dtype, condition, a, b):
 
 
 structured("where(Tensor condition, Tensor self, Tensor other) -> Tensor", _where_meta, _where_impl,
-           inplace=False)
+           inplace=False, pointwise=True, exact_out_dtype=True)

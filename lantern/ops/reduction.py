@@ -76,9 +76,9 @@ def _reduce_impl(fn):
 
 
 structured("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-           _sum_like_meta("sum"), _reduce_impl(np.sum), inplace=False)
+           _sum_like_meta("sum"), _reduce_impl(np.sum), inplace=False, dtype_from_out=True)
 structured("prod(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-           _sum_like_meta("prod"), _reduce_impl(np.prod), inplace=False)
+           _sum_like_meta("prod"), _reduce_impl(np.prod), inplace=False, dtype_from_out=True)
 
 
 def _mean_meta(self, dim=None, keepdim=False, dtype=None):
@@ -128,9 +128,9 @@ def _minmax_impl(fn):
 
 
 structured("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", _minmax_meta("amax"),
-           _minmax_impl(np.max), inplace=False)
+           _minmax_impl(np.max), inplace=False, exact_out_dtype=True)
 structured("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", _minmax_meta("amin"),
-           _minmax_impl(np.min), inplace=False)
+           _minmax_impl(np.min), inplace=False, exact_out_dtype=True)
 
 
 def _full_minmax_meta(name):
@@ -173,9 +173,9 @@ def _arg_impl(fn):
 
 
 structured("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", _arg_meta("argmax"),
-           _arg_impl(np.argmax), inplace=False)
+           _arg_impl(np.argmax), inplace=False, exact_out_dtype=True)
 structured("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", _arg_meta("argmin"),
-           _arg_impl(np.argmin), inplace=False)
+           _arg_impl(np.argmin), inplace=False, exact_out_dtype=True)
 
 
 def _logical_meta(name):
@@ -194,9 +194,9 @@ def _logical_impl(fn):
 
 
 structured("any(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", _logical_meta("any"),
-           _logical_impl(np.any), inplace=False)
+           _logical_impl(np.any), inplace=False, exact_out_dtype=True)
 structured("all(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", _logical_meta("all"),
-           _logical_impl(np.all), inplace=False)
+           _logical_impl(np.all), inplace=False, exact_out_dtype=True)
 
 
 # ---- max / min along a dim: two outputs, a named tuple, as torch.return_types ------------------------------

@@ -23,7 +23,7 @@ class Operator:
 
     __slots__ = ("schema", "name", "kind", "meta", "impl", "kernels", "derivative", "tensor_positions",
                  "list_positions", "device_position", "functional", "inplace", "out", "backends", "scan",
-                 "__weakref__")
+                 "pointwise", "sets_base", "exact_out_dtype", "dtype_from_out", "__weakref__")
 
     def __init__(self, schema, kind, meta=None, impl=None):
         self.schema = schema
@@ -42,6 +42,10 @@ class Operator:
         self.out = None
         self.backends = None  # device types with a kernel; None: every backend
         self.scan = None      # the dispatcher's argument scan for this op, generated on first call
+        self.pointwise = False  # outputs follow the inputs' memory order (TensorIterator) instead of row-major
+        self.sets_base = True   # view ops: the result's _base is the input's root (view(dtype) has none)
+        self.exact_out_dtype = False  # out= and in-place results must have exactly the result dtype
+        self.dtype_from_out = False   # reductions with a dtype= argument compute in out's dtype
 
     @property
     def alias(self):
@@ -95,24 +99,36 @@ def _out_schema(schema):
     return parse_schema(f"{name}.out({args_part}{sep}Tensor(a!) out) -> Tensor(a!)")
 
 
-def structured(text, meta, impl, inplace=True, out=True):
-    """Declare an op whose meta computes (shape, dtype) and whose impl(xp, out, dtype, *args) fills the output."""
+def structured(text, meta, impl, inplace=True, out=True, pointwise=False, exact_out_dtype=False,
+               dtype_from_out=False):
+    """Declare an op whose meta computes (shape, dtype) and whose impl(xp, out, dtype, *args) fills the output.
+
+    pointwise: the output is laid out in the inputs' memory order, as PyTorch's TensorIterator does.
+    exact_out_dtype: an out= or in-place result must have exactly the result dtype (else any allowed cast).
+    dtype_from_out: with out= and no dtype= argument, compute in out's dtype (sum, prod)."""
     schema = parse_schema(text)
-    op = _register(Operator(schema, "structured", meta, impl))
+    variants = [Operator(schema, "structured", meta, impl)]
     if inplace:
-        ip = Operator(_inplace_schema(schema), "structured_inplace", meta, impl)
-        ip.functional = op
-        op.inplace = _register(ip)
+        variants.append(Operator(_inplace_schema(schema), "structured_inplace", meta, impl))
     if out:
-        o = Operator(_out_schema(schema), "structured_out", meta, impl)
-        o.functional = op
-        op.out = _register(o)
+        variants.append(Operator(_out_schema(schema), "structured_out", meta, impl))
+    op = variants[0]
+    for v in variants:
+        v.functional = op
+        v.pointwise, v.exact_out_dtype, v.dtype_from_out = pointwise, exact_out_dtype, dtype_from_out
+        _register(v)
+        if v.kind == "structured_inplace":
+            op.inplace = v
+        elif v.kind == "structured_out":
+            op.out = v
     return op
 
 
-def view(text, meta):
+def view(text, meta, sets_base=True):
     """Declare a view op: meta(*args) -> (sizes, strides, offset) of the result over the input's storage."""
-    return _register(Operator(parse_schema(text), "view", meta))
+    op = Operator(parse_schema(text), "view", meta)
+    op.sets_base = sets_base
+    return _register(op)
 
 
 def custom(text, kernel, meta=None, backends=None):

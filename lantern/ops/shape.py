@@ -12,7 +12,9 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ..core.tensor_impl import TensorImpl, contiguous_strides
-from .meta_util import PARTIAL, broadcast_shapes, operands_result_type, overlap_status, shape_str, wrap_dim
+from .meta_util import (
+    PARTIAL, broadcast_shapes, iterator_strides, operands_result_type, overlap_status, shape_str, wrap_dim,
+)
 from .registry import custom, structured
 
 
@@ -85,7 +87,7 @@ def _preserved_strides(t, memory_format):
     """The strides clone/.to() give: with preserve_format, the input's when it is dense, else dense strides in the
     input's stride order; or those of the memory format asked for."""
     if memory_format is None or memory_format is preserve_format:
-        return t._stride if t.is_non_overlapping_and_dense() else dense_strides_like(t._size, t._stride)
+        return t._stride if t.is_non_overlapping_and_dense() else iterator_strides(t._size, [(t._size, t._stride)])
     if memory_format is contiguous_format:
         return contiguous_strides(t._size)
     rank = {channels_last: 4, channels_last_3d: 5}.get(memory_format)
@@ -94,40 +96,6 @@ def _preserved_strides(t, memory_format):
     if t.dim() != rank:
         raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
     return channels_last_strides(t._size)
-
-
-def dense_strides_like(size, stride):
-    """Dense strides that visit the dims in the order `stride` does (PyTorch's infer_dense_strides).
-
-    Dims are insertion-sorted by stride, smaller first; equal strides put the smaller size first; a 0 stride
-    (a broadcast dim) keeps its place. (3, 2) with strides (2, 6) -> (1, 3).
-    """
-    n = len(size)
-    perm = list(range(n - 1, -1, -1))  # fastest first, as for a contiguous tensor
-
-    def should_swap(d0, d1):
-        s0, s1 = stride[d0], stride[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return 1 if s0 > s1 else -1
-        return 1 if size[d0] > size[d1] else 0
-    for i in range(1, n):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    out = [0] * n
-    acc = 1
-    for d in perm:
-        out[d] = acc
-        if size[d] > 1:
-            acc *= size[d]
-    return tuple(out)
 
 
 def channels_last_strides(size):

@@ -115,7 +115,7 @@ def _view_dtype_meta(self, dtype):
     return size, stride, self._offset * ratio, dtype
 
 
-view("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", _view_dtype_meta)
+view("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", _view_dtype_meta, sets_base=False)
 
 
 def _as_strided_meta(self, size, stride, storage_offset=None):
