@@ -8,10 +8,18 @@ records a graph node (see kernel.py), and `backward` / `grad` run the engine (en
 >>> x.grad.tolist()
 [2.0, 4.0, 6.0]
 """
+import warnings
+
+from ..core import dtype as dt
+from ..core.size import Size
+from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher
 from . import engine, graph
-from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
+from .accumulate import accumulate_grad
+from .anomaly import (  # noqa: F401
+    detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
+)
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 from . import functional  # noqa: F401
@@ -40,24 +48,25 @@ def _as_tuple(x):
 
 def _make_grads(outputs, grads):
     """Seed gradients: ones for scalar outputs when none is given; shape checks otherwise."""
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
-            if o.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if o.dtype.category < 2:
-                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
-                                   f"{o.dtype}")
+            if o._requires_grad:
+                if o.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if o.dtype.category != dt.FLOATING:
+                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                       f"{o.dtype}")
             g = o._backend.empty(o._size, o.dtype)
             o._backend.fill(g, 1)
         elif isinstance(g, TensorImpl):
             if g._size != o._size:
-                from ..core.size import Size
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._size)} and "
                                    f"output[{i}] has a shape of {Size(o._size)}.")
         else:
-            from .._construct import tensor
-            g = tensor(g, dtype=o.dtype)
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         out.append(g)
     return out
 
@@ -66,27 +75,37 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """Accumulate d(tensors)/d(leaf) into every leaf's .grad (or only into `inputs`)."""
     tensors = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables) or (None,) * len(tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for t in inputs:
+            if not t._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                      "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+                      "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+                      ".grad fields of your parameters to None after use to break the cycle and avoid the leak.",
+                      UserWarning, stacklevel=2)
     seeds = _make_grads(tensors, grads)
     captured = engine.run_backward(tensors, seeds, retain_graph, create_graph, inputs=inputs, allow_unused=True)
     if inputs is not None:
-        from .accumulate import accumulate_grad
-        from ..core.state import tls
-        prev = tls.grad_enabled
-        tls.grad_enabled = create_graph
-        try:
-            for t, g in zip(inputs, captured):
-                if g is not None:
-                    accumulate_grad(t, g, owned=False)
-        finally:
-            tls.grad_enabled = prev
+        _accumulate_into_non_leaves(inputs, captured, create_graph)
+
+
+def _accumulate_into_non_leaves(inputs, captured, create_graph):
+    """backward(inputs=...) fills in .grad of the non-leaf inputs too (the leaves accumulated in the engine)."""
+    prev = tls.grad_enabled
+    tls.grad_enabled = create_graph
+    try:
+        for t, g in zip(inputs, captured):
+            if g is not None and t._grad_fn is not None:
+                accumulate_grad(t, g, owned=False)
+    finally:
+        tls.grad_enabled = prev
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -96,14 +115,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported by lantern (it needs vmap)")
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
                          "allow_unused=False.")
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"grad_outputs has {len(grads)} tensors but outputs has {len(outputs)}")
     if retain_graph is None:
         retain_graph = create_graph
     seeds = _make_grads(outputs, grads)

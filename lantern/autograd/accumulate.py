@@ -1,35 +1,50 @@
 """Adding a gradient into a leaf's `.grad`, as PyTorch's AccumulateGrad does.
 
-The first gradient is stored as is when the engine owns it (no one else can see it), else copied; later ones are
-added in place, or out of place when building a graph (create_graph) so the sum stays differentiable.
+The first gradient is kept as is when the engine owns it (no one else can see it) and it is laid out like the leaf;
+otherwise it is copied into a tensor with the leaf's strides (PyTorch's "layout contract"). Later ones are added in
+place, or out of place when building a graph (create_graph) so that the sum stays differentiable.
 
 >>> x = lantern.ones(2, requires_grad=True)
 >>> (x * 2).sum().backward(); (x * 3).sum().backward()
 >>> x.grad.tolist()
 [5.0, 5.0]
 """
+from ..core.layout import contiguous_format
 from ..core.state import tls
+from ..core.tensor_impl import contiguous_strides
 
 
 def accumulate_grad(variable, grad, owned):
-    meta = variable._autograd
-    if meta is not None and meta.hooks:
-        for hook in list(meta.hooks.values()):
-            new = hook(grad)
-            if new is not None:
-                grad, owned = new, False
+    """Add `grad` into variable.grad (`owned`: no one else holds `grad`), then run post-accumulate hooks."""
     old = variable._grad
     if old is None:
-        if not tls.grad_enabled:
-            if not owned:
-                grad = grad.detach().clone()
-            elif grad._requires_grad:
-                grad = grad.detach()
-        variable._grad = grad
+        if not tls.grad_enabled and owned and _obeys_layout_contract(grad, variable):
+            variable._grad = grad.detach() if grad._requires_grad else grad
+        else:
+            variable._grad = _clone_obey_contract(grad, variable)
     elif tls.grad_enabled:
         variable._grad = old + grad
     else:
         old.add_(grad)
+    meta = variable._autograd
     if meta is not None and meta.post_accumulate_hooks:
         for hook in list(meta.post_accumulate_hooks.values()):
             hook(variable)
+
+
+def _obeys_layout_contract(grad, variable):
+    """A dense leaf's grad has the leaf's strides (size-1 dims aside; no stride-0 ones); otherwise contiguous."""
+    if grad._stride == variable._stride == contiguous_strides(variable._size):  # the common case, decided fast
+        return True
+    if not variable.is_non_overlapping_and_dense():
+        return grad.is_contiguous()
+    for n, gs, vs in zip(grad._size, grad._stride, variable._stride):
+        if (n != 1 and gs != vs) or (n == 1 and gs == 0):
+            return False
+    return True
+
+
+def _clone_obey_contract(grad, variable):
+    if variable.is_non_overlapping_and_dense():
+        return variable.new_empty_strided(variable._size, variable._stride).copy_(grad)
+    return grad.clone(memory_format=contiguous_format)

@@ -1,69 +1,103 @@
 """Anomaly detection: remember where each node was made in the forward, and fail loudly on NaN in backward.
 
+While it is on during the forward, every node keeps the traceback of the call that made it; while it is on during
+the backward, a node's error (or, with check_nan, a NaN in its output) is reported with that traceback.
+
 >>> with lantern.autograd.detect_anomaly():
 ...     x = lantern.tensor([0.], requires_grad=True)
 ...     y = x.sqrt() * 0   # d/dx sqrt(0) = inf, times 0 gives nan
 ...     try:
 ...         y.sum().backward()
 ...     except RuntimeError as e:
-...         print(str(e).split(".")[0])
-Function 'SqrtBackward0' returned nan values in its 0th output
+...         print(e)
+Function 'SqrtBackward0' returned nan values in its 0th output.
 """
-import sys
+import os
+import threading
 import traceback
 import warnings
 
 from ..core.state import tls
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class _CheckNan(threading.local):
+    value = True
+
+
+_check_nan = _CheckNan()
+
 
 def remember_forward(node):
-    node._trace = "".join(traceback.format_stack()[:-3])
+    """Keep the user's part of the stack: the frames below lantern's own (binding, dispatcher, this kernel)."""
+    frames = [f for f in traceback.extract_stack() if not f.filename.startswith((_PACKAGE_DIR, "<lantern"))]
+    node._trace = "".join(traceback.format_list(frames))
+
+
+def _warn_forward_trace(node):
+    if node._trace is None:
+        detail = ("No forward pass information available. Enable detect anomaly during forward pass for more "
+                  "information.")
+    else:
+        detail = f"Traceback of forward call that caused the error:\n{node._trace}"
+    warnings.warn(f"Error detected in {node.name()}. {detail}", UserWarning, stacklevel=4)
 
 
 def run_with_anomaly(node, grads):
+    """node.apply(grads), reporting the forward traceback of a node that fails or (check_nan) returns NaN."""
     try:
         outs = node.apply(grads)
     except Exception:
-        sys.stderr.write(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-                         f"{node._trace}")
+        _warn_forward_trace(node)
         raise
-    for i, g in enumerate(outs):
-        if g is not None and g.dtype.category >= 2 and g.isnan().any().item():
-            warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-                          f"{node._trace}", UserWarning, stacklevel=2)
-            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+    if _check_nan.value:
+        for i, g in enumerate(outs):
+            if g is not None and g.dtype.category >= 2 and g.isnan().any().item():
+                _warn_forward_trace(node)
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
     return outs
 
 
 class detect_anomaly:
-    """Context manager: record forward tracebacks and check every backward output for NaN."""
+    """Context manager (and decorator): record forward tracebacks and check every backward output for NaN."""
 
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
-
-    def __enter__(self):
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
                       "enabled for debugging.", UserWarning, stacklevel=2)
-        self.prev = tls.anomaly
-        tls.anomaly = True
+
+    def __enter__(self):
+        self.prev = (tls.anomaly, _check_nan.value)
+        tls.anomaly, _check_nan.value = True, self.check_nan
 
     def __exit__(self, *exc):
-        tls.anomaly = self.prev
+        tls.anomaly, _check_nan.value = self.prev
+
+    def __call__(self, fn):
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return wrapper
 
 
 class set_detect_anomaly:
-    """set_detect_anomaly(mode): takes effect at once; also a context manager."""
+    """set_detect_anomaly(mode, check_nan=True): takes effect at once; also a context manager."""
 
     def __init__(self, mode, check_nan=True):
-        self.prev = tls.anomaly
-        tls.anomaly = bool(mode)
+        self.prev = (tls.anomaly, _check_nan.value)
+        tls.anomaly, _check_nan.value = bool(mode), bool(check_nan)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        tls.anomaly = self.prev
+        tls.anomaly, _check_nan.value = self.prev
 
 
 def is_anomaly_enabled():
     return tls.anomaly
+
+
+def is_anomaly_check_nan_enabled():
+    return _check_nan.value

@@ -19,27 +19,7 @@ import heapq
 
 from ..core.state import tls
 from .accumulate import accumulate_grad
-from .graph import AccumulateGrad
-from .meta import gradient_edge
-
-
-class _Buffer:
-    """Gradients arriving at one node, one slot per node input; `owned` marks sums the engine made itself."""
-
-    __slots__ = ("grads", "owned")
-
-    def __init__(self, n):
-        self.grads = [None] * n
-        self.owned = [True] * n
-
-    def add(self, nr, grad, owned):
-        old = self.grads[nr]
-        if old is None:
-            self.grads[nr] = grad
-            self.owned[nr] = owned
-        else:
-            self.grads[nr] = old + grad
-            self.owned[nr] = True
+from .graph import AccumulateGrad, gradient_edge
 
 
 def _conform(grad, meta, node, nr):
@@ -50,6 +30,8 @@ def _conform(grad, meta, node, nr):
                                f"{list(grad._size)} but expected shape compatible with {list(meta.shape)}")
         grad = grad.sum_to_size(meta.shape)
     if grad.dtype is not meta.dtype:
+        if grad.dtype.is_complex and not meta.dtype.is_complex:  # a real input of a complex op
+            grad = grad.real
         grad = grad.to(meta.dtype)
     return grad
 
@@ -64,22 +46,21 @@ def _expandable(shape, target):
 
 
 def _dependencies(roots):
-    """{node: number of edges into it} over everything reachable from the root nodes."""
+    """({node: number of edges into it}, every node reachable from the roots)."""
     deps = {}
-    seen = set()
-    stack = [n for n in roots if n is not None]
-    for n in stack:
-        seen.add(n)
+    root_set = set(roots)
+    stack = list(root_set)
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-    return deps, seen
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                if nxt not in root_set:
+                    stack.append(nxt)
+    return deps, root_set.union(deps)
 
 
 def _needed(reachable, targets):
@@ -103,8 +84,9 @@ def _needed(reachable, targets):
 
 def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, accumulate=True,
                  allow_unused=False):
-    """Backpropagate grad_roots from roots. With `inputs`, return their gradients (accumulate=False) or
-    accumulate only into them."""
+    """Backpropagate grad_roots from roots. Without `inputs`, accumulate into every leaf's .grad. With `inputs`,
+    only what leads to them runs: accumulate=False returns their gradients (autograd.grad); accumulate=True
+    accumulates into the leaves among them and returns the gradients of the others (backward(inputs=...))."""
     root_edges = []
     for i, t in enumerate(roots):
         node, nr = gradient_edge(t)
@@ -113,26 +95,23 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
         root_edges.append((node, nr))
 
     deps, reachable = _dependencies([n for n, _ in root_edges])
-    captures = None
-    needed = None
+    captures = capture_at = needed = None
     if inputs is not None:
         capture_edges = [gradient_edge(t) for t in inputs]
-        for i, (node, _) in enumerate(capture_edges):
-            if node is None:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-        captures = {}
+        if any(node is None for node, _ in capture_edges):
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
         needed = _needed(reachable, [n for n, _ in capture_edges])
-        capture_at = {}
-        for i, edge in enumerate(capture_edges):
-            capture_at.setdefault(edge, []).append(i)
+        captures, capture_at = {}, {}
+        for i, (edge, t) in enumerate(zip(capture_edges, inputs)):
+            if not (accumulate and t._grad_fn is None):  # leaves among backward's inputs accumulate as usual
+                capture_at.setdefault(edge, []).append(i)
 
-    buffers = {}
+    buffers = {}     # node -> its incoming gradients, one slot per input
+    shared = set()   # ids of gradients someone outside the engine may hold: a leaf copies them, never keeps them
     heap = []
     for (node, nr), g in zip(root_edges, grad_roots):
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = _Buffer(len(node._input_meta) or 1)
-        buf.add(nr, g, False)
+        shared.add(id(g))
+        _deliver(buffers, node, nr, g, shared)
     for node in {n for n, _ in root_edges}:
         if deps.get(node, 0) == 0:
             heapq.heappush(heap, (-node._seq, id(node), node))
@@ -141,25 +120,19 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
     tls.grad_enabled = create_graph
     try:
         while heap:
-            _, _, node = heapq.heappop(heap)
-            buf = buffers.pop(node, None)
-            grads = buf.grads if buf is not None else [None] * max(len(node._input_meta), 1)
-            owned = buf.owned if buf is not None else [True] * len(grads)
-            if node._pre_hooks or node._retains:
-                grads, owned = _run_pre_hooks(node, grads, owned)
-            if captures is not None:
-                for nr, g in enumerate(grads):
-                    for i in capture_at.get((node, nr), ()):
-                        captures[i] = g
-            if isinstance(node, AccumulateGrad):
-                if inputs is None and grads[0] is not None:
-                    accumulate_grad(node.variable, grads[0], owned[0])
+            node = heapq.heappop(heap)[2]
+            grads = buffers.pop(node, None) or [None] * max(len(node._input_meta), 1)
+            if type(node) is AccumulateGrad:
+                _run_leaf(node, grads, shared, accumulate, needed, captures, capture_at)
                 continue
+            if node._pre_hooks or node._retains:
+                grads = _run_pre_hooks(node, grads, shared)
+            if captures is not None:
+                _capture(node, grads, captures, capture_at, shared)
             if needed is not None and node not in needed:
                 continue
-            outs = _apply(node, grads, retain_graph)
-            unowned = {id(g) for g, o in zip(grads, owned) if g is not None and not o} if False in owned else ()
-            _release_to_next(node, outs, buffers, deps, heap, needed, unowned)
+            outs = _apply(node, grads, retain_graph, shared)
+            _pass_along(node, outs, buffers, deps, heap, needed, shared)
     finally:
         tls.grad_enabled = prev_mode
 
@@ -169,35 +142,85 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
     for i, t in enumerate(inputs):
         g = captures.get(i)
         if g is None and not allow_unused:
-            raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+            raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                                "Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     return tuple(result)
 
 
-def _run_pre_hooks(node, grads, owned):
-    """Tensor hooks and node pre-hooks may replace gradients; a replacement belongs to whoever returned it."""
+def _capture(node, grads, captures, capture_at, shared):
+    """Keep the gradients autograd.grad returns; they belong to the caller from now on."""
+    for nr, g in enumerate(grads):
+        for i in capture_at.get((node, nr), ()):
+            captures[i] = g
+            shared.add(id(g))
+
+
+def _run_leaf(node, grads, shared, accumulate, needed, captures, capture_at):
+    """A leaf's gradient: its tensor hooks run first; then, when it accumulates, the node's pre-hooks, the
+    accumulation (and post-accumulate hooks) and the node's post-hooks, in PyTorch's order."""
+    meta = node.variable._autograd
+    if meta is not None and meta.hooks and grads[0] is not None:
+        for hook in list(meta.hooks.values()):
+            shared.add(id(grads[0]))
+            new = hook(grads[0])
+            if new is not None:
+                _check_hook_result(hook, grads[0], new)
+                grads = [new]
+                shared.add(id(new))
+    if captures is not None:
+        _capture(node, grads, captures, capture_at, shared)
+    if not accumulate or (needed is not None and node not in needed):
+        return
+    if node._pre_hooks:
+        grads = _run_pre_hooks(node, grads, shared)
+    g = grads[0]
+    if g is None:
+        return
+    accumulate_grad(node.variable, g, id(g) not in shared)
+    if node._hooks:
+        for hook in list(node._hooks.values()):
+            hook((), tuple(grads))
+
+
+def _check_hook_result(hook, old, new):
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if new._size != old._size:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if new.dtype is not old.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was torch.{old.dtype.legacy}Tensor got "
+                           f"torch.{new.dtype.legacy}Tensor)")
+
+
+def _run_pre_hooks(node, grads, shared):
+    """Tensor hooks and node pre-hooks may replace gradients. Hooks may keep what they see, so every gradient
+    they saw or returned counts as shared from then on."""
+    shared.update(id(g) for g in grads if g is not None)
     hooks = node._pre_hooks
     if hooks:
         for hook in list(hooks.values()):
             new = hook(tuple(grads))
             if new is not None:
-                grads, owned = list(new), [False] * len(new)
+                for old_grad, new_grad in zip(grads, new):
+                    if old_grad is not None and new_grad is not None and new_grad is not old_grad:
+                        _check_hook_result(hook, old_grad, new_grad)
+                grads = list(new)
+                shared.update(id(g) for g in grads if g is not None)
     retains = node._retains
     if retains:
         for nr, fn in list(retains.items()):
             if grads[nr] is not None:
                 fn(grads[nr])
-    return grads, owned
+    return grads
 
 
-def _apply(node, grads, retain_graph):
+def _apply(node, grads, retain_graph, shared):
     for g in grads:
         if g is not None:
             break
     else:
         return (None,) * len(node.next_functions)
-    if node._trace is not None:
+    if tls.anomaly:
         from .anomaly import run_with_anomaly
         outs = run_with_anomaly(node, grads)
     else:
@@ -208,6 +231,8 @@ def _apply(node, grads, retain_graph):
             new = hook(tuple(outs), tuple(grads))
             if new is not None:
                 outs = tuple(new)
+    if hooks or node.returns_user_tensors:
+        shared.update(id(g) for g in outs if g is not None)
     if not retain_graph:
         release = getattr(node, "release_saved", None)
         if release is not None:
@@ -215,25 +240,47 @@ def _apply(node, grads, retain_graph):
     return outs
 
 
-def _release_to_next(node, outs, buffers, deps, heap, needed, unowned):
-    """Pass a node's output gradients along its edges. A gradient object sent along two edges, or one the node
-    got from outside the engine (a user's seed), is not owned: a leaf must copy it rather than keep it."""
-    seen = set(unowned)
+def _pass_along(node, outs, buffers, deps, heap, needed, shared):
+    """Send a node's output gradients along its edges, conformed to the inputs' shapes and dtypes. One gradient
+    object sent along two edges is shared: a leaf must not keep it as its .grad."""
+    seen = set() if len(outs) > 1 else None
     for nr, ((nxt, input_nr), g) in enumerate(zip(node.next_functions, outs)):
         if nxt is None:
             continue
         if g is not None:
-            owned = id(g) not in seen
-            seen.add(id(g))
+            if seen is not None:
+                if id(g) in seen:
+                    shared.add(id(g))
+                seen.add(id(g))
             meta = nxt._input_meta[input_nr]
             if g._size != meta.shape or g.dtype is not meta.dtype:
                 g = _conform(g, meta, node, nr)
-            buf = buffers.get(nxt)
-            if buf is None:
-                buf = buffers[nxt] = _Buffer(len(nxt._input_meta))
-            buf.add(input_nr, g, owned)
+            _deliver(buffers, nxt, input_nr, g, shared)
         left = deps[nxt] - 1
         deps[nxt] = left
-        if left == 0 and (needed is None or nxt in needed or isinstance(nxt, AccumulateGrad)):
+        if left == 0 and (needed is None or nxt in needed or type(nxt) is AccumulateGrad):
             heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
 
+
+def _deliver(buffers, node, nr, g, shared):
+    """Put g into the node's buffer slot nr, summing with what arrived before."""
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * (len(node._input_meta) or 1)
+    old = buf[nr]
+    buf[nr] = g if old is None else _sum(old, g, shared)
+
+
+def _sum(old, new, shared):
+    """old + new, written into one of them when only the engine holds it and no graph is being built (PyTorch's
+    InputBuffer does the same, so the sum's layout follows the tensor reused)."""
+    if not tls.grad_enabled:
+        if _exclusive(old, shared):
+            return old.add_(new)
+        if _exclusive(new, shared):
+            return new.add_(old)
+    return old + new
+
+
+def _exclusive(t, shared):
+    return id(t) not in shared and t._base is None and t.is_non_overlapping_and_dense()

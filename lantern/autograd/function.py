@@ -23,9 +23,12 @@ import functools
 
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
-from .graph import InputMeta, Node, SavedTensor, freed_error
+from ..ops.dispatcher import call
+from ..ops.registry import get
+from .anomaly import remember_forward
+from .graph import InputMeta, Node, SavedTensor, freed_error, gradient_edge
 from .grad_mode import no_grad
-from .meta import gradient_edge
+from .views import CopySlices, record_view
 
 
 class FunctionCtx:
@@ -48,7 +51,8 @@ class FunctionCtx:
         self._materialize = bool(value)
 
     def save_for_forward(self, *tensors):
-        self._to_save_forward = tensors
+        raise NotImplementedError("save_for_forward: lantern has no forward-mode AD (use autograd.functional.jvp, "
+                                  "which computes J v with two backward passes)")
 
     @property
     def saved_tensors(self):
@@ -63,6 +67,7 @@ class BackwardCFunction(FunctionCtx, Node):
     """The node recorded by Function.apply."""
 
     _forward_cls = None
+    returns_user_tensors = True
 
     def __init__(self):
         Node.__init__(self)
@@ -78,15 +83,9 @@ class BackwardCFunction(FunctionCtx, Node):
 
     def apply(self, grads):
         if self._materialize:
-            grads = [g if g is not None else _zeros(meta) for g, meta in zip(grads, self._output_meta)]
-        cls = self._forward_cls
-        backward = cls.backward
-        if getattr(backward, "_once_differentiable", False) and tls.grad_enabled:
-            with no_grad():
-                result = backward(self, *grads)
-            result = _wrap_once_differentiable(result)
-        else:
-            result = backward(self, *grads)
+            grads = [_zeros(meta) if g is None and meta is not None else g
+                     for g, meta in zip(grads, self._output_meta)]
+        result = self._forward_cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         n_inputs = len(self.needs_input_grad)
@@ -111,37 +110,40 @@ class BackwardCFunction(FunctionCtx, Node):
 
 
 def _zeros(meta):
-    from ..ops.dispatcher import call
-    from ..ops.registry import get
     return call(get("zeros"), (meta.shape, meta.dtype, None, meta.device, None, False, None))
 
 
-class _OnceDifferentiableBackward(Node):
+class Error(Node):
+    """The grad_fn of a once-differentiable backward's outputs (PyTorch's DelayedError, whose Python type is
+    named `Error`): differentiating through it raises."""
+
     __slots__ = ()
 
     def apply(self, grads):
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
 
 
-def _wrap_once_differentiable(result):
-    """Outputs of a once-differentiable backward, under create_graph: differentiating them again fails."""
-    items = result if isinstance(result, tuple) else (result,)
-    out = []
-    for r in items:
-        if isinstance(r, TensorImpl) and r.dtype.category >= 2:
-            node = _OnceDifferentiableBackward((), (InputMeta(r),))
-            r = r.detach()
-            r._requires_grad, r._grad_fn = True, node
-        out.append(r)
-    return tuple(out) if isinstance(result, tuple) else out[0]
-
-
 def once_differentiable(fn):
-    """Mark a backward as not differentiable itself: double backward through it raises."""
+    """Mark a backward as not differentiable itself: it runs under no_grad, and when a graph is being built
+    (create_graph) from grads that require grad, its outputs get a grad_fn that raises on double backward."""
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        return fn(ctx, *args)
-    wrapper._once_differentiable = True
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not tls.grad_enabled or not any(isinstance(a, TensorImpl) and a._requires_grad for a in args):
+            return outputs
+        items = outputs if isinstance(outputs, tuple) else (outputs,)
+        leaves = [o.detach().requires_grad_(True) if isinstance(o, TensorImpl) and o.dtype.category >= 2 else None
+                  for o in items]
+        node = Error(tuple(gradient_edge(t) if t is not None else (None, 0) for t in leaves),
+                     tuple(InputMeta(t) if t is not None else None for t in leaves))
+        wrapped = []
+        for nr, (o, leaf) in enumerate(zip(items, leaves)):
+            if leaf is not None:
+                o = leaf.detach()
+                o._requires_grad, o._grad_fn, o._output_nr = True, node, nr
+            wrapped.append(o)
+        return tuple(wrapped) if isinstance(outputs, tuple) else wrapped[0]
     return wrapper
 
 
@@ -181,10 +183,6 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        if not isinstance(cls.__dict__.get("forward", staticmethod(None)), staticmethod) and "forward" in cls.__dict__:
-            raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
-                               "new-style autograd function with static forward method. (Example: "
-                               "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
         ctx = cls._backward_cls()
         tensor_positions = tuple(i for i, a in enumerate(args) if isinstance(a, TensorImpl))
         ctx._tensor_positions = tensor_positions
@@ -198,6 +196,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         if custom_setup:
             cls.setup_context(ctx, args, outputs)
         record = tls.grad_enabled and any(ctx.needs_input_grad)
+        if record and tls.anomaly:
+            remember_forward(ctx)
         return _finish(ctx, args, outputs, record)
 
 
@@ -215,14 +215,17 @@ def _finish(ctx, args, outputs, record):
         if not isinstance(o, TensorImpl):
             result.append(o)
             continue
+        differentiable = record and id(o) not in non_diff and o.dtype.category >= 2
         if id(o) in dirty:
-            if o._requires_grad and o._grad_fn is None and record:
-                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            _check_dirty(o, record)
             o._vc[0] += 1
-        elif id(o) in inputs and record:
-            o = o.detach()  # returning an input unchanged: the output is a new tensor sharing its memory
-        if record and id(outs[nr]) not in non_diff and o.dtype.category >= 2:
-            o._requires_grad, o._grad_fn, o._output_nr = True, ctx, nr
+            if differentiable:
+                _rebase(o, ctx, nr)
+        else:
+            if id(o) in inputs and record:
+                o = _alias(o)  # an input returned unchanged: the output is a new view of it
+            if differentiable:
+                o._requires_grad, o._grad_fn, o._output_nr = True, ctx, nr
         result.append(o)
     if record:
         ctx._output_meta = tuple(InputMeta(o) if isinstance(o, TensorImpl) else None for o in result)
@@ -235,3 +238,27 @@ def _finish(ctx, args, outputs, record):
         ctx._saved = tuple(None if t is None else SavedTensor(t) for t in ctx._to_save)
     return result[0] if single else tuple(result)
 
+
+def _check_dirty(t, record):
+    if not (record and t._requires_grad):
+        return
+    if t._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+    base = t._base
+    if base is not None and base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _rebase(t, ctx, nr):
+    """A dirty output's history becomes ctx; a dirty view's base gets CopySlices, as for in-place ops."""
+    base = t._base
+    if base is not None and t.dtype is base.dtype:
+        CopySlices.rebase(base, t, ctx)
+        record_view(t)
+    else:
+        t._requires_grad, t._grad_fn, t._output_nr = True, ctx, nr
+
+
+def _alias(t):
+    with no_grad():
+        return call(get("alias"), (t,))

@@ -22,26 +22,38 @@ class _DecoratorContextManager:
         if inspect.isclass(fn):
             raise RuntimeError(f"{type(self).__name__} cannot decorate a class")
         if inspect.isgeneratorfunction(fn):
-            @functools.wraps(fn)
-            def gen_wrapper(*args, **kwargs):
-                gen = fn(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except GeneratorExit:
-                        gen.close()
-                        raise
-                    with self.clone():
-                        response = gen.send(request)
-            return gen_wrapper
+            return self._wrap_generator(fn)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.clone():
                 return fn(*args, **kwargs)
         return wrapper
+
+    def _wrap_generator(self, fn):
+        """The mode holds while the generator runs, not while its caller does between two `next`s."""
+        @functools.wraps(fn)
+        def generator_context(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as exc:
+                        with self.clone():
+                            response = gen.throw(exc)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+        return generator_context
 
     def clone(self):
         return type(self)()
@@ -76,6 +88,10 @@ class set_grad_enabled(_DecoratorContextManager):
         self.prev = tls.grad_enabled
         self.mode = bool(mode)
         tls.grad_enabled = self.mode
+
+    def __call__(self, fn):
+        tls.grad_enabled = self.prev  # used as a decorator: the mode applies inside fn only
+        return super().__call__(fn)
 
     def __enter__(self):
         tls.grad_enabled = self.mode

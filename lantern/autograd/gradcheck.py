@@ -1,4 +1,7 @@
-"""gradcheck / gradgradcheck: compare autograd's Jacobians with central finite differences (use float64).
+"""gradcheck / gradgradcheck: compare autograd's vector-Jacobian products with central finite differences.
+
+Use float64 (or complex128). For a complex input z = a + ib, autograd's gradient is dL/da + i dL/db (PyTorch's
+convention); for a complex output, backward is checked with seeds 1 and 1j, so both parts of the Jacobian count.
 
 >>> x = lantern.randn(3, dtype=lantern.float64, requires_grad=True)
 >>> lantern.autograd.gradcheck(lambda t: (t * t).sin(), (x,))
@@ -10,10 +13,11 @@ import numpy as np
 
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
+from ..ops.derivative_helpers import zeros_like
 
 
 class GradcheckError(RuntimeError):
-    pass
+    """A Jacobian computed by autograd differs from the numerical one."""
 
 
 def _as_tuple(x):
@@ -24,59 +28,78 @@ def _outputs(func, inputs):
     return [o for o in _as_tuple(func(*inputs)) if isinstance(o, TensorImpl)]
 
 
-def _flat_numpy(t):
+def _flat(t):
+    """A tensor's values as a flat NumPy copy (complex stays complex, the rest becomes float64)."""
     t = t.detach()
-    return np.array(t._backend.array(t), dtype=_np_dtype(t)).reshape(-1)
+    return np.array(t._backend.array(t), dtype=np.complex128 if t.dtype.is_complex else np.float64).reshape(-1)
 
 
-def _one_hot_like(t, k):
-    from ..ops.derivative_helpers import zeros_like
+def _seed(t, k, value):
+    """Zeros shaped like t, with `value` at flat position k."""
     seed = zeros_like(t)
-    seed._backend.array(seed).flat[k] = 1
+    seed._backend.array(seed).flat[k] = value
     return seed
 
 
-def _numerical_jacobians(func, inputs, eps):
-    """For each differentiable input: one row per input element, holding d(output_j)/d(x_i) for each output."""
-    jac = []
-    for x in inputs:
-        if not (isinstance(x, TensorImpl) and x.requires_grad):
-            jac.append(None)
-            continue
-        arr = x._backend.array(x)  # perturbed in place: the same memory func reads
-        rows = []
+def _differentiable(inputs):
+    return [i for i, x in enumerate(inputs) if isinstance(x, TensorImpl) and x.requires_grad]
+
+
+def _numerical(func, inputs, i, eps):
+    """[(d outputs / d a_k for every element k), and for a complex input the same along b_k]: central differences,
+    perturbing the input's memory in place (the memory func reads)."""
+    x = inputs[i]
+    arr = x._backend.array(x)
+    directions = (1, 1j) if x.dtype.is_complex else (1,)
+    per_direction = []
+    for step in directions:
+        columns = []
         for idx in np.ndindex(arr.shape):
             orig = arr[idx].copy()
-            # func runs with grad mode on: gradgradcheck's func itself calls autograd.grad
-            arr[idx] = orig + eps
-            plus = [_flat_numpy(o) for o in _outputs(func, inputs)]
-            arr[idx] = orig - eps
-            minus = [_flat_numpy(o) for o in _outputs(func, inputs)]
+            arr[idx] = orig + eps * step
+            plus = [_flat(o) for o in _outputs(func, inputs)]
+            arr[idx] = orig - eps * step
+            minus = [_flat(o) for o in _outputs(func, inputs)]
             arr[idx] = orig
-            rows.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-        jac.append(rows)
-    return jac
+            columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+        per_direction.append(columns)
+    return per_direction
 
 
-def _analytical_jacobians(func, inputs):
-    """Row k of each Jacobian is the vjp with the k-th unit vector of the output."""
+def _check_pair(i, j, x, out, seeds_grads, numerical, rtol, atol):
+    """For each seed s of output j: autograd's vjp rows against Re(conj(s) dO/da) (+ i Re(conj(s) dO/db))."""
+    for s, analytical in seeds_grads:
+        expected = np.zeros((x.numel(), out.numel()), dtype=np.complex128 if x.dtype.is_complex else np.float64)
+        for d, columns in enumerate(numerical):
+            part = np.array([c[j] for c in columns]).reshape(x.numel(), out.numel()) if columns else \
+                np.zeros((0, out.numel()))
+            expected = expected + (1j if d else 1) * np.real(np.conj(s) * part)
+        if not np.allclose(analytical, expected, rtol=rtol, atol=atol, equal_nan=True):
+            seed = "" if s == 1 else f" (backward seed {s})"
+            return (f"Jacobian mismatch for output {j} with respect to input {i}{seed},\nnumerical:{expected}\n"
+                    f"analytical:{analytical}\n")
+    return None
+
+
+def _analytical(func, inputs, diff):
+    """{(input, output, seed): matrix whose column k is the vjp of seed * e_k}, and the outputs."""
     from . import grad as autograd_grad
     outs = _outputs(func, inputs)
-    diff_inputs = [x for x in inputs if isinstance(x, TensorImpl) and x.requires_grad]
-    result = {id(x): [np.zeros((x.numel(), o.numel()), dtype=_np_dtype(o)) for o in outs] for x in diff_inputs}
+    xs = [inputs[i] for i in diff]
+    table = {}
     for j, o in enumerate(outs):
-        if not o.requires_grad:
-            continue
-        for k in range(o.numel()):
-            grads = autograd_grad(o, diff_inputs, _one_hot_like(o, k), retain_graph=True, allow_unused=True)
-            for x, g in zip(diff_inputs, grads):
-                if g is not None:
-                    result[id(x)][j][:, k] = _flat_numpy(g)
-    return result, outs
-
-
-def _np_dtype(t):
-    return np.complex128 if t.dtype.is_complex else np.float64
+        for s in ((1, 1j) if o.dtype.is_complex else (1,)):
+            mats = [np.zeros((x.numel(), o.numel()), dtype=np.complex128 if x.dtype.is_complex else np.float64)
+                    for x in xs]
+            if o.requires_grad:
+                for k in range(o.numel()):
+                    grads = autograd_grad(o, xs, _seed(o, k, s), retain_graph=True, allow_unused=True)
+                    for m, g in zip(mats, grads):
+                        if g is not None:
+                            m[:, k] = _flat(g)
+            for i, m in zip(diff, mats):
+                table.setdefault((i, j), []).append((s, m))
+    return table, outs
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
@@ -90,54 +113,54 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating "
                           "point or complex. ", UserWarning, stacklevel=2)
-    if not any(isinstance(x, TensorImpl) and x.requires_grad for x in inputs):
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
+    diff = _differentiable(inputs)
+    if not diff:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them "
                          "have requires_grad=True.")
     prev = tls.grad_enabled
-    tls.grad_enabled = True
+    tls.grad_enabled = True  # func may itself call autograd.grad (gradgradcheck's does)
     try:
-        analytical, outs = _analytical_jacobians(func, inputs)
-        numerical = _numerical_jacobians(func, inputs, eps)
+        analytical, outs = _analytical(func, inputs, diff)
+        numerical = {i: _numerical(func, inputs, i, eps) for i in diff}
     finally:
         tls.grad_enabled = prev
-    for i, (x, rows) in enumerate(zip(inputs, numerical)):
-        if rows is None:
-            continue
-        for j in range(len(outs)):
-            num = np.array([r[j] for r in rows]).reshape(x.numel(), outs[j].numel()) if rows else \
-                np.zeros((0, outs[j].numel()))
-            ana = analytical[id(x)][j]
-            if not np.allclose(ana, num, rtol=rtol, atol=atol, equal_nan=True):
+    for i in diff:
+        for j, out in enumerate(outs):
+            problem = _check_pair(i, j, inputs[i], out, analytical[(i, j)], numerical[i], rtol, atol)
+            if problem is not None:
                 if not raise_exception:
                     return False
-                raise GradcheckError(f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                                     f"numerical:{num}\nanalytical:{ana}\n")
+                raise GradcheckError(problem)
     return True
+
+
+def _random_like(t, rng):
+    seed = zeros_like(t).requires_grad_(True)
+    values = rng.standard_normal(t._size)
+    if t.dtype.is_complex:
+        values = values + 1j * rng.standard_normal(t._size)
+    seed._backend.array(seed)[...] = values
+    return seed
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
                   raise_exception=True, nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
                   check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
                   masked=False):
-    """gradcheck of the first derivative: checks second-order gradients (double backward)."""
+    """gradcheck of the first derivative (a vjp with random grad_outputs): checks double backward."""
     from . import grad as autograd_grad
-    from .._construct import tensor
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        outs = _outputs(func, inputs)
-        grad_outputs = tuple(tensor(rng.standard_normal(o._size) if o._size else rng.standard_normal(),
-                                    dtype=o.dtype, requires_grad=True) for o in outs)
+        grad_outputs = tuple(_random_like(o, rng) for o in _outputs(func, inputs))
     grad_outputs = _as_tuple(grad_outputs)
     n = len(inputs)
 
     def first_derivative(*args):
         ins, gos = args[:n], args[n:]
-        outs = _outputs(func, ins)
-        pairs = [(o, g) for o, g in zip(outs, gos) if o.requires_grad]
-        grads = autograd_grad([o for o, _ in pairs], [x for x in ins if isinstance(x, TensorImpl) and
-                                                      x.requires_grad],
-                              [g for _, g in pairs], create_graph=True, allow_unused=True)
+        pairs = [(o, g) for o, g in zip(_outputs(func, ins), gos) if o.requires_grad]
+        grads = autograd_grad([o for o, _ in pairs], [ins[i] for i in _differentiable(ins)], [g for _, g in pairs],
+                              create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
     return gradcheck(first_derivative, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)

@@ -9,8 +9,10 @@ input (its grad_fn), an `AccumulateGrad` for a leaf, or None for an input that n
 ('SumBackward0', 'MulBackward0', ((<AccumulateGrad object>, 0), (None, 0)))
 """
 import itertools
+import re
 import weakref
 
+from .meta import Hooks, autograd_meta, current_grad_fn
 from .saved_hooks import current_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (public here, as in torch)
 
 _sequence = itertools.count()
@@ -40,12 +42,16 @@ class RemovableHandle:
 class InputMeta:
     """What a gradient flowing into a node's input must look like: shape and dtype of the forward tensor."""
 
-    __slots__ = ("shape", "dtype", "device")
+    __slots__ = ("shape", "dtype", "backend")
 
     def __init__(self, t):
         self.shape = t._size
         self.dtype = t.dtype
-        self.device = t._backend.device
+        self.backend = t._backend
+
+    @property
+    def device(self):
+        return self.backend.device
 
     def __repr__(self):
         return f"InputMeta(shape={list(self.shape)}, dtype={self.dtype}, device={self.device})"
@@ -56,6 +62,7 @@ class Node:
 
     __slots__ = ("next_functions", "_input_meta", "_seq", "_hooks", "_pre_hooks", "_retains", "_metadata",
                  "_trace", "__weakref__", "__dict__")
+    returns_user_tensors = False  # may apply() return tensors someone else still holds? (user code may)
 
     def __init__(self, next_functions=(), input_meta=()):
         self.next_functions = next_functions
@@ -87,7 +94,7 @@ class Node:
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) runs after this node; a non-None return replaces grad_inputs."""
         if self._hooks is None:
-            self._hooks = {}
+            self._hooks = Hooks()
         handle = RemovableHandle(self._hooks)
         self._hooks[handle.id] = fn
         return handle
@@ -95,7 +102,7 @@ class Node:
     def register_prehook(self, fn):
         """fn(grad_outputs) runs before this node; a non-None return replaces grad_outputs."""
         if self._pre_hooks is None:
-            self._pre_hooks = {}
+            self._pre_hooks = Hooks()
         handle = RemovableHandle(self._pre_hooks)
         self._pre_hooks[handle.id] = fn
         return handle
@@ -110,13 +117,37 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        Node.__init__(self, (), (InputMeta(variable),))
+        self.next_functions = ()
+        self._input_meta = (InputMeta(variable),)
+        self._seq = next(_sequence)
+        self._hooks = self._pre_hooks = self._retains = self._trace = None
         self.variable = variable
 
     def apply(self, grads):
         from .accumulate import accumulate_grad
         accumulate_grad(self.variable, grads[0], owned=False)
         return ()
+
+
+def grad_accumulator(t):
+    """The leaf's AccumulateGrad node; one per leaf while some graph holds it (PyTorch keeps a weak ref too)."""
+    meta = autograd_meta(t)
+    ref = meta.grad_accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        meta.grad_accumulator = weakref.ref(node)
+    return node
+
+
+def gradient_edge(t):
+    """The edge a gradient for `t` flows along: (its grad_fn, output_nr), or (its AccumulateGrad, 0) for a leaf."""
+    fn = t._grad_fn if t._autograd is None else current_grad_fn(t)
+    if fn is not None:
+        return fn, t._output_nr
+    if t._requires_grad:
+        return grad_accumulator(t), 0
+    return None, 0
 
 
 class SavedTensor:
@@ -126,24 +157,21 @@ class SavedTensor:
     unpacking rebuilds an alias that points back at the node when double backward needs one.
     """
 
-    __slots__ = ("tensor", "version", "is_output", "creator", "output_nr", "hooks_packed", "unpack_hook",
-                 "was_leaf")
+    __slots__ = ("tensor", "version", "is_output", "output_nr", "hooks_packed", "unpack_hook")
 
     def __init__(self, t, is_output=False, output_nr=0):
         self.version = t._vc[0]
         self.is_output = is_output
         self.output_nr = output_nr
-        self.was_leaf = t._grad_fn is None
-        self.creator = None if is_output else t._grad_fn
+        hooks = current_hooks()
+        if hooks is not None:  # pack gets the tensor itself, outputs included, as in PyTorch
+            pack, self.unpack_hook = hooks
+            self.tensor, self.hooks_packed = pack(t), True
+            return
         if is_output:
             from ..core.tensor_impl import make_tensor
             t = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
-        hooks = current_hooks()
-        if hooks is not None:
-            pack, self.unpack_hook = hooks
-            self.tensor, self.hooks_packed = pack(t), True
-        else:
-            self.tensor, self.hooks_packed, self.unpack_hook = t, False, None
+        self.tensor, self.hooks_packed, self.unpack_hook = t, False, None
 
     def unpack(self, node):
         if self.hooks_packed:
@@ -162,14 +190,22 @@ class SavedTensor:
 
 
 def _modified_message(t, saved, node):
+    """PyTorch's wording: the tensor's type and shape, the node whose output it is (the op's name without
+    'Backward0'), and the versions."""
     what = f"[torch.{t.dtype.legacy}Tensor [{', '.join(str(s) for s in t._size)}]]"
-    creator = node if saved.is_output else saved.creator
-    origin = f", which is output {saved.output_nr if saved.is_output else t._output_nr} of {creator.name()}," \
-        if creator is not None else ""
+    creator = node if saved.is_output else current_grad_fn(t)
+    origin = ""
+    if creator is not None:
+        nr = saved.output_nr if saved.is_output else t._output_nr
+        label = getattr(creator, "qualified_name", None) or _BACKWARD_SUFFIX.sub("", creator.name())
+        origin = f", which is output {nr} of {label},"
     return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
             f"{what}{origin} is at version {t._vc[0]}; expected version {saved.version} instead. Hint: enable "
             "anomaly detection to find the operation that failed to compute its gradient, with "
-            "torch.autograd.set_detect_anomaly(True).")
+            "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 
 
 def freed_error():

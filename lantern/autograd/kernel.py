@@ -11,13 +11,12 @@ tensor([10., 10.], grad_fn=<AsStridedBackward0>)
 >>> y.grad_fn.name()
 'CopySlices'
 """
-from ..core.dispatch_keys import DispatchKey
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher
 from ..ops.derivative import TensorMeta
-from .graph import InputMeta, Node, _sequence
-from .meta import autograd_meta, gradient_edge
+from .graph import InputMeta, Node, _sequence, gradient_edge
+from .meta import autograd_meta
 from .node import node_class, save_value
 from .views import CopySlices, record_view
 
@@ -36,7 +35,15 @@ def autograd_kernel(op, args, backend):
     inplace = alias == "inplace"
     if inplace:
         _check_inplace_allowed(args[0])
-    saved_before = _save_self_before_inplace(d, args) if inplace else None
+    differentiable = d is not None and not d.nondifferentiable
+    if differentiable:
+        edges, needs, edge_counts = _edges(d, args)
+        if True not in needs:
+            differentiable = False
+        else:
+            to_save, saves_result = d.plan(needs)
+            # an in-place op's formulas read `self` as it was before the op
+            self_before = _copy_before_inplace(args[0]) if inplace and ("self", 0, "tensor") in to_save else None
 
     kernel = op.kernels.get(backend.key)
     if kernel is None:
@@ -52,10 +59,7 @@ def autograd_kernel(op, args, backend):
 
     if d is None:
         return _record_not_implemented(op, args, result)
-    if d.nondifferentiable:
-        return result
-    edges, needs, list_lengths = _edges(d, args)
-    if True not in needs:
+    if not differentiable:
         return result
 
     cls = d.node_cls
@@ -67,11 +71,11 @@ def autograd_kernel(op, args, backend):
     node.next_functions = edges
     node._seq = next(_sequence)
     node._hooks = node._pre_hooks = node._retains = node._trace = None
-    node.derivative, node.needs, node.list_lengths, node._freed = d, needs, list_lengths, False
+    node.derivative, node.needs, node.edge_counts = d, needs, edge_counts
     saved = {}
-    for name, index, kind in d.save_plan:
+    for name, index, kind in to_save:
         if kind == "tensor":
-            saved[name] = saved_before if (inplace and name == "self") else save_value(args[index])
+            saved[name] = self_before if self_before is not None and name == "self" else save_value(args[index])
         elif kind == "meta":
             saved[name] = TensorMeta(args[index])
         else:
@@ -81,9 +85,6 @@ def autograd_kernel(op, args, backend):
         node._input_meta = tuple(InputMeta(o) for o in result)
     else:
         node._input_meta = (InputMeta(result),)
-    if d.saves_result:
-        saved["result"] = (tuple(save_value(o, True, i) for i, o in enumerate(result))
-                           if multi else save_value(result, True, 0))
     node.saved = saved
     if tls.anomaly:
         from .anomaly import remember_forward
@@ -101,6 +102,9 @@ def autograd_kernel(op, args, backend):
             result._grad_fn = node
         if alias == "view":
             record_view(result)
+    if saves_result:  # after the history is set: a pack hook sees the output as the user will
+        saved["result"] = (tuple(save_value(o, True, i) for i, o in enumerate(result))
+                           if multi else save_value(result, True, 0))
     return result
 
 
@@ -111,57 +115,56 @@ def _set_history(t, node, nr):
 
 
 def _check_inplace_allowed(self_):
-    if self_._requires_grad and self_._grad_fn is None and tls.grad_enabled:
-        if self_._base is not None:
+    if self_._requires_grad:
+        if self_._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        base = self_._base
+        if base is not None and base._requires_grad and base._grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     meta = self_._autograd
     if meta is not None and meta.is_inference and not tls.inference_mode:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
                            "a clone to get a normal tensor before doing inplace update.")
 
 
-def _save_self_before_inplace(d, args):
-    """An in-place op's formulas see `self` as it was before the op, so keep a copy when they use it."""
-    if d is None or not d.uses_self:
-        return None
-    prev = tls.grad_enabled
-    tls.grad_enabled = False
-    try:
-        return save_value(args[0].clone())
-    finally:
-        tls.grad_enabled = prev
+def _copy_before_inplace(self_):
+    """`self` as it was before an in-place op, for formulas that read it; cloned with grad mode on, so double
+    backward still reaches self's history (PyTorch saves `original_self = self.clone()` the same way)."""
+    return save_value(self_.clone())
+
+
+_NO_EDGE = (None, 0)
 
 
 def _edges(d, args):
-    """(edges, needs per formula, list lengths per formula): one edge per differentiable input element."""
-    edges, needs, list_lengths = [], [], None
-    for k, (index, _, _) in enumerate(d.formulas):
+    """(edges, needs per formula, edge counts): one edge per differentiable input; `counts` (None when every
+    formula has exactly one) maps a formula to its number of edges: a list argument (cat's tensors) has one per
+    element, a number given for a Scalar-overload argument has none."""
+    edges, needs, counts = [], [], None
+    for k, index in enumerate(d.arg_indices):
         a = args[index]
         if isinstance(a, TensorImpl):
-            if a._requires_grad:
-                needs.append(True)
-                edges.append(gradient_edge(a))
-            else:
-                needs.append(False)
-                edges.append((None, 0))
-        elif isinstance(a, (list, tuple)):
-            if list_lengths is None:
-                list_lengths = {}
-            list_lengths[k] = len(a)
-            need = False
-            for t in a:
-                if isinstance(t, TensorImpl) and t._requires_grad:
-                    need = True
-                    edges.append(gradient_edge(t))
-                else:
-                    edges.append((None, 0))
+            need = a._requires_grad
             needs.append(need)
+            edges.append(gradient_edge(a) if need else _NO_EDGE)
+        elif isinstance(a, (list, tuple)):
+            if counts is None:
+                counts = {}
+            counts[k] = len(a)
+            needs.append(any(isinstance(t, TensorImpl) and t._requires_grad for t in a))
+            edges.extend(gradient_edge(t) if isinstance(t, TensorImpl) and t._requires_grad else _NO_EDGE
+                         for t in a)
         else:
             needs.append(False)
-            edges.append((None, 0))
-    return tuple(edges), tuple(needs), list_lengths
+            group = d.scalar_groups.get(k)
+            if group is not None and not any(isinstance(args[i], TensorImpl) for i in group):
+                if counts is None:
+                    counts = {}
+                counts[k] = 0
+            else:
+                edges.append(_NO_EDGE)
+    return tuple(edges), tuple(needs), counts
 
 
 def _rebase_inplace(self_, node):
@@ -180,9 +183,12 @@ class NotImplementedBackward(Node):
     __slots__ = ("op_name",)
 
     def apply(self, grads):
-        raise RuntimeError(f"the derivative for '{self.op_name}' is not implemented. lantern has no backward "
-                           f"formula for this op yet; compute it outside autograd (under lantern.no_grad()) or "
-                           "write an autograd.Function for it.")
+        raise RuntimeError(f"derivative for aten::{self.op_name} is not implemented: the derivative for "
+                           f"'{self.op_name}' is not implemented in lantern; compute it outside autograd (under "
+                           "lantern.no_grad()) or write an autograd.Function for it.")
+
+
+NotImplementedBackward.__name__ = "NotImplemented"  # type(grad_fn).__name__ as in PyTorch
 
 
 def _record_not_implemented(op, args, result):
@@ -191,7 +197,7 @@ def _record_not_implemented(op, args, result):
     if not any(t._requires_grad for t in tensors):
         return result
     node = NotImplementedBackward(tuple(gradient_edge(t) if t._requires_grad else (None, 0) for t in tensors))
-    node.op_name = op.functional.schema.name
+    node.op_name = op.schema.name
     outputs = result if isinstance(result, tuple) else (result,)
     node._input_meta = tuple(InputMeta(o) for o in outputs if isinstance(o, TensorImpl))
     for nr, o in enumerate(outputs):

@@ -7,7 +7,10 @@ Created on first need, so tensors outside autograd carry nothing.
 >>> len(x._autograd.hooks)
 1
 """
-import weakref
+
+
+class Hooks(dict):
+    """Registered hooks by handle id, in registration order (a dict a RemovableHandle can refer to weakly)."""
 
 
 class AutogradMeta:
@@ -16,9 +19,9 @@ class AutogradMeta:
 
     def __init__(self):
         self.grad_accumulator = None   # weakref to the leaf's AccumulateGrad node
-        self.hooks = {}                # tensor hooks: fn(grad) -> new grad or None
+        self.hooks = Hooks()           # tensor hooks: fn(grad) -> new grad or None
         self.retains_grad = False
-        self.post_accumulate_hooks = {}
+        self.post_accumulate_hooks = Hooks()
         self.is_inference = False
         self.attr_version = None       # views: the version their grad_fn was made at (stale once it changes)
 
@@ -28,27 +31,6 @@ def autograd_meta(t):
     if meta is None:
         meta = t._autograd = AutogradMeta()
     return meta
-
-
-def grad_accumulator(t):
-    """The leaf's AccumulateGrad node; one per leaf while some graph holds it (PyTorch keeps a weak ref too)."""
-    from .graph import AccumulateGrad
-    meta = autograd_meta(t)
-    node = meta.grad_accumulator() if meta.grad_accumulator is not None else None
-    if node is None:
-        node = AccumulateGrad(t)
-        meta.grad_accumulator = weakref.ref(node)
-    return node
-
-
-def gradient_edge(t):
-    """The edge a gradient for `t` flows along: (its grad_fn, output_nr), or (its AccumulateGrad, 0) for a leaf."""
-    fn = current_grad_fn(t)
-    if fn is not None:
-        return fn, t._output_nr
-    if t._requires_grad:
-        return grad_accumulator(t), 0
-    return None, 0
 
 
 def current_grad_fn(t):

@@ -17,37 +17,51 @@ from .graph import Node, SavedTensor, freed_error
 class OpNode(Node):
     """Backward of one registry op call. `needs[k]`: does the k-th formula's input need a gradient."""
 
-    __slots__ = ("derivative", "saved", "needs", "_freed", "list_lengths")
+    __slots__ = ("derivative", "saved", "needs", "edge_counts")
 
     def apply(self, grads):
-        if self._freed:
-            raise freed_error()
         outs = self.derivative.backward(self, grads)
-        return self._flatten(outs) if self.list_lengths else outs
+        return self._flatten(outs) if self.edge_counts else outs
 
     def _flatten(self, outs):
-        """One gradient per edge: a list argument (cat's tensors) has one edge per element."""
+        """One gradient per edge: a list argument (cat's tensors) has one edge per element, a number given for a
+        Scalar-overload argument none."""
         flat = []
         for k, g in enumerate(outs):
-            n = self.list_lengths.get(k)
+            n = self.edge_counts.get(k)
             if n is None:
                 flat.append(g)
-            else:
+            elif n:
                 flat.extend(g if g is not None else [None] * n)
         return tuple(flat)
 
     def release_saved(self):
-        self.saved = None
-        self._freed = True
+        """Drop the saved tensors (reading one later raises); saved sizes and scalars stay readable."""
+        saved = self.saved
+        for name in self.derivative.tensor_names:
+            if name in saved:
+                saved[name] = FREED
 
     def __getattr__(self, name):
         if name.startswith("_saved_"):
-            if self._freed:
-                raise freed_error()
             key = name[len("_saved_"):]
             if key in self.saved:
                 return unpack(self.saved[key], self)
+            if key in self.derivative.tensor_names:
+                return None  # not saved: no formula that reads it runs for this call
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+class _Freed:
+    """Stands in for a saved tensor after backward released it."""
+
+    __slots__ = ()
+
+    def unpack(self, node):
+        raise freed_error()
+
+
+FREED = _Freed()
 
 
 _NODE_CLASSES = {}
@@ -61,8 +75,9 @@ def node_class(name):
 
 
 def save_value(v, is_output=False, output_nr=0):
+    """A tensor argument as the node keeps it: SavedTensor (also for each tensor of a list); numbers as they are."""
     if isinstance(v, TensorImpl):
         return SavedTensor(v, is_output, output_nr)
-    if isinstance(v, (list, tuple)) and v and isinstance(v[0], TensorImpl):
-        return [SavedTensor(t) for t in v]
+    if isinstance(v, (list, tuple)):
+        return [SavedTensor(t) if isinstance(t, TensorImpl) else t for t in v]
     return v

@@ -13,10 +13,11 @@ tensor([10., 10.], grad_fn=<AsStridedBackward0>)
 [1.0, 10.0, 10.0, 1.0]
 """
 from ..core.state import tls
+from ..ops.derivative_helpers import zeros_like
 from ..ops.dispatcher import call
 from ..ops.registry import get
-from .graph import InputMeta, Node
-from .meta import autograd_meta, gradient_edge
+from .graph import InputMeta, Node, gradient_edge
+from .meta import autograd_meta
 
 
 class _Geometry:
@@ -39,6 +40,7 @@ class CopySlices(Node):
     """The base's grad_fn after an in-place op on one of its views."""
 
     __slots__ = ("base", "view", "fn")
+    qualified_name = "torch::autograd::CopySlices"  # how PyTorch's messages name it
 
     @staticmethod
     def rebase(base, view, fn):
@@ -60,7 +62,7 @@ class CopySlices(Node):
         v = self.view
         region = result.as_strided(v.size, v.stride, v.offset)
         res = self.fn.apply((region.clone(),))
-        inner = res[0] if res[0] is not None else region * 0
+        inner = res[0] if res[0] is not None else zeros_like(region)
         result = call(get("as_strided_scatter"), (result, inner, v.size, v.stride, v.offset))
         return (result,) + tuple(res[1:])
 
@@ -76,9 +78,8 @@ class AsStridedBackward0(Node):
     __slots__ = ("base", "view")
 
     def apply(self, grads):
-        v = self.view
-        zeros = call(get("zeros"), (self.base.size, self.base.dtype, None, self.base.device, None, False, None))
-        zeros = _base_shaped(zeros, self.base)
+        v, b = self.view, self.base
+        zeros = call(get("empty_strided"), (b.size, b.stride, b.dtype, None, b.device, None, False)).zero_()
         return (call(get("as_strided_scatter"), (zeros, grads[0], v.size, v.stride, v.offset)),)
 
 

@@ -1,16 +1,16 @@
 """Derivatives, declared beside each op as derivatives.yaml does: one Python expression per differentiable input.
 
-    derivative("mul", self="grad * other", other="grad * self")
+    derivative("mul", self="grad * conj(other)", other="grad * conj(self)")
 
 A formula may use `grad` (the gradient of the output; `grads` for every output), `result` (the output, or the
 named outputs of a multi-output op), any of the op's arguments by schema name, `<arg>_meta` for a tensor
 argument's geometry alone (size, stride, offset, dtype, device: saving it keeps no tensor alive and is immune to
-later in-place writes), and the helpers in lantern.ops.derivative_helpers. Formulas are written with lantern ops, so they are differentiable themselves
-(double backward). The names a formula uses decide what the graph node saves: `mul` saves `self` and `other`,
-`exp` (formula `grad * result`) saves only its output.
+later in-place writes), and the helpers in lantern.ops.derivative_helpers. Formulas are written with lantern ops,
+so they are differentiable themselves (double backward). The names a formula uses decide what the graph node
+saves: `mul` saves `other` and `self`, `exp` (formula `grad * conj(result)`) saves only its output.
 
 >>> d = get("mul").derivative
->>> d.node_name((None, None)), sorted(d.saved_args)
+>>> d.node_name((None, None)), [name for name, _, _ in d.save_plan]
 ('MulBackward0', ['other', 'self'])
 """
 import ast
@@ -21,27 +21,32 @@ _HELPERS = {}
 
 
 def _names(expr):
-    return {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
+    """The names an expression reads, in the order they appear."""
+    nodes = [n for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)]
+    return list(dict.fromkeys(n.id for n in sorted(nodes, key=lambda n: n.col_offset)))
 
 
 class Derivative:
     """The backward of one op: a generated function applying its formulas, and the plan of what to save.
+
+    A tensor is saved only when a formula that reads it will run (mul saves `other` only if `self` needs a
+    gradient), so an unsaved name unpacks as None.
 
     `source` holds the generated backward, e.g. for mul:
 
         def backward_of_mul(node, grads):
             grad = grads[0]
             saved = node.saved
-            other = unpack(saved['other'], node)
-            self = unpack(saved['self'], node)
+            other = unpack(saved.get('other'), node)
+            self = unpack(saved.get('self'), node)
             needs = node.needs
             return (
-                (grad * other) if needs[0] else None,
-                (grad * self) if needs[1] else None,
+                (grad * conj(other)) if needs[0] else None,
+                (grad * conj(self)) if needs[1] else None,
             )
     """
 
-    def __init__(self, op, formulas, name=None, nondifferentiable=False):
+    def __init__(self, op, formulas, name=None, nondifferentiable=False, scalar_inputs=()):
         from . import derivative_helpers
         if not _HELPERS:
             _HELPERS.update({k: v for k, v in vars(derivative_helpers).items() if not k.startswith("__")})
@@ -56,15 +61,30 @@ class Derivative:
                 raise ValueError(f"derivative for {op.name}: {arg!r} is not an argument of {op.schema.text}")
         # (argument index, argument name, formula text), in schema order: the order of the node's edges
         self.formulas = sorted((arg_names.index(arg), arg, text) for arg, text in formulas.items())
-        used = set()
-        for _, _, text in self.formulas:
-            used |= _names(text)
-        # what the kernel saves at forward time: (name, argument index, kind)
-        self.save_plan = [(n, i, "tensor" if args[i].is_tensor else "value")
-                          for i, n in enumerate(arg_names) if n in used]
-        self.save_plan += [(n, i, "meta") for n, i in meta_names.items() if n in used]
-        self.saves_result = bool(used & ({"result"} | set(self.out_names)))
-        self.uses_self = "self" in used
+        self.arg_indices = tuple(index for index, _, _ in self.formulas)
+        # PyTorch's Scalar overloads: `x ** 2` is pow.Tensor_Scalar, whose node has one edge, while `x * 2` wraps
+        # the 2 and keeps an edge for it. A group of arguments (clamp's min and max) is no input when all of its
+        # arguments are numbers or None: formula index -> argument indices of its group
+        groups = [(g,) if isinstance(g, str) else tuple(g) for g in scalar_inputs]
+        self.scalar_groups = {k: tuple(arg_names.index(a) for a in group)
+                              for group in groups for k, (_, arg, _) in enumerate(self.formulas) if arg in group}
+        order = list(dict.fromkeys(n for _, _, text in self.formulas for n in _names(text)))
+        uses = [set(_names(text)) for _, _, text in self.formulas]
+        used = set(order)
+        # what the kernel may save at forward time, in order of first use as PyTorch saves (mul: other, self):
+        # (name, argument index, kind)
+        index_of = {n: i for i, n in enumerate(arg_names)}
+        self.save_plan = [(n, index_of[n], "tensor" if args[index_of[n]].is_tensor else "value")
+                          for n in order if n in index_of]
+        self.save_plan += [(n, meta_names[n], "meta") for n in order if n in meta_names]
+        result_names = {"result"} | set(self.out_names)
+        # a saved tensor is kept only if a formula that will run needs it (PyTorch saves `self` for mul only
+        # when `other` requires grad): for each tensor name, the formulas that read it
+        self._readers = {n: tuple(k for k, u in enumerate(uses) if n in u) for n, _, kind in self.save_plan
+                         if kind == "tensor"}
+        self._readers["result"] = tuple(k for k, u in enumerate(uses) if u & result_names)
+        self._plans = {}
+        self.tensor_names = tuple(self._readers)
         self.node_cls = None  # filled by the autograd layer when the node name does not depend on the call
         base = op.functional.schema.name
         self._name = name or "".join(part.capitalize() for part in base.strip("_").split("_")) + "Backward0"
@@ -73,18 +93,29 @@ class Derivative:
         exec(compile(self.source, f"<lantern derivative {op.name}>", "exec"), namespace)
         self.backward = namespace[f"backward_of_{base}"]
 
+    def plan(self, needs):
+        """(what to save, whether to save the output) when the formulas flagged in `needs` will run."""
+        plan = self._plans.get(needs)
+        if plan is None:
+            def read(name):
+                return any(needs[k] for k in self._readers[name])
+            entries = tuple(e for e in self.save_plan if e[2] != "tensor" or read(e[0]))
+            plan = self._plans[needs] = (entries, read("result"))
+        return plan
+
     def _generate(self, base, used):
         lines = [f"def backward_of_{base}(node, grads):"]
         if "grad" in used:
             lines.append("    grad = grads[0]")
         lines.append("    saved = node.saved")
         for name, _, kind in self.save_plan:
-            lines.append(f"    {name} = unpack(saved['{name}'], node)" if kind == "tensor" else
+            lines.append(f"    {name} = unpack(saved.get('{name}'), node)" if kind == "tensor" else
                          f"    {name} = saved['{name}']")
-        if self.saves_result:
-            lines.append("    result = unpack(saved['result'], node)")
+        if self._readers["result"]:
+            lines.append("    result = unpack(saved.get('result'), node)")
             if self.out_names:
-                lines.append(f"    {', '.join(self.out_names)}, = result")
+                lines.append(f"    {', '.join(self.out_names)}, = result if result is not None else "
+                             f"({', '.join(['None'] * len(self.out_names))},)")
         lines.append("    needs = node.needs")
         lines.append("    return (")
         for k, (_, _, text) in enumerate(self.formulas):
@@ -112,10 +143,11 @@ class TensorMeta:
         return n
 
 
-def derivative(op_name, name=None, **formulas):
-    """Attach formulas to `op_name` (and its in-place form, which shares them)."""
+def derivative(op_name, name=None, scalar_inputs=(), **formulas):
+    """Attach formulas to `op_name` (and its in-place form, which shares them). `name`: the node's class name, or
+    a function of the call's arguments; `scalar_inputs`: arguments that are no input when given a number."""
     op = get(op_name)
-    d = Derivative(op, formulas, name)
+    d = Derivative(op, formulas, name, scalar_inputs=scalar_inputs)
     op.derivative = d
     if op.inplace is not None:
         op.inplace.derivative = d
@@ -129,3 +161,16 @@ def nondifferentiable(*op_names):
         op.derivative = Derivative(op, {}, nondifferentiable=True)
         if op.inplace is not None:
             op.inplace.derivative = op.derivative
+
+
+def zero_gradient_inplace(*op_names):
+    """Comparisons: the bool result never requires grad, but the in-place form on a floating tensor (x.eq_(y))
+    replaces its history with a zero gradient, as PyTorch's EqBackward0/EqBackward1 do."""
+    for op_name in op_names:
+        op = get(op_name)
+        formulas = {a.name: "zeros_like(grad)" for a in op.schema.args if a.is_tensor and not a.is_list}
+        node = op_name.capitalize() + "Backward"
+        op.derivative = Derivative(op, {}, nondifferentiable=True)
+        op.inplace.derivative = Derivative(op.inplace, formulas, scalar_inputs=("other",),
+                                           name=lambda args, node=node: node + ("1" if hasattr(args[1], "dim")
+                                                                               else "0"))

@@ -23,13 +23,43 @@ def _dims(dim, ndim):
 
 
 def unpack(value, node):
-    """A saved value as backward reads it: SavedTensors are unpacked (version-checked), the rest pass through."""
+    """A saved value as backward reads it: SavedTensors are unpacked (version-checked), also inside a list (cat's
+    tensors, index's indices); the rest pass through."""
     unpack_fn = getattr(value, "unpack", None)
     if unpack_fn is not None:
         return unpack_fn(node)
-    if isinstance(value, (list, tuple)) and value and hasattr(value[0], "unpack"):
-        return type(value)(v.unpack(node) for v in value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(v.unpack(node) if hasattr(v, "unpack") else v for v in value)
     return value
+
+
+def conj(t):
+    """The complex conjugate; real tensors and real numbers pass through unchanged (the common, free case)."""
+    if isinstance(t, complex):
+        return t.conjugate()
+    if not hasattr(t, "dtype") or not t.dtype.is_complex:
+        return t
+    return t.real.to(t.dtype) - t.imag.to(t.dtype) * 1j
+
+
+def sgn_backward(grad, self, result):
+    """sgn(z) = z / |z|: for real z its gradient is zero; for complex z PyTorch's (grad - Re(grad conj(sgn)) sgn) / |z|,
+    and zero where z == 0."""
+    if not self.dtype.is_complex:
+        return zeros_like(grad)
+    magnitude = self.abs()
+    nonzero = magnitude != 0
+    safe = _op("where", nonzero, magnitude, 1.0)
+    projected = (grad - (grad * conj(result)).real.to(grad.dtype) * result) / safe.to(grad.dtype)
+    return _op("where", nonzero, projected, 0.0)
+
+
+def to_copy_backward(grad, meta):
+    """A dtype/device conversion's gradient, converted back; a complex gradient of a real input keeps its real
+    part."""
+    if grad.dtype.is_complex and not meta.dtype.is_complex:
+        grad = grad.real
+    return grad.to(meta.dtype).to(meta.device)
 
 
 def unsqueeze_reduced(grad, sizes, dim, keepdim):
@@ -55,19 +85,26 @@ def mean_backward(grad, sizes, dim, keepdim):
 
 
 def prod_backward(grad, self, result, dim, keepdim):
-    """d prod / d x_i = product of the others, computed without dividing by zero (one zero: only it gets grad)."""
+    """d prod / d x_i = the product of the others: result / x_i when no x is 0, else computed directly (so it
+    stays differentiable, double backward included, however many zeros a slice holds)."""
     sizes = self._size
     g = unsqueeze_reduced(grad, sizes, dim, keepdim)
-    r = unsqueeze_reduced(result, sizes, dim, keepdim)
-    zero = self == 0
-    if not zero.any().item():
-        return g * r / self
+    if not (self == 0).any().item():
+        return g * conj(unsqueeze_reduced(result, sizes, dim, keepdim) / self)
     dims = _dims(dim, len(sizes))
-    one = _op("where", zero, 1, self)
-    prod_others = one.prod(dims[0], True) if len(dims) == 1 else one.prod()
-    zeros_in_slice = zero.sum(dims[0], True) if len(dims) == 1 else zero.sum()
-    at_zero = (zeros_in_slice == 1).to(self.dtype) * prod_others
-    return g * _op("where", zero, at_zero, r / one)
+    if len(dims) == 1:
+        return g * conj(_prod_of_others(self, dims[0]))
+    return g * conj(_prod_of_others(self.reshape(-1), 0).reshape(sizes))
+
+
+def _prod_of_others(x, d):
+    """For each position along dim d, the product of the other entries of its slice (x_i replaced by 1)."""
+    n = x._size[d]
+    rows = x.unsqueeze(d).expand(x._size[:d] + (n,) + x._size[d:])
+    eye_shape = [1] * (x.dim() + 1)
+    eye_shape[d] = eye_shape[d + 1] = n
+    eye = _op("eye", n, None, dt.bool, None, x.device, None, False).view(eye_shape)
+    return _op("where", eye, 1.0, rows).prod(d + 1)
 
 
 def evenly_distribute_backward(grad, self, result, dim=None, keepdim=False):
@@ -92,9 +129,11 @@ def value_selecting_backward(grad, dim, indices, sizes, keepdim):
 
 
 def pow_backward_self(grad, self, exponent):
-    if isinstance(exponent, (int, float)) and exponent == 0:
-        return grad * 0
-    return grad * exponent * self.pow(exponent - 1)
+    """d (a ** b) / d a = b * a ** (b - 1), taken as 0 where b == 0 (PyTorch's convention)."""
+    if isinstance(exponent, (int, float, complex)):
+        return zeros_like(grad) if exponent == 0 else grad * conj(exponent * self.pow(exponent - 1))
+    out = grad * conj(exponent * self.pow(exponent - 1))
+    return _op("where", exponent == 0, 0.0, out)
 
 
 def pow_backward_exponent(grad, self, exponent, result):
@@ -124,11 +163,18 @@ def clamp_backward(grad, self, min, max):
 
 
 def clamp_bound_backward(grad, self, bound, other_bound, is_min):
+    """A tensor bound's gradient: where it is the result. clamp is min(max(self, min), max), so when the bounds
+    cross, max wins (PyTorch's clamp_backward_min_max)."""
     if bound is None or not hasattr(bound, "dim"):
         return None
-    active = (self < bound) if is_min else (self > bound)
-    if other_bound is not None:
-        active = active & ((bound <= other_bound) if is_min else (bound >= other_bound))
+    if is_min:
+        active = self < bound
+        if other_bound is not None:
+            active = active & (bound < other_bound)
+    else:
+        active = self > bound
+        if other_bound is not None:
+            active = active | (bound < other_bound)
     return grad * active.to(grad.dtype)
 
 
@@ -170,12 +216,22 @@ def where_zero(cond, grad):
     return _op("where", cond, grad, 0.0)
 
 
+def index(t, indices):
+    """t[indices] for a list of index tensors (None for a dim taken whole)."""
+    return _op("index.Tensor", t, indices)
+
+
+def index_backward(grad, meta, indices):
+    """x[indices]: the gradient is added into zeros at the indexed positions (an index repeated sums)."""
+    return _zeros_for(grad, meta).index_put(indices, grad, True)
+
+
 def cat_backward(grad, tensors, dim):
     d = dim % grad.dim()
     out, start = [], 0
     for t in tensors:
-        if t._size == (0,):
-            out.append(None)
+        if t._size == (0,):  # legacy empty tensors take part in cat whatever the dim
+            out.append(grad.new_zeros((0,)))
             continue
         out.append(grad.narrow(d, start, t._size[d]))
         start += t._size[d]
@@ -188,14 +244,6 @@ def permute_backward(grad, dims):
     for i, d in enumerate(dims):
         inverse[d % n] = i
     return grad.permute(inverse)
-
-
-def squeeze_backward(grad, sizes):
-    return grad.reshape(sizes)
-
-
-def mv_backward_self(grad, vec):
-    return grad.unsqueeze(1) * vec.unsqueeze(0)
 
 
 LN2 = math.log(2.0)
