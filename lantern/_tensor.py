@@ -8,6 +8,7 @@ and the frontends of overloaded ops (`max(dim)` vs `max(other)`, `view(dtype)` v
 >>> (x + 1).sum().item(), x.t().is_contiguous(), x.max(dim=1).values.tolist()
 (14.0, False, [2.0, 4.0])
 """
+import functools
 import numbers
 import warnings
 import weakref
@@ -396,8 +397,7 @@ class Tensor(TensorImpl):
                                    "a computed variable in a subgraph that doesn't require differentiation use "
                                    "var_no_grad = var.detach().")
             return self
-        meta = self._autograd
-        if requires_grad and meta is not None and meta.is_inference and not _ag.is_inference_mode_enabled():
+        if requires_grad and self._is_inference and not _ag.is_inference_mode_enabled():
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
         return self
@@ -484,6 +484,7 @@ class Tensor(TensorImpl):
             return handle
         nr = self._output_nr
 
+        @functools.wraps(hook)
         def pre_hook(grads):
             if grads[nr] is None:
                 return None
@@ -514,7 +515,11 @@ class Tensor(TensorImpl):
 
     def detach_(self):
         if self._base is not None and self._grad_fn is not None:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
+                               "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+                               "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+                               "torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._requires_grad = False
         return self
@@ -534,6 +539,14 @@ class Tensor(TensorImpl):
 
     def _is_view(self):
         return self._base is not None
+
+    def is_inference(self):
+        """Made under inference_mode: it may not be saved for backward or written to outside that mode."""
+        return self._is_inference
+
+    def equal(self, other):
+        """Same size and same elements (values compared after type promotion)."""
+        return self._size == other._size and bool((self == other).all().item())
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         from ._construct import tensor
@@ -705,7 +718,7 @@ def _sub(self, other):
 
 
 def _rsub(self, other):
-    return call(_SUB, (other, self, 1))
+    return call(_RSUB, (self, other, 1))
 
 
 def _isub(self, other):
@@ -717,7 +730,8 @@ def _truediv(self, other):
 
 
 def _rtruediv(self, other):
-    return call(_DIV, (other, self, None))
+    """number / tensor, computed as PyTorch does: reciprocal, then a multiply (so grad_fn is MulBackward0)."""
+    return call(_MUL, (call(_RECIPROCAL, (self,)), other))
 
 
 def _itruediv(self, other):
@@ -774,5 +788,6 @@ def _invert(self):
 
 _ADD, _ADD_, _SUB, _SUB_ = _op("add"), _op("add_"), _op("sub"), _op("sub_")
 _DIV, _DIV_ = _op("div"), _op("div_")
+_RSUB, _MUL, _RECIPROCAL = _op("rsub"), _op("mul"), _op("reciprocal")
 _install_methods()
 TENSOR_CLASS[0] = Tensor

@@ -778,7 +778,6 @@ NAMED = {
 
 
 NOT_OURS = {  # recorded by code outside the autograd layer; see the notes in the autograd report
-    "rsub": "`1 - x` calls sub(1, x), not rsub(x, 1)",
     "reshape_copy": "reshape of a non-viewable tensor is clone + view, not clone + _unsafe_view",
 }
 

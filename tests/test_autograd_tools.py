@@ -350,11 +350,22 @@ def test_inference_mode():
     assert both(run) == (False, True, (True, False), True, False, False)
 
 
-@pytest.mark.xfail(reason="tensors made under inference_mode are not marked as inference tensors yet")
-def test_inference_tensors_are_marked():
-    with lantern.inference_mode():
-        a = lantern.ones(2) * 2
-    assert a.is_inference()
+def test_inference_tensors_are_marked_and_kept_out_of_autograd():
+    def run(lib):
+        seen = []
+        with lib.inference_mode():
+            a = lib.ones(2) * 2
+            a.add_(1)  # writing inside the mode is fine
+        seen.append((a.is_inference(), lib.ones(2).is_inference()))
+        for attempt in (lambda: a.requires_grad_(), lambda: a.add_(1),
+                        lambda: (a * lib.ones(2, requires_grad=True)).sum()):
+            try:
+                attempt()
+                seen.append("no error")
+            except RuntimeError as e:
+                seen.append(str(e).split(" ")[0])
+        return seen
+    assert run(lantern) == run(torch)
 
 
 def test_grad_mode_is_thread_local():

@@ -114,9 +114,11 @@ class inference_mode(_DecoratorContextManager):
         if self.mode:
             tls.grad_enabled = False
             tls.inference_mode = True
+            tls.refresh()
 
     def __exit__(self, *exc):
         tls.grad_enabled, tls.inference_mode = self.prev
+        tls.refresh()
 
     def clone(self):
         return inference_mode(self.mode)

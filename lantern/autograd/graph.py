@@ -160,6 +160,11 @@ class SavedTensor:
     __slots__ = ("tensor", "version", "is_output", "output_nr", "hooks_packed", "unpack_hook")
 
     def __init__(self, t, is_output=False, output_nr=0):
+        if t._is_inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+                "mode in computation tracked by autograd. To work around this, you can make a clone to get a normal "
+                "tensor and use it in autograd, or use `lantern.no_grad()` instead of `lantern.inference_mode()`.")
         self.version = t._vc[0]
         self.is_output = is_output
         self.output_nr = output_nr

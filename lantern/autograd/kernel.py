@@ -122,10 +122,6 @@ def _check_inplace_allowed(self_):
         if base is not None and base._requires_grad and base._grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
-    meta = self_._autograd
-    if meta is not None and meta.is_inference and not tls.inference_mode:
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
-                           "a clone to get a normal tensor before doing inplace update.")
 
 
 def _copy_before_inplace(self_):

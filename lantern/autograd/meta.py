@@ -14,7 +14,7 @@ class Hooks(dict):
 
 
 class AutogradMeta:
-    __slots__ = ("grad_accumulator", "hooks", "retains_grad", "post_accumulate_hooks", "is_inference",
+    __slots__ = ("grad_accumulator", "hooks", "retains_grad", "post_accumulate_hooks",
                  "attr_version")
 
     def __init__(self):
@@ -22,7 +22,6 @@ class AutogradMeta:
         self.hooks = Hooks()           # tensor hooks: fn(grad) -> new grad or None
         self.retains_grad = False
         self.post_accumulate_hooks = Hooks()
-        self.is_inference = False
         self.attr_version = None       # views: the version their grad_fn was made at (stale once it changes)
 
 

@@ -16,10 +16,10 @@ class _DispatchState(threading.local):
     anomaly = False        # autograd anomaly detection (records forward tracebacks, checks for NaN)
     tracer = None          # the active JIT tracer (the Tracer dispatch key), if any
     dispatch_trace = None  # the active dispatch-trace printer, if any
-    observed = False
+    observed = False       # the dispatcher's one hot-path test: anything above needs the slow path
 
     def refresh(self):
-        self.observed = self.tracer is not None or self.dispatch_trace is not None
+        self.observed = self.tracer is not None or self.dispatch_trace is not None or self.inference_mode
 
 
 tls = _DispatchState()

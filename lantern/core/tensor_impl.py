@@ -57,6 +57,7 @@ class TensorImpl:
     # part of a graph costs no assignments; a tensor that joins one gets its own values.
     _requires_grad = False
     _grad_fn = None
+    _is_inference = False  # made under inference_mode: may never enter autograd or be written outside it
     _grad = None
     _output_nr = 0
     _autograd = None

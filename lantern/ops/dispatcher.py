@@ -93,22 +93,30 @@ def _scan(op, args):
 
 
 def _make_scan(op):
-    """A scan unrolled for one op's tensor arguments (generated once): the common all-on-one-device case is a
-    few attribute reads; anything else falls back to the general _scan."""
+    """The dispatcher's argument scan for one op, unrolled over its tensor arguments (generated once): the common
+    all-on-one-device case is a few attribute reads; anything else falls back to the general _scan. Ops that
+    write into a tensor also refuse inference tensors outside inference_mode (only they pay for that check)."""
+    mutated = {"inplace": 0, "out": len(op.schema.args) - 1}.get(op.schema.alias)
+    lines = ["def scan(args):"]
+    if mutated is not None:
+        lines += [f"    if args[{mutated}]._is_inference and not tls.inference_mode:",
+                  f"        refuse_inference_write(args[{mutated}])"]
     if op.list_positions or not op.tensor_positions:
-        return lambda args: _scan(op, args)
-    lines = ["def scan(args):", "    backend = None", "    grad = False"]
-    for i in op.tensor_positions:
-        lines += [f"    a = args[{i}]",
-                  "    if isinstance(a, T):",
-                  "        if a._requires_grad:",
-                  "            grad = True",
-                  "        if backend is None:",
-                  "            backend = a._backend",
-                  "        elif a._backend is not backend:",
-                  "            return _scan(op, args)"]
-    lines += ["    if backend is None:", "        return _scan(op, args)", "    return backend, grad"]
-    namespace = {"T": TensorImpl, "_scan": _scan, "op": op}
+        lines += ["    return _scan(op, args)"]
+    else:
+        lines += ["    backend = None", "    grad = False"]
+        for i in op.tensor_positions:
+            lines += [f"    a = args[{i}]",
+                      "    if isinstance(a, T):",
+                      "        if a._requires_grad:",
+                      "            grad = True",
+                      "        if backend is None:",
+                      "            backend = a._backend",
+                      "        elif a._backend is not backend:",
+                      "            return _scan(op, args)"]
+        lines += ["    if backend is None:", "        return _scan(op, args)", "    return backend, grad"]
+    namespace = {"T": TensorImpl, "_scan": _scan, "op": op, "tls": tls,
+                 "refuse_inference_write": refuse_inference_write}
     exec(compile("\n".join(lines), f"<lantern scan {op.name}>", "exec"), namespace)
     return namespace["scan"]
 
@@ -168,11 +176,24 @@ def explain_keys(op, args):
 
 
 def call_observed(op, args):
-    """The dispatch path while something watches: the JIT tracer records, the dispatch trace prints."""
+    """The dispatch path while something watches: the JIT tracer records, the dispatch trace prints, and
+    inference_mode marks what it makes as inference tensors."""
     trace = tls.dispatch_trace
     if trace is not None:
-        return trace.around(op, args, lambda: _call_with_tracer(op, args))
-    return _call_with_tracer(op, args)
+        result = trace.around(op, args, lambda: _call_with_tracer(op, args))
+    else:
+        result = _call_with_tracer(op, args)
+    if tls.inference_mode and op.schema.alias == "new":
+        for t in (result if isinstance(result, tuple) else (result,)):
+            if isinstance(t, TensorImpl):
+                t._is_inference = True
+    return result
+
+
+def refuse_inference_write(t):
+    raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                       "clone to get a normal tensor before doing inplace update.See "
+                       "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
 def _call_with_tracer(op, args):
