@@ -28,7 +28,7 @@ from .ops import pointwise, reduction, views, linalg, shape, factory, indexing, 
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401
 from .backends import cuda  # noqa: E402,F401
 
-from .ops import view_scatter, _derivative_table  # noqa: E402,F401
+from .ops import view_scatter  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from .autograd import (  # noqa: E402,F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,

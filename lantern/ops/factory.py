@@ -20,6 +20,7 @@ from .dispatcher import call
 from .meta_util import iterator_strides
 from .pointwise import _require_tensor
 from .registry import composite, custom, get, structured
+from .derivative import derivative
 
 FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, " \
               "bool requires_grad=False"
@@ -396,3 +397,9 @@ def _tri_impl(fn):
 
 structured("tril(Tensor self, int diagonal=0) -> Tensor", _tri_meta("tril"), _tri_impl(np.tril))
 structured("triu(Tensor self, int diagonal=0) -> Tensor", _tri_meta("triu"), _tri_impl(np.triu))
+
+
+# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
+
+derivative("tril", self="grad.tril(diagonal)")
+derivative("triu", self="grad.triu(diagonal)")

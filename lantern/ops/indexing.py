@@ -22,6 +22,7 @@ from .dispatcher import call
 from .meta_util import broadcast_all, broadcast_shapes, iterator_strides, shape_str
 from .registry import composite, custom, get
 from .views import view_strides
+from .derivative import derivative
 
 _MASK_DTYPES = (dt.bool, dt.uint8)
 _INDEX_DTYPES = (dt.int64, dt.int32) + _MASK_DTYPES
@@ -279,3 +280,11 @@ def index_put(input, indices, values, accumulate=False):
 
 
 composite("index_put", index_put)
+
+
+# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
+
+# ---- advanced indexing ----
+derivative("index.Tensor", self="index_backward(grad, self_meta, indices)")
+derivative("index_put_", self="grad if accumulate else grad.index_put(indices, zeros_like(values_meta))",
+           values="index(grad, indices)")

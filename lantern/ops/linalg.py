@@ -8,6 +8,7 @@ from .dispatcher import call
 from .meta_util import broadcast_shapes
 from .pointwise import _require_tensor
 from .registry import composite, get, structured
+from .derivative import derivative
 
 
 def _same_dtype(name, a, b):
@@ -160,3 +161,12 @@ def _prod(xs):
 
 
 composite("matmul", matmul)
+
+
+# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
+
+# ---- linear algebra ----
+derivative("mm", self="grad.mm(conj(mat2.t()))", mat2="conj(self.t()).mm(grad)")
+derivative("bmm", self="grad.bmm(conj(mat2.transpose(1, 2)))", mat2="conj(self.transpose(1, 2)).bmm(grad)")
+derivative("dot", self="grad * conj(tensor)", tensor="grad * conj(self)")
+derivative("mv", self="grad.unsqueeze(1) * conj(vec).unsqueeze(0)", vec="conj(self.t()).mv(grad)")

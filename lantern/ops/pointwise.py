@@ -22,6 +22,7 @@ from ..core.promotion import result_type_of, wrapped_scalar_dtype
 from ..core.tensor_impl import TensorImpl
 from .meta_util import operands_result_type, pointwise_binary, pointwise_shape
 from .registry import structured
+from .derivative import derivative, nondifferentiable, zero_gradient_inplace
 
 
 def KEEP(dtype):
@@ -554,3 +555,75 @@ def _where_impl(xp, out, dtype, condition, a, b):
 
 structured("where(Tensor condition, Tensor self, Tensor other) -> Tensor", _where_meta, _where_impl,
            inplace=False, pointwise=True, exact_out_dtype=True)
+
+
+# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
+
+
+def _is_tensor(a):
+    return hasattr(a, "dim")
+
+# ---- pointwise unary ----
+# Complex gradients follow PyTorch's convention (the conjugate Wirtinger derivative): hence the conj()s.
+derivative("abs", self="grad * self.sgn()")
+derivative("neg", self="-grad")
+derivative("reciprocal", self="-grad * conj(result * result)")
+derivative("square", name="PowBackward0", self="grad * 2 * conj(self)")  # square is pow(self, 2) in PyTorch
+derivative("sqrt", self="grad / (2 * conj(result))")
+derivative("rsqrt", self="-0.5 * grad * conj(result * result * result)")
+derivative("exp", self="grad * conj(result)")
+derivative("exp2", self="grad * conj(result) * LN2")
+derivative("expm1", self="grad * (conj(result) + 1)")
+derivative("log", self="grad / conj(self)")
+derivative("log2", self="grad / (conj(self) * LN2)")
+derivative("log10", self="grad / (conj(self) * LN10)")
+derivative("log1p", name="Log1PBackward0", self="grad / (conj(self) + 1)")
+derivative("sin", self="grad * conj(self.cos())")
+derivative("cos", self="grad * -conj(self.sin())")
+derivative("tan", self="grad * conj(1 + result * result)")
+derivative("asin", self="grad * conj((1 - self * self).rsqrt())")
+derivative("acos", self="-grad * conj((1 - self * self).rsqrt())")
+derivative("atan", self="grad / conj(1 + self * self)")
+derivative("sinh", self="grad * conj(self.cosh())")
+derivative("cosh", self="grad * conj(self.sinh())")
+derivative("tanh", self="grad * conj(1 - result * result)")
+derivative("asinh", self="grad * conj((self * self + 1).rsqrt())")
+derivative("acosh", self="grad * conj((self * self - 1).rsqrt())")
+derivative("atanh", self="grad / conj(1 - self * self)")
+derivative("sigmoid", self="grad * conj(result * (1 - result))")
+for _name in ("sign", "floor", "ceil", "trunc"):
+    derivative(_name, self="zeros_like(grad)")
+derivative("sgn", self="sgn_backward(grad, self, result)")
+derivative("frac", self="grad")
+nondifferentiable("bitwise_not", "logical_not", "isnan", "isinf", "isfinite", "signbit")
+# ---- pointwise binary ----
+derivative("add", self="grad", other="grad if alpha == 1 else grad * conj(alpha)")
+derivative("sub", self="grad", other="-grad if alpha == 1 else -grad * conj(alpha)")
+derivative("rsub", name=lambda args: "RsubBackward0" if _is_tensor(args[1]) else "RsubBackward1",
+           scalar_inputs=("other",), self="-grad if alpha == 1 else -grad * conj(alpha)", other="grad")
+derivative("mul", self="grad * conj(other)", other="grad * conj(self)")
+derivative("div", name=lambda args: "DivBackward0" if args[2] is None else "DivBackward2",
+           self="grad / conj(other) if rounding_mode is None else zeros_like(grad)",
+           other="-grad * conj(self / other / other) if rounding_mode is None else zeros_like(grad)")
+derivative("remainder", name=lambda args: "RemainderBackward1" if _is_tensor(args[1]) else "RemainderBackward0",
+           scalar_inputs=("other",), self="grad", other="-grad * self.div(other, rounding_mode='floor')")
+derivative("fmod", name=lambda args: "FmodBackward1" if _is_tensor(args[1]) else "FmodBackward0",
+           scalar_inputs=("other",), self="grad", other="-grad * self.div(other, rounding_mode='trunc')")
+derivative("atan2", self="grad * other / (self * self + other * other)",
+           other="-grad * self / (self * self + other * other)")
+derivative("maximum", self="maximum_backward(grad, self, other, True)",
+           other="maximum_backward(grad, other, self, True)")
+derivative("minimum", self="maximum_backward(grad, self, other, False)",
+           other="maximum_backward(grad, other, self, False)")
+derivative("pow", name=lambda args: ("PowBackward1" if _is_tensor(args[1]) else "PowBackward0")
+           if _is_tensor(args[0]) else "PowBackward2", scalar_inputs=("self", "exponent"),
+           self="pow_backward_self(grad, self, exponent)",
+           exponent="pow_backward_exponent(grad, self, exponent, result)")
+derivative("clamp", name=lambda args: "ClampBackward0" if _is_tensor(args[1]) or _is_tensor(args[2]) else
+           "ClampBackward1", scalar_inputs=(("min", "max"),), self="clamp_backward(grad, self, min, max)",
+           min="clamp_bound_backward(grad, self, min, max, True)",
+           max="clamp_bound_backward(grad, self, max, min, False)")
+derivative("where", self="where_zero(condition, grad)", other="where_zero(condition.logical_not(), grad)")
+nondifferentiable("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+                  "logical_and", "logical_or", "logical_xor")
+zero_gradient_inplace("eq", "ne", "lt", "le", "gt", "ge")

@@ -27,6 +27,7 @@ from .factory import (
 from .meta_util import broadcast_shapes
 from .pointwise import _require_tensor
 from .registry import composite, custom, get
+from .derivative import derivative
 
 _GENERATOR_KW = "*, Generator? generator=None"
 _RANDOM_FACTORY_KW = "*, Generator? generator=None, " + FACTORY_KW[3:]
@@ -484,3 +485,18 @@ def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, 
 
 for _fn in (rand_like, randn_like, randint_like):
     composite(_fn.__name__, _fn, method=False)
+
+
+# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
+
+# ---- random: the samples do not depend smoothly on the parameters, so their gradient is zero (as in PyTorch) ----
+for _name, _node in (("uniform_", "UniformBackward0"), ("normal_", "NormalBackward0"),
+                     ("exponential_", "ExponentialBackward0"), ("bernoulli", "BernoulliBackward0"),
+                     ("bernoulli_.float", "BernoulliBackward2")):
+    derivative(_name, name=_node, self="zeros_like(grad)")
+derivative("random_.from", name=lambda args: "RandomBackward2" if args[1] is None and args[2] is None else
+           "RandomBackward1" if args[1] is None else "RandomBackward0", self="zeros_like(grad)")
+derivative("bernoulli_.Tensor", name="BernoulliBackward1", self="zeros_like(grad)", p="zeros_like(p_meta)")
+derivative("normal.Tensor_float", name="NormalBackward1", mean="zeros_like(grad)")
+derivative("normal.float_Tensor", name="NormalBackward2", std="zeros_like(grad)")
+derivative("normal.Tensor_Tensor", name="NormalBackward3", mean="zeros_like(grad)", std="zeros_like(grad)")

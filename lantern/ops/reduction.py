@@ -12,6 +12,7 @@ from ..core import dtype as dt
 from .meta_util import wrap_dims
 from .pointwise import _require_tensor
 from .registry import custom, structured
+from .derivative import derivative, nondifferentiable
 
 
 def reduced_shape(size, dims, keepdim):
@@ -249,3 +250,21 @@ def _minmax_dim(name, arg, rt):
 for _name, _arg, _rt in (("max", np.argmax, max_rt), ("min", np.argmin, min_rt)):
     _k, _m = _minmax_dim(_name, _arg, _rt)
     custom(f"{_name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", _k, _m)
+
+
+# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
+
+# ---- reductions ----
+derivative("sum", name=lambda args: "SumBackward0" if args[1] is None else "SumBackward1",
+           self="sum_backward(grad, self_meta.size, dim, keepdim)")
+derivative("mean", name=lambda args: "MeanBackward0" if args[1] is None else "MeanBackward1",
+           self="mean_backward(grad, self_meta.size, dim, keepdim)")
+derivative("prod", name=lambda args: "ProdBackward0" if args[1] is None else "ProdBackward1",
+           self="prod_backward(grad, self, result, dim, keepdim)")
+derivative("amax", self="evenly_distribute_backward(grad, self, result, dim, keepdim)")
+derivative("amin", self="evenly_distribute_backward(grad, self, result, dim, keepdim)")
+derivative("max", name="MaxBackward1", self="evenly_distribute_backward(grad, self, result)")
+derivative("min", name="MinBackward1", self="evenly_distribute_backward(grad, self, result)")
+derivative("max.dim", name="MaxBackward0", self="value_selecting_backward(grad, dim, indices, self_meta.size, keepdim)")
+derivative("min.dim", name="MinBackward0", self="value_selecting_backward(grad, dim, indices, self_meta.size, keepdim)")
+nondifferentiable("argmax", "argmin", "any", "all")

@@ -16,6 +16,7 @@ from .meta_util import (
     PARTIAL, broadcast_shapes, iterator_strides, operands_result_type, overlap_status, shape_str, wrap_dim,
 )
 from .registry import custom, structured
+from .derivative import derivative
 
 
 def _tensor_list(name, tensors, empty_error):
@@ -261,3 +262,15 @@ def _to_copy_kernel(backend, self, dtype=None, device=None, memory_format=preser
 
 custom("_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, "
        "MemoryFormat? memory_format=None) -> Tensor", _to_copy_kernel, _to_copy_kernel)
+
+
+# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
+
+# ---- joining and copying ----
+derivative("cat", tensors="cat_backward(grad, tensors, dim)")
+derivative("stack", tensors="list(grad.unbind(dim))")
+derivative("clone", self="grad")
+derivative("_to_copy", name="ToCopyBackward0", self="to_copy_backward(grad, self_meta)")
+derivative("copy_", name="CopyBackwards", self="zeros_like(grad)", src="to_copy_backward(grad, src_meta)")
+derivative("fill_", name="FillBackward2", self="zeros_like(grad)")
+derivative("zero_", self="zeros_like(grad)")

@@ -10,6 +10,7 @@ from .dispatcher import call
 from .pointwise import _require_tensor
 from .registry import custom, get
 from .shape import empty_like_strided
+from .derivative import derivative
 
 
 def _scatter(view_name):
@@ -57,3 +58,16 @@ def _unfold_backward(backend, grad, input_sizes, dimension, size, step):
 
 custom("unfold_backward(Tensor grad_in, int[] input_sizes, int dim, int size, int step) -> Tensor",
        _unfold_backward, _unfold_backward)
+
+
+# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
+
+# ---- view scatters ----
+derivative("slice_scatter", self="grad.slice_scatter(zeros_like(src_meta), dim, start, end, step)",
+           src="grad.slice(dim, start, end, step)")
+derivative("select_scatter", self="grad.select_scatter(zeros_like(src_meta), dim, index)", src="grad.select(dim, index)")
+derivative("diagonal_scatter", self="grad.diagonal_scatter(zeros_like(src_meta), offset, dim1, dim2)",
+           src="grad.diagonal(offset, dim1, dim2)")
+derivative("as_strided_scatter", self="grad.as_strided_scatter(zeros_like(src_meta), size, stride, storage_offset)",
+           src="grad.as_strided(size, stride, storage_offset)")
+derivative("unfold_backward", grad_in="grad.unfold(dim, size, step)")

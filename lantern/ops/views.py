@@ -8,6 +8,7 @@ A meta returns (sizes, strides, offset), plus the new dtype for views that reint
 """
 from .meta_util import shape_str, wrap_dim, wrap_dims
 from .registry import view
+from .derivative import derivative, nondifferentiable
 
 
 def infer_size(shape, numel, op="view"):
@@ -368,3 +369,27 @@ def _alias_meta(self):
 
 view("alias(Tensor(a) self) -> Tensor(a)", _alias_meta)
 
+
+# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
+
+# ---- views ----
+derivative("view", self="grad.reshape(self_meta.size)")
+derivative("t", self="grad.t()")
+derivative("transpose", self="grad.transpose(dim0, dim1)")
+derivative("permute", self="permute_backward(grad, dims)")
+derivative("expand", self="grad.sum_to_size(self_meta.size)")
+derivative("squeeze", name=lambda args: "SqueezeBackward0" if args[1] is None else
+           "SqueezeBackward1" if isinstance(args[1], int) else "SqueezeBackward2",
+           self="grad.reshape(self_meta.size)")
+derivative("unsqueeze", self="grad.squeeze(dim)")
+derivative("select", self="select_backward(grad, self_meta, dim, index)")
+derivative("slice", self="slice_backward(grad, self_meta, dim, start, end, step)")
+derivative("narrow", name="SliceBackward0", self="slice_backward(grad, self_meta, dim, start, start + length, 1)")
+derivative("diagonal", self="diagonal_backward(grad, self_meta, offset, dim1, dim2)")
+derivative("as_strided", self="as_strided_backward(grad, self_meta, size, stride, storage_offset)")
+derivative("unfold", self="unfold_backward(grad, self_meta, dimension, size, step)")
+derivative("unflatten", name="ViewBackward0", self="grad.reshape(self_meta.size)")
+derivative("alias", self="grad")
+derivative("real", self="to_copy_backward(grad, self_meta)")
+derivative("imag", self="grad.to(self_meta.dtype) * 1j")
+nondifferentiable("view.dtype")
