@@ -1,6 +1,6 @@
 """Every declared derivative (the derivatives section of each lantern/ops module), table-driven: gradients equal
-torch's for the same non-contiguous inputs (and the node's name), gradcheck and gradgradcheck pass in float64, ops without a derivative
-raise at backward, and nondifferentiable ops' outputs do not require grad.
+torch's for the same non-contiguous inputs (and the node's name), gradcheck and gradgradcheck pass in float64, ops
+without a derivative raise at backward, and nondifferentiable ops' outputs do not require grad.
 """
 import numpy as np
 import pytest

@@ -159,7 +159,10 @@ def _capture(node, grads, captures, capture_at, shared):
 def _run_leaf(node, grads, shared, accumulate, needed, captures, capture_at):
     """A leaf's gradient: its tensor hooks run first; then, when it accumulates, the node's pre-hooks, the
     accumulation (and post-accumulate hooks) and the node's post-hooks, in PyTorch's order."""
-    meta = node.variable._autograd
+    variable = node.variable
+    if variable is None:
+        return
+    meta = variable._autograd
     if meta is not None and meta.hooks and grads[0] is not None:
         for hook in list(meta.hooks.values()):
             shared.add(id(grads[0]))
@@ -177,7 +180,7 @@ def _run_leaf(node, grads, shared, accumulate, needed, captures, capture_at):
     g = grads[0]
     if g is None:
         return
-    accumulate_grad(node.variable, g, id(g) not in shared)
+    accumulate_grad(variable, g, id(g) not in shared)
     if node._hooks:
         for hook in list(node._hooks.values()):
             hook((), tuple(grads))

@@ -112,31 +112,39 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
+    """The sink for a leaf: adds the incoming gradient into `variable.grad`.
 
-    __slots__ = ("variable",)
+    The leaf keeps its AccumulateGrad for life and the node refers back to the leaf weakly (PyTorch does the
+    reverse), so the node is not rebuilt for every graph and no reference cycle forms; a leaf that is gone has no
+    .grad anyone could read, so its gradient is dropped."""
+
+    __slots__ = ("_variable",)
 
     def __init__(self, variable):
         self.next_functions = ()
         self._input_meta = (InputMeta(variable),)
         self._seq = next(_sequence)
         self._hooks = self._pre_hooks = self._retains = self._trace = None
-        self.variable = variable
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self):
+        return self._variable()
 
     def apply(self, grads):
         from .accumulate import accumulate_grad
-        accumulate_grad(self.variable, grads[0], owned=False)
+        variable = self._variable()
+        if variable is not None:
+            accumulate_grad(variable, grads[0], owned=False)
         return ()
 
 
 def grad_accumulator(t):
-    """The leaf's AccumulateGrad node; one per leaf while some graph holds it (PyTorch keeps a weak ref too)."""
+    """The leaf's AccumulateGrad node (one per leaf, made on first use)."""
     meta = autograd_meta(t)
-    ref = meta.grad_accumulator
-    node = ref() if ref is not None else None
+    node = meta.grad_accumulator
     if node is None:
-        node = AccumulateGrad(t)
-        meta.grad_accumulator = weakref.ref(node)
+        node = meta.grad_accumulator = AccumulateGrad(t)
     return node
 
 

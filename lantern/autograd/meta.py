@@ -18,7 +18,7 @@ class AutogradMeta:
                  "attr_version")
 
     def __init__(self):
-        self.grad_accumulator = None   # weakref to the leaf's AccumulateGrad node
+        self.grad_accumulator = None   # the leaf's AccumulateGrad node (it refers back to the leaf weakly)
         self.hooks = Hooks()           # tensor hooks: fn(grad) -> new grad or None
         self.retains_grad = False
         self.post_accumulate_hooks = Hooks()

@@ -120,7 +120,8 @@ class Backend:
     def output(self, op, shape, dtype, args):
         """A structured op's new output: row-major, or in the inputs' memory order for pointwise ops."""
         if op.pointwise:
-            tensors = [args[i] for i in op.tensor_positions if isinstance(args[i], TensorImpl)]
+            # an operand broadcast in every dim (an expanded scalar, stride 0 throughout) says nothing of layout
+            tensors = [args[i] for i in op.tensor_positions if isinstance(args[i], TensorImpl) and any(args[i]._stride)]
             if not all(t._stride is contiguous_strides(t._size) for t in tensors):
                 strides = pointwise_strides(shape, tensors)
                 if strides != contiguous_strides(shape):

@@ -86,14 +86,20 @@ def _ufunc_impl(ufunc):
         def impl(xp, out, dtype, a):
             if getattr(a, "dtype", None) is not dtype:
                 a = as_dtype(xp, a, dtype)
-            ufunc(a, out=out, dtype=dtype, casting="unsafe")
+            if out.dtype is dtype:
+                ufunc(a, out=out)
+            else:
+                ufunc(a, out=out, dtype=dtype, casting="unsafe")
     else:
         def impl(xp, out, dtype, a, b):
             if getattr(a, "dtype", None) is not dtype:
                 a = as_dtype(xp, a, dtype)
             if getattr(b, "dtype", None) is not dtype:
                 b = as_dtype(xp, b, dtype)
-            ufunc(a, b, out=out, dtype=dtype, casting="unsafe")
+            if out.dtype is dtype:
+                ufunc(a, b, out=out)
+            else:
+                ufunc(a, b, out=out, dtype=dtype, casting="unsafe")
     impl.__name__ = ufunc.__name__
     return impl
 
@@ -311,7 +317,8 @@ def _sub_check(a, b):
 
 def _add_meta(a, b, alpha=1):
     shape, dtype = pointwise_binary(a, b)
-    _alpha_check("add", dtype, alpha)
+    if alpha.__class__ is not int or alpha != 1:
+        _alpha_check("add", dtype, alpha)
     return shape, dtype
 
 
@@ -324,6 +331,10 @@ def _sub_meta(a, b, alpha=1):
 
 def _add_sub_impl(ufunc):
     def impl(xp, out, dtype, a, b, alpha=1):
+        if alpha.__class__ is int and alpha == 1 and getattr(a, "dtype", None) is dtype and \
+                getattr(b, "dtype", None) is dtype:  # the common case: no casts, no scaling
+            ufunc(a, b, out=out)
+            return
         if getattr(a, "dtype", None) is not dtype:
             a = as_dtype(xp, a, dtype)
         if getattr(b, "dtype", None) is not dtype:

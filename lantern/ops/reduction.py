@@ -70,16 +70,17 @@ def _axes(a, dim):
     return tuple(d % n for d in ((dim,) if isinstance(dim, int) else dim))
 
 
-def _reduce_impl(fn):
+def _reduce_impl(ufunc_name):
+    """sum/prod through the ufunc's own reduce (np.add.reduce): np.sum's Python wrapper costs ~2 µs per call."""
     def impl(xp, out, dtype, self, dim=None, keepdim=False, dtype_arg=None):
-        fn(self, axis=_axes(self, dim), keepdims=keepdim, dtype=dtype, out=out)
+        getattr(xp, ufunc_name).reduce(self, axis=_axes(self, dim), keepdims=keepdim, dtype=dtype, out=out)
     return impl
 
 
 structured("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-           _sum_like_meta("sum"), _reduce_impl(np.sum), inplace=False, dtype_from_out=True)
+           _sum_like_meta("sum"), _reduce_impl("add"), inplace=False, dtype_from_out=True)
 structured("prod(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-           _sum_like_meta("prod"), _reduce_impl(np.prod), inplace=False, dtype_from_out=True)
+           _sum_like_meta("prod"), _reduce_impl("multiply"), inplace=False, dtype_from_out=True)
 
 
 def _mean_meta(self, dim=None, keepdim=False, dtype=None):
