@@ -1,4 +1,4 @@
-"""A tour of lantern's foundation (`make demo`): tensors, promotion, strided views, meta, allocator, dispatch.
+"""A tour of lantern (`make demo`): tensors, promotion, strided views, meta, allocator, dispatch, autograd.
 
     python examples/demo.py
 
@@ -108,6 +108,24 @@ def dispatch_trace():
         a.to("meta").sum()
 
 
+def autograd_graph():
+    heading("autograd: the graph is recorded as ops run")
+    w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = (w * w).sum()
+    node = loss.grad_fn
+    print("loss.grad_fn ->", node.name(), "| next ->", [(n.name() if n else None, i) for n, i in node.next_functions])
+    mul = node.next_functions[0][0]
+    print("MulBackward0 saved self is w ->", mul._saved_self is w, "| its next ->",
+          [(n.name() if n else None, i) for n, i in mul.next_functions])
+    loss.backward()
+    print("after loss.backward(): w.grad =", w.grad.tolist(), "(d/dw of sum(w*w) = 2w)")
+    y = w * 1
+    y.narrow(0, 1, 1).mul_(10)  # in place on a view: the base's history becomes CopySlices
+    print("in place on a view of y -> y.grad_fn =", y.grad_fn.name())
+    grad, = torch.autograd.grad(y.sum(), w)
+    print("d(sum y)/dw ->", grad.tolist())
+
+
 def main():
     creating_tensors()
     dtype_promotion()
@@ -117,6 +135,7 @@ def main():
     meta_device()
     allocator_statistics()
     dispatch_trace()
+    autograd_graph()
 
 
 if __name__ == "__main__":

@@ -33,6 +33,12 @@ from . import autograd  # noqa: E402,F401
 from .autograd import (  # noqa: E402,F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turn anomaly detection on or off for this thread (lantern.autograd.set_detect_anomaly, as a function)."""
+    autograd.set_detect_anomaly(enabled, check_nan)
 from ._tensor import Tensor  # noqa: E402
 from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401
 from ._functions import *  # noqa: E402,F401,F403
