@@ -24,26 +24,25 @@ from .core.promotion import can_cast, promote_types  # noqa: E402,F401
 from .core.size import Size  # noqa: E402,F401
 from .core.storage import UntypedStorage  # noqa: E402,F401
 
-from .ops import pointwise, reduction, views, linalg, shape, factory, indexing, random as _random_ops  # noqa: E402,F401,E501  (register the ops)
+from .ops import (  # noqa: E402,F401  (importing an ops module registers its ops)
+    pointwise as _pointwise, reduction as _reduction, views as _views, linalg as _linalg_ops, shape as _shape,
+    factory as _factory, indexing as _indexing, random as _random_ops, view_scatter as _view_scatter,
+    tensor_shape as _tensor_shape, sorting as _sorting, scan as _scan, nn_conv as _nn_conv, nn_ops as _nn_ops,
+)
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401
 from .backends import cuda  # noqa: E402,F401
 
-from .ops import view_scatter  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from .autograd import (  # noqa: E402,F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
 
-
-def set_anomaly_enabled(enabled, check_nan=True):
-    """Turn anomaly detection on or off for this thread (lantern.autograd.set_detect_anomaly, as a function)."""
-    autograd.set_detect_anomaly(enabled, check_nan)
 from ._tensor import Tensor  # noqa: E402
 from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401
 from ._functions import *  # noqa: E402,F401,F403
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
-from . import debug, random  # noqa: E402,F401
+from . import debug, random, linalg, nn  # noqa: E402,F401
 from .random import *  # noqa: E402,F401,F403
 
 half, float, double = float16, float32, float64
@@ -51,3 +50,8 @@ short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
 __version__ = "0.1.0"
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turn anomaly detection on or off for this thread (lantern.autograd.set_detect_anomaly, as a function)."""
+    autograd.set_detect_anomaly(enabled, check_nan)

@@ -46,7 +46,7 @@ class Derivative:
             )
     """
 
-    def __init__(self, op, formulas, name=None, nondifferentiable=False, scalar_inputs=()):
+    def __init__(self, op, formulas, name=None, nondifferentiable=False, scalar_inputs=(), helpers=None):
         from . import derivative_helpers
         if not _HELPERS:
             _HELPERS.update({k: v for k, v in vars(derivative_helpers).items() if not k.startswith("__")})
@@ -90,6 +90,7 @@ class Derivative:
         self._name = name or "".join(part.capitalize() for part in base.strip("_").split("_")) + "Backward0"
         self.source = self._generate(base, used)
         namespace = dict(_HELPERS)
+        namespace.update(helpers or {})  # an op module's own backward helpers
         exec(compile(self.source, f"<lantern derivative {op.name}>", "exec"), namespace)
         self.backward = namespace[f"backward_of_{base}"]
 
@@ -143,11 +144,12 @@ class TensorMeta:
         return n
 
 
-def derivative(op_name, name=None, scalar_inputs=(), **formulas):
+def derivative(op_name, name=None, scalar_inputs=(), helpers=None, **formulas):
     """Attach formulas to `op_name` (and its in-place form, which shares them). `name`: the node's class name, or
-    a function of the call's arguments; `scalar_inputs`: arguments that are no input when given a number."""
+    a function of the call's arguments; `scalar_inputs`: arguments that are no input when given a number;
+    `helpers`: extra functions the formulas call (an op module's own backward helpers, {name: function})."""
     op = get(op_name)
-    d = Derivative(op, formulas, name, scalar_inputs=scalar_inputs)
+    d = Derivative(op, formulas, name, scalar_inputs=scalar_inputs, helpers=helpers)
     op.derivative = d
     if op.inplace is not None:
         op.inplace.derivative = d

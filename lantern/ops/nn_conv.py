@@ -1,0 +1,1 @@
+"""nn_conv ops (issue 4, being written)."""

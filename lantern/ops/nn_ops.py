@@ -1,0 +1,1 @@
+"""nn_ops ops (issue 4, being written)."""

@@ -1,0 +1,1 @@
+"""scan ops (issue 4, being written)."""

@@ -1,0 +1,1 @@
+"""sorting ops (issue 4, being written)."""

@@ -1,0 +1,1 @@
+"""tensor_shape ops (issue 4, being written)."""
