@@ -218,7 +218,7 @@ class Tensor(TensorImpl):
         shape = infer_size(binding._int_list(shape), self.numel())
         if view_strides(self._size, self._stride, shape) is not None:
             return call(_op("view"), (self, shape))
-        return self.clone(memory_format=contiguous_format).view(shape)
+        return call(_op("_unsafe_view"), (self.clone(memory_format=contiguous_format), shape))
 
     def reshape_as(self, other):
         return self.reshape(other._size)

@@ -123,6 +123,7 @@ CASES = [
     Case("min.dim", lambda m, x: x.min(-1)[0], uniform(2, 3)),
 
     Case("view", lambda m, x: x.contiguous().view(3, 2) * 1, uniform(2, 3)),
+    Case("_unsafe_view", lambda m, x: x.t().reshape(6) * 1, uniform(2, 3), label="reshape copy"),
     Case("as_strided", lambda m, x: x.contiguous().as_strided((2, 2), (1, 2), 1), uniform(2, 3)),
     Case("t", lambda m, x: x.t(), uniform(2, 3)),
     Case("transpose", lambda m, x: x.transpose(0, 2), uniform(2, 3, 2)),

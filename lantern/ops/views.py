@@ -83,6 +83,9 @@ def _view_meta(self, size):
 
 
 view("view(Tensor(a) self, int[] size) -> Tensor(a)", _view_meta)
+# reshape's copy path: a view of a fresh clone that no one else sees, so PyTorch treats it as a new tensor (no
+# _base, not recorded as a view: UnsafeViewBackward0)
+view("_unsafe_view(Tensor self, int[] size) -> Tensor", _view_meta, sets_base=False)
 
 
 def _view_dtype_meta(self, dtype):
@@ -374,6 +377,7 @@ view("alias(Tensor(a) self) -> Tensor(a)", _alias_meta)
 
 # ---- views ----
 derivative("view", self="grad.reshape(self_meta.size)")
+derivative("_unsafe_view", name="UnsafeViewBackward0", self="grad.reshape(self_meta.size)")
 derivative("t", self="grad.t()")
 derivative("transpose", self="grad.transpose(dim0, dim1)")
 derivative("permute", self="permute_backward(grad, dims)")
