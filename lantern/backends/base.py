@@ -106,7 +106,8 @@ class Backend:
                                       for i in op.tensor_positions)
             allocate = (f"    if {contiguous}:\n    " + allocate +
                         "    else:\n        out = output(op, shape, dtype, args)\n")
-        source = (f"def run_{op.name}(op, args):\n"
+        fn_name = "run_" + op.name.replace(".", "_")  # overloads (scatter.src) are no Python identifiers
+        source = (f"def {fn_name}(op, args):\n"
                   f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args\n"
                   f"    shape, dtype = meta({', '.join(names)})\n"
                   f"{allocate}"
@@ -115,7 +116,7 @@ class Backend:
         namespace = {"meta": op.meta, "impl": op.impl, "empty": self.empty, "arr": self.array, "xp": self.xp,
                      "T": TensorImpl, "cs": contiguous_strides, "output": self.output}
         exec(compile(source, f"<lantern {self.key.name} runner {op.name}>", "exec"), namespace)
-        return namespace[f"run_{op.name}"]
+        return namespace[fn_name]
 
     def output(self, op, shape, dtype, args):
         """A structured op's new output: row-major, or in the inputs' memory order for pointwise ops."""

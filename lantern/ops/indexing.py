@@ -1,10 +1,15 @@
-"""Advanced indexing ops, as ATen's TensorAdvancedIndexing does them: `index.Tensor` gathers into a new tensor,
-`index_put_` scatters in place, `index_put` is its out-of-place composite. `x[idx]` and `x[idx] = v` reach them
-through lantern/_indexing.py.
+"""Indexing ops, as ATen's TensorAdvancedIndexing and ScatterGatherKernel do them.
 
-`indices` holds one entry per leading dim of `self`: None (keep the whole dim) or an index tensor (int64/int32, or
-a bool/uint8 mask that stands for as many dims as it has). The index tensors broadcast together, and their shape
-replaces the indexed dims: in place when those dims are adjacent, else at the front (NumPy's rule).
+- Advanced indexing: `index.Tensor` gathers into a new tensor, `index_put_` scatters in place, `index_put` is its
+  out-of-place composite. `x[idx]` and `x[idx] = v` reach them through lantern/_indexing.py.
+- One index entry per element along a dim: gather, scatter (src, value, reduce), scatter_add, scatter_reduce;
+  take_along_dim (gather with broadcasting), take (over the flattened tensor).
+- One index entry per slice along a dim: index_select, index_add, index_copy, index_fill.
+- Masks: masked_fill, masked_select, masked_scatter; nonzero and argwhere (data-dependent sizes).
+
+`indices` of index.Tensor holds one entry per leading dim of `self`: None (keep the whole dim) or an index tensor
+(int64/int32, or a bool/uint8 mask that stands for as many dims as it has). The index tensors broadcast together,
+and their shape replaces the indexed dims: in place when those dims are adjacent, else at the front (NumPy's rule).
 
 >>> from lantern.ops.dispatcher import call
 >>> x = lantern.arange(12).view(3, 4)
@@ -12,17 +17,22 @@ replaces the indexed dims: in place when those dims are adjacent, else at the fr
 [[0, 3], [4, 7], [8, 11]]
 >>> call(get("index_put_"), (x, [lantern.tensor([1, 1])], lantern.tensor(1), True))[1].tolist()
 [6, 7, 8, 9]
+>>> x.gather(1, lantern.tensor([[3], [0], [1]])).tolist(), x.masked_fill(x > 9, 0)[2].tolist()
+([[3], [6], [9]], [8, 9, 0, 0])
+>>> lantern.zeros(4).scatter_add(0, lantern.tensor([1, 1, 3]), lantern.ones(3)).tolist()
+[0.0, 2.0, 0.0, 1.0]
 """
 import warnings
 from typing import NamedTuple
 
 from ..core import dtype as dt
-from ..core.tensor_impl import _is_contiguous_in_order, contiguous_strides
+from ..core.tensor_impl import TensorImpl, _is_contiguous_in_order, contiguous_strides
+from .factory import C_TYPE_NAMES
 from .dispatcher import call
-from .meta_util import broadcast_all, broadcast_shapes, iterator_strides, shape_str
-from .registry import composite, custom, get
+from .meta_util import broadcast_all, broadcast_shapes, iterator_strides, shape_str, wrap_dim
+from .registry import composite, custom, get, structured
 from .views import view_strides
-from .derivative import derivative
+from .derivative import derivative, nondifferentiable
 
 _MASK_DTYPES = (dt.bool, dt.uint8)
 _INDEX_DTYPES = (dt.int64, dt.int32) + _MASK_DTYPES
@@ -282,9 +292,700 @@ def index_put(input, indices, values, accumulate=False):
 composite("index_put", index_put)
 
 
+
+# ---- overloads with in-place forms (scatter.src, masked_fill.Scalar, ...) -------------------------------------
+
+def _arrays(backend, args):
+    return [backend.array(a) if isinstance(a, TensorImpl) else a for a in args]
+
+
+def _overload(text, meta, impl):
+    """structured() for an overload such as `scatter.src`, with its in-place form `scatter_.src`: the same meta and
+    impl, run by custom kernels (the backends' generated structured runners take no dotted op names)."""
+    def functional(backend, *args):
+        shape, dtype = meta(*args)
+        out = backend.empty(shape, dtype)
+        if backend.xp is not None:
+            impl(backend.xp, backend.array(out), dtype.np, *_arrays(backend, args))
+        return out
+
+    def in_place(backend, self, *rest):
+        shape, dtype = meta(self, *rest)
+        if shape != self._size:
+            raise RuntimeError(f"output with shape {shape_str(self._size)} doesn't match the broadcast shape "
+                               f"{shape_str(shape)} (in {op.inplace.name}: an in-place op cannot change its tensor's "
+                               f"shape; use the out-of-place {op.name} instead)")
+        if any(s == 0 and n > 1 for n, s in zip(self._size, self._stride)):
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               f"single memory location. Please clone() the tensor before performing the operation. "
+                               f"(in {op.inplace.name}, written-to tensor of shape {shape_str(self._size)})")
+        if backend.xp is not None:
+            impl(backend.xp, backend.array(self), dtype.np, *_arrays(backend, (self,) + rest))
+        self._vc[0] += 1
+        return self
+
+    head, _, rest = text.partition("(")
+    name, _, overload = head.partition(".")
+    args, _, _ = rest.replace("Tensor self", "Tensor(a!) self", 1).rpartition("->")
+    op = custom(text, functional, functional)
+    op.inplace = custom(f"{name}_.{overload}({args.strip()} -> Tensor(a!)", in_place, in_place)
+    op.inplace.functional = op
+    return op
+
+
+# ---- gather / scatter: each entry of `index` names one element along `dim` -------------------------------------
+
+def _nonempty_dim(t):
+    """ATen's ensure_nonempty_dim: a 0-dim tensor counts as one dim of size 1."""
+    return max(t.dim(), 1)
+
+
+def _nonempty_size(t, d):
+    return t._size[d] if t.dim() else 1
+
+
+def _at_least_1d(a):
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+def _check_int_index(name, index):
+    if index.dtype not in (dt.int64, dt.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index (got {index.dtype}; pass index.long())")
+
+
+def _check_gather_shape(self, d, index):
+    if _nonempty_dim(self) != _nonempty_dim(index):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor (gather: input "
+                           f"{shape_str(self._size)}, index {shape_str(index._size)})")
+    for i in range(_nonempty_dim(self)):
+        if i != d and _nonempty_size(index, i) > _nonempty_size(self, i):
+            raise RuntimeError(f"Size does not match at dimension {i} expected index {shape_str(index._size)} to be "
+                               f"no larger than self {shape_str(self._size)} apart from dimension {d}")
+
+
+def _check_scatter_shape(name, self, d, index, src):
+    if index.numel() == 0:
+        return
+    if _nonempty_dim(self) != _nonempty_dim(index):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as self tensor ({name}: self "
+                           f"{shape_str(self._size)}, index {shape_str(index._size)})")
+    is_src = isinstance(src, TensorImpl)
+    if is_src and _nonempty_dim(src) != _nonempty_dim(index):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as src tensor ({name}: src "
+                           f"{shape_str(src._size)}, index {shape_str(index._size)})")
+    dims = range(_nonempty_dim(index))
+    if any(i != d and _nonempty_size(index, i) > _nonempty_size(self, i) for i in dims) or \
+            (is_src and any(_nonempty_size(index, i) > _nonempty_size(src, i) for i in dims)):
+        tail = f" and to be smaller size than src {shape_str(src._size)}" if is_src else ""
+        raise RuntimeError(f"Expected index {shape_str(index._size)} to be smaller than self {shape_str(self._size)} "
+                           f"apart from dimension {d}{tail}")
+
+
+def _check_in_range(name, values, n, d):
+    bad = (values < 0) | (values >= n)
+    if bad.any():
+        raise RuntimeError(f"{name}(): index {int(values[bad].flat[0])} is out of bounds for dimension {d} with "
+                           f"size {n}")
+
+
+def _along_dim_key(xp, index, d):
+    """The NumPy index of the elements gather reads and scatter writes: entry i of `index` addresses the element
+    at i's own position, with its coordinate along d replaced by the entry's value."""
+    n = index.ndim
+    key = [xp.arange(s).reshape((s,) + (1,) * (n - 1 - k)) for k, s in enumerate(index.shape)]
+    key[d] = index
+    return tuple(key)
+
+
+def _gather_meta(self, dim, index, sparse_grad=False):
+    d = wrap_dim(dim, self.dim())
+    _check_int_index("gather", index)
+    _check_gather_shape(self, d, index)
+    return index._size, self.dtype
+
+
+def _gather_impl(xp, out, dtype, self, dim, index, sparse_grad=False):
+    if index.size == 0:
+        return
+    self, index, out = _at_least_1d(self), _at_least_1d(index), _at_least_1d(out)
+    d = dim % self.ndim
+    _check_in_range("gather", index, self.shape[d], d)
+    out[...] = self[_along_dim_key(xp, index, d)]
+
+
+structured("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", _gather_meta,
+           _gather_impl, inplace=False, exact_out_dtype=True)
+
+
+_SCATTER_REDUCES = {"add": "add", "multiply": "multiply"}
+_SCATTER_REDUCE_TWO = {"sum": "add", "prod": "multiply", "mean": "add", "amax": "maximum", "amin": "minimum"}
+
+
+def _scatter_meta(name, reduces=None):
+    def meta(self, dim, index, src, reduce=None, include_self=True):
+        d = wrap_dim(dim, self.dim())
+        _check_int_index(name, index)
+        if isinstance(src, TensorImpl) and src.dtype is not self.dtype:
+            raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype (got {self.dtype} and "
+                               f"{src.dtype}; cast src with .to({self.dtype}))")
+        _check_scatter_shape(name, self, d, index, src)
+        if reduces is _SCATTER_REDUCES and reduce not in reduces:
+            raise RuntimeError(f"reduce argument must be either add or multiply. (scatter got reduce={reduce!r})")
+        if reduces is _SCATTER_REDUCE_TWO and reduce not in reduces:
+            raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+        if reduce in ("amax", "amin") and self.dtype.is_complex:
+            raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not implemented for "
+                                      f"'{self.dtype.legacy}'")
+        return self._size, self.dtype
+    return meta
+
+
+def _scatter_target(xp, out, self, dim, index, src):
+    """Copy self into out and return (out, NumPy key, src values) for the elements index addresses, or None when
+    index is empty."""
+    out[...] = self
+    if index.size == 0:
+        return None
+    out, index = _at_least_1d(out), _at_least_1d(index)
+    d = dim % out.ndim
+    _check_in_range("scatter", index, out.shape[d], d)
+    if hasattr(src, "shape"):
+        src = _at_least_1d(src)[tuple(slice(0, n) for n in index.shape)]
+    return out, _along_dim_key(xp, index, d), src
+
+
+def _scatter_impl(xp, out, dtype, self, dim, index, src, reduce=None):
+    target = _scatter_target(xp, out, self, dim, index, src)
+    if target is None:
+        return
+    out, key, src = target
+    if reduce is None:
+        out[key] = src
+    else:
+        getattr(xp, _SCATTER_REDUCES[reduce]).at(out, key, src)
+
+
+def _scatter_add_impl(xp, out, dtype, self, dim, index, src):
+    _scatter_impl(xp, out, dtype, self, dim, index, src, "add")
+
+
+_overload("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", _scatter_meta("scatter"),
+          _scatter_impl)
+_overload("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", _scatter_meta("scatter"),
+          _scatter_impl)
+_overload("scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
+          _scatter_meta("scatter", _SCATTER_REDUCES), _scatter_impl)
+_overload("scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor",
+          _scatter_meta("scatter", _SCATTER_REDUCES), _scatter_impl)
+structured("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", _scatter_meta("scatter_add"),
+           _scatter_add_impl, exact_out_dtype=True)
+
+
+def _identity(xp, reduce, dtype):
+    """The value a reduction starts from when include_self=False leaves self out of it."""
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    category = dt.from_numpy_dtype(dtype).category
+    if category >= dt.FLOATING:
+        return -xp.inf if reduce == "amax" else xp.inf
+    if category == dt.BOOL:
+        return reduce == "amin"
+    info = xp.iinfo(dtype)
+    return info.min if reduce == "amax" else info.max
+
+
+def _scatter_reduce_impl(xp, out, dtype, self, dim, index, src, reduce, include_self=True):
+    target = _scatter_target(xp, out, self, dim, index, src)
+    if target is None:
+        return
+    out, key, src = target
+    if not include_self:
+        out[key] = _identity(xp, reduce, out.dtype)
+    getattr(xp, _SCATTER_REDUCE_TWO[reduce]).at(out, key, src)
+    if reduce == "mean":
+        count = xp.full(out.shape, 1 if include_self else 0, dtype=xp.int64)
+        xp.add.at(count, key, 1)
+        count = xp.maximum(count, 1)
+        if dt.from_numpy_dtype(out.dtype).category >= dt.FLOATING:
+            xp.true_divide(out, count, out=out, casting="unsafe")
+        else:
+            xp.floor_divide(out, count, out=out, casting="unsafe")
+
+
+structured("scatter_reduce(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True)"
+           " -> Tensor", _scatter_meta("scatter_reduce", _SCATTER_REDUCE_TWO), _scatter_reduce_impl,
+           exact_out_dtype=True)
+
+
+def _scatter_overload(src, reduce):
+    tensor = isinstance(src, TensorImpl)
+    if reduce is None:
+        return "src" if tensor else "value"
+    return "reduce" if tensor else "value_reduce"
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """scatter(dim, index, src) writes src's values (a tensor, or one number) where index points along dim;
+    reduce='add'/'multiply' combines them with what is there instead."""
+    src = value if src is None else src
+    overload = _scatter_overload(src, reduce)
+    args = (input, dim, index, src) if reduce is None else (input, dim, index, src, reduce)
+    return call(get(f"scatter.{overload}"), args)
+
+
+def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    """In-place scatter (see scatter)."""
+    src = value if src is None else src
+    overload = _scatter_overload(src, reduce)
+    args = (self, dim, index, src) if reduce is None else (self, dim, index, src, reduce)
+    return call(get(f"scatter_.{overload}"), args)
+
+
+for _fn in (scatter, scatter_):
+    composite(_fn.__name__, _fn)
+
+
+# ---- index_select / index_add / index_copy / index_fill: whole slices along dim, one per index entry -------------
+
+def _check_index_vector(name, index):
+    if index.dim() > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector (got index of shape {shape_str(index._size)})")
+    if index.dtype not in (dt.int64, dt.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: {index.dtype.legacy}")
+
+
+def _index_select_meta(self, dim, index):
+    d = wrap_dim(dim, self.dim())
+    _check_index_vector("index_select", index)
+    if self.dim() == 0:
+        return (), self.dtype
+    return self._size[:d] + (index.numel(),) + self._size[d + 1:], self.dtype
+
+
+def _check_slice_indices(name, index, n, d, error=IndexError, lowest=0):
+    bad = (index < lowest) | (index >= n)
+    if bad.any():
+        raise error(f"{name}(): index {int(index[bad].flat[0])} is out of bounds for dimension {d} with size {n} "
+                    "(index out of range in self)")
+
+
+def _index_select_impl(xp, out, dtype, self, dim, index):
+    self, out, index = _at_least_1d(self), _at_least_1d(out), index.reshape(-1)
+    d = dim % self.ndim
+    _check_slice_indices("index_select", index, self.shape[d], d)
+    out[...] = xp.take(self, index, axis=d)
+
+
+structured("index_select(Tensor self, int dim, Tensor index) -> Tensor", _index_select_meta, _index_select_impl,
+           inplace=False, exact_out_dtype=True)
+
+
+def _index_func_meta(name):
+    """index_add/index_copy: source's slices along dim go to self's slices named by index."""
+    def meta(self, dim, index, source, alpha=1):
+        d = wrap_dim(dim, self.dim())
+        _check_index_vector(f"{name}_", index)
+        if name == "index_copy" and index.dtype is not dt.int64:
+            raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {index.dtype.legacy}")
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"{name}_(): self and source expected to have the same dtype, but got (self) "
+                               f"{self.dtype.legacy} and (source) {source.dtype.legacy} (cast source with "
+                               f".to({self.dtype}))")
+        rows = source._size[d] if source.dim() else 1
+        if index.numel() != rows:
+            raise (IndexError if name == "index_copy" else RuntimeError)(
+                f"{name}_(): Number of indices ({index.numel()}) should be equal to source.size(dim) ({rows})")
+        if source.dim() and self.dim() and (source.dim() != self.dim() or any(
+                a != b for i, (a, b) in enumerate(zip(self._size, source._size)) if i != d)):
+            raise RuntimeError(f"{name}_(): Source/destination tensor must have same slice shapes. Destination "
+                               f"slice shape: {shape_str(self._size[:d] + self._size[d + 1:])} at dimension {d} and "
+                               f"source slice shape: {shape_str(source._size[:d] + source._size[d + 1:])} at "
+                               f"dimension {d}.")
+        return self._size, self.dtype
+    return meta
+
+
+def _slices_key(name, out, dim, index, error):
+    """(out as at least 1-D, the NumPy key of the slices `index` names along dim)."""
+    out = _at_least_1d(out)
+    d = dim % out.ndim
+    index = index.reshape(-1)
+    _check_slice_indices(name, index, out.shape[d], d, error)
+    return out, (slice(None),) * d + (index,)
+
+
+def _index_add_impl(xp, out, dtype, self, dim, index, source, alpha=1):
+    out[...] = self
+    target, key = _slices_key("index_add_", out, dim, index, RuntimeError)
+    if index.size:
+        values = source.reshape(target[key].shape)
+        xp.add.at(target, key, values if alpha == 1 else values * alpha)
+
+
+def _index_copy_impl(xp, out, dtype, self, dim, index, source):
+    out[...] = self
+    target, key = _slices_key("index_copy_", out, dim, index, IndexError)
+    if index.size:
+        target[key] = source.reshape(target[key].shape)
+
+
+structured("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+           _index_func_meta("index_add"), _index_add_impl, exact_out_dtype=True)
+structured("index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor", _index_func_meta("index_copy"),
+           _index_copy_impl, exact_out_dtype=True)
+
+
+def _index_fill_meta(self, dim, index, value):
+    wrap_dim(dim, self.dim())
+    if index.dim() > 1:
+        raise RuntimeError(f"Index has to be a vector/scalar (index_fill got an index of shape "
+                           f"{shape_str(index._size)})")
+    if index.dtype is not dt.int64:
+        raise IndexError(f"index_fill_(): Expected dtype int64 for index. (got {index.dtype}; pass index.long())")
+    if isinstance(value, TensorImpl) and value.dim():
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.dim()} dimension(s).")
+    return self._size, self.dtype
+
+
+def _index_fill_impl(xp, out, dtype, self, dim, index, value):
+    out[...] = self
+    target = _at_least_1d(out)
+    d = dim % target.ndim
+    index = index.reshape(-1)
+    _check_slice_indices("index_fill_", index, target.shape[d], d, lowest=-target.shape[d])
+    target[(slice(None),) * d + (index,)] = value
+
+
+_overload("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", _index_fill_meta,
+          _index_fill_impl)
+_overload("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", _index_fill_meta,
+          _index_fill_impl)
+
+
+def index_fill(input, dim, index, value):
+    """Fill the slices along dim that index names with value (a number or a 0-dim tensor)."""
+    overload = "int_Tensor" if isinstance(value, TensorImpl) else "int_Scalar"
+    return call(get(f"index_fill.{overload}"), (input, dim, index, value))
+
+
+def index_fill_(self, dim, index, value):
+    overload = "int_Tensor" if isinstance(value, TensorImpl) else "int_Scalar"
+    return call(get(f"index_fill_.{overload}"), (self, dim, index, value))
+
+
+for _fn in (index_fill, index_fill_):
+    composite(_fn.__name__, _fn)
+
+
+# ---- masks: masked_fill, masked_select, masked_scatter --------------------------------------------------------
+
+def _check_bool_mask(name, mask):
+    if mask.dtype is not dt.bool:
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
+                           f"{C_TYPE_NAMES[mask.dtype]} (pass mask.bool())")
+
+
+def _masked_fill_meta(self, mask, value):
+    _check_bool_mask("masked_fill_", mask)
+    if isinstance(value, TensorImpl) and value.dim():
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.dim()} dimension(s).")
+    return broadcast_shapes(self._size, mask._size), self.dtype
+
+
+def _masked_fill_impl(xp, out, dtype, self, mask, value):
+    out[...] = self
+    xp.copyto(out, value, where=mask, casting="unsafe")
+
+
+_overload("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", _masked_fill_meta,
+          _masked_fill_impl)
+_overload("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", _masked_fill_meta,
+          _masked_fill_impl)
+
+
+def masked_fill(input, mask, value):
+    """value (a number or a 0-dim tensor) where mask is True, input elsewhere; mask broadcasts with input."""
+    overload = "Tensor" if isinstance(value, TensorImpl) else "Scalar"
+    return call(get(f"masked_fill.{overload}"), (input, mask, value))
+
+
+def masked_fill_(self, mask, value):
+    overload = "Tensor" if isinstance(value, TensorImpl) else "Scalar"
+    return call(get(f"masked_fill_.{overload}"), (self, mask, value))
+
+
+for _fn in (masked_fill, masked_fill_):
+    composite(_fn.__name__, _fn)
+
+
+def _masked_select_shape(self, mask):
+    if mask.dtype is not dt.bool:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask (got {mask.dtype}; pass mask.bool())")
+    return broadcast_shapes(self._size, mask._size)
+
+
+def _masked_select(backend, self, mask):
+    shape = _masked_select_shape(self, mask)
+    if backend.xp is None:
+        raise NotImplementedError(
+            f"masked_select: the result's size depends on the mask's values, which a meta tensor of shape "
+            f"{shape_str(mask._size)} does not have.")
+    xp = backend.xp
+    picked = xp.broadcast_to(backend.array(self), shape)[xp.broadcast_to(backend.array(mask), shape)]
+    out = backend.empty(picked.shape, self.dtype)
+    backend.array(out)[...] = picked
+    return out
+
+
+custom("masked_select(Tensor self, Tensor mask) -> Tensor", _masked_select, _masked_select)
+
+
+def _masked_scatter_meta(self, mask, source):
+    _check_bool_mask("masked_scatter_", mask)
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got "
+                           f"{self.dtype.legacy} and {source.dtype.legacy}")
+    return broadcast_shapes(self._size, mask._size), self.dtype
+
+
+def _masked_scatter_impl(xp, out, dtype, self, mask, source):
+    mask = xp.broadcast_to(mask, out.shape)
+    count = int(xp.count_nonzero(mask))
+    if count > source.size:
+        raise RuntimeError(f"Number of elements of source < number of ones in mask (masked_scatter: source has "
+                           f"{source.size} elements, the mask {count} ones)")
+    out[...] = self
+    out[mask] = source.reshape(-1)[:count]
+
+
+structured("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", _masked_scatter_meta,
+           _masked_scatter_impl, out=False)
+
+
+# ---- take, take_along_dim: flat and per-dim gathers ----------------------------------------------------------
+
+def _take_meta(self, index):
+    if index.dtype is not dt.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.legacy}")
+    return index._size, self.dtype
+
+
+def _take_impl(xp, out, dtype, self, index):
+    n = self.size
+    if index.size and n == 0:
+        raise IndexError("take(): tried to take from an empty tensor")
+    bad = (index < -n) | (index >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(index[bad].flat[0])} on a tensor of {n} "
+                         "elements.")
+    out[...] = self.reshape(-1)[index]
+
+
+structured("take(Tensor self, Tensor index) -> Tensor", _take_meta, _take_impl, inplace=False, exact_out_dtype=True)
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    """input's values picked along dim by indices (broadcast with input in the other dims); with no dim, picked
+    from input flattened."""
+    if indices.dtype is not dt.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype.legacy}")
+    if dim is None:
+        args = (input.view(-1), 0, indices.view(-1), False)
+    else:
+        if input.dim() != indices.dim():
+            raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
+                               f"dimensions, but got {input.dim()} dimensions for input, and {indices.dim()} "
+                               "dimensions for indices")
+        d = wrap_dim(dim, input.dim())
+        shape = list(broadcast_shapes(tuple(1 if i == d else n for i, n in enumerate(input._size)),
+                                      tuple(1 if i == d else n for i, n in enumerate(indices._size))))
+        shape[d] = input._size[d]
+        input_b = input.expand(shape)
+        shape[d] = indices._size[d]
+        args = (input_b, d, indices.expand(shape), False)
+    return call(get("gather"), args) if out is None else call(get("gather.out"), args + (out,))
+
+
+composite("take_along_dim", take_along_dim)
+
+
+# ---- nonzero, argwhere: data-dependent sizes ---------------------------------------------------------------
+
+def _nonzero(backend, self):
+    if backend.xp is None:
+        raise NotImplementedError(
+            f"nonzero: the result's size depends on the values of the input (shape {shape_str(self._size)}), "
+            "which a meta tensor does not have.")
+    xp = backend.xp
+    a = backend.array(self)
+    if a.ndim == 0:  # one row with no columns when the value is nonzero
+        return backend.empty_strided((int(a != 0), 0), (1, 1), dt.int64)
+    columns = xp.nonzero(a)
+    count = len(columns[0])
+    out = backend.empty_strided((count, a.ndim), (1, max(count, 1)), dt.int64)  # column-major, as ATen's
+    if count:
+        backend.array(out)[...] = xp.stack(columns, axis=1)
+    return out
+
+
+custom("nonzero.default(Tensor self) -> Tensor", _nonzero, _nonzero)
+
+
+def nonzero(input, *, as_tuple=False):
+    """The indices of the nonzero elements: an (n, input.dim()) tensor, or with as_tuple one 1-D tensor per dim
+    (NumPy's nonzero; a 0-dim input counts as 1-D)."""
+    if not as_tuple:
+        return call(get("nonzero.default"), (input,))
+    if input.dim() == 0:
+        input = input.reshape(1)
+    return call(get("nonzero.default"), (input,)).unbind(1)
+
+
+def argwhere(input):
+    """input.nonzero(): the indices of the nonzero elements, one row each."""
+    return call(get("nonzero.default"), (input,))
+
+
+for _fn in (nonzero, argwhere):
+    composite(_fn.__name__, _fn)
+
+
+
+# ---- backward helpers (the formulas below call them; written with lantern ops, so double backward works) ------
+
+def _op(name, *args):
+    return call(get(name), args)
+
+
+def _filled(sizes, like, factory):
+    return _op(factory, tuple(sizes), like.dtype, None, like.device, None, False, None)
+
+
+def _sum_to(grad, sizes):
+    """A gradient of a broadcast result, summed back to an input's sizes."""
+    return grad if grad._size == tuple(sizes) else grad.sum_to_size(sizes)
+
+
+def _picked(grad, filled):
+    """grad where an op wrote its fill value (grad minus grad with those places zeroed: each place counts once,
+    however many times an index names it)."""
+    return grad - filled
+
+
+def index_select_backward(grad, sizes, dim, index):
+    if not sizes:
+        return grad
+    return _filled(sizes, grad, "zeros").index_add(dim, index, grad)
+
+
+def gather_backward(grad, sizes, dim, index):
+    return _filled(sizes, grad, "zeros").scatter_add(dim, index, grad)
+
+
+def masked_select_backward(grad, meta, mask):
+    shape = broadcast_shapes(meta.size, mask._size)
+    return _sum_to(_filled(shape, grad, "zeros").masked_scatter(mask, grad), meta.size)
+
+
+def masked_scatter_backward(grad, mask, sizes):
+    """source's gradient: grad at the mask's places, in order, then zeros for the source elements not used."""
+    picked = grad.masked_select(mask)
+    numel = 1
+    for n in sizes:
+        numel *= n
+    if picked.numel() < numel:
+        picked = _op("cat", [picked, _filled((numel - picked.numel(),), grad, "zeros")], 0)
+    return picked.view(sizes)
+
+
+def take_backward(grad, sizes, index):
+    numel = 1
+    for n in sizes:
+        numel *= n
+    flat = _filled((numel,), grad, "zeros").index_put([index.reshape(-1)], grad.reshape(-1), True)
+    return flat.view(sizes)
+
+
+def scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result):
+    """(self's gradient, src's gradient) of scatter_reduce, as ATen's scatter_reduce_backward computes them."""
+    if reduce == "sum":
+        grad_self, grad_src = grad, grad.gather(dim, index)
+    elif reduce == "mean":
+        count = _filled(self._size, grad, "ones" if include_self else "zeros")
+        count = count.scatter_add(dim, index, _filled(index._size, grad, "ones"))
+        count = count.masked_fill(count == 0, 1)
+        grad_self = grad / count
+        grad_src = grad_self.gather(dim, index)
+    elif reduce in ("amax", "amin"):
+        self_is_result = (self == result).to(grad.dtype)
+        src_is_result = (src == result.gather(dim, index)).to(grad.dtype)
+        count = self_is_result.scatter_add(dim, index, src_is_result)
+        distributed = grad / count
+        grad_self = self_is_result * distributed
+        grad_src = src_is_result * distributed.gather(dim, index)
+    else:
+        grad_self, grad_src = _scatter_prod_backward(grad, self, dim, index, src, include_self, result)
+    if not include_self:
+        grad_self = grad_self.scatter(dim, index, 0)
+    return grad_self, grad_src
+
+
+def _scatter_prod_backward(grad, self, dim, index, src, include_self, result):
+    """prod: the product of the others, computed without dividing by a zero (a lone zero's gradient is the product
+    of the rest; with two zeros in a group every gradient is zero)."""
+    masked_self = self.masked_fill(self == 0, 1)
+    grad_self = grad * masked_self.scatter_reduce(dim, index, src, "prod", include_self=include_self) / masked_self
+    src_zero = src == 0
+    zeros_per_group = _filled(self._size, grad, "zeros").scatter_add(dim, index, src_zero.to(grad.dtype))
+    src_single_zero = src_zero & (zeros_per_group.gather(dim, index) == 1)
+    masked_src = src.masked_fill(src_single_zero, 1)
+    masked_src_result = self.scatter_reduce(dim, index, masked_src, "prod", include_self=include_self)
+    grad_src = _op("where", src_single_zero, (grad * masked_src_result).gather(dim, index),
+                   (grad * result).gather(dim, index) / src.masked_fill(src_zero, 1))
+    return grad_self, grad_src
+
+
+_BACKWARD_HELPERS = {f.__name__: f for f in (
+    index_select_backward, gather_backward, masked_select_backward, masked_scatter_backward, take_backward,
+    scatter_reduce_backward, _sum_to, _picked)}
+
+
 # ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
 
 # ---- advanced indexing ----
 derivative("index.Tensor", self="index_backward(grad, self_meta, indices)")
 derivative("index_put_", self="grad if accumulate else grad.index_put(indices, zeros_like(values_meta))",
            values="index(grad, indices)")
+
+
+# ---- gather, scatter and the index_* family ----
+_h = _BACKWARD_HELPERS
+derivative("gather", self="gather_backward(grad, self_meta.size, dim, index)", helpers=_h)
+derivative("scatter.src", name="ScatterBackward0", self="grad.scatter(dim, index, 0)", src="grad.gather(dim, index)")
+derivative("scatter.value", name="ScatterBackward1", self="grad.scatter(dim, index, 0)")
+derivative("scatter_add", self="grad", src="grad.gather(dim, index)")
+derivative("scatter_reduce", name="ScatterReduceBackward0",
+           self="scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)[0]",
+           src="scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)[1]", helpers=_h)
+derivative("index_select", self="index_select_backward(grad, self_meta.size, dim, index)", helpers=_h)
+derivative("index_add", self="grad", source="(grad.index_select(dim, index) * alpha).reshape(source_meta.size)")
+derivative("index_copy", self="grad.index_fill(dim, index, 0)",
+           source="grad.index_select(dim, index).reshape(source_meta.size)")
+derivative("index_fill.int_Scalar", name="IndexFillBackward0", self="grad.index_fill(dim, index, 0)")
+derivative("index_fill.int_Tensor", name="IndexFillBackward1", self="grad.index_fill(dim, index, 0)",
+           value="_picked(grad, grad.index_fill(dim, index, 0)).sum()", helpers=_h)
+
+# ---- masks, take ----
+derivative("masked_fill.Scalar", name="MaskedFillBackward0", self="_sum_to(grad.masked_fill(mask, 0), self_meta.size)",
+           helpers=_h)
+derivative("masked_fill.Tensor", name="MaskedFillBackward1", self="_sum_to(grad.masked_fill(mask, 0), self_meta.size)",
+           value="_picked(grad, grad.masked_fill(mask, 0)).sum()", helpers=_h)
+derivative("masked_select", self="masked_select_backward(grad, self_meta, mask)", helpers=_h)
+derivative("masked_scatter", self="_sum_to(grad.masked_fill(mask, 0), self_meta.size)",
+           source="masked_scatter_backward(grad, mask, source_meta.size)", helpers=_h)
+derivative("take", self="take_backward(grad, self_meta.size, index)", helpers=_h)
+nondifferentiable("nonzero.default")

@@ -14,15 +14,28 @@ wraps into small integer types (`uint8_t - 3` is 253) and bfloat16 (which has no
 lantern.float32
 >>> (lantern.tensor([1, 2], dtype=lantern.uint8) - 3).tolist()
 [254, 255]
+
+Beside the tables sit the special functions (scipy.special's kernels: erf, lgamma, digamma, polygamma, ...), the
+unary ops with arguments (logit, round(decimals), nan_to_num, clamp_min/clamp_max), the ternary lerp, addcmul and
+addcdiv, and the composites float_power, allclose, equal and positive. float16/bfloat16 compute in float32 there.
+
+>>> x = lantern.tensor([0.25, 2.5], dtype=lantern.float64)
+>>> lantern.round(x, decimals=1).tolist(), lantern.lerp(x, lantern.ones(2, dtype=x.dtype), 0.5).tolist()
+([0.2, 2.5], [0.625, 1.75])
 """
+import importlib
+import math
+
 import numpy as np
 
 from ..core import dtype as dt
 from ..core.promotion import result_type_of, wrapped_scalar_dtype
 from ..core.tensor_impl import TensorImpl
 from .meta_util import operands_result_type, pointwise_binary, pointwise_shape
-from .registry import structured
-from .derivative import derivative, nondifferentiable, zero_gradient_inplace
+from .derivative import Derivative, derivative, nondifferentiable, zero_gradient_inplace
+from .derivative_helpers import conj
+from .dispatcher import call
+from .registry import composite, get, structured
 
 
 def KEEP(dtype):
@@ -230,6 +243,73 @@ def _on_floats(ufunc):
     return impl
 
 
+# ---- special functions and kernels that compute half precision in float32 ------------------------------------
+
+_SPECIAL_MODULES = {}
+_HALF = (np.dtype(np.float16), _BF16)
+_FLOAT32 = np.dtype(np.float32)
+
+
+def special(xp):
+    """scipy.special for NumPy arrays, cupyx.scipy.special for CuPy ones: the same ufuncs on either backend."""
+    module = _SPECIAL_MODULES.get(xp)
+    if module is None:
+        name = "scipy.special" if xp is np else "cupyx.scipy.special"
+        module = _SPECIAL_MODULES[xp] = importlib.import_module(name)
+    return module
+
+
+def _computed(fn, tensors=1):
+    """An impl writing fn(xp, *operands) to the output; the first `tensors` operands are cast to the compute dtype
+    first: the result dtype, or float32 for float16/bfloat16 (PyTorch's half kernels compute in float). The result
+    is rounded to the result dtype even when an out= tensor is wider, as PyTorch's loops store it."""
+    def impl(xp, out, dtype, *operands):
+        ct = _FLOAT32 if dtype in _HALF else dtype
+        cast = [as_dtype(xp, a, ct) for a in operands[:tensors]]
+        result = fn(xp, *cast, *operands[tensors:])
+        if out.dtype != dtype and ct != dtype:
+            result = result.astype(dtype)
+        xp.copyto(out, result, casting="unsafe")
+    impl.__name__ = fn.__name__
+    return impl
+
+
+def _special_impl(name, tensors=1):
+    def fn(xp, *operands):
+        return getattr(special(xp), name)(*operands)
+    fn.__name__ = name
+    return _computed(fn, tensors)
+
+
+def _sinc(xp, a):
+    """sin(pi x) / (pi x), and 1 at x == 0."""
+    zero = a == 0
+    y = xp.where(zero, 1, a) * math.pi
+    return xp.where(zero, 1, xp.sin(y) / y)
+
+
+def _lgamma(xp, a):
+    """log|gamma(x)|; at -inf PyTorch gives +inf where scipy gives -inf."""
+    r = special(xp).gammaln(a)
+    return xp.where(r == -math.inf, math.inf, r)
+
+
+def _deg2rad(xp, a):
+    return a * (math.pi / 180)
+
+
+def _rad2deg(xp, a):
+    return a * (180 / math.pi)
+
+
+def _not_for_complex(kernel):
+    return _not_for(kernel, dt.COMPLEX)
+
+
+def _angle_check(name):
+    return _not_for(name, dt.COMPLEX, error=RuntimeError, msg=f"{name} is not supported for complex tensors.")
+
+
 # name, ufunc or impl, dtype rule, dtype check, (has in-place form, has out= form)
 UNARY = [
     ("abs", _abs, REAL, _not_for("abs_cpu", dt.BOOL), (True, True)),
@@ -270,6 +350,19 @@ UNARY = [
     ("isinf", _predicate_impl(np.isinf), BOOL, None, (False, False)),
     ("isfinite", _predicate_impl(np.isfinite), BOOL, None, (False, False)),
     ("signbit", _predicate_impl(np.signbit), BOOL, _signbit_check, (False, True)),
+    ("erf", _special_impl("erf"), FLOAT, _not_for_complex("erf_vml_cpu"), (True, True)),
+    ("erfc", _special_impl("erfc"), FLOAT, _not_for_complex("erfc_vml_cpu"), (True, True)),
+    ("erfinv", _special_impl("erfinv"), FLOAT, _not_for_complex("erfinv_vml_cpu"), (True, True)),
+    ("lgamma", _computed(_lgamma), FLOAT, _not_for_complex("lgamma_vml_cpu"), (True, True)),
+    ("digamma", _special_impl("psi"), FLOAT, _not_for_complex("digamma"), (True, True)),
+    ("i0", _special_impl("i0"), FLOAT, _not_for_complex("i0_vml_cpu"), (True, True)),
+    ("sinc", _computed(_sinc), FLOAT, None, (True, True)),
+]
+# Multiplies by a constant; PyTorch writes them into empty_like(self), so for an EMPTY input torch keeps the input's
+# (meaningless) strides where lantern gives row-major ones: kept apart from UNARY, whose tests compare those.
+ANGLES = [
+    ("deg2rad", _computed(_deg2rad), FLOAT, _angle_check("deg2rad"), (True, True)),
+    ("rad2deg", _computed(_rad2deg), FLOAT, _angle_check("rad2deg"), (True, True)),
 ]
 
 
@@ -286,7 +379,7 @@ def _unary_meta(name, rule, check=None):
 # (the float ops, exp and friends, may cast into any allowed out dtype instead).
 _EXACT_OUT = {"abs", "neg", "sign", "sgn", "floor", "ceil", "trunc", "frac", "bitwise_not", "signbit"}
 
-for _name, _fn, _rule, _check, (_inplace, _out) in UNARY:
+for _name, _fn, _rule, _check, (_inplace, _out) in UNARY + ANGLES:
     structured(f"{_name}(Tensor self) -> Tensor", _unary_meta(_name, _rule, _check),
                _fn if not isinstance(_fn, np.ufunc) else _ufunc_impl(_fn), inplace=_inplace, out=_out, pointwise=True,
                exact_out_dtype=_name in _EXACT_OUT)
@@ -441,6 +534,11 @@ BINARY = [
     ("logical_and", _compare_impl(np.logical_and), BOOL, None, False, True),
     ("logical_or", _compare_impl(np.logical_or), BOOL, None, False, True),
     ("logical_xor", _compare_impl(np.logical_xor), BOOL, None, False, True),
+    ("fmax", np.fmax, KEEP, _minmax_check("fmax"), False, False),
+    ("fmin", np.fmin, KEEP, _minmax_check("fmin"), False, False),
+    ("copysign", _computed(lambda xp, a, b: xp.copysign(a, b), 2), FLOAT, _not_for_complex("copysign_cpu"), True,
+     True),
+    ("xlogy", _special_impl("xlogy", 2), FLOAT, _not_for_complex("xlogy_cpu"), True, True),
 ]
 
 
@@ -456,8 +554,19 @@ def _binary_meta(name, rule, check, number_other):
     return meta
 
 
+def _tensor_self(name, meta):
+    """A binary meta whose `other` may be a number but whose `self` must be a tensor (copysign)."""
+    def checked(a, b):
+        _require_tensor(name, a)
+        return meta(a, b)
+    return checked
+
+
 for _name, _fn, _rule, _check, _number_other, _inplace in BINARY:
-    structured(f"{_name}(Tensor self, Tensor other) -> Tensor", _binary_meta(_name, _rule, _check, _number_other),
+    _meta = _binary_meta(_name, _rule, _check, _number_other)
+    if _name == "copysign":
+        _meta = _tensor_self(_name, _meta)
+    structured(f"{_name}(Tensor self, Tensor other) -> Tensor", _meta,
                _fn if not isinstance(_fn, np.ufunc) else _ufunc_impl(_fn), inplace=_inplace, pointwise=True)
 
 
@@ -568,6 +677,341 @@ structured("where(Tensor condition, Tensor self, Tensor other) -> Tensor", _wher
            inplace=False, pointwise=True, exact_out_dtype=True)
 
 
+# ---- binary ops on floating operands only (PyTorch refuses integers and bools in their kernels) ----------------
+
+def _logaddexp(xp, a, b):
+    if a.dtype.kind != "c":
+        return xp.logaddexp(a, b)
+    big = xp.where(a.real >= b.real, a, b)  # factor out the larger magnitude: exp never overflows
+    return big + xp.log1p(xp.exp(a + b - 2 * big))
+
+
+def _float_operands_check(kernel, allow_complex=False):
+    refused = (dt.BOOL, dt.INTEGRAL) if allow_complex else (dt.BOOL, dt.INTEGRAL, dt.COMPLEX)
+    return _not_for(kernel, *refused)
+
+
+# name, impl, dtype check, has an in-place form
+BINARY_FLOATING = [
+    ("hypot", _computed(lambda xp, a, b: xp.hypot(a, b), 2), _float_operands_check("hypot_cpu"), True),
+    ("logaddexp", _computed(_logaddexp, 2), _float_operands_check("logaddexp_cpu", allow_complex=True), False),
+    ("logaddexp2", _computed(lambda xp, a, b: xp.logaddexp2(a, b), 2), _float_operands_check("logaddexp2_cpu"),
+     False),
+]
+
+for _name, _fn, _check, _inplace in BINARY_FLOATING:
+    structured(f"{_name}(Tensor self, Tensor other) -> Tensor", _binary_meta(_name, KEEP, _check, False), _fn,
+               inplace=_inplace, pointwise=True)
+
+
+def _heaviside_meta(a, values):
+    _require_tensor("heaviside", a)
+    _require_tensor("heaviside", values, 2, "values")
+    if a.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes. (heaviside of "
+                           f"{a.dtype} and {values.dtype}: convert values with .to(input.dtype))")
+    if a.dtype.category == dt.COMPLEX:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    return pointwise_shape((a, values)), a.dtype
+
+
+def _heaviside(xp, out, dtype, a, values):
+    xp.copyto(out, xp.where(a == 0, values, a > 0), casting="unsafe")
+
+
+structured("heaviside(Tensor self, Tensor values) -> Tensor", _heaviside_meta, _heaviside, pointwise=True,
+           exact_out_dtype=True)
+
+
+# ---- unary ops with arguments: polygamma, logit, round, nan_to_num, clamp_min/clamp_max ----------------------
+
+def _polygamma_meta(a, n):
+    _require_tensor("polygamma", a, 2)
+    if n < 0:
+        raise RuntimeError(f"polygamma(n, x) does not support negative n. (got n = {n})")
+    _not_for_complex("polygamma")(a.dtype)
+    return a._size, FLOAT(a.dtype)
+
+
+def _polygamma(xp, a, n):
+    sp = special(xp)
+    return sp.psi(a) if n == 0 else sp.polygamma(n, a)
+
+
+# Declared self first, as its methods x.polygamma(n) and x.polygamma_(n) take it (PyTorch's schema puts n first);
+# the functional frontend below restores lantern.polygamma(n, x).
+structured("polygamma(Tensor self, int n) -> Tensor", _polygamma_meta, _computed(_polygamma), pointwise=True)
+
+
+def polygamma(n, input, *, out=None):
+    """The n-th derivative of digamma, lantern.polygamma(n, x) (the method is x.polygamma(n))."""
+    if out is None:
+        return call(get("polygamma"), (input, n))
+    return call(get("polygamma.out"), (input, n, out))
+
+
+composite("polygamma", polygamma, method=False)
+
+
+def _special_i1_meta(a):
+    _require_tensor("special_i1", a)
+    _not_for_complex("i1_cpu")(a.dtype)
+    return a._size, FLOAT(a.dtype)
+
+
+structured("special_i1(Tensor self) -> Tensor", _special_i1_meta, _special_impl("i1"), inplace=False,
+           pointwise=True)
+
+
+def _logit_meta(a, eps=None):
+    _require_tensor("logit", a)
+    _not_for_complex("logit_cpu")(a.dtype)
+    return a._size, FLOAT(a.dtype)
+
+
+def _logit(xp, a, eps):
+    if eps is not None:
+        a = xp.clip(a, eps, 1 - eps)
+    return xp.log(a / (1 - a))
+
+
+structured("logit(Tensor self, float? eps=None) -> Tensor", _logit_meta, _computed(_logit), pointwise=True)
+
+
+def _round_meta(a, decimals=None):
+    """round(x) keeps integers as they are; round(x, decimals=...) (even 0: PyTorch's round.decimals) refuses them."""
+    _require_tensor("round", a)
+    if a.dtype is dt.bool or a.dtype.category == dt.COMPLEX or (decimals is not None and
+                                                                 a.dtype.category == dt.INTEGRAL):
+        kernel = "round_cpu" if decimals else "round_vml_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{a.dtype.legacy}\'')
+    return a._size, a.dtype
+
+
+def _round(xp, a, decimals):
+    """Half to even, as nearbyint; with decimals, scaled by 10 ** |decimals| first, the way PyTorch scales."""
+    if a.dtype.kind in "iu":
+        return a
+    if not decimals:
+        return xp.rint(a)
+    scale = a.dtype.type(10.0 ** abs(decimals))
+    return xp.rint(a * scale) / scale if decimals > 0 else xp.rint(a / scale) * scale
+
+
+structured("round(Tensor self, *, int? decimals=None) -> Tensor", _round_meta, _computed(_round), pointwise=True,
+           exact_out_dtype=True)
+
+
+def _nan_to_num_meta(a, nan=None, posinf=None, neginf=None):
+    _require_tensor("nan_to_num", a)
+    return a._size, a.dtype
+
+
+def _replace_non_finite(xp, a, nan, posinf, neginf):
+    """a with nan, +inf and -inf replaced (defaults: 0 and the dtype's largest and lowest finite values)."""
+    big = dt.finfo(dt.from_numpy_dtype(a.dtype)).max
+    out = xp.where(xp.isnan(a), 0.0 if nan is None else nan, a)
+    out = xp.where(xp.isposinf(a), big if posinf is None else posinf, out)
+    return xp.where(xp.isneginf(a), -big if neginf is None else neginf, out).astype(a.dtype)
+
+
+def _nan_to_num(xp, out, dtype, a, nan=None, posinf=None, neginf=None):
+    if dtype.kind in "biu":
+        xp.copyto(out, a, casting="unsafe")
+    elif dtype.kind == "c":
+        out.real = _replace_non_finite(xp, a.real, nan, posinf, neginf)
+        out.imag = _replace_non_finite(xp, a.imag, nan, posinf, neginf)
+    else:
+        xp.copyto(out, _replace_non_finite(xp, a, nan, posinf, neginf), casting="unsafe")
+
+
+structured("nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+           _nan_to_num_meta, _nan_to_num, pointwise=True, exact_out_dtype=True)
+
+
+def _clamp_min_meta(a, min):
+    return _clamp_meta(a, min, None)
+
+
+def _clamp_max_meta(a, max):
+    return _clamp_meta(a, None, max)
+
+
+def _clamp_min_impl(xp, out, dtype, a, min):
+    _clamp_impl(xp, out, dtype, a, min, None)
+
+
+def _clamp_max_impl(xp, out, dtype, a, max):
+    _clamp_impl(xp, out, dtype, a, None, max)
+
+
+structured("clamp_min(Tensor self, Tensor min) -> Tensor", _clamp_min_meta, _clamp_min_impl, pointwise=True,
+           exact_out_dtype=True)
+structured("clamp_max(Tensor self, Tensor max) -> Tensor", _clamp_max_meta, _clamp_max_impl, pointwise=True,
+           exact_out_dtype=True)
+
+
+# ---- ternary: lerp, addcmul, addcdiv -------------------------------------------------------------------------
+
+def _lerp_meta(a, end, weight):
+    _require_tensor("lerp", a)
+    _require_tensor("lerp", end, 2, "end")
+    for argname, x in (("end", end), ("weight", weight)):
+        if isinstance(x, TensorImpl) and x.dtype is not a.dtype:
+            raise RuntimeError(f"expected dtype {a.dtype.name} for `{argname}` but got dtype {x.dtype.name} "
+                               f"(lerp: convert it with .to({a.dtype}))")
+    if a.dtype.category < dt.FLOATING:
+        kernel = "lerp_kernel_tensor" if isinstance(weight, TensorImpl) else "lerp_kernel_scalar"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{a.dtype.legacy}\'')
+    return pointwise_shape((a, end, weight)), a.dtype
+
+
+def _lerp(xp, a, end, weight):
+    """PyTorch's two-sided formula: exact at weight 0 (gives a) and at weight 1 (gives end)."""
+    diff = end - a
+    return xp.where(xp.abs(weight) < 0.5, a + weight * diff, end - diff * (1 - weight))
+
+
+structured("lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", _lerp_meta, _computed(_lerp, 3),
+           pointwise=True, exact_out_dtype=True)
+
+
+def _addc_meta(name):
+    def meta(a, tensor1, tensor2, value=1):
+        _require_tensor(name, a)
+        _require_tensor(name, tensor1, 2, "tensor1")
+        _require_tensor(name, tensor2, 3, "tensor2")
+        ops = (a, tensor1, tensor2)
+        dtype = operands_result_type(ops)
+        if name == "addcmul" and dtype is dt.bool:
+            raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
+        if name == "addcdiv" and tensor1.dtype.category <= dt.INTEGRAL and tensor2.dtype.category <= dt.INTEGRAL:
+            raise RuntimeError(
+                "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform "
+                "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input "
+                "+ value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value "
+                "* tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter "
+                "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+        return pointwise_shape(ops), dtype
+    return meta
+
+
+def _value(xp, value, dtype):
+    """`value` as the kernel sees it: PyTorch casts it to the result dtype first (2.5 is 2 for integers)."""
+    return as_dtype(xp, int(value) if dtype.kind in "iu" else value, dtype)
+
+
+def _addcmul(xp, a, tensor1, tensor2, value):
+    return a + _value(xp, value, a.dtype) * tensor1 * tensor2
+
+
+def _addcdiv(xp, a, tensor1, tensor2, value):
+    return a + _value(xp, value, a.dtype) * tensor1 / tensor2
+
+
+structured("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", _addc_meta("addcmul"),
+           _computed(_addcmul, 3), pointwise=True)
+structured("addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", _addc_meta("addcdiv"),
+           _computed(_addcdiv, 3), pointwise=True)
+
+
+# ---- closeness: isclose, allclose, equal ---------------------------------------------------------------------
+
+def _isclose_meta(a, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    _require_tensor("isclose", a)
+    _require_tensor("isclose", other, 2, "other")
+    if a.dtype is not other.dtype:
+        raise RuntimeError(f"{a.dtype.legacy} did not match {other.dtype.legacy} (isclose: convert one of the "
+                           "tensors with .to(dtype))")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tol}")
+    return pointwise_shape((a, other)), dt.bool
+
+
+def _isclose(xp, out, dtype, a, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|a - other| <= atol + rtol * |other|, or equal (infinities included); nan == nan only with equal_nan."""
+    close = a == other
+    if a.dtype.kind in "biu":  # the tolerance is a float: PyTorch compares in the default float dtype
+        ft = dt.get_default_dtype().np
+        allowed = atol + xp.abs(rtol * other.astype(ft))
+        diff = xp.abs(a.astype(np.int64) - other.astype(np.int64)).astype(ft)
+    else:
+        if a.dtype in _HALF:
+            a, other = a.astype(_FLOAT32), other.astype(_FLOAT32)
+        if equal_nan:
+            close = close | (xp.isnan(a) & xp.isnan(other))
+        allowed = atol + xp.abs(rtol * other)
+        diff = xp.abs(a - other)
+    xp.copyto(out, close | (xp.isfinite(diff) & (diff <= allowed)))
+
+
+structured("isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor",
+           _isclose_meta, _isclose, inplace=False, out=False, pointwise=True)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when every element of input is close to other's (see isclose): a Python bool."""
+    return bool(call(get("isclose"), (input, other, rtol, atol, equal_nan)).all().item())
+
+
+def equal(input, other):
+    """True when input and other have the same size and elements (a Python bool)."""
+    return input.equal(other)
+
+
+def positive(input):
+    """input itself (the unary `+`); bool tensors are refused, as PyTorch does."""
+    if input.dtype is dt.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported. (positive: convert the tensor "
+                           "with .to(int) first)")
+    return input
+
+
+composite("allclose", allclose)
+composite("equal", equal, method=False)
+composite("positive", positive)
+
+
+# ---- float_power: pow in double precision (PyTorch's composite) ----------------------------------------------
+
+def _float_power_dtype(input, exponent):
+    is_complex = any(x.dtype.is_complex if isinstance(x, TensorImpl) else isinstance(x, complex)
+                     for x in (input, exponent))
+    return dt.complex128 if is_complex else dt.float64
+
+
+def _to_dtype(x, dtype):
+    if isinstance(x, TensorImpl):
+        return x.to(dtype)
+    return complex(x) if dtype.is_complex else float(x)
+
+
+def float_power(input, exponent, *, out=None):
+    """input ** exponent computed in float64 (complex128 when either is complex), whatever the inputs' dtypes."""
+    dtype = _float_power_dtype(input, exponent)
+    base, exponent = _to_dtype(input, dtype), _to_dtype(exponent, dtype)
+    if out is None:
+        return call(get("pow"), (base, exponent))
+    if out.dtype is not dtype:
+        raise RuntimeError(f"the output given to float_power has dtype {out.dtype.legacy} but the operation's result "
+                           f"requires dtype {dtype.legacy}")
+    return call(get("pow.out"), (base, exponent, out))
+
+
+def float_power_(self, exponent):
+    """In-place float_power: self must already have the result's dtype (float64 or complex128)."""
+    dtype = _float_power_dtype(self, exponent)
+    if self.dtype is not dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.legacy} but the operation's result "
+                           f"requires dtype {dtype.legacy}")
+    return call(get("pow_"), (self, _to_dtype(exponent, dtype)))
+
+
+composite("float_power", float_power)
+composite("float_power_", float_power_)
+
+
 # ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
 
 
@@ -638,3 +1082,106 @@ derivative("where", self="where_zero(condition, grad)", other="where_zero(condit
 nondifferentiable("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
                   "logical_and", "logical_or", "logical_xor")
 zero_gradient_inplace("eq", "ne", "lt", "le", "gt", "ge")
+
+
+# ---- special functions, angles, and the ops added beside them ----
+
+def _op(name, *args):
+    return call(get(name), args)
+
+
+def sinc_backward(grad, self):
+    """d sinc(x) / dx = (pi x cos(pi x) - sin(pi x)) / (pi x^2), and 0 at x == 0 (sinc's maximum)."""
+    zero = self == 0
+    x = _op("where", zero, 1.0, self)
+    y = x * math.pi
+    slope = (y * y.cos() - y.sin()) / (y * x)
+    return grad * conj(_op("where", zero, 0.0, slope))
+
+
+def i1_backward(grad, self, result):
+    """d i1(x) / dx = i0(x) - i1(x) / x, and 1/2 at x == 0."""
+    zero = self == 0
+    x = _op("where", zero, 1.0, self)
+    return grad * _op("where", zero, 0.5, self.i0() - result / x)
+
+
+def logit_backward(grad, self, eps):
+    """grad / (x (1 - x)) inside the domain; outside it 0 when eps clamps the input, nan without eps."""
+    inner = grad / (self * (1 - self))
+    if eps is None:
+        return _op("where", (self < 0) | (self > 1), math.nan, inner)
+    return _op("where", (self < eps) | (self > 1 - eps), 0.0, inner)
+
+
+def fmax_self_wins(self, other, is_max):
+    """Where fmax (fmin) takes self: self >= other (<=), or other is nan."""
+    return (self >= other if is_max else self <= other) | other.isnan()
+
+
+def xlogy_self_backward(grad, self, other):
+    """grad * log(other), and 0 where self == 0 and other <= 0 (there x log y is 0 nearby, whatever log y is)."""
+    return _op("where", (self == 0) & (other <= 0), 0.0, _op("xlogy", grad, other))
+
+
+def copysign_backward(grad, self, result):
+    """copysign(x, y) = ±x: the gradient is grad times that sign, and 0 where x == 0."""
+    zero = self == 0
+    return grad * _op("where", zero, 0.0, result / _op("where", zero, 1.0, self))
+
+
+_SPECIAL_HELPERS = {
+    "polygamma": polygamma, "sinc_backward": sinc_backward, "i1_backward": i1_backward,
+    "logit_backward": logit_backward, "fmax_self_wins": fmax_self_wins, "copysign_backward": copysign_backward,
+    "xlogy_self_backward": xlogy_self_backward,
+    "TWO_OVER_SQRT_PI": 2 / math.sqrt(math.pi), "HALF_SQRT_PI": math.sqrt(math.pi) / 2,
+    "DEG2RAD": math.pi / 180, "RAD2DEG": 180 / math.pi,
+}
+
+
+def _special_derivative(op_name, **kw):
+    derivative(op_name, helpers=_SPECIAL_HELPERS, **kw)
+
+
+_special_derivative("erf", self="grad * TWO_OVER_SQRT_PI * (-self * self).exp()")
+_special_derivative("erfc", self="-grad * TWO_OVER_SQRT_PI * (-self * self).exp()")
+_special_derivative("erfinv", self="grad * HALF_SQRT_PI * (result * result).exp()")
+_special_derivative("lgamma", self="grad * self.digamma()")
+_special_derivative("digamma", self="grad * polygamma(1, self)")
+_special_derivative("polygamma", self="grad * polygamma(n + 1, self)")
+get("polygamma_").derivative = Derivative(get("polygamma_"), {"self": "grad * polygamma(n + 1, self)"},  # own entry
+                                          name="PolygammaBackward1", helpers=_SPECIAL_HELPERS)
+_special_derivative("i0", self="grad * self.special_i1()")
+_special_derivative("special_i1", name="SpecialI1Backward0", self="i1_backward(grad, self, result)")
+_special_derivative("sinc", self="sinc_backward(grad, self)")
+_special_derivative("deg2rad", name="Deg2RadBackward0", self="grad * DEG2RAD")
+_special_derivative("rad2deg", name="Rad2DegBackward0", self="grad * RAD2DEG")
+_special_derivative("logit", self="logit_backward(grad, self, eps)")
+derivative("round", name=lambda args: "RoundBackward0" if args[1] is None else "RoundBackward1",
+           self="zeros_like(grad)")
+derivative("nan_to_num", self="grad * self.isfinite()")
+derivative("clamp_min", name=lambda args: "ClampMinBackward1" if _is_tensor(args[1]) else "ClampMinBackward0",
+           scalar_inputs=("min",), self="clamp_backward(grad, self, min, None)",
+           min="clamp_bound_backward(grad, self, min, None, True)")
+derivative("clamp_max", name=lambda args: "ClampMaxBackward1" if _is_tensor(args[1]) else "ClampMaxBackward0",
+           scalar_inputs=("max",), self="clamp_backward(grad, self, None, max)",
+           max="clamp_bound_backward(grad, self, max, None, False)")
+_special_derivative("fmax", self="where_zero(fmax_self_wins(self, other, True), grad)",
+                    other="where_zero(fmax_self_wins(self, other, True).logical_not(), grad)")
+_special_derivative("fmin", self="where_zero(fmax_self_wins(self, other, False), grad)",
+                    other="where_zero(fmax_self_wins(self, other, False).logical_not(), grad)")
+_special_derivative("copysign", name=lambda args: "CopysignBackward0" if _is_tensor(args[1]) else "CopysignBackward1",
+                    scalar_inputs=("other",), self="copysign_backward(grad, self, result)", other="zeros_like(grad)")
+_special_derivative("xlogy", name=lambda args: "XlogyBackward1" if not _is_tensor(args[0]) else
+                    "XlogyBackward0" if _is_tensor(args[1]) else "XlogyBackward2", scalar_inputs=("self", "other"),
+                    self="xlogy_self_backward(grad, self, other)", other="grad * self / other")
+derivative("hypot", self="grad * self / result", other="grad * other / result")
+derivative("logaddexp", self="grad / conj(1 + (other - self).exp())", other="grad / conj(1 + (self - other).exp())")
+derivative("logaddexp2", self="grad / (1 + (other - self).exp2())", other="grad / (1 + (self - other).exp2())")
+derivative("lerp", name=lambda args: "LerpBackward1" if _is_tensor(args[2]) else "LerpBackward0",
+           scalar_inputs=("weight",), self="grad * conj(1 - weight)", end="grad * conj(weight)",
+           weight="grad * conj(end - self)")
+derivative("addcmul", self="grad", tensor1="grad * conj(tensor2 * value)", tensor2="grad * conj(tensor1 * value)")
+derivative("addcdiv", self="grad", tensor1="grad * conj(value / tensor2)",
+           tensor2="-grad * conj(value * tensor1 / (tensor2 * tensor2))")
+nondifferentiable("isclose")
