@@ -1,6 +1,7 @@
-"""Random ops: the factories rand, randn, randint, randperm and normal, bernoulli, and the in-place samplers
-uniform_, normal_, random_, bernoulli_ and exponential_. Each draws from a lantern.Generator: the one passed as
-`generator=`, else the default generator (installed here by lantern.random).
+"""Random ops: the factories rand, randn, randint, randperm and normal, bernoulli, multinomial, poisson, and the
+in-place samplers uniform_, normal_, random_, bernoulli_, exponential_, geometric_, cauchy_ and log_normal_. Each
+draws from a lantern.Generator: the one passed as `generator=`, else the default generator (installed here by
+lantern.random).
 
 Kernels check their arguments as PyTorch does, then fill NumPy arrays; on the meta device they only check and make
 shapes, and draw nothing.
@@ -10,13 +11,15 @@ shapes, and draw nothing.
 (lantern.float32, lantern.int64)
 >>> sorted(lantern.randperm(5, generator=g).tolist())
 [0, 1, 2, 3, 4]
+>>> lantern.multinomial(lantern.tensor([0.0, 1.0, 0.0]), 2, replacement=True, generator=g).tolist()
+[1, 1]
 """
 import math
 import warnings
 
 import numpy as np
 
-from ..backends.base import internal_overlap_check
+from ..backends.base import internal_overlap_check, resize_out
 from ..core import dtype as dt
 from ..core.layout import preserve_format
 from ..core.tensor_impl import TensorImpl
@@ -27,7 +30,7 @@ from .factory import (
 from .meta_util import broadcast_shapes
 from .pointwise import _require_tensor
 from .registry import composite, custom, get
-from .derivative import derivative
+from .derivative import derivative, nondifferentiable
 
 _GENERATOR_KW = "*, Generator? generator=None"
 _RANDOM_FACTORY_KW = "*, Generator? generator=None, " + FACTORY_KW[3:]
@@ -460,6 +463,141 @@ for _fn in (random_, bernoulli_):
     composite(_fn.__name__, _fn, method=True)
 
 
+# ---- geometric_, cauchy_, log_normal_ ----------------------------------------------------------------------------
+
+def _geometric_(backend, self, p, generator=None):
+    if not 0.0 < p < 1.0:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if self.dtype.category in (dt.BOOL, dt.COMPLEX):
+        raise not_implemented_for("geometric_cpu", self.dtype)
+
+    def sample():
+        if backend.xp is not None and self.numel():
+            _write(backend, self, _rng(generator).geometric(p, self._size))
+    return _sampled_in_place("geometric_", backend, self, sample)
+
+
+_C_LONG_NAMES = {dt.int64: "long int", dt.int16: "short int"}  # the spelling in cauchy_'s dtype message
+
+
+def _cauchy_(backend, self, median=0.0, sigma=1.0, generator=None):
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    if self.dtype.category != dt.FLOATING:
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {_C_LONG_NAMES.get(self.dtype, C_TYPE_NAMES[self.dtype])}")
+    shape = self._size
+
+    def draw(real):
+        return median + sigma * np.tan(np.pi * (_unit_uniform(_rng(generator), shape, dt.float64) - 0.5))
+    return _sampled_in_place("cauchy_", backend, self, lambda: _fill(backend, self, draw))
+
+
+def _log_normal_(backend, self, mean=1.0, std=2.0, generator=None):
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    if self.dtype.category != dt.FLOATING:
+        raise not_implemented_for("log_normal_cpu", self.dtype)
+    shape = self._size
+
+    def draw(real):
+        return np.exp(_standard_normal(_rng(generator), shape, dt.float64) * std + mean)
+    return _sampled_in_place("log_normal_", backend, self, lambda: _fill(backend, self, draw))
+
+
+custom(f"geometric_(Tensor(a!) self, float p, {_GENERATOR_KW}) -> Tensor(a!)", _geometric_, _geometric_)
+custom(f"cauchy_(Tensor(a!) self, float median=0, float sigma=1, {_GENERATOR_KW}) -> Tensor(a!)", _cauchy_, _cauchy_)
+custom(f"log_normal_(Tensor(a!) self, float mean=1, float std=2, {_GENERATOR_KW}) -> Tensor(a!)",
+       _log_normal_, _log_normal_)
+
+
+# ---- poisson, multinomial ---------------------------------------------------------------------------------------
+
+def _poisson(backend, self, generator=None):
+    _require_tensor("poisson", self)
+    if self.dtype.category != dt.FLOATING:
+        raise not_implemented_for("poisson_cpu", self.dtype)
+    out = backend.empty(self._size, self.dtype)
+    if backend.xp is None or not self.numel():
+        return out
+    rates = backend.array(self).astype(np.float64)
+    if not (rates >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    finite = np.isfinite(rates)
+    counts = _rng(generator).poisson(np.where(finite, rates, 0.0))
+    _write(backend, out, np.where(finite, counts, rates))  # an infinite rate gives inf, as PyTorch's sampler
+    return out
+
+
+custom(f"poisson(Tensor self, {_GENERATOR_KW[3:]}) -> Tensor", _poisson, _poisson)
+
+
+def _check_multinomial(self, num_samples, replacement):
+    _require_tensor("multinomial", self)
+    num_samples = int_arg("multinomial", "num_samples", num_samples)
+    if self.dtype.category != dt.FLOATING:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {self.dtype.legacy}")
+    if self.dim() not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim (multinomial got shape {list(self._size)})")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > self._size[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    return num_samples
+
+
+def _multinomial_draw(rng, weights, num_samples, replacement):
+    """Category indices, one row of draws per row of `weights` (float64, rows x categories).
+
+    With replacement: the inverse CDF of every row at once (rows offset by their index so one searchsorted serves
+    all). Without: the Gumbel top-k trick, which samples successively without replacement in one argsort."""
+    rows, n = weights.shape
+    if replacement:
+        cdf = np.cumsum(weights, axis=1)
+        cdf /= cdf[:, -1:]
+        offsets = np.arange(rows)[:, None]
+        flat = np.searchsorted((cdf + offsets).ravel(), (rng.random((rows, num_samples)) + offsets).ravel(),
+                               side="right").reshape(rows, num_samples)
+        return np.clip(flat - offsets * n, 0, n - 1)
+    with np.errstate(divide="ignore"):
+        keys = np.log(weights) - np.log(rng.standard_exponential((rows, n)))
+    return np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+
+
+def _multinomial(backend, self, num_samples, replacement=False, generator=None):
+    num_samples = _check_multinomial(self, num_samples, replacement)
+    shape = self._size[:-1] + (num_samples,)
+    out = backend.empty(shape, dt.int64)
+    if backend.xp is None or not out.numel():
+        return out
+    if self._size[-1] == 0:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    weights = backend.array(self).astype(np.float64).reshape(-1, self._size[-1])
+    if not (np.isfinite(weights) & (weights >= 0)).all():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if not (weights.sum(1) > 0).all():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    _write(backend, out, _multinomial_draw(_rng(generator), weights, num_samples, replacement).reshape(shape))
+    return out
+
+
+def _multinomial_out(backend, self, num_samples, replacement=False, generator=None, out=None):
+    if out.dtype is not dt.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype.legacy}")
+    result = _multinomial(backend, self, num_samples, replacement, generator)
+    resize_out(out, result._size, "multinomial.out")
+    if backend.xp is not None:
+        backend.array(out)[...] = backend.array(result)
+    out._vc[0] += 1
+    return out
+
+
+_MULTINOMIAL_ARGS = "Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None"
+custom(f"multinomial({_MULTINOMIAL_ARGS}) -> Tensor", _multinomial, _multinomial)
+custom(f"multinomial.out({_MULTINOMIAL_ARGS}, Tensor(a!) out) -> Tensor(a!)", _multinomial_out, _multinomial_out)
+get("multinomial").out = get("multinomial.out")  # so the generated lantern.multinomial takes out=
+
+
 # ---- *_like ------------------------------------------------------------------------------------------------------
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
@@ -492,7 +630,9 @@ for _fn in (rand_like, randn_like, randint_like):
 # ---- random: the samples do not depend smoothly on the parameters, so their gradient is zero (as in PyTorch) ----
 for _name, _node in (("uniform_", "UniformBackward0"), ("normal_", "NormalBackward0"),
                      ("exponential_", "ExponentialBackward0"), ("bernoulli", "BernoulliBackward0"),
-                     ("bernoulli_.float", "BernoulliBackward2")):
+                     ("bernoulli_.float", "BernoulliBackward2"), ("geometric_", "GeometricBackward0"),
+                     ("cauchy_", "CauchyBackward0"), ("log_normal_", "LogNormalBackward0"),
+                     ("poisson", "PoissonBackward0")):
     derivative(_name, name=_node, self="zeros_like(grad)")
 derivative("random_.from", name=lambda args: "RandomBackward2" if args[1] is None and args[2] is None else
            "RandomBackward1" if args[1] is None else "RandomBackward0", self="zeros_like(grad)")
@@ -500,3 +640,4 @@ derivative("bernoulli_.Tensor", name="BernoulliBackward1", self="zeros_like(grad
 derivative("normal.Tensor_float", name="NormalBackward1", mean="zeros_like(grad)")
 derivative("normal.float_Tensor", name="NormalBackward2", std="zeros_like(grad)")
 derivative("normal.Tensor_Tensor", name="NormalBackward3", mean="zeros_like(grad)", std="zeros_like(grad)")
+nondifferentiable("multinomial", "multinomial.out")
