@@ -361,6 +361,18 @@ def test_double_backward_of_mixed_graph():
     both(run)
 
 
+def test_double_backward_when_a_formula_keeps_a_gradient_the_engine_sums():
+    """Regression: the engine summed two gradients in place into one that a retained double-backward graph still
+    held (logsumexp's output feeding an add). PyTorch adds in place only into a gradient nothing else holds."""
+    def run(lib):
+        e = leaf(lib, [[[0.3, -1.2, 0.8]], [[1.5, 0.1, -0.4]]], lib.float64)
+        g, = lib.autograd.grad(((lib.logsumexp(e, [0]) + e.select(0, 1)) ** 2).sum(), e, create_graph=True)
+        return lib.autograd.grad((g * g).sum(), e)
+    both(run)
+    e = lantern.randn(2, 1, 3, dtype=lantern.float64, requires_grad=True)
+    assert lantern.autograd.gradgradcheck(lambda e: ((lantern.logsumexp(e, [0]) + e[1]) ** 2).sum(), (e,))
+
+
 def test_long_chain_of_100k_ops():
     x = lantern.ones(1, requires_grad=True)
     y = x

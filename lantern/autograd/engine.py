@@ -16,6 +16,7 @@ on, so the gradients themselves get a graph (double backward).
 [2.0, 4.0]
 """
 import heapq
+from sys import getrefcount
 
 from ..core.state import tls
 from .accumulate import accumulate_grad
@@ -271,18 +272,18 @@ def _deliver(buffers, node, nr, g, shared):
     if buf is None:
         buf = buffers[node] = [None] * (len(node._input_meta) or 1)
     old = buf[nr]
-    buf[nr] = g if old is None else _sum(old, g, shared)
-
-
-def _sum(old, new, shared):
-    """old + new, written into one of them when only the engine holds it and no graph is being built (PyTorch's
-    InputBuffer does the same, so the sum's layout follows the tensor reused)."""
-    if not tls.grad_enabled:
-        if _exclusive(old, shared):
-            return old.add_(new)
-        if _exclusive(new, shared):
-            return new.add_(old)
-    return old + new
+    if old is None:
+        buf[nr] = g
+        return
+    buf[nr] = None  # so that the count below sees only this function's reference
+    # Like PyTorch's InputBuffer, add in place only into a gradient nothing else holds (its use_count is 1): a
+    # formula may have kept it (a saved tensor of a graph being retained), and a hook or a caller may see it.
+    if not tls.grad_enabled and _exclusive(old, shared) and getrefcount(old) == 2:
+        buf[nr] = old.add_(g)
+    elif not tls.grad_enabled and _exclusive(g, shared):
+        buf[nr] = g + old  # PyTorch would add into g here: the sum takes g's layout
+    else:
+        buf[nr] = old + g
 
 
 def _exclusive(t, shared):
