@@ -197,8 +197,31 @@ class Tensor(TensorImpl):
     def cdouble(self):
         return self.to(dt.complex128)
 
+    def conj(self):
+        """The complex conjugate: a new tensor (PyTorch returns a lazy view with a conj bit; lantern copies).
+        Real tensors are returned as they are, as in PyTorch."""
+        return call(_op("conj_physical"), (self,)) if self.dtype.is_complex else self
+
+    def is_conj(self):
+        return False
+
     def resolve_conj(self):
         return self
+
+    def adjoint(self):
+        """The conjugate transpose of the last two dims."""
+        return self.mT.conj()
+
+    @property
+    def mH(self):
+        return self.adjoint()
+
+    @property
+    def H(self):
+        if self.dim() > 2:
+            raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{self.dim()}-D tensor.")
+        return self.T.conj()
 
     def resolve_neg(self):
         return self

@@ -209,3 +209,12 @@ def test_promote_types_and_result_type_functions():
                      m.result_type(m.ones(2, dtype=m.int32), 2.5), m.result_type(2, 3.0), m.result_type(True, 2),
                      m.result_type(m.tensor(1.0, dtype=m.float64), m.ones(2, dtype=m.float16)),
                      m.can_cast(m.float32, m.int32), m.can_cast(m.int32, m.float16)))
+
+
+def test_conjugates_and_adjoints():
+    """conj() of a real tensor is the tensor itself; of a complex one, the conjugate (a copy in lantern, a lazy
+    view in torch: values and layout agree)."""
+    z = np.array([[1 + 2j, 3 - 1j, 0.5j], [2, -1j, 1 + 1j]], np.complex64)
+    check(lambda m, x: (x.conj(), x.mH, x.adjoint(), x.H), noncontig(z), strides=False)  # a copy: its own strides
+    check(lambda m, x: (x.conj() is x, x.mH, x.adjoint()), noncontig(np.ones((2, 3), np.float32)))
+    raises_like(lambda m, x: x.H, np.ones((2, 2, 2), np.float32))

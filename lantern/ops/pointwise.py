@@ -30,12 +30,12 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.promotion import result_type_of, wrapped_scalar_dtype
-from ..core.tensor_impl import TensorImpl
+from ..core.tensor_impl import TensorImpl, make_tensor
 from .meta_util import operands_result_type, pointwise_binary, pointwise_shape
 from .derivative import Derivative, derivative, nondifferentiable, zero_gradient_inplace
 from .derivative_helpers import conj
 from .dispatcher import call
-from .registry import composite, get, structured
+from .registry import composite, custom, get, structured
 
 
 def KEEP(dtype):
@@ -1012,6 +1012,21 @@ composite("float_power", float_power)
 composite("float_power_", float_power_)
 
 
+
+def _conj_physical(backend, self):
+    """The complex conjugate, materialised. A real tensor is its own conjugate: PyTorch returns an alias of its
+    memory (same strides, no _base), and so does lantern."""
+    _require_tensor("conj_physical", self)
+    if not self.dtype.is_complex:
+        return make_tensor(self._storage, self._size, self._stride, self._offset, self.dtype, backend, None, self._vc)
+    out = backend.empty(self._size, self.dtype)
+    if backend.xp is not None:
+        backend.xp.conjugate(backend.array(self), out=backend.array(out))
+    return out
+
+
+custom("conj_physical(Tensor self) -> Tensor", _conj_physical, _conj_physical)
+
 # ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
 
 
@@ -1022,6 +1037,7 @@ def _is_tensor(a):
 # Complex gradients follow PyTorch's convention (the conjugate Wirtinger derivative): hence the conj()s.
 derivative("abs", self="grad * self.sgn()")
 derivative("neg", self="-grad")
+derivative("conj_physical", self="grad.conj_physical()")
 derivative("reciprocal", self="-grad * conj(result * result)")
 derivative("square", name="PowBackward0", self="grad * 2 * conj(self)")  # square is pow(self, 2) in PyTorch
 derivative("sqrt", self="grad / (2 * conj(result))")
