@@ -256,18 +256,28 @@ def vjp(lib, case, dtype=None):
     return out, type(outs[0].grad_fn).__name__, [g if g is not None else "none" for g in grads]
 
 
+def assert_gradients_match_torch(case):
+    """Outputs, the node's name and the gradients equal torch's (every ops area's gradient tests use this)."""
+    assert_same(vjp(lantern, case), vjp(torch, case), atol=1e-6, rtol=1e-6, strides=False)
+
+
+def assert_gradcheck_and_gradgradcheck(case, fn=None):
+    """First and second derivatives match finite differences, in float64, on non-contiguous inputs."""
+    inputs = make_inputs(lantern, case, np.float64)
+    fn = fn or (lambda *xs: case.fn(lantern, *xs))
+    assert lantern.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-5)
+    assert lantern.autograd.gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4)
+
+
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(reason=c.xfail)) if c.xfail else c
                                   for c in CASES + COMPLEX_CASES if c.compare], ids=lambda c: c.id)
 def test_gradients_match_torch(case):
-    assert_same(vjp(lantern, case), vjp(torch, case), atol=1e-6, rtol=1e-6, strides=False)
+    assert_gradients_match_torch(case)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES + COMPLEX_CASES if c.check], ids=lambda c: c.id)
 def test_gradcheck_and_gradgradcheck_float64_noncontiguous(case):
-    inputs = make_inputs(lantern, case, np.float64)
-    fn = lambda *xs: case.fn(lantern, *xs)  # noqa: E731
-    assert lantern.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-5)
-    assert lantern.autograd.gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4)
+    assert_gradcheck_and_gradgradcheck(case)
 
 
 def _gradchecked_elsewhere():

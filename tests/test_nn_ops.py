@@ -12,7 +12,9 @@ import torch.nn.functional as TF
 import lantern
 import lantern.nn.functional as LF
 from oracle import assert_same, check, noncontig, raises_like
-from test_autograd_gradcheck_ops import Case, aten, make_inputs, uniform, vjp
+from test_autograd_gradcheck_ops import (
+    Case, assert_gradcheck_and_gradgradcheck, assert_gradients_match_torch, aten, uniform, vjp,
+)
 
 RNG = np.random.default_rng(42)
 
@@ -607,7 +609,7 @@ GRAD_CASES = [
 
 @pytest.mark.parametrize("case", [c for c in GRAD_CASES if c.compare], ids=lambda c: c.id)
 def test_gradients_and_node_names_match_torch(case):
-    assert_same(vjp(lantern, case), vjp(torch, case), atol=1e-6, rtol=1e-6, strides=False)
+    assert_gradients_match_torch(case)
 
 
 @pytest.mark.parametrize("case", [c for c in GRAD_CASES if not c.compare], ids=lambda c: c.id)
@@ -619,10 +621,7 @@ def test_gradients_of_composites_match_torch(case):
 
 @pytest.mark.parametrize("case", [c for c in GRAD_CASES if c.check], ids=lambda c: c.id)
 def test_gradcheck_and_gradgradcheck_float64_noncontiguous(case):
-    inputs = make_inputs(lantern, case, np.float64)
-    fn = lambda *xs: case.fn(lantern, *xs)  # noqa: E731
-    assert lantern.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-5)
-    assert lantern.autograd.gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4)
+    assert_gradcheck_and_gradgradcheck(case)
 
 
 def test_embedding_double_backward_keeps_the_frequency_scaling():

@@ -11,7 +11,9 @@ import torch
 
 import lantern
 from oracle import assert_same, check, noncontig, raises_like
-from test_autograd_gradcheck_ops import Case, cplx, make_inputs, positive, uniform, unit, vjp
+from test_autograd_gradcheck_ops import (
+    Case, assert_gradcheck_and_gradgradcheck, assert_gradients_match_torch, cplx, positive, uniform, unit,
+)
 from test_pointwise import NAMES, as_, binary_forms, call_forms, sample
 
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
@@ -347,15 +349,12 @@ COMPLEX_CASES = [
 
 @pytest.mark.parametrize("case", CASES + COMPLEX_CASES, ids=lambda c: c.id)
 def test_gradients_match_torch(case):
-    assert_same(vjp(lantern, case), vjp(torch, case), atol=1e-6, rtol=1e-6, strides=False)
+    assert_gradients_match_torch(case)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES + COMPLEX_CASES if c.check], ids=lambda c: c.id)
 def test_gradcheck_and_gradgradcheck_float64_noncontiguous(case):
-    inputs = make_inputs(lantern, case, np.float64)
-    fn = lambda *xs: case.fn(lantern, *xs)  # noqa: E731
-    assert lantern.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-5)
-    assert lantern.autograd.gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4)
+    assert_gradcheck_and_gradgradcheck(case)
 
 
 def test_heaviside_and_isclose_gradients():

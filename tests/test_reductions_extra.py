@@ -9,7 +9,9 @@ import torch
 
 import lantern
 from oracle import assert_same, check, noncontig, raises_like
-from test_autograd_gradcheck_ops import Case, make_inputs, uniform, vjp
+from test_autograd_gradcheck_ops import (
+    Case, assert_gradcheck_and_gradgradcheck, assert_gradients_match_torch, uniform, vjp,
+)
 
 RNG = np.random.default_rng(5)
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
@@ -305,10 +307,7 @@ def test_gradients_match_torch(case):
 
 @pytest.mark.parametrize("case", [c for c in GRAD_CASES if c.check], ids=grad_id)
 def test_gradcheck_and_gradgradcheck_float64_noncontiguous(case):
-    inputs = make_inputs(lantern, case, np.float64)
-    fn = lambda *xs: case.fn(lantern, *xs)  # noqa: E731
-    assert lantern.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-5)
-    assert lantern.autograd.gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4)
+    assert_gradcheck_and_gradgradcheck(case)
 
 
 def test_complex_gradients_match_torch():
@@ -316,7 +315,7 @@ def test_complex_gradients_match_torch():
     for fn in (lambda m, x: x.var(1), lambda m, x: x.std(), lambda m, x: m.logsumexp(x, 1),
                lambda m, x: x.norm(), lambda m, x: m.var_mean(x, 0)):
         case = Case("complex", fn, z)
-        assert_same(vjp(lantern, case), vjp(torch, case), atol=1e-6, rtol=1e-6, strides=False)
+        assert_gradients_match_torch(case)
 
 
 def test_count_nonzero_is_not_differentiable():

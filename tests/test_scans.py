@@ -8,7 +8,9 @@ import torch
 
 import lantern
 from oracle import assert_same, check, noncontig, raises_like
-from test_autograd_gradcheck_ops import Case, make_inputs, uniform, vjp
+from test_autograd_gradcheck_ops import (
+    Case, assert_gradcheck_and_gradgradcheck, assert_gradients_match_torch, uniform,
+)
 
 RNG = np.random.default_rng(11)
 DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64"]
@@ -124,22 +126,19 @@ GRAD_CASES = [
 
 @pytest.mark.parametrize("case", GRAD_CASES, ids=lambda c: c.id)
 def test_gradients_match_torch(case):
-    assert_same(vjp(lantern, case), vjp(torch, case), atol=1e-6, rtol=1e-6, strides=False)
+    assert_gradients_match_torch(case)
 
 
 @pytest.mark.parametrize("case", [c for c in GRAD_CASES if c.check], ids=lambda c: c.id)
 def test_gradcheck_and_gradgradcheck_float64_noncontiguous(case):
-    inputs = make_inputs(lantern, case, np.float64)
-    fn = lambda *xs: case.fn(lantern, *xs)  # noqa: E731
-    assert lantern.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-5)
-    assert lantern.autograd.gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4)
+    assert_gradcheck_and_gradgradcheck(case)
 
 
 def test_complex_gradients_match_torch():
     z = (uniform(2, 3) + 1j * uniform(2, 3)).astype(np.complex128)
     for fn in (lambda m, x: x.cumsum(1), lambda m, x: x.cumprod(1)):
         case = Case("complex", fn, z)
-        assert_same(vjp(lantern, case), vjp(torch, case), atol=1e-6, rtol=1e-6, strides=False)
+        assert_gradients_match_torch(case)
 
 
 def test_cumsum_backward_after_inplace_scan():

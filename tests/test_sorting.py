@@ -5,11 +5,10 @@ then gradcheck and gradgradcheck in float64).
 """
 import numpy as np
 import pytest
-import torch
 
 import lantern
-from oracle import assert_same, check, noncontig
-from test_autograd_gradcheck_ops import Case, make_inputs, vjp
+from oracle import check, noncontig
+from test_autograd_gradcheck_ops import Case, assert_gradcheck_and_gradgradcheck, assert_gradients_match_torch
 
 RNG = np.random.default_rng(11)
 
@@ -174,15 +173,12 @@ GRAD_CASES = [
 
 @pytest.mark.parametrize("case", GRAD_CASES, ids=lambda c: c.id)
 def test_gradients_match_torch(case):
-    assert_same(vjp(lantern, case), vjp(torch, case), atol=1e-6, rtol=1e-6, strides=False)
+    assert_gradients_match_torch(case)
 
 
 @pytest.mark.parametrize("case", GRAD_CASES, ids=lambda c: c.id)
 def test_gradcheck_and_gradgradcheck_float64_noncontiguous(case):
-    inputs = make_inputs(lantern, case, np.float64)
-    fn = lambda *xs: case.fn(lantern, *xs)  # noqa: E731
-    assert lantern.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-5)
-    assert lantern.autograd.gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4)
+    assert_gradcheck_and_gradgradcheck(case)
 
 
 DTYPE_OPS = {
