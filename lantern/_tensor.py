@@ -147,7 +147,9 @@ class Tensor(TensorImpl):
         return self.to("cpu")
 
     def cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
-        return self.to("cuda" if device is None else _device(device if not isinstance(device, int) else f"cuda:{device}"))
+        if isinstance(device, int):
+            device = f"cuda:{device}"
+        return self.to(_device("cuda" if device is None else device))
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
         """Without arguments: the legacy type string ('torch.FloatTensor'); with one: a converted tensor."""
@@ -539,10 +541,10 @@ class Tensor(TensorImpl):
     def detach_(self):
         if self._base is not None and self._grad_fn is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
-                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
-                               "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
-                               "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
-                               "torch/optim/optimizer.py as the solution.")
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                               "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                               "function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._requires_grad = False
         return self

@@ -188,8 +188,7 @@ def _jacobian_of_output(i, out, inputs, create_graph, strict):
                 raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. This "
                                    "is not allowed in strict mode when create_graph=True.")
             rows[j].append(g)
-    return tuple((call(get("stack"), (r, 0)) if r else zeros_like(x).reshape((0,) + tuple(x.shape))).view(out.shape + x.shape)
-                 for r, x in zip(rows, inputs))
+    return tuple(_stacked_rows(r, x).view(out.shape + x.shape) for r, x in zip(rows, inputs))
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
@@ -258,3 +257,8 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         res = _fill_in_zeros(_grad(double_back, grad_jac, v, create_graph), inputs, strict, create_graph,
                              "double_back_trick")
     return _postprocess(outputs, create_graph)[0], _untuple(_postprocess(res, create_graph), is_inputs_tuple)
+
+
+def _stacked_rows(rows, x):
+    """One Jacobian block: the per-output-element gradients stacked (an empty block for an empty output)."""
+    return call(get("stack"), (rows, 0)) if rows else zeros_like(x).reshape((0,) + tuple(x.shape))

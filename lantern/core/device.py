@@ -20,11 +20,13 @@ class device:
         if isinstance(type_or_str, int) and not isinstance(type_or_str, bool):
             type_or_str, index = "cuda", type_or_str
         if not isinstance(type_or_str, str):
-            raise TypeError(f"device() received an invalid combination of arguments - got ({type(type_or_str).__name__})")
+            raise TypeError("device() received an invalid combination of arguments - got "
+                            f"({type(type_or_str).__name__})")
         kind = type_or_str
         if ":" in type_or_str:
             if index is not None:
-                raise ValueError(f"type (string) must not include an index because index was passed explicitly: {type_or_str}")
+                raise ValueError("type (string) must not include an index because index was passed explicitly: "
+                                 f"{type_or_str}")
             kind, _, idx = type_or_str.partition(":")
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type_or_str}'")
