@@ -302,7 +302,7 @@ def _has_tensor_inputs(op):
     return bool(op.tensor_positions or op.list_positions)
 
 
-NO_DERIVATIVE = {"floor_divide", "heaviside", "scatter.reduce", "scatter.value_reduce"}  # PyTorch has none either
+NO_DERIVATIVE = {"floor_divide", "heaviside", "scatter.reduce", "scatter.value_reduce", "bincount"}  # nor has torch
 
 
 def test_every_op_with_tensor_inputs_declares_its_derivative():

@@ -334,3 +334,51 @@ def test_meta_device_shapes_match_cpu():
         for e, g in zip(expected if isinstance(expected, tuple) else (expected,), got if isinstance(got, tuple) else
                         (got,)):
             assert (g.shape, g.dtype, g.device.type) == (e.shape, e.dtype, "meta")
+
+
+# ---- bincount / histc ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x, w: m.bincount(x),
+    lambda m, x, w: m.bincount(x, minlength=9),
+    lambda m, x, w: x.bincount(w),
+    lambda m, x, w: m.bincount(x, w.double()),
+    lambda m, x, w: m.bincount(x, m.ones(x.shape[0], dtype=m.int32)),
+    lambda m, x, w: m.bincount(x[:0]),
+    lambda m, x, w: m.bincount(x.float()),
+    lambda m, x, w: m.bincount(x - 5),
+    lambda m, x, w: m.bincount(x.view(2, 3)),
+    lambda m, x, w: m.bincount(x, w[:2]),
+    lambda m, x, w: m.bincount(x, minlength=-1),
+])
+def test_bincount(fn):
+    check(fn, np.array([0, 1, 1, 3, 5, 3]), np.array([0.5, 1, 2, 3, 4, 5], np.float32))
+
+
+def test_bincount_weights_gradient_is_not_implemented():
+    for lib in (torch, lantern):
+        w = lib.ones(3, requires_grad=True)
+        out = lib.bincount(lib.tensor([0, 1, 1]), w)
+        assert out.requires_grad
+        with pytest.raises(RuntimeError, match="not implemented"):
+            out.sum().backward()
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.histc(x, bins=4, min=0, max=3),
+    lambda m, x: m.histc(x, bins=3),
+    lambda m, x: x.histc(5, -1, 10),
+    lambda m, x: m.histc(x.double(), 2),
+    lambda m, x: m.histc(x[:2] * 0 + 1, 2),
+    lambda m, x: m.histc(x.long(), 2),
+    lambda m, x: m.histc(x, bins=0),
+    lambda m, x: m.histc(x, bins=2, min=3, max=1),
+    lambda m, x: m.histc(x.requires_grad_(), 2).requires_grad,
+])
+def test_histc(fn):
+    check(fn, noncontig(np.array([1., 2, 1, 2.5, 7, float("nan")], np.float32)))
+    check(fn, noncontig(np.array([1., 2, 1, 2.5, 7, -3], np.float32)))
+
+
+def test_histc_on_meta():
+    assert lantern.histc(lantern.ones(5, device="meta"), bins=7).shape == (7,)
