@@ -105,11 +105,14 @@ def functional_bindings():
 
 
 def method_bindings():
-    """{name: function} for Tensor methods: each op whose first argument is `Tensor self`, and its in-place form."""
+    """{name: function} for Tensor methods: each public op whose first argument is `Tensor self`, and its
+    in-place form."""
     out = {}
     for op in REGISTRY.values():
         args = op.schema.args
         if not args or args[0].name != "self" or op.kind == "structured_out" or op.schema.overload:
+            continue
+        if op.schema.name.startswith("_"):  # internal ops (_to_copy, _upsample, ...) are reached through frontends
             continue
         out[op.schema.name] = make_binding(op, method=True)
     return out
