@@ -558,10 +558,20 @@ GRAD_CASES = [
          label="plain"),
     Case("cross_entropy", lambda m, x, t: F(m).cross_entropy(x, t.softmax(1), label_smoothing=0.1),
          uniform(4, 5), uniform(4, 5), label="probabilities", compare=False),
+    Case("_cross_entropy_index", lambda m, x, t: F(m).cross_entropy(x, t, ignore_index=2, reduction="sum"),
+         uniform(4, 5), classes([1, 2, 4, 0]), label="ignore_sum"),
+    Case("_cross_entropy_index", lambda m, x, t: F(m).cross_entropy(x, t, reduction="none"), uniform(4, 5),
+         classes([1, 3, 4, 0]), label="none"),
+    Case("_cross_entropy_index_backward", lambda m, x, g, t: m.autograd.grad(
+        F(m).cross_entropy(x, t, ignore_index=1, reduction="none"), x, g, create_graph=True)[0],
+        uniform(4, 5), uniform(4), classes([1, 2, 4, 0]), compare=False),
     Case("_prelu_kernel", lambda m, x, w: F(m).prelu(x, w), uniform(2, 3, 2), uniform(3)),
     Case("native_layer_norm", lambda m, x, w, b: F(m).layer_norm(x, (4,), w, b), uniform(3, 4), uniform(4),
          uniform(4)),
     Case("native_layer_norm", lambda m, x: F(m).layer_norm(x, (2, 3)), uniform(2, 2, 3), label="no_affine"),
+    Case("_layer_norm_input_backward", lambda m, x, w, g: m.autograd.grad(
+        F(m).layer_norm(x, (4,), w), x, g, create_graph=True)[0], uniform(3, 4), uniform(4), uniform(3, 4),
+        compare=False),
     Case("native_batch_norm", lambda m, x, w, b: F(m).batch_norm(x, None, None, w, b, training=True),
          uniform(3, 2, 2), uniform(2), uniform(2)),
     Case("native_batch_norm", lambda m, x, w, b: F(m).batch_norm(

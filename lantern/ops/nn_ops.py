@@ -7,8 +7,11 @@ normalization, dropout, embedding, distances and attention. Op records with deri
   backward works).
 - softmax/log_softmax subtract the row maximum first; losses are kernels in their stable forms (log-sum-exp,
   log1p(exp(-|x|))) or, where PyTorch composes them too (cross_entropy, l1, kl_div, the margin losses), composites.
-- native_layer_norm / native_batch_norm are kernels whose backward formulas recompute the statistics from the input
-  (so they are differentiable again); group_norm and instance_norm compose them.
+  cross_entropy of 2-D logits with class indices, no weight and no smoothing is one fused op (log-sum-exp minus the
+  target logit; backward softmax - one_hot), its node named NllLossBackward0 as PyTorch's graph top is.
+- native_layer_norm's backward is one kernel from the saved mean and rstd (_layer_norm_input_backward), whose own
+  derivative recomputes the statistics from the input (so it is differentiable again); native_batch_norm's backward
+  formulas recompute them too; group_norm and instance_norm compose these.
 
 >>> import lantern.nn.functional as F
 >>> x = lantern.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
@@ -233,28 +236,39 @@ def _softmax_meta(name):
     return meta
 
 
-def _shifted(x, dim, np_dtype):
-    """(x - max along dim) in the compute dtype, with x seen as at least 1-D; None when x has no elements."""
+def _shifted(xp, out, x, dim, np_dtype):
+    """(x - max along dim) in the compute dtype, with x seen as at least 1-D, written into `out` when the compute
+    dtype is out's (saving a temporary and a copy); (None, 0) when x has no elements."""
     x = _wide(x.astype(np_dtype, copy=False)).reshape(x.shape or (1,))
     if x.size == 0:
         return None, 0
     axis = dim % x.ndim
-    return x - x.max(axis=axis, keepdims=True), axis
+    target = out.reshape(x.shape) if out.dtype == x.dtype and out.flags.c_contiguous else None
+    return xp.subtract(x, x.max(axis=axis, keepdims=True), out=target), axis
+
+
+def _sums_along(xp, a, axis):
+    """Σ along axis, kept as a size-1 dim: einsum's loop for the last axis (~2× add.reduce's on rows of 1000)."""
+    if axis == a.ndim - 1:
+        return xp.einsum("...i->...", a)[..., None]
+    return xp.add.reduce(a, axis=axis, keepdims=True)
 
 
 def _softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
-    shifted, axis = _shifted(x, dim, dtype)
+    shifted, axis = _shifted(xp, out, x, dim, dtype)
     if shifted is not None:
         e = xp.exp(shifted, out=shifted)
-        e /= xp.add.reduce(e, axis=axis, keepdims=True)
-        xp.copyto(out, e.reshape(out.shape), casting="unsafe")
+        e *= 1 / _sums_along(xp, e, axis)
+        if not xp.shares_memory(e, out):
+            xp.copyto(out, e.reshape(out.shape), casting="unsafe")
 
 
 def _log_softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
-    shifted, axis = _shifted(x, dim, dtype)
+    shifted, axis = _shifted(xp, out, x, dim, dtype)
     if shifted is not None:
-        shifted -= xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
-        xp.copyto(out, shifted.reshape(out.shape), casting="unsafe")
+        shifted -= xp.log(_sums_along(xp, xp.exp(shifted), axis))
+        if not xp.shares_memory(shifted, out):
+            xp.copyto(out, shifted.reshape(out.shape), casting="unsafe")
 
 
 structured("softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", _softmax_meta("softmax"),
@@ -282,13 +296,14 @@ def _softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype
 
 
 def _log_softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype):
-    """grad - exp(output) * Σ grad along dim."""
+    """grad - exp(output) * Σ grad along dim, the exponentials written straight into out when it can hold them."""
     g, y = _wide(grad_output), _wide(output)
     axis = dim % y.ndim if y.ndim else None
-    result = xp.exp(y)
-    result *= -xp.add.reduce(g, axis=axis, keepdims=True)
+    result = xp.exp(y, out=out if out.dtype == y.dtype else None)
+    result *= -_sums_along(xp, g, axis)
     result += g
-    xp.copyto(out, result, casting="unsafe")
+    if result is not out:
+        xp.copyto(out, result, casting="unsafe")
 
 
 structured("_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
@@ -692,6 +707,79 @@ structured("nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Te
            out=False)
 
 
+def _checked_classes(xp, target, ignore_index, classes):
+    """(target with ignored entries as class 0, the kept mask); IndexError for a class out of range."""
+    kept = target != ignore_index
+    picked = xp.where(kept, target, 0).astype(np.int64)
+    bad = (picked < 0) | (picked >= classes)
+    if bad.any():
+        raise IndexError(f"Target {int(picked[bad].flat[0])} is out of bounds.")
+    return picked, kept
+
+
+def _row_scale(grad, kept, reduction, dtype):
+    """Each row's factor on its loss gradient: grad (per row for 'none'), masked, over the kept count for 'mean'
+    (all rows ignored: zero, as PyTorch's gradient is)."""
+    scale = kept.astype(dtype)
+    if reduction == 1:
+        scale /= scale.sum() or 1
+    return scale * grad
+
+
+def _cross_entropy_index_meta(self, target, reduction=1, ignore_index=-100):
+    return _nll_loss_meta(self, target, None, reduction, ignore_index)
+
+
+def _cross_entropy_index(backend, self, target, reduction=1, ignore_index=-100):
+    """(log-sum-exp of each row minus its target's logit, reduced; softmax(self), saved for backward) without
+    materialising log_softmax: one exp over the logits serves forward and backward."""
+    shape, dtype = _cross_entropy_index_meta(self, target, reduction, ignore_index)
+    loss, probs = backend.empty(shape, dtype), backend.empty(self._size, dtype)
+    if backend.xp is None:
+        return loss, probs
+    xp = backend.xp
+    x, p = _wide(backend.array(self)), backend.array(probs)
+    picked, kept = _checked_classes(xp, backend.array(target), ignore_index, x.shape[1])
+    top = x.max(axis=1, keepdims=True)
+    e = xp.subtract(x, top, out=p if p.dtype == x.dtype else None)
+    xp.exp(e, out=e)
+    sums = _row_sums(xp, e)
+    losses = (xp.log(sums[:, 0]) + top[:, 0] - x[xp.arange(len(x)), picked]) * kept
+    e *= 1 / sums
+    if e is not p:
+        xp.copyto(p, e, casting="unsafe")
+    total = backend.array(loss)
+    if reduction == 1:
+        total[...] = losses.sum() / kept.sum()
+    else:
+        _reduce_into(xp, total, losses, reduction)
+    return loss, probs
+
+
+custom("_cross_entropy_index(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> "
+       "(Tensor, Tensor)", _cross_entropy_index, _cross_entropy_index)
+
+
+def _cross_entropy_index_backward_meta(grad_output, probs, target, reduction=1, ignore_index=-100):
+    return probs._size, probs.dtype
+
+
+def _cross_entropy_index_backward_impl(xp, out, dtype, grad_output, probs, target, reduction=1, ignore_index=-100):
+    """(probs - one_hot(target)) times each row's gradient factor."""
+    p = _wide(probs)
+    picked, kept = _checked_classes(xp, target, ignore_index, p.shape[1])
+    scale = _row_scale(_wide(grad_output), kept, reduction, p.dtype)
+    result = xp.multiply(p, scale[:, None], out=out if out.dtype == p.dtype else None)
+    result[xp.arange(len(p)), picked] -= scale
+    if result is not out:
+        xp.copyto(out, result, casting="unsafe")
+
+
+structured("_cross_entropy_index_backward(Tensor grad_output, Tensor probs, Tensor target, int reduction=1, "
+           "int ignore_index=-100) -> Tensor", _cross_entropy_index_backward_meta, _cross_entropy_index_backward_impl,
+           inplace=False, out=False)
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """The negative log likelihood of the target classes, given log-probabilities (N, C, d1, ...)."""
     return _op("nll_loss", input, target, weight, _reduction_enum(reduction, size_average, reduce), ignore_index)
@@ -718,6 +806,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.dim() > 1 else 0
+    if (input.dim() == 2 and weight is None and label_smoothing == 0.0 and target._size != input._size
+            and input.dtype in (dt.float32, dt.float64)):  # float16 rounds log_softmax first in PyTorch's path
+        return _op("_cross_entropy_index", input, target, reduction, ignore_index)[0]
     logp = _op("log_softmax", input, class_dim, None)
     classes = input._size[class_dim] if input.dim() else 1
     if target._size == input._size:
@@ -1126,25 +1217,111 @@ def _layer_norm_shapes(input, normalized_shape, weight, bias):
     return input._size, stats
 
 
+def _rows(array, size):
+    """array seen as (rows, size): the normalized dims flattened into one."""
+    return array.reshape(-1, size)
+
+
+def _compute_buffer(xp, out, shape):
+    """out (a fresh contiguous output) seen as `shape` for kernels to write directly; for float16/bfloat16 outputs,
+    a float32 buffer to compute in."""
+    if out.dtype in _HALF:
+        return xp.empty(shape, np.float32)
+    return out.reshape(shape)
+
+
+_BLOCK = 1 << 16  # elements per block of rows: a block's arrays stay in the L2 cache between passes
+
+
+def _row_blocks(rows, size):
+    """Slices covering range(rows) in blocks of about _BLOCK elements."""
+    step = max(1, _BLOCK // max(size, 1))
+    return [slice(start, start + step) for start in range(0, rows, step)]
+
+
+def _row_sums(xp, x):
+    """Σ along each row of the 2-D x, as a (rows, 1) column."""
+    return _sums_along(xp, x, 1)
+
+
+def _layer_norm_rows(xp, y, x, weight, bias, eps):
+    """y = (x - mean) * rstd * weight + bias for each row of the 2-D x, written into y; returns (mean, rstd)."""
+    size = x.shape[1]
+    mean = _row_sums(xp, x)
+    mean /= size
+    xp.subtract(x, mean, out=y)
+    rstd = xp.einsum("ij,ij->i", y, y)[:, None]  # the sum of squares in one pass, with no squared temporary
+    rstd /= size
+    rstd += eps
+    rstd = xp.reciprocal(xp.sqrt(rstd, out=rstd), out=rstd)
+    y *= rstd
+    if weight is not None:
+        y *= weight
+    if bias is not None:
+        y += bias
+    return mean, rstd
+
+
 def _native_layer_norm(backend, input, normalized_shape, weight, bias, eps):
     shape, stats = _layer_norm_shapes(input, normalized_shape, weight, bias)
     out, mean, rstd = (backend.empty(s, input.dtype) for s in (shape, stats, stats))
     if backend.xp is None or input.numel() == 0:
         return out, mean, rstd
     xp = backend.xp
-    x = _wide(backend.array(input))
-    y, m, _, r = _normalize_rows(xp, x, tuple(range(x.ndim - len(normalized_shape), x.ndim)), eps)
-    if weight is not None:
-        y = y * _wide(backend.array(weight))
-    if bias is not None:
-        y = y + _wide(backend.array(bias))
+    size = math.prod(normalized_shape)
+    x = _rows(_wide(backend.array(input)), size)
+    affine = [None if t is None else _wide(backend.array(t)).reshape(-1) for t in (weight, bias)]
+    y = _compute_buffer(xp, backend.array(out), x.shape)
+    m, r = _layer_norm_rows(xp, y, x, *affine, eps)
     for t, value in ((out, y), (mean, m), (rstd, r)):
-        xp.copyto(backend.array(t), value, casting="unsafe")
+        target = backend.array(t)
+        if not xp.shares_memory(target, value):
+            xp.copyto(target, value.reshape(target.shape), casting="unsafe")
     return out, mean, rstd
 
 
 custom("native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
        "(Tensor, Tensor, Tensor)", _native_layer_norm, _native_layer_norm)
+
+
+def _layer_norm_backward_meta(grad_out, input, normalized_shape, mean, rstd, weight, eps):
+    if grad_out._size != input._size:
+        raise RuntimeError(f"_layer_norm_input_backward: grad_out of shape {shape_str(grad_out._size)} does not "
+                           f"match the input's shape {shape_str(input._size)}")
+    return input._size, input.dtype
+
+
+def _layer_norm_backward_impl(xp, out, dtype, grad_out, input, normalized_shape, mean, rstd, weight, eps):
+    """rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = grad_out * weight, from the saved mean and rstd.
+
+    As PyTorch's CPU kernel: rstd * g + c1 * x + c0 with per-row c1, c0 from Σ g and Σ g x. g lives in the result
+    buffer and the last passes run a block of rows at a time through one small temporary: a full-size one would
+    cost more in fresh pages than in arithmetic. eps is unused here: the derivative recomputes the statistics."""
+    if out.size == 0:
+        return
+    size = math.prod(normalized_shape)
+    x = _rows(_wide(input), size)
+    m, r = _wide(mean).reshape(-1, 1), _wide(rstd).reshape(-1, 1)
+    g = xp.broadcast_to(_wide(grad_out), input.shape).reshape(-1, size)
+    result = _compute_buffer(xp, out, x.shape)
+    if weight is not None:
+        g = xp.multiply(g, _wide(weight).reshape(-1), out=result)
+    total = _row_sums(xp, g)
+    c1 = (total * m - xp.einsum("ij,ij->i", g, x)[:, None]) * (r * r * r / size)
+    c0 = -c1 * m - total * (r / size)
+    scratch = xp.empty((min(len(x), max(1, _BLOCK // size)), size), x.dtype)
+    for rows in _row_blocks(len(x), size):
+        block = result[rows]
+        xp.multiply(g[rows], r[rows], out=block)
+        block += xp.multiply(x[rows], c1[rows], out=scratch[:len(block)])
+        block += c0[rows]
+    if not xp.shares_memory(result, out):
+        xp.copyto(out, result.reshape(out.shape), casting="unsafe")
+
+
+structured("_layer_norm_input_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, "
+           "Tensor rstd, Tensor? weight, float eps) -> Tensor", _layer_norm_backward_meta, _layer_norm_backward_impl,
+           inplace=False, out=False)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -1673,6 +1850,31 @@ def _bce_logits_target_grad(grad, self, target, weight, pos_weight, reduction):
     return _loss_grad(grad, _weighted(values, weight), reduction)
 
 
+def _kept_rows(target, reduction, ignore_index, dtype):
+    """(kept mask as dtype, over the kept count for 'mean'; target with ignored entries as class 0)."""
+    kept = target != ignore_index
+    factor = kept.to(dtype)
+    return (factor / factor.sum() if reduction == 1 else factor), _where(kept, target, 0)
+
+
+def _cross_entropy_index_grad(grads, probs, target, reduction, ignore_index):
+    """The loss's gradient, plus softmax's for a gradient that reached the saved probabilities (double backward)."""
+    loss_grad, probs_grad = grads
+    total = None if loss_grad is None else _op("_cross_entropy_index_backward", loss_grad, probs, target, reduction,
+                                                ignore_index)
+    if probs_grad is not None:
+        through_softmax = _op("_softmax_backward_data", probs_grad, probs, 1, probs.dtype)
+        total = through_softmax if total is None else total + through_softmax
+    return total
+
+
+def _cross_entropy_backward_grad_output(grad, probs, target, reduction, ignore_index):
+    """The backward is linear in grad_output: its adjoint sums (probs - one_hot(target)) * grad over each row."""
+    factor, safe = _kept_rows(target, reduction, ignore_index, grad.dtype)
+    rows = ((probs * grad).sum(1) - grad.gather(1, safe.unsqueeze(1)).squeeze(1)) * factor
+    return rows if reduction == 0 else rows.sum()
+
+
 def _standardized(input, dims, eps):
     """((input - mean) * rstd, rstd) over dims, recomputed from input so that double backward sees through them."""
     centered = input - input.mean(dims, True)
@@ -1689,12 +1891,33 @@ def _layer_dims(input, normalized_shape):
     return tuple(range(input.dim() - len(normalized_shape), input.dim()))
 
 
-def _layer_norm_input_grad(grad, input, normalized_shape, weight, eps):
+def _layer_norm_input_grad(grad, input, normalized_shape, weight, eps, result):
     if grad is None:  # only the mean / rstd outputs were used: PyTorch gives them no gradient either
         return None
+    return _op("_layer_norm_input_backward", grad, input, tuple(normalized_shape), result[1], result[2], weight, eps)
+
+
+def _layer_norm_backward_grad_out(grad, input, normalized_shape, mean, rstd, weight, eps):
+    """The input gradient is linear in g = grad_out * weight through a symmetric map: its adjoint is itself."""
+    projected = _op("_layer_norm_input_backward", grad, input, tuple(normalized_shape), mean, rstd, None, eps)
+    return projected if weight is None else projected * weight
+
+
+def _layer_norm_backward_weight(grad, grad_out, input, normalized_shape, mean, rstd, eps):
+    return grad_out * _op("_layer_norm_input_backward", grad, input, tuple(normalized_shape), mean, rstd, None, eps)
+
+
+def _layer_norm_backward_input(grad, grad_out, input, normalized_shape, weight, eps):
+    """d/dx of <v, dx> with v = grad, for dx = r (g - mean(g) - xhat mean(g xhat)), xhat and r functions of x:
+    -r² (xhat (mean(vg) - mean(g) mean(v) - 3 mean(g xhat) mean(v xhat)) + (g - mean(g)) mean(v xhat)
+    + mean(g xhat) (v - mean(v))), recomputed from input so that it differentiates again."""
     dims = _layer_dims(input, normalized_shape)
     xhat, rstd = _standardized(input, dims, eps)
-    return _normalization_input_grad(grad if weight is None else grad * weight, xhat, rstd, dims)
+    g = grad_out if weight is None else grad_out * weight
+    g_mean, v_mean = g.mean(dims, True), grad.mean(dims, True)
+    gx, vx = (g * xhat).mean(dims, True), (grad * xhat).mean(dims, True)
+    inner = xhat * ((grad * g).mean(dims, True) - g_mean * v_mean - 3 * gx * vx) + (g - g_mean) * vx
+    return -(rstd * rstd) * (inner + gx * (grad - v_mean))
 
 
 def _layer_norm_weight_grad(grad, input, normalized_shape, eps):
@@ -1746,7 +1969,9 @@ def _embedding_double_backward(grad, indices, padding_idx, scale_grad_by_freq, n
 _HELPERS = {name: globals()[name] for name in (
     "_where", "_elu_grad", "_glu_grad", "_elu_result_grad", "_gelu_grad", "_silu_grad", "_mish_grad",
     "_hardswish_grad", "_op", "_loss_grad", "_weighted", "_smooth_l1_grad", "_bce_logits_grad",
-    "_bce_logits_target_grad", "_layer_norm_input_grad", "_layer_norm_weight_grad", "_batch_norm_input_grad",
+    "_bce_logits_target_grad", "_layer_norm_input_grad", "_layer_norm_weight_grad", "_layer_norm_backward_grad_out",
+    "_layer_norm_backward_weight", "_layer_norm_backward_input", "_cross_entropy_index_grad",
+    "_cross_entropy_backward_grad_output", "_kept_rows", "_batch_norm_input_grad",
     "_batch_norm_weight_grad", "_channel_dims", "_embedding_double_backward", "_INV_SQRT_2PI",
 )}
 
@@ -1797,10 +2022,21 @@ derivative("nll_loss", name=lambda args: "NllLoss2DBackward0" if args[0].dim() =
            self="_op('nll_loss_backward', grad, self, target, weight, reduction, ignore_index)", helpers=_HELPERS)
 derivative("nll_loss_backward", grad_output="_op('nll_loss', grad, target, weight, reduction, ignore_index)",
            helpers=_HELPERS)
+derivative("_cross_entropy_index", name="NllLossBackward0",
+           self="_cross_entropy_index_grad(grads, result[1], target, reduction, ignore_index)", helpers=_HELPERS)
+derivative("_cross_entropy_index_backward",
+           grad_output="_cross_entropy_backward_grad_output(grad, probs, target, reduction, ignore_index)",
+           probs="grad * (_kept_rows(target, reduction, ignore_index, grad.dtype)[0] * grad_output).unsqueeze(1)",
+           helpers=_HELPERS)
 derivative("_prelu_kernel", name="PreluKernelBackward0", self="_where(self > 0, grad, grad * weight)",
            weight="_where(self > 0, 0.0, grad * self)", helpers=_HELPERS)
-derivative("native_layer_norm", input="_layer_norm_input_grad(grad, input, normalized_shape, weight, eps)",
+derivative("native_layer_norm", input="_layer_norm_input_grad(grad, input, normalized_shape, weight, eps, result)",
            weight="_layer_norm_weight_grad(grad, input, normalized_shape, eps)", bias="grad", helpers=_HELPERS)
+derivative("_layer_norm_input_backward",
+           grad_out="_layer_norm_backward_grad_out(grad, input, normalized_shape, mean, rstd, weight, eps)",
+           input="_layer_norm_backward_input(grad, grad_out, input, normalized_shape, weight, eps)",
+           weight="_layer_norm_backward_weight(grad, grad_out, input, normalized_shape, mean, rstd, eps)",
+           helpers=_HELPERS)
 derivative("native_batch_norm",
            input="_batch_norm_input_grad(grad, input, weight, result, training, eps)",
            weight="_batch_norm_weight_grad(grad, input, result, training, eps)",
