@@ -17,7 +17,7 @@ from ..core.layout import channels_last, channels_last_3d, contiguous_format, pr
 from ..core.promotion import wrapped_scalar_dtype
 from ..core.tensor_impl import TensorImpl, contiguous_strides
 from .dispatcher import call
-from .meta_util import iterator_strides
+from .meta_util import iterator_strides, strides_in_order
 from .pointwise import _require_tensor
 from .registry import composite, custom, get, structured
 from .derivative import derivative
@@ -134,17 +134,8 @@ def format_strides(size, memory_format):
             raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
         # channels fastest, then the spatial dims from last to first, then the batch
         order = (1,) + tuple(range(rank - 1, 1, -1)) + (0,)
-        return _strides_in_order(size, order)
+        return strides_in_order(size, order)
     raise RuntimeError(f"unsupported memory format {memory_format}")
-
-
-def _strides_in_order(size, order):
-    strides = [0] * len(size)
-    acc = 1
-    for d in order:
-        strides[d] = acc
-        acc *= size[d]
-    return tuple(strides)
 
 
 def like_strides(t, memory_format):

@@ -70,21 +70,28 @@ def _bmm_meta(a, b):
 structured("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_meta, _matmul_impl, inplace=False, exact_out_dtype=True)
 
 
-def _dot_meta(a, b):
-    _require_tensor("dot", a)
-    _require_tensor("dot", b, 2, "tensor")
-    if a.dim() != 1 or b.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
-    if a._size[0] != b._size[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._size[0]}] and src [{b._size[0]}] to "
-                           f"have the same number of elements, but got {a._size[0]} and {b._size[0]} elements "
-                           "respectively")
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {a.dtype.legacy} and "
-                           f"{b.dtype.legacy}")
-    if a.dtype is dt.bool:
-        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
-    return (), a.dtype
+def _vector_product_meta(name, other_name):
+    """dot and vdot: two 1-D tensors of one length and one dtype."""
+    def meta(a, b):
+        _require_tensor(name, a)
+        _require_tensor(name, b, 2, other_name)
+        if a.dim() != 1 or b.dim() != 1:
+            raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors ({name}: flatten "
+                               "the inputs with .reshape(-1))")
+        if a._size[0] != b._size[0]:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._size[0]}] and src [{b._size[0]}] to "
+                               f"have the same number of elements, but got {a._size[0]} and {b._size[0]} elements "
+                               "respectively")
+        if a.dtype is not b.dtype:
+            raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found {a.dtype.legacy} and "
+                               f"{b.dtype.legacy}")
+        if a.dtype is dt.bool:
+            raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+        return (), a.dtype
+    return meta
+
+
+_dot_meta = _vector_product_meta("dot", "tensor")
 
 
 def _dot_impl(xp, out, dtype, a, b):
@@ -297,22 +304,7 @@ structured("addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, 
            _addbmm_meta, _addbmm_impl, exact_out_dtype=True)
 
 
-def _vdot_meta(a, b):
-    _require_tensor("vdot", a)
-    _require_tensor("vdot", b, 2, "other")
-    if a.dim() != 1 or b.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors (vdot: flatten the "
-                           "inputs with .reshape(-1))")
-    if a._size[0] != b._size[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._size[0]}] and src [{b._size[0]}] to "
-                           f"have the same number of elements, but got {a._size[0]} and {b._size[0]} elements "
-                           "respectively")
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"vdot : expected both vectors to have same dtype, but found {a.dtype.legacy} and "
-                           f"{b.dtype.legacy}")
-    if a.dtype is dt.bool:
-        raise NotImplementedError("\"vdot\" not implemented for 'Bool'")
-    return (), a.dtype
+_vdot_meta = _vector_product_meta("vdot", "other")
 
 
 def _vdot_impl(xp, out, dtype, a, b):

@@ -169,6 +169,16 @@ def iterator_strides(shape, operands):
     return tuple(strides)
 
 
+def strides_in_order(size, order):
+    """Dense strides visiting the dims in `order`, fastest first: (2, 3) with order (0, 1) -> (1, 2)."""
+    strides = [0] * len(size)
+    acc = 1
+    for d in order:
+        strides[d] = acc
+        acc *= size[d]
+    return tuple(strides)
+
+
 def pointwise_strides(shape, tensors):
     """A pointwise op's output strides: the inputs' memory order, so `(x.t() + 1).stride() == (1, 3)` for a
     contiguous (3, 3) x.

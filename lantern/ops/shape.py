@@ -13,7 +13,8 @@ from ..core import dtype as dt
 from ..core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ..core.tensor_impl import TensorImpl, contiguous_strides
 from .meta_util import (
-    PARTIAL, broadcast_shapes, iterator_strides, operands_result_type, overlap_status, shape_str, wrap_dim,
+    PARTIAL, broadcast_shapes, iterator_strides, operands_result_type, overlap_status, shape_str, strides_in_order,
+    wrap_dim,
 )
 from .registry import custom, structured
 from .derivative import derivative
@@ -101,13 +102,7 @@ def _preserved_strides(t, memory_format):
 
 def channels_last_strides(size):
     """Strides with the channel dim fastest, then the spatial dims, then the batch: (N, C, H, W) -> (HWC, 1, WC, C)."""
-    order = (1,) + tuple(range(len(size) - 1, 1, -1)) + (0,)  # fastest first: C, W, H, (D,) N
-    strides = [0] * len(size)
-    acc = 1
-    for d in order:
-        strides[d] = acc
-        acc *= size[d]
-    return tuple(strides)
+    return strides_in_order(size, (1,) + tuple(range(len(size) - 1, 1, -1)) + (0,))  # fastest first: C, W, H, (D,) N
 
 
 def empty_like_strided(backend, t, dtype, memory_format=preserve_format):
