@@ -293,46 +293,6 @@ composite("index_put", index_put)
 
 
 
-# ---- overloads with in-place forms (scatter.src, masked_fill.Scalar, ...) -------------------------------------
-
-def _arrays(backend, args):
-    return [backend.array(a) if isinstance(a, TensorImpl) else a for a in args]
-
-
-def _overload(text, meta, impl):
-    """structured() for an overload such as `scatter.src`, with its in-place form `scatter_.src`: the same meta and
-    impl, run by custom kernels (the backends' generated structured runners take no dotted op names)."""
-    def functional(backend, *args):
-        shape, dtype = meta(*args)
-        out = backend.empty(shape, dtype)
-        if backend.xp is not None:
-            impl(backend.xp, backend.array(out), dtype.np, *_arrays(backend, args))
-        return out
-
-    def in_place(backend, self, *rest):
-        shape, dtype = meta(self, *rest)
-        if shape != self._size:
-            raise RuntimeError(f"output with shape {shape_str(self._size)} doesn't match the broadcast shape "
-                               f"{shape_str(shape)} (in {op.inplace.name}: an in-place op cannot change its tensor's "
-                               f"shape; use the out-of-place {op.name} instead)")
-        if any(s == 0 and n > 1 for n, s in zip(self._size, self._stride)):
-            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
-                               f"single memory location. Please clone() the tensor before performing the operation. "
-                               f"(in {op.inplace.name}, written-to tensor of shape {shape_str(self._size)})")
-        if backend.xp is not None:
-            impl(backend.xp, backend.array(self), dtype.np, *_arrays(backend, (self,) + rest))
-        self._vc[0] += 1
-        return self
-
-    head, _, rest = text.partition("(")
-    name, _, overload = head.partition(".")
-    args, _, _ = rest.replace("Tensor self", "Tensor(a!) self", 1).rpartition("->")
-    op = custom(text, functional, functional)
-    op.inplace = custom(f"{name}_.{overload}({args.strip()} -> Tensor(a!)", in_place, in_place)
-    op.inplace.functional = op
-    return op
-
-
 # ---- gather / scatter: each entry of `index` names one element along `dim` -------------------------------------
 
 def _nonempty_dim(t):
@@ -469,14 +429,14 @@ def _scatter_add_impl(xp, out, dtype, self, dim, index, src):
     _scatter_impl(xp, out, dtype, self, dim, index, src, "add")
 
 
-_overload("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", _scatter_meta("scatter"),
-          _scatter_impl)
-_overload("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", _scatter_meta("scatter"),
-          _scatter_impl)
-_overload("scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
-          _scatter_meta("scatter", _SCATTER_REDUCES), _scatter_impl)
-_overload("scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor",
-          _scatter_meta("scatter", _SCATTER_REDUCES), _scatter_impl)
+structured("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", _scatter_meta("scatter"),
+           _scatter_impl, out=False)
+structured("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", _scatter_meta("scatter"),
+           _scatter_impl, out=False)
+structured("scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
+           _scatter_meta("scatter", _SCATTER_REDUCES), _scatter_impl, out=False)
+structured("scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor",
+           _scatter_meta("scatter", _SCATTER_REDUCES), _scatter_impl, out=False)
 structured("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", _scatter_meta("scatter_add"),
            _scatter_add_impl, exact_out_dtype=True)
 
@@ -659,10 +619,10 @@ def _index_fill_impl(xp, out, dtype, self, dim, index, value):
     target[(slice(None),) * d + (index,)] = value
 
 
-_overload("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", _index_fill_meta,
-          _index_fill_impl)
-_overload("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", _index_fill_meta,
-          _index_fill_impl)
+structured("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", _index_fill_meta,
+           _index_fill_impl, out=False)
+structured("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", _index_fill_meta,
+           _index_fill_impl, out=False)
 
 
 def index_fill(input, dim, index, value):
@@ -701,10 +661,10 @@ def _masked_fill_impl(xp, out, dtype, self, mask, value):
     xp.copyto(out, value, where=mask, casting="unsafe")
 
 
-_overload("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", _masked_fill_meta,
-          _masked_fill_impl)
-_overload("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", _masked_fill_meta,
-          _masked_fill_impl)
+structured("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", _masked_fill_meta,
+           _masked_fill_impl, out=False)
+structured("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", _masked_fill_meta,
+           _masked_fill_impl, out=False)
 
 
 def masked_fill(input, mask, value):

@@ -312,22 +312,6 @@ def _std_impl(xp, out, dtype, self, dim=None, correction=None, keepdim=False):
     out[...] = xp.sqrt(_moments(xp, self, dim, correction, keepdim)[0])
 
 
-def _overload(text, meta, impl):
-    """A structured meta + impl declared as a custom op: the backends' generated structured runner cannot take a
-    dotted (overload) name such as var.correction, so out= is handled by the frontend (`_into_out`)."""
-    def kernel(backend, *args):
-        shape, dtype = meta(*args)
-        result = backend.empty(shape, dtype)
-        impl(backend.xp, backend.array(result), dtype.np,
-             *[backend.array(a) if isinstance(a, TensorImpl) else a for a in args])
-        return result
-
-    def meta_kernel(backend, *args):
-        shape, dtype = meta(*args)
-        return backend.empty(shape, dtype)
-    return custom(text, kernel, meta_kernel)
-
-
 def _into_out(name, result, out):
     """Write a result into a user's out= tensor, resized as PyTorch resizes it."""
     from ..backends.base import resize_out
@@ -339,8 +323,8 @@ def _into_out(name, result, out):
 
 
 _VAR_ARGS = "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)"
-_overload(f"var.correction{_VAR_ARGS} -> Tensor", _var_meta("var"), _var_impl)
-_overload(f"std.correction{_VAR_ARGS} -> Tensor", _var_meta("std"), _std_impl)
+structured(f"var.correction{_VAR_ARGS} -> Tensor", _var_meta("var"), _var_impl, inplace=False, out=False)
+structured(f"std.correction{_VAR_ARGS} -> Tensor", _var_meta("std"), _std_impl, inplace=False, out=False)
 
 
 def _var_mean_kernel(name, root):
@@ -582,8 +566,10 @@ def _full_median_impl(ignore_nan):
 
 
 # named median.all (not plain median): a plain op would bind Tensor.median ahead of the dim-taking frontend below
-_overload("median.all(Tensor self) -> Tensor", _full_median_meta("median"), _full_median_impl(False))
-_overload("nanmedian.all(Tensor self) -> Tensor", _full_median_meta("nanmedian"), _full_median_impl(True))
+structured("median.all(Tensor self) -> Tensor", _full_median_meta("median"), _full_median_impl(False), inplace=False,
+           out=False)
+structured("nanmedian.all(Tensor self) -> Tensor", _full_median_meta("nanmedian"), _full_median_impl(True),
+           inplace=False, out=False)
 
 
 def _selection_dim(name, rt, select, bool_ok=False):
