@@ -112,7 +112,7 @@ def method_bindings():
         args = op.schema.args
         if not args or args[0].name != "self" or op.kind == "structured_out" or op.schema.overload:
             continue
-        if op.schema.name.startswith("_"):  # internal ops (_to_copy, _upsample, ...) are reached through frontends
+        if op.schema.name.startswith("_") or not op.method:  # internal (_to_copy) or function-only (im2col) ops
             continue
         out[op.schema.name] = make_binding(op, method=True)
     return out

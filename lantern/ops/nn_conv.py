@@ -392,7 +392,7 @@ def _pad_impl(xp, out, dtype, self, pad, value=0):
 
 
 structured("constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor", _pad_meta, _pad_impl,
-           inplace=False, out=False)
+           inplace=False, out=False, method=False)
 
 
 def pad_backward(grad, pad):
@@ -567,7 +567,8 @@ def _max_pool_kernel(backend, self, kernel_size, stride=(), padding=0, dilation=
 
 
 custom("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-       "int[2] dilation=1, bool ceil_mode=False) -> (Tensor output, Tensor indices)", _max_pool_kernel, _max_pool_meta)
+       "int[2] dilation=1, bool ceil_mode=False) -> (Tensor output, Tensor indices)", _max_pool_kernel, _max_pool_meta,
+       method=False)
 
 
 def max_pool_backward(grad, indices, meta):
@@ -675,7 +676,8 @@ def _avg_impl(xp, out, dtype, self, kernel_size, stride=(), padding=0, ceil_mode
 
 
 structured("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, "
-           "bool count_include_pad=True, int? divisor_override=None) -> Tensor", _avg_meta, _avg_impl, inplace=False)
+           "bool count_include_pad=True, int? divisor_override=None) -> Tensor", _avg_meta, _avg_impl, inplace=False,
+           method=False)
 
 
 def _avg_backward_meta(grad_output, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -856,7 +858,7 @@ def _adaptive_max_kernel(backend, self, output_size):
 
 
 custom("adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor output, Tensor indices)",
-       _adaptive_max_kernel, _adaptive_max_meta)
+       _adaptive_max_kernel, _adaptive_max_meta, method=False)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
@@ -932,7 +934,7 @@ def _im2col_impl(xp, out, dtype, self, kernel_size, dilation, padding, stride):
 
 
 structured("im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
-           _im2col_meta, _im2col_impl, inplace=False)
+           _im2col_meta, _im2col_impl, inplace=False, method=False)
 
 
 def _col2im_geometry(output_size, kernel_size, dilation, padding, stride):
@@ -967,7 +969,7 @@ def _col2im_impl(xp, out, dtype, self, output_size, kernel_size, dilation, paddi
 
 
 structured("col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
-           "int[2] stride) -> Tensor", _col2im_meta, _col2im_impl, inplace=False)
+           "int[2] stride) -> Tensor", _col2im_meta, _col2im_impl, inplace=False, method=False)
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):

@@ -23,7 +23,7 @@ class Operator:
 
     __slots__ = ("schema", "name", "kind", "meta", "impl", "kernels", "derivative", "tensor_positions",
                  "list_positions", "device_position", "functional", "inplace", "out", "backends", "scan",
-                 "pointwise", "sets_base", "exact_out_dtype", "dtype_from_out", "__weakref__")
+                 "pointwise", "sets_base", "exact_out_dtype", "dtype_from_out", "method", "__weakref__")
 
     def __init__(self, schema, kind, meta=None, impl=None):
         self.schema = schema
@@ -46,6 +46,7 @@ class Operator:
         self.sets_base = True   # view ops: the result's _base is the input's root (view(dtype) has none)
         self.exact_out_dtype = False  # out= and in-place results must have exactly the result dtype
         self.dtype_from_out = False   # reductions with a dtype= argument compute in out's dtype
+        self.method = True            # also a Tensor method (native_functions' `variants: method`)
 
     @property
     def alias(self):
@@ -100,12 +101,13 @@ def _out_schema(schema):
 
 
 def structured(text, meta, impl, inplace=True, out=True, pointwise=False, exact_out_dtype=False,
-               dtype_from_out=False):
+               dtype_from_out=False, method=True):
     """Declare an op whose meta computes (shape, dtype) and whose impl(xp, out, dtype, *args) fills the output.
 
     pointwise: the output is laid out in the inputs' memory order, as PyTorch's TensorIterator does.
     exact_out_dtype: an out= or in-place result must have exactly the result dtype (else any allowed cast).
-    dtype_from_out: with out= and no dtype= argument, compute in out's dtype (sum, prod)."""
+    dtype_from_out: with out= and no dtype= argument, compute in out's dtype (sum, prod).
+    method: also a Tensor method (False for ops PyTorch has only as functions, like im2col)."""
     schema = parse_schema(text)
     variants = [Operator(schema, "structured", meta, impl)]
     if inplace:
@@ -115,7 +117,7 @@ def structured(text, meta, impl, inplace=True, out=True, pointwise=False, exact_
     op = variants[0]
     for v in variants:
         v.functional = op
-        v.pointwise, v.exact_out_dtype, v.dtype_from_out = pointwise, exact_out_dtype, dtype_from_out
+        v.pointwise, v.exact_out_dtype, v.dtype_from_out, v.method = pointwise, exact_out_dtype, dtype_from_out, method
         _register(v)
         if v.kind == "structured_inplace":
             op.inplace = v
@@ -131,10 +133,12 @@ def view(text, meta, sets_base=True):
     return _register(op)
 
 
-def custom(text, kernel, meta=None, backends=None):
-    """Declare an op with its own kernel(backend, *args); `backends` limits which backends it runs on."""
+def custom(text, kernel, meta=None, backends=None, method=True):
+    """Declare an op with its own kernel(backend, *args); `backends` limits which backends it runs on;
+    `method=False` for ops PyTorch has only as functions."""
     op = Operator(parse_schema(text), "custom", meta, kernel)
     op.backends = backends
+    op.method = method
     return _register(op)
 
 
