@@ -217,10 +217,11 @@ ACTIVATIONS = [
 ]
 
 _NO_INPLACE = {"softshrink", "hardshrink", "log_sigmoid", "_normal_cdf"}
+_TENSOR_METHODS = {"relu", "hardshrink"}  # the others are functions only in PyTorch (no Tensor.gelu)
 for _schema, _fn, _meta in ACTIVATIONS:
     _name = _schema.partition("(")[0]
     structured(_schema, _meta, _activation(_fn), inplace=_name not in _NO_INPLACE, out=_name != "_normal_cdf",
-               pointwise=True)
+               pointwise=True, method=_name in _TENSOR_METHODS)
 
 
 # ---- softmax and log_softmax: the row maximum is subtracted first ------------------------------------------
@@ -484,7 +485,7 @@ def _glu_impl(xp, out, dtype, self, dim=-1):
     xp.copyto(out, a * special.expit(b), casting="unsafe")
 
 
-structured("glu(Tensor self, int dim=-1) -> Tensor", _glu_meta, _glu_impl, inplace=False)
+structured("glu(Tensor self, int dim=-1) -> Tensor", _glu_meta, _glu_impl, inplace=False, method=False)
 
 
 def glu(input, dim=-1):
@@ -588,11 +589,11 @@ def _huber(xp, d, delta=1.0):
 
 
 structured("mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", _pair_loss_meta("mse"),
-           _pair_loss(_mse), inplace=False, out=False)
+           _pair_loss(_mse), inplace=False, out=False, method=False)
 structured("smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor",
-           _pair_loss_meta("smooth_l1"), _pair_loss(_smooth_l1), inplace=False, out=False)
+           _pair_loss_meta("smooth_l1"), _pair_loss(_smooth_l1), inplace=False, out=False, method=False)
 structured("huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor",
-           _pair_loss_meta("huber"), _pair_loss(_huber), inplace=False, out=False)
+           _pair_loss_meta("huber"), _pair_loss(_huber), inplace=False, out=False, method=False)
 
 
 def _bce_meta(self, target, weight=None, reduction=1):
@@ -614,7 +615,7 @@ def _bce_impl(xp, out, dtype, self, target, weight=None, reduction=1):
 
 
 structured("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
-           _bce_meta, _bce_impl, inplace=False, out=False)
+           _bce_meta, _bce_impl, inplace=False, out=False, method=False)
 
 
 def _bce_logits_meta(self, target, weight=None, pos_weight=None, reduction=1):
@@ -637,7 +638,7 @@ def _bce_logits_impl(xp, out, dtype, self, target, weight=None, pos_weight=None,
 
 structured("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "
            "Tensor? pos_weight=None, int reduction=1) -> Tensor", _bce_logits_meta, _bce_logits_impl,
-           inplace=False, out=False)
+           inplace=False, out=False, method=False)
 
 
 def _nll_loss_meta(self, target, weight=None, reduction=1, ignore_index=-100):
@@ -682,7 +683,7 @@ def _nll_loss_impl(xp, out, dtype, self, target, weight=None, reduction=1, ignor
 
 
 structured("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) "
-           "-> Tensor", _nll_loss_meta, _nll_loss_impl, inplace=False, out=False)
+           "-> Tensor", _nll_loss_meta, _nll_loss_impl, inplace=False, out=False, method=False)
 
 
 def _nll_loss_backward_meta(grad_output, self, target, weight=None, reduction=1, ignore_index=-100):
@@ -1693,7 +1694,7 @@ def _one_hot_kernel(backend, self, num_classes=-1):
     return out
 
 
-custom("one_hot(Tensor self, int num_classes=-1) -> Tensor", _one_hot_kernel, _one_hot_kernel)
+custom("one_hot(Tensor self, int num_classes=-1) -> Tensor", _one_hot_kernel, _one_hot_kernel, method=False)
 
 
 def one_hot(tensor, num_classes=-1):

@@ -453,7 +453,7 @@ def _rsub_impl(xp, out, dtype, a, b, alpha=1):
 
 
 structured("rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _rsub_meta, _rsub_impl,
-           inplace=False, out=False, pointwise=True)
+           inplace=False, out=False, pointwise=True, method=False)
 
 
 # ---- division ----------------------------------------------------------------------------------------------

@@ -529,7 +529,7 @@ def _poisson(backend, self, generator=None):
     return out
 
 
-custom(f"poisson(Tensor self, {_GENERATOR_KW[3:]}) -> Tensor", _poisson, _poisson)
+custom(f"poisson(Tensor self, {_GENERATOR_KW[3:]}) -> Tensor", _poisson, _poisson, method=False)
 
 
 def _check_multinomial(self, num_samples, replacement):

@@ -126,10 +126,11 @@ def structured(text, meta, impl, inplace=True, out=True, pointwise=False, exact_
     return op
 
 
-def view(text, meta, sets_base=True):
+def view(text, meta, sets_base=True, method=True):
     """Declare a view op: meta(*args) -> (sizes, strides, offset) of the result over the input's storage."""
     op = Operator(parse_schema(text), "view", meta)
     op.sets_base = sets_base
+    op.method = method
     return _register(op)
 
 

@@ -255,7 +255,7 @@ def _bucketize_impl(xp, out, dtype, self, boundaries, out_int32=False, right=Fal
 
 
 structured("bucketize(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
-           _bucketize_meta, _bucketize_impl, inplace=False, exact_out_dtype=True)
+           _bucketize_meta, _bucketize_impl, inplace=False, exact_out_dtype=True, method=False)
 
 
 # ---- unique, unique_consecutive ---------------------------------------------------------------------------
@@ -312,7 +312,7 @@ def _unique_dim(backend, self, dim, sorted=True, return_inverse=False, return_co
 custom("_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> "
        "(Tensor, Tensor, Tensor)", _unique2, _unique2)
 custom("unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> "
-       "(Tensor, Tensor, Tensor)", _unique_dim, _unique_dim)
+       "(Tensor, Tensor, Tensor)", _unique_dim, _unique_dim, method=False)
 
 
 def _chosen(outputs, return_inverse, return_counts):

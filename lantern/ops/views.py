@@ -370,7 +370,7 @@ def _alias_meta(self):
     return self._size, self._stride, self._offset
 
 
-view("alias(Tensor(a) self) -> Tensor(a)", _alias_meta)
+view("alias(Tensor(a) self) -> Tensor(a)", _alias_meta, method=False)
 
 
 # ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
