@@ -2,6 +2,12 @@
 
 Each function is declared in lantern/ops/nn_conv.py or lantern/ops/nn_ops.py (op records with derivatives) and
 exported here by name.
+
+>>> import lantern.nn.functional as F
+>>> F.conv2d(lantern.arange(16.).view(1, 1, 4, 4), lantern.ones(1, 1, 2, 2)).view(3, 3).tolist()
+[[10.0, 14.0, 18.0], [26.0, 30.0, 34.0], [42.0, 46.0, 50.0]]
+>>> round(F.cross_entropy(lantern.zeros(2, 4), lantern.tensor([0, 3])).item(), 4)  # log(4): uniform over 4
+1.3863
 """
 from ..ops import nn_conv as _nn_conv, nn_ops as _nn_ops
 
