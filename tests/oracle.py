@@ -8,6 +8,7 @@
 raises, that lantern raises the same exception class.
 """
 import numpy as np
+import pytest
 import torch
 
 import lantern
@@ -141,3 +142,20 @@ def raises_like(fn, *inputs):
     assert _same_error_class(msgs[0][0], msgs[1][0]), \
         f"torch raised {msgs[0][0].__name__}, lantern {msgs[1][0].__name__}: {msgs[1][1]}"
     return msgs[0][1], msgs[1][1]
+
+
+def table_tests(forward, errors):
+    """Two parametrized tests over tables {name: (fn, *numpy_inputs)}: results, then exceptions, equal torch's.
+
+        test_forward_matches_torch, test_error_matches_torch = table_tests(FORWARD, ERRORS)
+    """
+    @pytest.mark.parametrize("name", forward)
+    def test_forward_matches_torch(name):
+        fn, *inputs = forward[name]
+        check(fn, *inputs)
+
+    @pytest.mark.parametrize("name", errors)
+    def test_error_matches_torch(name):
+        fn, *inputs = errors[name]
+        check(fn, *inputs)
+    return test_forward_matches_torch, test_error_matches_torch

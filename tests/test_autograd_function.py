@@ -20,6 +20,21 @@ def both(fn):
     return got
 
 
+def square_function(lib):
+    """x * x as an autograd.Function that saves its input (the tests' standard custom op)."""
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * g * x
+    return Square
+
+
 def errors(fn):
     """fn(lib) raises on both; the same class and the same message."""
     msgs = []
@@ -553,16 +568,7 @@ def test_saved_tensors_freed_after_backward():
 
 def test_saved_input_modified_in_place_raises():
     def run(lib):
-        class Square(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x * x
-
-            @staticmethod
-            def backward(ctx, g):
-                x, = ctx.saved_tensors
-                return 2 * g * x
+        Square = square_function(lib)
         x = lib.ones(2, requires_grad=True)
         h = x * 1
         y = Square.apply(h)

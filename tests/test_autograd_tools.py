@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import lantern
-from test_autograd_function import both, errors
+from test_autograd_function import both, errors, square_function
 
 F64 = dict(dtype=np.float64)
 
@@ -260,16 +260,7 @@ def test_saved_tensors_hooks_nest_and_apply_to_functions():
     def run(lib):
         log = []
 
-        class Square(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x * x
-
-            @staticmethod
-            def backward(ctx, g):
-                x, = ctx.saved_tensors
-                return 2 * g * x
+        Square = square_function(lib)
         x = lib.tensor([3.], requires_grad=True)
         with lib.autograd.graph.saved_tensors_hooks(lambda t: log.append("outer") or t, lambda t: t):
             with lib.autograd.graph.saved_tensors_hooks(lambda t: log.append("inner") or t, lambda t: t):

@@ -9,7 +9,7 @@ import torch
 
 import lantern
 from lantern.ops.registry import REGISTRY
-from oracle import check, noncontig
+from oracle import check, noncontig, table_tests
 from test_autograd_gradcheck_ops import (
     Case, assert_gradcheck_and_gradgradcheck, assert_gradients_match_torch, uniform,
 )
@@ -168,16 +168,7 @@ ERRORS = {
 }
 
 
-@pytest.mark.parametrize("name", FORWARD)
-def test_forward_matches_torch(name):
-    fn, *inputs = FORWARD[name]
-    check(fn, *inputs)
-
-
-@pytest.mark.parametrize("name", ERRORS)
-def test_error_matches_torch(name):
-    fn, *inputs = ERRORS[name]
-    check(fn, *inputs)
+test_forward_matches_torch, test_error_matches_torch = table_tests(FORWARD, ERRORS)
 
 
 def test_in_place_forms_return_self_and_bump_the_version():

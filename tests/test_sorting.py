@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import lantern
-from oracle import check, noncontig
+from oracle import check, noncontig, table_tests
 from test_autograd_gradcheck_ops import Case, assert_gradcheck_and_gradgradcheck, assert_gradients_match_torch
 
 RNG = np.random.default_rng(11)
@@ -114,16 +114,7 @@ ERRORS = {
 }
 
 
-@pytest.mark.parametrize("name", FORWARD)
-def test_forward_matches_torch(name):
-    fn, *inputs = FORWARD[name]
-    check(fn, *inputs)
-
-
-@pytest.mark.parametrize("name", ERRORS)
-def test_error_matches_torch(name):
-    fn, *inputs = ERRORS[name]
-    check(fn, *inputs)
+test_forward_matches_torch, test_error_matches_torch = table_tests(FORWARD, ERRORS)
 
 
 def test_results_are_named_tuples_that_print_like_torch():
