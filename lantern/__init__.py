@@ -28,6 +28,7 @@ from .ops import (  # noqa: E402,F401  (importing an ops module registers its op
     pointwise as _pointwise, reduction as _reduction, views as _views, linalg as _linalg_ops, shape as _shape,
     factory as _factory, indexing as _indexing, random as _random_ops, view_scatter as _view_scatter,
     tensor_shape as _tensor_shape, sorting as _sorting, scan as _scan, nn_conv as _nn_conv, nn_ops as _nn_ops,
+    nn_extra as _nn_extra, nn_attention as _nn_attention,
 )
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401
 from .backends import cuda  # noqa: E402,F401
@@ -42,7 +43,8 @@ from ._tensor import Tensor  # noqa: E402
 from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401
 from ._functions import *  # noqa: E402,F401,F403
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
-from . import debug, random, linalg, nn  # noqa: E402,F401
+from . import debug, random, linalg, nn, optim, utils, serialization, vision  # noqa: E402,F401
+from .serialization import *  # noqa: E402,F401,F403
 from .random import *  # noqa: E402,F401,F403
 
 half, float, double = float16, float32, float64

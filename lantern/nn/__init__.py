@@ -1,2 +1,9 @@
-"""lantern.nn: neural-network building blocks. For now only `functional` (the Module system comes with issue 5)."""
-from . import functional  # noqa: F401
+"""lantern.nn: Modules, Parameters, init and utils (torch.nn).
+
+>>> import lantern.nn as nn
+>>> nn.Linear(3, 2).weight.shape
+lantern.Size([2, 3])
+"""
+from . import functional, init, utils  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .parameter import *  # noqa: F401,F403

@@ -1,0 +1,2 @@
+"""compat (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.init (placeholder, being written)."""
+__all__ = []

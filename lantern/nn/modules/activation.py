@@ -1,0 +1,2 @@
+"""nn.modules.activation (placeholder, being written)."""
+__all__ = []

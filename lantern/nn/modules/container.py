@@ -1,0 +1,2 @@
+"""nn.modules.container (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.modules.conv (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.modules.distance (placeholder, being written)."""
+__all__ = []

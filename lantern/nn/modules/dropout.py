@@ -1,0 +1,2 @@
+"""nn.modules.dropout (placeholder, being written)."""
+__all__ = []

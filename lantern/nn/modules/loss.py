@@ -1,0 +1,2 @@
+"""nn.modules.loss (placeholder, being written)."""
+__all__ = []

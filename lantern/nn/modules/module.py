@@ -1,0 +1,2 @@
+"""nn.modules.module (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.modules.multihead_attention (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.modules.normalization (placeholder, being written)."""
+__all__ = []

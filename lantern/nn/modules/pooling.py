@@ -1,0 +1,2 @@
+"""nn.modules.pooling (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.modules.rnn (placeholder, being written)."""
+__all__ = []

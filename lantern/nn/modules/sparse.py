@@ -1,0 +1,2 @@
+"""nn.modules.sparse (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.modules.transformer (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.utils.convert_parameters (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.utils.rnn (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""optim.adadelta (placeholder, being written)."""
+__all__ = []

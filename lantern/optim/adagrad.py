@@ -1,0 +1,2 @@
+"""optim.adagrad (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""optim.adam (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""optim.adamax (placeholder, being written)."""
+__all__ = []

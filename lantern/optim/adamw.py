@@ -1,0 +1,2 @@
+"""optim.adamw (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""optim.lbfgs (placeholder, being written)."""
+__all__ = []

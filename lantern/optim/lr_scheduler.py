@@ -1,0 +1,2 @@
+"""optim.lr_scheduler (placeholder, being written)."""
+__all__ = []

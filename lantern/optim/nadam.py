@@ -1,0 +1,2 @@
+"""optim.nadam (placeholder, being written)."""
+__all__ = []

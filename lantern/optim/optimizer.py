@@ -1,0 +1,2 @@
+"""optim.optimizer (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""optim.radam (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""optim.rmsprop (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""optim.sgd (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""serialization: save/load (placeholder, being written)."""
+__all__ = []

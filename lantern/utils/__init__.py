@@ -1,0 +1,2 @@
+"""lantern.utils: data loading (utils.data), pytrees (utils._pytree) and hook handles (utils.hooks)."""
+from . import data, hooks, _pytree  # noqa: F401

@@ -1,0 +1,2 @@
+"""utils._pytree (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,7 @@
+"""lantern.utils.data: datasets, samplers and the DataLoader (torch.utils.data)."""
+from . import dataset, sampler, dataloader, collate, worker
+
+__all__ = []
+for _family in (dataset, sampler, dataloader, collate, worker):
+    globals().update({name: getattr(_family, name) for name in _family.__all__})
+    __all__ += _family.__all__

@@ -1,0 +1,2 @@
+"""utils.data.collate (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""utils.data.dataloader (placeholder, being written)."""
+__all__ = []

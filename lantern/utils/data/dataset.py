@@ -1,0 +1,2 @@
+"""utils.data.dataset (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""utils.data.sampler (placeholder, being written)."""
+__all__ = []

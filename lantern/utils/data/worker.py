@@ -1,0 +1,2 @@
+"""utils.data.worker (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""vision.transforms (placeholder, being written)."""
+__all__ = []
