@@ -7,6 +7,7 @@ np.float64(2.0)
 >>> lantern.tensor([[1, 2.5], [True, 4]]).dtype      # the highest kind present wins: bool < int < float < complex
 lantern.float32
 """
+import copyreg
 import warnings
 from collections.abc import Sequence
 
@@ -17,7 +18,7 @@ from .core.device import CPU, device as _device
 from .core.layout import preserve_format
 from .core.promotion import promote_types
 from .core.size import Size
-from .core.storage import wrap_numpy_memory
+from .core.storage import UntypedStorage, wrap_numpy_memory
 from .core.tensor_impl import TensorImpl, make_tensor
 from .ops.dispatcher import backend_for_device, call
 from .ops.factory import finish, like_strides
@@ -325,6 +326,38 @@ def legacy_tensor_new(cls, *args, **kwargs):
     return call(get("empty"), (sizes, dt.get_default_dtype(), None, None, None, False, None))
 
 
-def rebuild_tensor(array, requires_grad, device):
-    """Unpickling: a tensor from the array __reduce_ex__ saved."""
-    return finish(tensor(array, device=device), requires_grad)
+# ---- pickling: tensors pickle as (storage, offset, size, stride), so views in one pickle keep sharing ---------------
+
+def rebuild_tensor(storage, offset, size, stride, dtype, requires_grad, state):
+    """Unpickling: a tensor over an (already unpickled, possibly shared) storage, as Tensor.__reduce_ex__ saved it."""
+    t = make_tensor(storage, size, stride, offset, dtype, backend_for_device(storage.device))
+    if requires_grad:
+        t.requires_grad_(True)
+    if state:
+        t.__dict__.update(state)
+    return t
+
+
+def rebuild_storage(payload, nbytes, device):
+    """Unpickling: an UntypedStorage from its bytes (None on the meta device)."""
+    dev = _device(device)
+    if payload is None:
+        return UntypedStorage(nbytes, device=dev)
+    storage = UntypedStorage(nbytes)
+    storage._data[:nbytes] = np.frombuffer(payload, np.uint8)
+    if dev.type != "cpu":
+        flat = make_tensor(storage, (nbytes,), (1,), 0, dt.uint8, backend_for_device(CPU))
+        storage = flat.to(dev)._storage
+    return storage
+
+
+def _reduce_storage(storage):
+    data = storage._data
+    if data is None:
+        return (rebuild_storage, (None, storage.nbytes(), str(storage.device)))
+    if not isinstance(data, np.ndarray):
+        data = data.get()  # CuPy memory: copy to the host
+    return (rebuild_storage, (data[:storage.nbytes()].tobytes(), storage.nbytes(), str(storage.device)))
+
+
+copyreg.pickle(UntypedStorage, _reduce_storage)

@@ -114,17 +114,34 @@ class Tensor(TensorImpl):
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
+        # The storage pickles once per pickle (memoised), so views pickled together stay views of one storage.
         from ._construct import rebuild_tensor
-        t = self.detach() if self.requires_grad else self
-        return (rebuild_tensor, (t.cpu().numpy().copy(), self.requires_grad, str(self.device)))
+        return (rebuild_tensor, (self._storage, self._offset, self._size, self._stride, self.dtype,
+                                 self._requires_grad, {k: v for k, v in self.__dict__.items()
+                                                       if k not in TensorImpl.__dict__}))
 
     def __deepcopy__(self, memo):
+        """A copy over a copied storage (one per storage in `memo`, so views stay views); grad and attributes too."""
         if id(self) in memo:
             return memo[id(self)]
-        with _ag.no_grad():
-            new = self.clone()
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        import copy
+        from .core.tensor_impl import make_tensor
+        storage = copy.deepcopy(self._storage, memo)
+        new = make_tensor(storage, self._size, self._stride, self._offset, self.dtype, self._backend)
+        if type(self) is not Tensor:
+            new.__class__ = type(self)
         new._requires_grad = self._requires_grad
         memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        for k, v in self.__dict__.items():
+            if k not in TensorImpl.__dict__:  # what a user set (autograd's slots are TensorImpl class defaults)
+                setattr(new, k, copy.deepcopy(v, memo))
         return new
 
     def __contains__(self, element):
@@ -688,15 +705,20 @@ def _parse_to(self, args, kwargs):
     kwargs.pop("non_blocking", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    positional_bools = 0
     for a in args:
+        if a is None:  # to(None, dtype): torch's positional device slot left empty
+            continue
         if isinstance(a, dt.dtype):
             dtype = a
         elif isinstance(a, TensorImpl):
             dtype, device = a.dtype, a.device
         elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
             device = a
-        elif isinstance(a, bool):
-            copy = a
+        elif isinstance(a, bool):  # positional (non_blocking, copy), in that order
+            positional_bools += 1
+            if positional_bools == 2:
+                copy = a
         else:
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
     if device is not None:

@@ -224,6 +224,7 @@ def _finish(ctx, args, outputs, record):
         else:
             if id(o) in inputs and record:
                 o = _alias(o)  # an input returned unchanged: the output is a new view of it
+                o._custom_function_view = _view_error(ctx, nr, outs, non_diff)  # no in-place on it
             if differentiable:
                 o._requires_grad, o._grad_fn, o._output_nr = True, ctx, nr
         result.append(o)
@@ -237,6 +238,18 @@ def _finish(ctx, args, outputs, record):
     else:
         ctx._saved = tuple(None if t is None else SavedTensor(t) for t in ctx._to_save)
     return result[0] if single else tuple(result)
+
+
+def _view_error(ctx, nr, outs, non_diff):
+    """The error an in-place change of output nr (an input returned as-is, so a view) will raise."""
+    n_diff = sum(1 for o in outs if isinstance(o, TensorImpl) and id(o) not in non_diff and o.dtype.category >= 2)
+    why = ("is the output of a function that returns multiple views. Such functions do not allow the output views to "
+           "be modified inplace. You should replace the inplace operation by an out-of-place one." if n_diff > 1 else
+           "was created inside a custom Function (or because an input was returned as-is) and the autograd logic to "
+           "handle view+inplace would override the custom backward associated with the custom Function, leading to "
+           "incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom "
+           "Function.")
+    return f"Output {nr} of {ctx._forward_cls.__name__} is a view and is being modified inplace. This view {why}"
 
 
 def _check_dirty(t, record):

@@ -23,14 +23,18 @@ class RemovableHandle:
 
     _ids = itertools.count()
 
-    def __init__(self, hooks_dict):
+    def __init__(self, hooks_dict, *, extra_dict=None):
         self.hooks_dict_ref = weakref.ref(hooks_dict)
         self.id = next(RemovableHandle._ids)
+        # dicts keyed by the same id (a module's with_kwargs / always_call flags) that remove() also cleans
+        extras = [extra_dict] if isinstance(extra_dict, dict) else (extra_dict or [])
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extras)
 
     def remove(self):
-        hooks = self.hooks_dict_ref()
-        if hooks is not None:
-            hooks.pop(self.id, None)
+        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
+            hooks = ref()
+            if hooks is not None:
+                hooks.pop(self.id, None)
 
     def __enter__(self):
         return self

@@ -116,6 +116,8 @@ def _set_history(t, node, nr):
 
 def _check_inplace_allowed(self_):
     if self_._requires_grad:
+        if self_._base is not None and "_custom_function_view" in self_.__dict__:
+            raise RuntimeError(self_._custom_function_view)
         if self_._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         base = self_._base
