@@ -1,2 +1,89 @@
-"""nn.modules.linear (placeholder, being written)."""
-__all__ = []
+"""Identity, Linear and Bilinear (torch.nn.modules.linear).
+
+Linear(in, out) holds weight (out, in) and bias (out,) and computes y = x Wᵀ + b; Bilinear(in1, in2, out) holds
+weight (out, in1, in2) and computes y_k = x1ᵀ W_k x2 + b_k. Both draw their parameters from U(±1/sqrt(in)).
+
+>>> import lantern
+>>> lin = lantern.nn.Linear(3, 2)
+>>> lin, tuple(lin.weight.shape), lin(lantern.ones(4, 3)).shape
+(Linear(in_features=3, out_features=2, bias=True), (2, 3), lantern.Size([4, 2]))
+>>> lantern.nn.Bilinear(2, 3, 4, bias=False)(lantern.ones(5, 2), lantern.ones(5, 3)).shape
+lantern.Size([5, 4])
+>>> lantern.nn.Identity(54, unused="ignored")(lantern.tensor([1.])).tolist()
+[1.0]
+"""
+import math
+
+from ... import _functions as _fns
+from .. import functional as F, init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Identity", "Linear", "Bilinear"]
+
+
+class Identity(Module):
+    """Returns its input unchanged; any constructor arguments are accepted and ignored."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x Wᵀ + b over the last dim of x, with weight (out_features, in_features)."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(_fns.empty((out_features, in_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_fns.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        # kaiming_uniform_ with a=sqrt(5) is U(±1/sqrt(fan_in)); the bias uses the same bound
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """y_k = x1ᵀ W_k x2 + b_k, with weight (out_features, in1_features, in2_features)."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(_fns.empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_fns.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.in1_features <= 0:
+            raise ValueError(f"in1_features must be > 0, but got (in1_features={self.in1_features})")
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
