@@ -45,7 +45,7 @@ __all__ = [
     "dropout2d", "dropout3d", "feature_alpha_dropout", "rrelu", "rrelu_", "gumbel_softmax", "bilinear",
     "poisson_nll_loss", "gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
     "cosine_embedding_loss", "triplet_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
-    "multilabel_margin_loss", "ctc_loss",
+    "multilabel_margin_loss", "ctc_loss", "triplet_margin_with_distance_loss",
 ]
 
 _HALF = (np.dtype(np.float16), np.dtype(dt.bfloat16.np))
@@ -946,16 +946,22 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    """0.5 (log var + (input - target)² / var), var clamped at eps without changing its gradient (as PyTorch)."""
+    """0.5 (log var + (input - target)² / var), var clamped at eps without changing its gradient (as PyTorch).
+    A float var is one shared variance; a var with one size-1 dim where input has more broadcasts."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * input.new_ones(input._size)
+    elif (var < 0).any().item():
+        raise ValueError("var has negative entry/entries")
     if var._size != input._size:
         if input._size[:-1] == var._size:
             var = var.unsqueeze(-1)
-        elif not (input._size[:-1] == var._size[:-1] and var._size[-1:] == (1,)):
+        elif not (input.dim() == var.dim()
+                  and sum(v for i, v in zip(input._size, var._size) if i != v) == 1):
             raise ValueError("var is of incorrect size")
     if reduction not in _REDUCTIONS:
         raise ValueError(reduction + " is not valid")
-    if (var < 0).any().item():
-        raise ValueError("var has negative entry/entries")
     from ..autograd.grad_mode import no_grad
     var = var.clone()
     with no_grad():
@@ -1021,6 +1027,26 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
         d_neg = _op("minimum", d_neg, pairwise_distance(positive, negative, p, eps))
     losses = (d_pos - d_neg + margin).clamp(min=0)
     return _apply_reduction(losses, _reduction_enum(reduction, size_average, reduce))
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """triplet_margin_loss with any distance_function(x1, x2) (pairwise_distance when None)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.dim(), positive.dim(), negative.dim())
+    if len(set(dims)) > 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D "
+                           "inputs")
+    distance = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_neg = _op("minimum", d_neg, distance(positive, negative))
+    losses = (d_pos - d_neg + margin).clamp(min=0)
+    return _apply_reduction(losses, _REDUCTIONS[reduction])
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
