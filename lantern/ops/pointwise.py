@@ -869,6 +869,14 @@ def _lerp_meta(a, end, weight):
 def _lerp(xp, a, end, weight):
     """PyTorch's two-sided formula: exact at weight 0 (gives a) and at weight 1 (gives end)."""
     diff = end - a
+    if isinstance(weight, (int, float)):  # a scalar weight (optimizers' EMAs) picks its branch once, in place
+        if abs(weight) < 0.5:
+            diff *= weight
+            diff += a
+        else:
+            diff *= 1 - weight
+            xp.subtract(end, diff, out=diff)
+        return diff
     return xp.where(xp.abs(weight) < 0.5, a + weight * diff, end - diff * (1 - weight))
 
 
