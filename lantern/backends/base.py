@@ -19,6 +19,8 @@ from ..ops.meta_util import pointwise_strides, shape_str
 
 def internal_overlap_check(t, op_name):
     """Refuse writes into memory several elements share (an expanded tensor), as PyTorch does."""
+    if 0 in t._size:  # no elements, so nothing shared (torch writes into empty stride-0 tensors)
+        return
     for n, s in zip(t._size, t._stride):
         if s == 0 and n > 1:
             raise RuntimeError(

@@ -1,2 +1,750 @@
-"""nn.modules.rnn (placeholder, being written)."""
-__all__ = []
+"""Recurrent layers: RNN, LSTM, GRU and their one-step cells (torch.nn.modules.rnn).
+
+Each (layer, direction) runs in two phases: the input projection of every time step at once (x @ W_ih^T + b, one
+matmul), then the recurrence, one h @ W_hh^T per step. Over a padded batch the recurrence is one autograd node
+(`_Recurrence`): its forward and its backward (backpropagation through time) are loops of lantern ops that record
+no graph, and the weight gradients come out as one matmul over all steps. Packed sequences, the cells and double
+backward use the same step equations written as ordinary differentiable lantern ops (`_composite_direction`).
+
+>>> import lantern
+>>> lstm = lantern.nn.LSTM(4, 3, num_layers=2)
+>>> out, (h, c) = lstm(lantern.randn(5, 2, 4))     # (seq, batch, feature)
+>>> out.shape, h.shape, c.shape
+(lantern.Size([5, 2, 3]), lantern.Size([2, 2, 3]), lantern.Size([2, 2, 3]))
+>>> [name for name, _ in lstm.named_parameters()][:4]
+['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', 'bias_hh_l0']
+"""
+import math
+import numbers
+import warnings
+
+import lantern
+from .. import functional as F, init
+from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
+from ...autograd.function import Function
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+# ---- one step, as differentiable lantern ops (cells, packed sequences, double backward) ----
+
+def _lstm_cell(gates, c, w_hr_t=None):
+    """One LSTM step from its pre-activation gates (blocks i, f, g, o): the new (h, c)."""
+    i, f, g, o = gates.chunk(4, 1)
+    c = lantern.addcmul(f.sigmoid() * c, i.sigmoid(), g.tanh())
+    h = o.sigmoid() * c.tanh()
+    return (h if w_hr_t is None else h.mm(w_hr_t)), c
+
+
+def _gru_cell(gi, gh, h):
+    """One GRU step from gi = x W_ih^T + b_ih and gh = h W_hh^T + b_hh (blocks r, z, n): the new h.
+    The reset gate scales the whole hidden term of n, bias included: n = tanh(gi_n + r * gh_n)."""
+    i_r, i_z, i_n = gi.chunk(3, 1)
+    h_r, h_z, h_n = gh.chunk(3, 1)
+    r = (i_r + h_r).sigmoid()
+    z = (i_z + h_z).sigmoid()
+    n = lantern.addcmul(i_n, r, h_n).tanh()
+    return lantern.addcmul(n, z, h - n)
+
+
+def _linear(x, w, b):
+    return x.mm(w.t()) if b is None else lantern.addmm(b, x, w.t())
+
+
+def _step(mode, xt, h, c, w_hh_t, b_hh, w_hr_t):
+    """One layer step given the step's input projection xt (input biases, and for LSTM/RNN the hidden ones,
+    already added)."""
+    if mode == "LSTM":
+        return _lstm_cell(lantern.addmm(xt, h, w_hh_t), c, w_hr_t)
+    if mode == "GRU":
+        gh = h.mm(w_hh_t) if b_hh is None else lantern.addmm(b_hh, h, w_hh_t)
+        return _gru_cell(xt, gh, h), None
+    pre = lantern.addmm(xt, h, w_hh_t)
+    return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
+
+
+class _SplitRows(Function):
+    """x.split(sizes) as one node, whose backward concatenates the gradients (slicing each step out of a tensor
+    instead would give every step a backward that zero-fills a gradient the size of the whole sequence)."""
+
+    @staticmethod
+    def forward(ctx, x, sizes):
+        return x.split(sizes)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return lantern.cat(grads), None
+
+
+def _composite_direction(mode, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
+    """One direction of one layer over packed rows xw (N, gates) whose step t has sizes[t] sequences (sorted,
+    longest first). Returns (output rows (N, hidden), h_n, c_n) with h_n, c_n for the full batch."""
+    steps = _SplitRows.apply(xw, sizes) if len(sizes) > 1 else (xw,)
+    w_hh_t = w_hh.t()
+    w_hr_t = None if w_hr is None else w_hr.t()
+    lstm = mode == "LSTM"
+    outs = [None] * len(sizes)
+    if reverse:  # sequences join as the steps go back in time; each starts from its own h0 row
+        last = sizes[-1]
+        h = h0 if last == h0.size(0) else h0[:last]
+        c = c0 if not lstm or last == c0.size(0) else c0[:last]
+        for t in range(len(sizes) - 1, -1, -1):
+            b = sizes[t]
+            if b > h.size(0):
+                h = lantern.cat([h, h0[h.size(0):b]])
+                c = lantern.cat([c, c0[c.size(0):b]]) if lstm else None
+            h, c = _step(mode, steps[t], h, c, w_hh_t, b_hh, w_hr_t)
+            outs[t] = h
+        return lantern.cat(outs), h, c
+    h, c = h0, c0
+    done_h, done_c = [], []  # final states of sequences that ended, latest (= lowest rows) last
+    for t, b in enumerate(sizes):
+        if b < h.size(0):
+            done_h.append(h[b:])
+            h = h[:b]
+            if lstm:
+                done_c.append(c[b:])
+                c = c[:b]
+        h, c = _step(mode, steps[t], h, c, w_hh_t, b_hh, w_hr_t)
+        outs[t] = h
+    if done_h:
+        h = lantern.cat([h] + done_h[::-1])
+        c = lantern.cat([c] + done_c[::-1]) if lstm else None
+    return lantern.cat(outs), h, c
+
+
+# ---- the fused recurrence over a padded batch: forward and BPTT loops that record no graph ----
+
+def _shifted(seq, first, reverse):
+    """The state each step started from: (T, B, n) = seq moved one step along the processing order, with
+    `first` (the initial state) at the first processed step."""
+    first = first.unsqueeze(0)
+    return lantern.cat([seq[1:], first]) if reverse else lantern.cat([first, seq[:-1]])
+
+
+def _lstm_forward(xw, h0, c0, w_hh, w_hr, order):
+    steps, batch, gates = xw.shape
+    H = gates // 4
+    # One sigmoid per step covers all four gates: the g block's pre-activation is doubled (in the input
+    # projection and in W_hh), so that its sigmoid s gives tanh(x) = 2 * sigmoid(2x) - 1 = 2s - 1.
+    acts = xw.clone()
+    acts.narrow(2, 2 * H, H).mul_(2)
+    w_hh2 = w_hh.clone()
+    w_hh2.narrow(0, 2 * H, H).mul_(2)
+    w_hh_t = w_hh2.t()
+    w_hr_t = None if w_hr is None else w_hr.t()
+    i, f, g, o = acts.chunk(4, 2)
+    cells = xw.new_empty((steps, batch, H))
+    tanh_cells = xw.new_empty((steps, batch, H))
+    raw = None if w_hr is None else xw.new_empty((steps, batch, H))   # o * tanh(c), before the projection
+    out = xw.new_empty((steps, batch, h0.size(1)))
+    h, c = h0, c0
+    for t in order:
+        acts.select(0, t).addmm_(h, w_hh_t).sigmoid_()
+        i_t = i.select(0, t)
+        c = lantern.mul(f.select(0, t), c, out=cells.select(0, t)).sub_(i_t).addcmul_(i_t, g.select(0, t), value=2)
+        tc = lantern.tanh(c, out=tanh_cells.select(0, t))
+        if raw is None:
+            h = lantern.mul(o.select(0, t), tc, out=out.select(0, t))
+        else:
+            h = lantern.mm(lantern.mul(o.select(0, t), tc, out=raw.select(0, t)), w_hr_t, out=out.select(0, t))
+    return out, h.clone(), c.clone(), (acts, cells, tanh_cells, raw)
+
+
+def _lstm_backward(saved, d_out, d_hn, d_cn, order):
+    xw, h0, c0, w_hh, _, w_hr, out, acts, cells, tanh_cells, raw = saved
+    steps, batch, gates = xw.shape
+    H = gates // 4
+    reverse = order[0] != 0
+    i, f, g, o = acts.chunk(4, 2)
+    g = g * 2 - 1   # acts holds sigmoid(2x) for the g block
+    # d(pre-activation) = dc * factor for i, f, g and d(o * tanh c) * factor for o: every factor that does not
+    # depend on the recurrence is computed for all steps at once.
+    factors = acts.new_empty((steps, batch, 4, H))
+    lantern.mul(g, i * (1 - i), out=factors.select(2, 0))
+    lantern.mul(_shifted(cells, c0, reverse), f * (1 - f), out=factors.select(2, 1))
+    lantern.mul(i, 1 - g * g, out=factors.select(2, 2))
+    lantern.mul(tanh_cells, o * (1 - o), out=factors.select(2, 3))
+    to_cell = o * (1 - tanh_cells * tanh_cells)    # d c / d(o * tanh c), through the tanh
+    d_gates = acts.new_empty((steps, batch, 4, H))
+    cell_factors, out_factors = factors.narrow(2, 0, 3), factors.select(2, 3)
+    d_cell_gates, d_out_gate = d_gates.narrow(2, 0, 3), d_gates.select(2, 3)
+    flat_d_gates = d_gates.view(steps, batch, gates)
+    d_h = acts.new_empty((steps, batch, h0.size(1))).copy_(d_out)   # d h_t, gathering the recurrent term
+    d_h.select(0, order[-1]).add_(d_hn)
+    d_c = d_cn.new_empty(d_cn.shape).copy_(d_cn)
+    d_c_wide = d_c.unsqueeze(1)
+    back = order[::-1]
+    d_h0 = None
+    for k, t in enumerate(back):
+        d_raw = d_h.select(0, t) if w_hr is None else d_h.select(0, t).mm(w_hr)
+        d_c.addcmul_(d_raw, to_cell.select(0, t))
+        lantern.mul(d_c_wide, cell_factors.select(0, t), out=d_cell_gates.select(0, t))
+        lantern.mul(d_raw, out_factors.select(0, t), out=d_out_gate.select(0, t))
+        d_c.mul_(f.select(0, t))
+        if k + 1 < len(back):
+            d_h.select(0, back[k + 1]).addmm_(flat_d_gates.select(0, t), w_hh)
+        else:
+            d_h0 = flat_d_gates.select(0, t).mm(w_hh)
+    d_w_hh = flat_d_gates.view(-1, gates).t().mm(_shifted(out, h0, reverse).reshape(-1, h0.size(1)))
+    d_w_hr = None if w_hr is None else d_h.view(-1, h0.size(1)).t().mm(raw.view(-1, H))
+    return flat_d_gates, d_h0, d_c, d_w_hh, None, d_w_hr
+
+
+def _gru_forward(xw, h0, w_hh, b_hh, order):
+    steps, batch, gates = xw.shape
+    H = gates // 3
+    acts = xw.new_empty((steps, batch, gates))      # r, z, n
+    hidden = xw.new_empty((steps, batch, gates))    # h W_hh^T + b_hh
+    r_z, r, z, n = acts.narrow(2, 0, 2 * H), acts.narrow(2, 0, H), acts.narrow(2, H, H), acts.narrow(2, 2 * H, H)
+    x_rz, x_n = xw.narrow(2, 0, 2 * H), xw.narrow(2, 2 * H, H)
+    h_rz, h_n = hidden.narrow(2, 0, 2 * H), hidden.narrow(2, 2 * H, H)
+    out = xw.new_empty((steps, batch, H))
+    w_hh_t = w_hh.t()
+    h = h0
+    for t in order:
+        if b_hh is None:
+            lantern.mm(h, w_hh_t, out=hidden.select(0, t))
+        else:
+            lantern.addmm(b_hh, h, w_hh_t, out=hidden.select(0, t))
+        lantern.add(x_rz.select(0, t), h_rz.select(0, t), out=r_z.select(0, t)).sigmoid_()
+        n_t = lantern.addcmul(x_n.select(0, t), r.select(0, t), h_n.select(0, t), out=n.select(0, t)).tanh_()
+        h = lantern.sub(h, n_t, out=out.select(0, t)).mul_(z.select(0, t)).add_(n_t)
+    return out, h.clone(), None, (acts, hidden)
+
+
+def _gru_backward(saved, d_out, d_hn, order):
+    xw, h0, _, w_hh, b_hh, _, out, acts, hidden = saved
+    steps, batch, gates = xw.shape
+    H = gates // 3
+    reverse = order[0] != 0
+    r, z, n = acts.chunk(3, 2)
+    to_n = (1 - z) * (1 - n * n)                               # d n_pre / d h_t
+    to_z = (_shifted(out, h0, reverse) - n) * (z * (1 - z))    # d z_pre / d h_t
+    to_r = hidden.narrow(2, 2 * H, H) * (r * (1 - r))          # d r_pre / d n_pre
+    d_x = acts.new_empty((steps, batch, gates))
+    d_hidden = acts.new_empty((steps, batch, gates))
+    d_xn = d_x.narrow(2, 2 * H, H)
+    d_hr, d_hz, d_hn_gate = d_hidden.narrow(2, 0, H), d_hidden.narrow(2, H, H), d_hidden.narrow(2, 2 * H, H)
+    d_h = acts.new_empty((steps, batch, H)).copy_(d_out)
+    d_h.select(0, order[-1]).add_(d_hn)
+    back = order[::-1]
+    d_h0 = None
+    for k, t in enumerate(back):
+        dh = d_h.select(0, t)
+        dn = lantern.mul(dh, to_n.select(0, t), out=d_xn.select(0, t))
+        lantern.mul(dh, to_z.select(0, t), out=d_hz.select(0, t))
+        lantern.mul(dn, to_r.select(0, t), out=d_hr.select(0, t))
+        lantern.mul(dn, r.select(0, t), out=d_hn_gate.select(0, t))
+        if k + 1 < len(back):
+            d_h.select(0, back[k + 1]).addcmul_(dh, z.select(0, t)).addmm_(d_hidden.select(0, t), w_hh)
+        else:
+            d_h0 = lantern.addmm(dh * z.select(0, t), d_hidden.select(0, t), w_hh)
+    d_x.narrow(2, 0, 2 * H).copy_(d_hidden.narrow(2, 0, 2 * H))
+    flat = d_hidden.view(-1, gates)
+    d_w_hh = flat.t().mm(_shifted(out, h0, reverse).reshape(-1, H))
+    d_b_hh = None if b_hh is None else flat.sum(0)
+    return d_x, d_h0, None, d_w_hh, d_b_hh, None
+
+
+def _rnn_forward(xw, h0, w_hh, relu, order):
+    out = xw.new_empty(xw.shape)
+    w_hh_t = w_hh.t()
+    h = h0
+    for t in order:
+        h = lantern.addmm(xw.select(0, t), h, w_hh_t, out=out.select(0, t))
+        h = h.relu_() if relu else h.tanh_()
+    return out, h.clone(), None, ()
+
+
+def _rnn_backward(saved, d_out, d_hn, order, relu):
+    xw, h0, _, w_hh, _, _, out = saved
+    H = xw.size(2)
+    reverse = order[0] != 0
+    slope = (out > 0).to(out.dtype) if relu else 1 - out * out
+    d_pre = xw.new_empty(xw.shape)
+    d_h = xw.new_empty(xw.shape).copy_(d_out)
+    d_h.select(0, order[-1]).add_(d_hn)
+    back = order[::-1]
+    d_h0 = None
+    for k, t in enumerate(back):
+        dp = lantern.mul(d_h.select(0, t), slope.select(0, t), out=d_pre.select(0, t))
+        if k + 1 < len(back):
+            d_h.select(0, back[k + 1]).addmm_(dp, w_hh)
+        else:
+            d_h0 = dp.mm(w_hh)
+    d_w_hh = d_pre.view(-1, H).t().mm(_shifted(out, h0, reverse).reshape(-1, H))
+    return d_pre, d_h0, None, d_w_hh, None, None
+
+
+class _Recurrence(Function):
+    """One direction of one layer over a padded, time-major batch, as a single autograd node.
+
+    Inputs: the input projection xw (T, B, gates) with the biases that can be folded in (all of them for LSTM and
+    RNN, b_ih for GRU), h0, c0 (LSTM), W_hh, b_hh (GRU only) and W_hr (LSTM with projections).
+    Outputs: the hidden states of all steps (T, B, hidden), h_n and c_n (None unless LSTM)."""
+
+    @staticmethod
+    def forward(ctx, mode, reverse, xw, h0, c0, w_hh, b_hh, w_hr):
+        order = list(range(xw.size(0)))
+        if reverse:
+            order.reverse()
+        if mode == "LSTM":
+            out, h_n, c_n, extra = _lstm_forward(xw, h0, c0, w_hh, w_hr, order)
+        elif mode == "GRU":
+            out, h_n, c_n, extra = _gru_forward(xw, h0, w_hh, b_hh, order)
+        else:
+            out, h_n, c_n, extra = _rnn_forward(xw, h0, w_hh, mode == "RNN_RELU", order)
+        ctx.mode, ctx.order = mode, order
+        ctx.save_for_backward(xw, h0, c0, w_hh, b_hh, w_hr, out, *extra)
+        return out, h_n, c_n
+
+    @staticmethod
+    def backward(ctx, d_out, d_hn, d_cn):
+        saved = ctx.saved_tensors
+        if lantern.is_grad_enabled():   # create_graph: differentiate the step equations themselves
+            return (None, None) + _recurrence_grads_differentiably(ctx.mode, ctx.order, saved[:6],
+                                                                    (d_out, d_hn, d_cn))
+        if ctx.mode == "LSTM":
+            grads = _lstm_backward(saved, d_out, d_hn, d_cn, ctx.order)
+        elif ctx.mode == "GRU":
+            grads = _gru_backward(saved, d_out, d_hn, ctx.order)
+        else:
+            grads = _rnn_backward(saved, d_out, d_hn, ctx.order, ctx.mode == "RNN_RELU")
+        return (None, None) + grads
+
+
+def _recurrence_grads_differentiably(mode, order, inputs, grad_outputs):
+    """The gradients of _Recurrence as a graph (for double backward): rerun its step equations with autograd
+    and differentiate them with create_graph."""
+    xw, h0, c0, w_hh, b_hh, w_hr = inputs
+    steps, batch, gates = xw.shape
+    reverse = order[0] != 0
+    with lantern.enable_grad():
+        out, h_n, c_n = _composite_direction(mode, xw.reshape(steps * batch, gates), [batch] * steps, h0, c0,
+                                             w_hh, b_hh, w_hr, reverse)
+    outputs = [out.view(steps, batch, out.size(-1)), h_n] + ([c_n] if c_n is not None else [])
+    wanted = [t for t in inputs if t is not None and t.requires_grad]
+    found = iter(lantern.autograd.grad(outputs, wanted, list(grad_outputs[:len(outputs)]), create_graph=True,
+                                       allow_unused=True))
+    return tuple(next(found) if t is not None and t.requires_grad else None for t in inputs)
+
+
+# ---- the modules ----
+
+class RNNBase(Module):
+    """The shared machinery of RNN, LSTM and GRU: parameters per (layer, direction), argument checks, and the
+    run over layers and directions. `mode` is "LSTM", "GRU", "RNN_TANH" or "RNN_RELU"."""
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
+                             "element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and "
+                          f"num_layers={num_layers}", stacklevel=2)
+        for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                                  ("input_size", input_size, int)):
+            if not isinstance(value, kind):
+                raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
+        if not isinstance(hidden_size, int):
+            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if mode not in _GATES:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        gate_size = _GATES[mode] * hidden_size
+        real_hidden = proj_size if proj_size > 0 else hidden_size
+        directions = 2 if bidirectional else 1
+        factory = {"device": device, "dtype": dtype}
+        self._flat_weights_names = []
+        self._all_weights = []
+        for layer in range(num_layers):
+            for direction in range(directions):
+                layer_input = input_size if layer == 0 else real_hidden * directions
+                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, real_hidden))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size > 0:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
+                suffix = "_reverse" if direction == 1 else ""
+                names = []
+                for kind, shape in shapes:
+                    name = f"{kind}_l{layer}{suffix}"
+                    setattr(self, name, Parameter(lantern.empty(shape, **factory)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, name, None) for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        """The parameters, one list per (layer, direction)."""
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    def flatten_parameters(self):
+        """A no-op: the weights are never packed into one buffer here (that is a cuDNN layout)."""
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    # -- argument checks (torch's names and messages) --
+
+    def check_input(self, input, batch_sizes):
+        weight = self._flat_weights[0]
+        if input.dtype != weight.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight.dtype}). "
+                             f"Convert input: input.to({weight.dtype}), or convert model: model.to({input.dtype})")
+        expected = 2 if batch_sizes is not None else 3
+        if input.dim() != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {input.size(-1)}")
+
+    def _mini_batch(self, input, batch_sizes):
+        if batch_sizes is not None:
+            return int(batch_sizes[0])
+        return input.size(0) if self.batch_first else input.size(1)
+
+    def get_expected_hidden_size(self, input, batch_sizes):
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * (2 if self.bidirectional else 1), self._mini_batch(input, batch_sizes), size)
+
+    def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
+        if tuple(hx.size()) != expected_hidden_size:
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        return hx if permutation is None else hx.index_select(1, permutation)
+
+    # -- the run --
+
+    def _zeros_state(self, input, batch, size):
+        return lantern.zeros(self.num_layers * (2 if self.bidirectional else 1), batch, size, dtype=input.dtype,
+                             device=input.device)
+
+    def _forward(self, input, hx):
+        """The forward of every mode: unpack or batch the input, default and check the state, run, repack."""
+        lstm = self.mode == "LSTM"
+        packed = isinstance(input, PackedSequence)
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        if packed:
+            input, batch_sizes, sorted_indices, unsorted_indices = input
+            batch = int(batch_sizes[0])
+            if hx is None:
+                hx = self._zeros_state(input, batch, real_hidden)
+                if lstm:
+                    hx = (hx, self._zeros_state(input, batch, self.hidden_size))
+            else:
+                hx = self.permute_hidden(hx, sorted_indices)
+        else:
+            batch_sizes = sorted_indices = unsorted_indices = None
+            if input.dim() not in (2, 3):
+                noun = " tensor" if self.mode.startswith("RNN") else ""
+                name = "RNN" if self.mode.startswith("RNN") else self.mode
+                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{noun} instead")
+            batched = input.dim() == 3
+            batch_dim = 0 if self.batch_first else 1
+            if not batched:
+                input = input.unsqueeze(batch_dim)
+            hx = self._check_state_dims(hx, batched)
+            batch = input.size(batch_dim)
+            if hx is None:
+                hx = self._zeros_state(input, batch, real_hidden)
+                if lstm:
+                    hx = (hx, self._zeros_state(input, batch, self.hidden_size))
+        self.check_forward_args(input, hx, batch_sizes)
+        h0, c0 = hx if lstm else (hx, None)
+        if packed:
+            output, h_n, c_n = self._run(input, h0, c0, batch_sizes.tolist())
+        else:
+            steps_first = input.transpose(0, 1) if self.batch_first else input
+            if steps_first.size(0) == 0:
+                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+            output, h_n, c_n = self._run(steps_first, h0, c0, None)
+            if self.batch_first:
+                output = output.transpose(0, 1)
+        hidden = (h_n, c_n) if lstm else h_n
+        if packed:
+            return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
+                self.permute_hidden(hidden, unsorted_indices)
+        if not batched:
+            output = output.squeeze(batch_dim)
+            hidden = (h_n.squeeze(1), c_n.squeeze(1)) if lstm else h_n.squeeze(1)
+        return output, hidden
+
+    def _check_state_dims(self, hx, batched):
+        """torch's dimension checks on a given state for batched (3-D) / unbatched (2-D) input; an unbatched
+        state gets its batch dim."""
+        if hx is None:
+            return None
+        want, kind = (3, "batched 3-D") if batched else (2, "unbatched 2-D")
+        if self.mode == "LSTM":
+            if hx[0].dim() != want or hx[1].dim() != want:
+                raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got "
+                                   f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+            return hx if batched else (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        if hx.dim() != want:
+            raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {hx.dim()}-D tensor")
+        return hx if batched else hx.unsqueeze(1)
+
+    def _run(self, x, h0, c0, batch_sizes):
+        """All layers and directions over time-major x (T, B, input_size), or packed rows (N, input_size) with
+        batch_sizes (a list). Returns (output, h_n, c_n) where c_n is None unless LSTM."""
+        mode = self.mode
+        directions = 2 if self.bidirectional else 1
+        h_out, c_out = [], []
+        layer_input = x
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                weights = [getattr(self, name) for name in self._all_weights[index]]
+                w_ih, w_hh = weights[0], weights[1]
+                b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
+                w_hr = weights[-1] if self.proj_size > 0 else None
+                folded = b_ih if b_ih is None or mode == "GRU" else b_ih + b_hh
+                b_rec = b_hh if mode == "GRU" else None
+                flat = layer_input if batch_sizes is not None else layer_input.reshape(-1, layer_input.size(-1))
+                xw = _linear(flat, w_ih, folded)
+                c_init = None if c0 is None else c0[index]
+                if batch_sizes is None:
+                    xw = xw.view(layer_input.size(0), layer_input.size(1), xw.size(-1))
+                    out, h, c = _Recurrence.apply(mode, direction == 1, xw, h0[index], c_init, w_hh, b_rec, w_hr)
+                else:
+                    out, h, c = _composite_direction(mode, xw, batch_sizes, h0[index], c_init, w_hh, b_rec, w_hr,
+                                                     direction == 1)
+                outputs.append(out)
+                h_out.append(h)
+                c_out.append(c)
+            layer_input = outputs[0] if directions == 1 else lantern.cat(outputs, -1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        return layer_input, lantern.stack(h_out), (lantern.stack(c_out) if c0 is not None else None)
+
+
+class RNN(RNNBase):
+    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu).
+
+    `RNN(input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False)`; forward(input, hx=None) -> (output, h_n)."""
+
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            self.nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if self.nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif self.nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        return self._forward(input, hx)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory, gates i, f, g, o in that order; with proj_size > 0 the hidden state is projected
+    by weight_hr.
+
+    `LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, bidirectional=False,
+    proj_size=0)`; forward(input, (h0, c0)=None) -> (output, (h_n, c_n))."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input, batch_sizes):
+        return (self.num_layers * (2 if self.bidirectional else 1), self._mini_batch(input, batch_sizes),
+                self.hidden_size)
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
+
+    def forward(self, input, hx=None):
+        return self._forward(input, hx)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit, gates r, z, n in that order: n = tanh(W_in x + b_in + r * (W_hn h + b_hn)),
+    h' = (1 - z) * n + z * h.
+
+    `GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, bidirectional=False)`;
+    forward(input, hx=None) -> (output, h_n)."""
+
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        return self._forward(input, hx)
+
+
+class RNNCellBase(Module):
+    """The parameters of a one-step cell: weight_ih (chunks * hidden, input), weight_hh (chunks * hidden, hidden)
+    and, with bias, bias_ih and bias_hh, all U(-1/sqrt(hidden), 1/sqrt(hidden))."""
+
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(lantern.empty((num_chunks * hidden_size, input_size), **factory))
+        self.weight_hh = Parameter(lantern.empty((num_chunks * hidden_size, hidden_size), **factory))
+        if bias:
+            self.bias_ih = Parameter(lantern.empty(num_chunks * hidden_size, **factory))
+            self.bias_hh = Parameter(lantern.empty(num_chunks * hidden_size, **factory))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if "bias" in self.__dict__ and self.bias is not True:
+            s += f", bias={self.bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _prepare(self, name, input, states):
+        """Check dims, add the batch dim to unbatched input and states; default states are zeros."""
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        for label, s in states:
+            if s is not None and s.dim() not in (1, 2):
+                raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {s.dim()}D instead")
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        out = []
+        for _, s in states:
+            if s is None:
+                s = lantern.zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
+            elif not batched:
+                s = s.unsqueeze(0)
+            out.append(s)
+        if input.size(1) != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {self.input_size}")
+        for k, s in enumerate(out):
+            if input.size(0) != s.size(0):
+                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{k} batch size "
+                                   f"{s.size(0)}")
+            if s.size(1) != self.hidden_size:
+                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {s.size(1)}, expected "
+                                   f"{self.hidden_size}")
+        return batched, input, out
+
+
+class RNNCell(RNNCellBase):
+    """One Elman step: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu); forward(input, hx=None) -> h'."""
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        batched, input, (hx,) = self._prepare("RNNCell", input, [("hidden", hx)])
+        if self.nonlinearity not in ("tanh", "relu"):
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        pre = _linear(input, self.weight_ih, self.bias_ih) + _linear(hx, self.weight_hh, self.bias_hh)
+        h = pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step; forward(input, (h, c)=None) -> (h', c')."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        states = [("hx[0]", None), ("hx[1]", None)] if hx is None else [("hx[0]", hx[0]), ("hx[1]", hx[1])]
+        batched, input, (h, c) = self._prepare("LSTMCell", input, states)
+        gates = _linear(input, self.weight_ih, self.bias_ih) + _linear(h, self.weight_hh, self.bias_hh)
+        h, c = _lstm_cell(gates, c)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step; forward(input, hx=None) -> h'."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        batched, input, (hx,) = self._prepare("GRUCell", input, [("hidden", hx)])
+        h = _gru_cell(_linear(input, self.weight_ih, self.bias_ih), _linear(hx, self.weight_hh, self.bias_hh), hx)
+        return h if batched else h.squeeze(0)
