@@ -1058,6 +1058,25 @@ def scaled(t, factor):
     return t if factor == 1 else t * conj(factor)
 
 
+def _column_major(meta):
+    return meta.stride[0] == 1 and meta.stride[1] == meta.size[0]
+
+
+def mm_mat1_backward(grad, mat2, mat1_meta):
+    """grad @ mat2ᴴ, computed column-major when mat1 was column-major (a transposed weight), as PyTorch's
+    mm_mat1_backward does, so that the gradient reaching the weight needs no copy to match its layout."""
+    if _column_major(mat1_meta):
+        return conj(mat2).mm(grad.t()).t()
+    return grad.mm(mH(mat2))
+
+
+def mm_mat2_backward(grad, mat1, mat2_meta):
+    """mat1ᴴ @ grad, column-major when mat2 was (Linear's weight.t()); see mm_mat1_backward."""
+    if _column_major(mat2_meta):
+        return grad.t().mm(conj(mat1)).t()
+    return mH(mat1).mm(grad)
+
+
 def inverse_of(A):
     return call(get("linalg_inv_ex"), (A, False))[0]
 
@@ -1233,22 +1252,22 @@ def _qr_backward_tall(gQ, gR, Q, R):
 
 
 _BACKWARD_HELPERS = {name: globals()[name] for name in (
-    "mH", "scaled", "inverse_of", "vector_norm_backward", "det_backward", "slogdet_backward", "solve_backward_A",
+    "mH", "scaled", "mm_mat1_backward", "mm_mat2_backward", "inverse_of", "vector_norm_backward", "det_backward", "slogdet_backward", "solve_backward_A",
     "solve_backward_B", "cholesky_backward", "svd_backward", "eigh_backward", "qr_backward")}
 
 
 # ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
 
 # ---- linear algebra ----
-derivative("mm", self="grad.mm(conj(mat2.t()))", mat2="conj(self.t()).mm(grad)")
 derivative("bmm", self="grad.bmm(conj(mat2.transpose(1, 2)))", mat2="conj(self.transpose(1, 2)).bmm(grad)")
 derivative("dot", self="grad * conj(tensor)", tensor="grad * conj(self)")
 derivative("mv", self="grad.unsqueeze(1) * conj(vec).unsqueeze(0)", vec="conj(self.t()).mv(grad)")
 
 # ---- with the helpers above ----
 _derivative = partial(derivative, helpers=_BACKWARD_HELPERS)
-_derivative("addmm", self="scaled(grad, beta)", mat1="scaled(grad.mm(mH(mat2)), alpha)",
-            mat2="scaled(mH(mat1).mm(grad), alpha)")
+_derivative("mm", self="mm_mat1_backward(grad, mat2, self_meta)", mat2="mm_mat2_backward(grad, self, mat2_meta)")
+_derivative("addmm", self="scaled(grad, beta)", mat1="scaled(mm_mat1_backward(grad, mat2, mat1_meta), alpha)",
+            mat2="scaled(mm_mat2_backward(grad, mat1, mat2_meta), alpha)")
 _derivative("addmv", self="scaled(grad, beta)", mat="scaled(grad.unsqueeze(1) * conj(vec).unsqueeze(0), alpha)",
             vec="scaled(mH(mat).mv(grad), alpha)")
 _derivative("baddbmm", self="scaled(grad, beta)", batch1="scaled(grad.bmm(mH(batch2)), alpha)",

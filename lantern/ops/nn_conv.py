@@ -219,6 +219,17 @@ def transposed_convolution(xp, x, w, out_sizes, stride, padding, dilation, group
     return col2im_array(xp, cols, out_sizes, kernel, dilation, padding, stride, compute)
 
 
+def _as_correlation_weight(w, groups):
+    """A stride-1 transposed convolution is a plain correlation ("full" padding) with the kernel flipped and its
+    in/out channels swapped per group: (Cin, Cout/g, *K) -> (Cout, Cin/g, *K). This beats col2im's one strided add
+    per kernel tap."""
+    cin, og = w.shape[:2]
+    kernel = w.shape[2:]
+    swapped = w.reshape((groups, cin // groups, og) + kernel).swapaxes(1, 2).reshape((groups * og, cin // groups)
+                                                                                      + kernel)
+    return swapped[(Ellipsis,) + (slice(None, None, -1),) * len(kernel)]
+
+
 def _conv_kernel(backend, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     out = _conv_meta(backend, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     if out.numel() == 0:
@@ -226,7 +237,11 @@ def _conv_kernel(backend, input, weight, bias, stride, padding, dilation, transp
     xp = backend.xp
     x, w, dst = backend.array(input), backend.array(weight), backend.array(out)
     compute = _compute_dtype(x.dtype)
-    if transposed:
+    if transposed and all(s == 1 for s in stride) and not any(output_padding):
+        correlate(xp, x, _as_correlation_weight(w, groups), stride,
+                  tuple(d * (k - 1) - p for k, p, d in zip(w.shape[2:], padding, dilation)), dilation, groups,
+                  compute, dst)
+    elif transposed:
         dst[...] = transposed_convolution(xp, x, w, out._size[2:], stride, padding, dilation, groups, compute)
     else:
         correlate(xp, x, w, stride, padding, dilation, groups, compute, dst)
@@ -550,13 +565,18 @@ def _max_pool_kernel(backend, self, kernel_size, stride=(), padding=0, dilation=
     taps = [((i, j), i * dilation[0] * width + j * dilation[1]) for i in range(kernel[0]) for j in range(kernel[1])]
     best = backend.array(values)
     xp.copyto(best, win[..., 0, 0])
-    for (i, j), _ in taps[1:]:
-        xp.maximum(best, win[..., i, j], out=best)
-    offset = xp.empty(shape, np.int64)
-    hit = xp.empty(shape, bool)
-    for (i, j), step in reversed(taps):
-        xp.equal(win[..., i, j], best, out=hit)
-        xp.copyto(offset, step, where=hit)
+    # which tap holds the maximum, kept branch-free: a strictly greater value at tap k raises the running tap number
+    # to k (taps come in increasing order, so max() keeps the latest improvement, i.e. the first maximum)
+    tap_dtype = np.uint8 if len(taps) < 256 else np.int64
+    tap, scaled = xp.zeros(shape, tap_dtype), xp.empty(shape, tap_dtype)
+    greater = xp.empty(shape, bool)
+    for k, ((i, j), _) in enumerate(taps[1:], 1):
+        window = win[..., i, j]
+        xp.greater(window, best, out=greater)
+        xp.maximum(best, window, out=best)
+        xp.multiply(greater, tap_dtype(k), out=scaled)
+        xp.maximum(tap, scaled, out=tap)
+    offset = xp.asarray([step for _, step in taps], dtype=np.int64).take(tap)
     if a.dtype.kind in "fcV" and xp.isnan(best).any():
         for (i, j), step in taps:
             xp.copyto(offset, step, where=xp.isnan(win[..., i, j]))

@@ -670,7 +670,18 @@ def _where_meta(condition, a, b):
 
 
 def _where_impl(xp, out, dtype, condition, a, b):
+    if type(b) is float and b == 0 and getattr(a, "dtype", None) == out.dtype and out.dtype.kind == "f":
+        _masked_or_zero(xp, out, condition, a)
+        return
     xp.copyto(out, xp.where(condition, as_dtype(xp, a, dtype), as_dtype(xp, b, dtype)), casting="unsafe")
+
+
+def _masked_or_zero(xp, out, condition, a):
+    """out = a where condition else +0.0, branch-free: a's bits ANDed with all-ones or all-zeros (NumPy's where
+    branches per element and runs ~10x slower on the random masks of a ReLU backward)."""
+    bits = np.dtype(f"i{out.dtype.itemsize}")
+    mask = (-condition.view(np.int8)).astype(bits)
+    xp.bitwise_and(a.view(bits), mask, out=out.view(bits))
 
 
 structured("where(Tensor condition, Tensor self, Tensor other) -> Tensor", _where_meta, _where_impl,
