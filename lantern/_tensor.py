@@ -120,6 +120,18 @@ class Tensor(TensorImpl):
                                  self._requires_grad, {k: v for k, v in self.__dict__.items()
                                                        if k not in TensorImpl.__dict__}))
 
+    def __setstate__(self, state):
+        """pickle's BUILD step: restores attributes a user set, never the metadata (size, storage, autograd slots),
+        which only the rebuild functions may set, so that a checkpoint cannot point a tensor outside its storage."""
+        slots = None
+        if isinstance(state, tuple) and len(state) == 2:
+            state, slots = state
+        protected = sorted(k for k in (*(state or {}), *(slots or {})) if k in TensorImpl.__dict__ or k.startswith("__"))
+        if protected:
+            raise RuntimeError(f"refusing to set tensor internals {protected} from pickled state")
+        for k, v in {**(state or {}), **(slots or {})}.items():
+            setattr(self, k, v)
+
     def __deepcopy__(self, memo):
         """A copy over a copied storage (one per storage in `memo`, so views stay views); grad and attributes too."""
         if id(self) in memo:

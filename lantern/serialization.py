@@ -1,2 +1,554 @@
-"""serialization: save/load (placeholder, being written)."""
-__all__ = []
+"""Checkpoints in PyTorch's zip format: `lantern.save` writes files `torch.load` reads, `lantern.load` reads both.
+
+A checkpoint is a zip archive (every record under one folder, `archive/` for file objects):
+  data.pkl                 the pickled object; each storage appears as a persistent id
+                           ('storage', <torch.FloatStorage>, key, location, numel) instead of its bytes
+  data/<key>               one record of raw little-endian bytes per storage, aligned to 64 bytes in the file
+  version, .format_version, .storage_alignment, byteorder, .data/serialization_id   as torch writes them
+Tensors pickle as `torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)`, so views
+of one storage share one record. The names in data.pkl are torch's (`torch.FloatStorage`, `torch.float32`); on
+load they map back to lantern's objects.
+
+`load(..., weights_only=True)` (the default) runs no code from the file: only tensors, storages, the rebuild
+functions, OrderedDict, primitive containers and the classes allowed with `add_safe_globals` may appear.
+
+>>> import io, collections
+>>> buf = io.BytesIO()
+>>> x = lantern.arange(6.)
+>>> lantern.save(collections.OrderedDict(x=x, view=x[1::2]), buf)
+>>> _ = buf.seek(0)
+>>> sd = lantern.load(buf)
+>>> sd["view"], sd["view"].untyped_storage().data_ptr() == sd["x"].untyped_storage().data_ptr()
+(tensor([1., 3., 5.]), True)
+"""
+import _compat_pickle
+import codecs
+import collections
+import contextlib
+import io
+import os
+import pathlib
+import pickle
+import random
+import struct
+import sys
+import types
+import zipfile
+
+import numpy as np
+
+from .core import dtype as dt
+from .core.device import device as _device
+from .core.size import Size
+from .core.storage import UntypedStorage
+from .core.tensor_impl import TensorImpl, make_tensor
+from .ops.dispatcher import backend_for_device
+
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
+
+_ALIGNMENT = 64
+_FORMAT_VERSION = "3"  # archive/version: the serialization version torch 2.x writes
+
+
+# ---- the objects data.pkl names, and their torch spellings ---------------------------------------------------------
+
+class StorageType:
+    """What `torch.FloatStorage` (a legacy typed-storage class) stands for in a checkpoint: a dtype."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __repr__(self):
+        return f"StorageType(dtype={self.dtype})"
+
+
+class _TypedStorage:
+    """A storage as data.pkl's rebuild functions receive it: untyped bytes plus the dtype it was saved with."""
+
+    __slots__ = ("storage", "dtype")
+
+    def __init__(self, storage, dtype):
+        self.storage, self.dtype = storage, dtype
+
+
+_STORAGE_TYPES = {d: StorageType(d) for d in dt.ALL}
+_UNTYPED_STORAGE = StorageType(dt.uint8)
+
+
+def _tensor_from(storage, offset, size, stride, dtype, requires_grad):
+    size, stride, offset = tuple(int(n) for n in size), tuple(int(n) for n in stride), int(offset)
+    _check_bounds(storage, offset, size, stride, dtype)
+    t = make_tensor(storage, size, stride, offset, dtype, backend_for_device(storage.device))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _check_bounds(storage, offset, size, stride, dtype):
+    """A checkpoint must not make a tensor that reaches outside its storage (as torch's set_ checks)."""
+    if len(size) != len(stride) or min(size, default=0) < 0 or min(stride, default=0) < 0 or offset < 0:
+        raise RuntimeError(f"invalid tensor geometry in checkpoint: size {list(size)}, stride {list(stride)}, "
+                           f"storage offset {offset}")
+    if storage.device.type == "meta" or 0 in size:
+        return
+    needed = (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * dtype.itemsize
+    if needed > storage.nbytes():
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {dtype.itemsize} requiring a storage size of {needed} are out of bounds for "
+                           f"storage of size {storage.nbytes()}")
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
+    """torch._utils._rebuild_tensor_v2: a tensor over a loaded storage (hooks and metadata are not restored)."""
+    return _tensor_from(storage.storage, storage_offset, size, stride, storage.dtype, requires_grad)
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride):
+    return _tensor_from(storage.storage, storage_offset, size, stride, storage.dtype, False)
+
+
+def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    storage = UntypedStorage(0, device="meta")
+    return _tensor_from(storage, 0, size, stride, dtype, requires_grad)
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks):
+    from .nn.parameter import Parameter
+    return Parameter(data, requires_grad)
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    return _set_state(_rebuild_parameter(data, requires_grad, backward_hooks), state)
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    """torch._tensor._rebuild_from_type_v2: rebuild with `func`, then restore the attributes a user set."""
+    ret = func(*args)
+    if new_type is not None and type(ret) is not new_type and issubclass(new_type, TensorImpl):
+        ret.__class__ = new_type
+    return _set_state(ret, state)
+
+
+def _set_state(obj, state):
+    if state:
+        obj.__setstate__(state)  # Tensor.__setstate__ restores user attributes only
+    return obj
+
+
+def _get_layout(name):
+    from .core.layout import strided
+    if name != "torch.strided":
+        raise RuntimeError(f"lantern supports only the strided layout; this checkpoint has a {name} tensor")
+    return strided
+
+
+def _torch_names():
+    """(module, name) -> the lantern object, for every torch global a weights-only checkpoint may contain."""
+    from ._tensor import Tensor
+    from .nn.parameter import Parameter
+    names = {
+        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+        ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
+        ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+        ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
+        ("torch._utils", "_rebuild_meta_tensor_no_storage"): _rebuild_meta_tensor_no_storage,
+        ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+        ("torch.serialization", "_get_layout"): _get_layout,
+        ("torch", "Tensor"): Tensor,
+        ("torch.nn.parameter", "Parameter"): Parameter,
+        ("torch", "Size"): Size,
+        ("torch", "device"): _device,
+        ("torch", "UntypedStorage"): _UNTYPED_STORAGE,
+        ("torch.storage", "UntypedStorage"): _UNTYPED_STORAGE,  # listed last: the spelling lantern.save writes
+    }
+    for d in dt.ALL:
+        names[("torch", d.name)] = d
+        names[("torch", d.legacy + "Storage")] = _STORAGE_TYPES[d]
+    return names
+
+
+_NAMES = {}     # (module, name) -> object, filled on first use (Parameter lives in lantern.nn, imported later)
+_SPELLING = {}  # id(object) -> (module, name): how lantern.save writes it
+
+
+def _names():
+    if not _NAMES:
+        _NAMES.update(_torch_names())
+        _SPELLING.update({id(obj): key for key, obj in _NAMES.items()})
+    return _NAMES
+
+
+_SAFE_BUILTINS = {
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("collections", "Counter"): collections.Counter,
+    ("_codecs", "encode"): codecs.encode,  # protocol 2 writes bytes as _codecs.encode(str, 'latin1')
+    ("builtins", "bytearray"): bytearray,
+    ("builtins", "set"): set,
+    ("builtins", "complex"): complex,
+}
+
+
+# ---- user-allowed globals -------------------------------------------------------------------------------------------
+
+_safe_globals = []
+
+
+def add_safe_globals(safe_globals):
+    """Allow these classes/functions (or (obj, "module.name") pairs) in weights_only loads, for this process."""
+    _safe_globals.extend(safe_globals)
+
+
+def get_safe_globals():
+    return list(_safe_globals)
+
+
+def clear_safe_globals():
+    _safe_globals.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals):
+    """Allow these globals in weights_only loads inside the `with` block only."""
+    before = len(_safe_globals)
+    _safe_globals.extend(safe_globals)
+    try:
+        yield
+    finally:
+        del _safe_globals[before:]
+
+
+def _user_globals():
+    allowed = {}
+    for entry in _safe_globals:
+        if isinstance(entry, tuple):
+            obj, name = entry
+            allowed[tuple(name.rsplit(".", 1))] = obj
+        else:
+            allowed[(entry.__module__, entry.__qualname__)] = entry
+    return allowed
+
+
+def _weights_only_error(module, name):
+    shown = name if module == "builtins" else f"{module}.{name}"
+    return pickle.UnpicklingError(
+        "Weights only load failed. This file can still be loaded, to do so you have two options, \033[1mdo those "
+        "steps only if you trust the source of the checkpoint\033[0m. \n\t(1) In PyTorch 2.6, we changed the default "
+        "value of the `weights_only` argument in `torch.load` from `False` to `True`. Re-running `torch.load` with "
+        "`weights_only` set to `False` will likely succeed, but it can result in arbitrary code execution. Do it "
+        "only if you got the file from a trusted source.\n\t(2) Alternatively, to load with `weights_only=True` "
+        "please check the recommended steps in the following error message.\n\tWeightsUnpickler error: Unsupported "
+        f"global: GLOBAL {shown} was not an allowed global by default. Please use "
+        f"`torch.serialization.add_safe_globals([{shown}])` or the `torch.serialization.safe_globals([{shown}])` "
+        "context manager to allowlist this global if you trust this class/function.\n\nCheck the documentation of "
+        "torch.load to learn more about types accepted by default with weights_only "
+        "https://pytorch.org/docs/stable/generated/torch.load.html.")
+
+
+# ---- save -----------------------------------------------------------------------------------------------------------
+
+class _TorchPickler(pickle._Pickler):
+    """A pickler that writes tensors, storages, dtypes and devices under torch's names.
+
+    The pure-Python pickler is used because the C one insists that a global's module be importable and hold the
+    very object pickled, while data.pkl must name `torch._utils` and lantern never imports torch."""
+
+    def __init__(self, file, protocol):
+        super().__init__(file, protocol)
+        _names()
+        from .nn.parameter import Parameter
+        self._parameter = Parameter
+        self.storages = {}       # key -> storage, in the order data/<key> records are written
+        self._keys = {}          # id(storage) -> key
+        self._dtypes = {}        # id(storage) -> dtype it is saved as
+
+    def persistent_id(self, obj):
+        cls = type(obj)
+        if cls is _TypedStorage:
+            storage, dtype, storage_type = obj.storage, obj.dtype, _STORAGE_TYPES[obj.dtype]
+        elif cls is UntypedStorage:
+            storage, dtype, storage_type = obj, dt.uint8, _UNTYPED_STORAGE
+        else:
+            return None
+        sid = id(storage)
+        seen = self._dtypes.setdefault(sid, dtype)
+        if seen is not dtype:
+            raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
+        key = self._keys.get(sid)
+        if key is None:
+            key = self._keys[sid] = str(len(self._keys))
+            self.storages[key] = storage
+        return ("storage", storage_type, key, _location(storage.device), storage.nbytes() // dtype.itemsize)
+
+    def reducer_override(self, obj):
+        cls = type(obj)
+        if cls is dt.dtype:
+            return obj.name
+        if cls is StorageType:
+            return _SPELLING[id(obj)][1]
+        if cls is _device:
+            return (_device, (str(obj),))
+        if isinstance(obj, TensorImpl):
+            return self._reduce_tensor(obj)
+        return NotImplemented
+
+    def _reduce_tensor(self, t):
+        state = {k: v for k, v in t.__dict__.items() if k not in TensorImpl.__dict__}
+        if isinstance(t, self._parameter):
+            state.pop("_is_param", None)
+            data = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend)
+            if state:
+                return (_rebuild_parameter_with_state, (data, t.requires_grad, collections.OrderedDict(), state))
+            return (_rebuild_parameter, (data, t.requires_grad, collections.OrderedDict()))
+        if t.device.type == "meta":
+            args = (t.dtype, tuple(t._size), tuple(t._stride), t.requires_grad)
+            return (_rebuild_meta_tensor_no_storage, args)
+        args = (_TypedStorage(t._storage, t.dtype), t._offset, tuple(t._size), tuple(t._stride), t.requires_grad,
+                collections.OrderedDict())
+        if state:
+            from ._tensor import Tensor
+            return (_rebuild_from_type_v2, (_rebuild_tensor_v2, Tensor, args, state))
+        return (_rebuild_tensor_v2, args)
+
+    dispatch = dict(pickle._Pickler.dispatch)
+    dispatch[types.FunctionType] = lambda self, obj: self.save_global(obj)  # the base table bypasses overrides
+
+    def save_global(self, obj, name=None):
+        spelled = _SPELLING.get(id(obj))
+        if spelled is None:
+            return super().save_global(obj, name)
+        module, name = spelled
+        self.write(pickle.GLOBAL + module.encode() + b"\n" + name.encode() + b"\n")
+        self.memoize(obj)
+
+
+def _location(dev):
+    if dev.type == "cuda":
+        return f"cuda:{dev.index or 0}"
+    return dev.type
+
+
+def _storage_bytes(storage):
+    data = storage._data
+    if data is None:
+        return memoryview(b"")
+    if not isinstance(data, np.ndarray):
+        data = data.get()  # a CuPy buffer: copy to the host
+    return memoryview(data[:storage.nbytes()])
+
+
+def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    """Write `obj` to `f` (a path or a writable binary file) in PyTorch's zip checkpoint format."""
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError("lantern.save writes only the zip format (_use_new_zipfile_serialization=True)")
+    if pickle_module is not pickle:
+        raise NotImplementedError("lantern.save pickles with the standard pickle module only (it must spell "
+                                  "torch's names in data.pkl)")
+    if pickle_protocol < 2:
+        raise ValueError(f"lantern.save needs pickle protocol >= 2, got {pickle_protocol}")
+    data = io.BytesIO()
+    pickler = _TorchPickler(data, pickle_protocol)
+    pickler.dump(obj)
+    if isinstance(f, (str, os.PathLike)):
+        prefix = pathlib.Path(f).stem or "archive"
+        with open(f, "wb") as fh:
+            _write_archive(fh, prefix, data.getvalue(), pickler.storages, _disable_byteorder_record)
+    else:
+        _write_archive(f, "archive", data.getvalue(), pickler.storages, _disable_byteorder_record)
+
+
+def _write_archive(fh, prefix, pkl, storages, no_byteorder):
+    records = [("data.pkl", pkl), (".format_version", b"1"), (".storage_alignment", str(_ALIGNMENT).encode())]
+    if not no_byteorder:
+        records.append(("byteorder", sys.byteorder.encode()))
+    records += [(f"data/{key}", _storage_bytes(s)) for key, s in storages.items()]
+    records += [("version", f"{_FORMAT_VERSION}\n".encode()),
+                (".data/serialization_id", "".join(random.choices("0123456789", k=40)).encode())]
+    with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
+        for name, payload in records:
+            _write_record(zf, f"{prefix}/{name}", payload)
+
+
+def _write_record(zf, name, payload):
+    """One stored record whose payload starts at a multiple of 64 bytes (padding in an 'FB' extra field)."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    size = len(payload)
+    info.file_size = size
+    zip64 = size * 1.05 > zipfile.ZIP64_LIMIT  # zipfile adds a 20-byte zip64 field to the header in this case
+    start = zf.fp.tell() + 30 + len(name.encode()) + (20 if zip64 else 0) + 4
+    pad = -start % _ALIGNMENT
+    info.extra = b"FB" + struct.pack("<H", pad) + b"Z" * pad
+    with zf.open(info, "w") as out:
+        out.write(payload)
+
+
+# ---- load -----------------------------------------------------------------------------------------------------------
+
+class _Unpickler(pickle.Unpickler):
+    """Unpickles data.pkl, resolving torch names to lantern objects; weights_only restricts which globals load."""
+
+    def __init__(self, file, weights_only, storage_loader, **kwargs):
+        super().__init__(file, **kwargs)
+        self._weights_only = weights_only
+        self._storage_loader = storage_loader
+        self._allowed = _user_globals() if weights_only else None
+
+    def find_class(self, module, name):
+        if (module, name) in _compat_pickle.NAME_MAPPING:  # protocol 2 spells Python 3 names the Python 2 way
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
+        key = (module, name)
+        obj = _names().get(key)
+        if obj is not None:
+            return obj
+        if self._weights_only:
+            obj = _SAFE_BUILTINS.get(key)
+            if obj is None:
+                obj = self._allowed.get(key)
+            if obj is None and (module == "torch" or module.startswith("torch.")):
+                raise pickle.UnpicklingError(f"this checkpoint uses {module}.{name}, which lantern does not "
+                                             "implement (lantern loads dense strided tensors and parameters)")
+            if obj is None:
+                raise _weights_only_error(module, name)
+            return obj
+        if module == "torch" or module.startswith("torch."):
+            lantern_module = "lantern" + module[len("torch"):]
+            try:
+                return super().find_class(lantern_module, name)
+            except (ImportError, AttributeError):
+                raise ModuleNotFoundError(f"this checkpoint needs {module}.{name}, which lantern does not "
+                                          f"implement (looked for {lantern_module}.{name})") from None
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        if not isinstance(pid, tuple) or not pid or _ascii(pid[0]) != "storage":
+            raise pickle.UnpicklingError(f"unsupported persistent id in checkpoint: {pid!r}")
+        storage_type, key, location, numel = pid[1:]
+        typed = self._storage_loader(storage_type.dtype, _ascii(key), _ascii(location), int(numel))
+        return typed.storage if storage_type is _UNTYPED_STORAGE else typed
+
+
+def _ascii(s):
+    return s.decode("ascii") if isinstance(s, bytes) else s
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
+    """Read a checkpoint written by `torch.save` or `lantern.save` (zip format) from a path or binary file.
+
+    map_location: None (where each storage was saved), a device or string, a dict {saved location: new}, or a
+    callable(storage, location) returning a storage (or None for the default)."""
+    if weights_only is None:
+        weights_only = True
+    if pickle_module is not None and weights_only:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return _load_file(fh, os.fspath(f) if mmap else None, map_location, weights_only, pickle_load_args)
+    if mmap:
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    return _load_file(f, None, map_location, weights_only, pickle_load_args)
+
+
+def _load_file(fh, mmap_path, map_location, weights_only, pickle_load_args):
+    start = fh.tell()
+    magic = fh.read(4)
+    fh.seek(start)
+    if magic != b"PK\x03\x04":
+        raise RuntimeError("lantern.load reads PyTorch's zip checkpoint format (what torch.save writes by default "
+                           "since PyTorch 1.6); this file is not a zip archive: it is either a legacy torch.save file "
+                           "(re-save it with a recent torch.save) or not a checkpoint at all")
+    with zipfile.ZipFile(fh) as zf:
+        infos = {i.filename: i for i in zf.infolist()}
+        prefix = next(iter(infos)).split("/", 1)[0] + "/"
+        if prefix + "constants.pkl" in infos:
+            raise RuntimeError(f"{getattr(fh, 'name', 'this file')} is a TorchScript archive (did you mean to use "
+                               "torch.jit.load()?); lantern.load reads torch.save checkpoints")
+        byteorder = zf.read(prefix + "byteorder").decode() if prefix + "byteorder" in infos else "little"
+        whole = np.memmap(mmap_path, dtype=np.uint8, mode="c") if mmap_path else None
+        restore = _restorer(map_location)
+        loaded = {}
+
+        def load_storage(dtype, key, location, numel):
+            if key in loaded:
+                return _TypedStorage(loaded[key], dtype)
+            nbytes = numel * dtype.itemsize
+            target = restore(location)
+            if target is not None and target.type == "meta":
+                storage = UntypedStorage(nbytes, device="meta")
+            else:
+                storage = _read_storage(zf, infos[f"{prefix}data/{key}"], nbytes, whole, fh)
+                if byteorder != sys.byteorder and dtype.itemsize > 1:
+                    arr = storage._data[:nbytes].view(dtype.np)
+                    arr.byteswap(inplace=True)
+                try:
+                    storage = _place(storage, location, target, map_location)
+                except RuntimeError as e:  # e.g. no CUDA: say which storage and how to load it elsewhere
+                    raise _PlacementError(e, location) from None
+            loaded[key] = storage
+            return _TypedStorage(storage, dtype)
+
+        with zf.open(prefix + "data.pkl") as pkl:
+            unpickler = _Unpickler(io.BytesIO(pkl.read()), weights_only, load_storage, **pickle_load_args)
+            try:
+                return unpickler.load()
+            except _PlacementError as e:
+                raise RuntimeError(f"{e.error} (while loading a storage saved on '{e.location}'; pass "
+                                   "map_location='cpu' to lantern.load to load it on the CPU)") from None
+
+
+class _PlacementError(Exception):
+    def __init__(self, error, location):
+        super().__init__(str(error))
+        self.error, self.location = error, location
+
+
+def _read_storage(zf, info, nbytes, whole, fh):
+    """A CPU storage holding record `info`'s bytes: a window on the mmap, or read straight from the file into the
+    new storage (a stored record's payload follows its local header), or through zipfile as the fallback."""
+    seekable = fh.seekable() and hasattr(fh, "readinto") and info.compress_type == zipfile.ZIP_STORED
+    if seekable or whole is not None:
+        fh.seek(info.header_offset + 26)
+        name_len, extra_len = struct.unpack("<HH", fh.read(4))
+        begin = fh.tell() + name_len + extra_len
+        if whole is not None:
+            return UntypedStorage._wrap(whole[begin:begin + nbytes], _device("cpu"))
+    storage = UntypedStorage(nbytes)
+    if nbytes:
+        buf = memoryview(storage._data[:nbytes])
+        if seekable:
+            fh.seek(begin)
+            if fh.readinto(buf) == nbytes:
+                return storage
+        with zf.open(info) as src:
+            src.readinto(buf)
+    return storage
+
+
+def _restorer(map_location):
+    """location string -> the device it should be loaded on (None: run a callable map_location)."""
+    if map_location is None:
+        return _device
+    if isinstance(map_location, (str, _device)):
+        target = _device(map_location)
+        return lambda location: target
+    if isinstance(map_location, dict):
+        return lambda location: _device(map_location.get(location, location))
+    if callable(map_location):
+        return lambda location: None
+    raise ValueError(f"map_location should be a str, a device, a dict or a callable, got {type(map_location)}")
+
+
+def _place(storage, location, target, map_location):
+    """Move a freshly read CPU storage to the device it belongs on."""
+    if target is None:  # a callable map_location
+        result = map_location(storage, location)
+        if result is not None:
+            return result if isinstance(result, UntypedStorage) else result.untyped_storage()
+        target = _device(location)
+    if target.type == "cpu":
+        return storage
+    backend_for_device(target)  # raises lantern's CUDA-unavailable error when there is no GPU
+    flat = make_tensor(storage, (storage.nbytes(),), (1,), 0, dt.uint8, backend_for_device(storage.device))
+    return flat.to(target)._storage

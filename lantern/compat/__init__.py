@@ -1,2 +1,70 @@
-"""compat (placeholder, being written)."""
-__all__ = []
+"""Run unmodified PyTorch programs on lantern: `python -m lantern.compat script.py [args]`.
+
+`install()` puts an import hook on sys.meta_path so that `import torch`, `import torch.nn as nn`,
+`from torch.utils.data import DataLoader`, `import torchvision.transforms` ... give lantern's modules (see
+lantern.compat.aliases). What lantern lacks fails with an error that names it.
+
+>>> import subprocess, sys, tempfile, os
+>>> with tempfile.TemporaryDirectory() as d:
+...     path = os.path.join(d, "prog.py")
+...     with open(path, "w") as f:
+...         _ = f.write("import sys, torch\\nprint(torch.ones(2).sum().item(), torch.__name__, sys.argv[1:])\\n")
+...     out = subprocess.run([sys.executable, "-m", "lantern.compat", path, "--lr", "0.1"],
+...                          capture_output=True, text=True).stdout
+>>> out
+"2.0 torch ['--lr', '0.1']\\n"
+"""
+import os
+import runpy
+import sys
+
+from .aliases import ModuleProxy, TorchAliasFinder
+
+__all__ = ["install", "uninstall", "run_script", "main"]
+
+_FINDER = [None]
+
+
+def install():
+    """Alias `torch` (and torchvision) to lantern for every later import in this process; returns the finder."""
+    if _FINDER[0] is not None:
+        return _FINDER[0]
+    already = [name for name in sys.modules
+               if TorchAliasFinder.lantern_name(name) and not isinstance(sys.modules[name], ModuleProxy)]
+    if already:
+        raise RuntimeError(f"lantern.compat.install() must run before PyTorch is imported; this process already "
+                           f"imported {sorted(already)[0]}")
+    finder = _FINDER[0] = TorchAliasFinder()
+    sys.meta_path.insert(0, finder)
+    return finder
+
+
+def uninstall():
+    """Remove the hook and the aliased modules it created."""
+    finder = _FINDER[0]
+    if finder is None:
+        return
+    sys.meta_path.remove(finder)
+    for name in finder.proxies:
+        if isinstance(sys.modules.get(name), ModuleProxy):
+            del sys.modules[name]
+    _FINDER[0] = None
+
+
+def run_script(path, args=()):
+    """Run a program file as `python path args...` would, with torch aliased to lantern."""
+    install()
+    path = os.path.abspath(path)
+    sys.argv = [path, *args]
+    sys.path[0] = os.path.dirname(path)  # `python script.py` puts the script's folder first on sys.path
+    runpy.run_path(path, run_name="__main__")
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m lantern.compat script.py [args...]\n\nRuns a PyTorch program with `torch` "
+              "resolved to lantern.", file=sys.stderr)
+        return 2
+    run_script(argv[0], argv[1:])
+    return 0
