@@ -1,12 +1,14 @@
-"""A tour of lantern (`make demo`): tensors, promotion, strided views, meta, allocator, dispatch, autograd.
+"""`make demo`: train a CNN on handwritten digits, then a tour of the internals that training used.
 
     python examples/demo.py
 
-Each section is a small function called from main(); it prints what PyTorch keeps in C++.
+The training is examples/train_digits.py (an ordinary PyTorch program). Each tour section is a small function
+called from main(); it prints what PyTorch keeps in C++.
 """
 import sys
 
 import lantern as torch
+import train_digits
 
 
 def heading(title):
@@ -126,7 +128,32 @@ def autograd_graph():
     print("d(sum y)/dw ->", grad.tolist())
 
 
+def inside_the_model(model, optimizer, test_set):
+    heading("inside the trained model")
+    state = model.state_dict()
+    print(f"state_dict: {len(state)} entries, e.g.",
+          {name: tuple(state[name].shape) for name in ("features.0.weight", "features.1.running_mean")},
+          "(BatchNorm's running statistics are buffers)")
+    first = model.features[0].weight
+    print("Adam's state for features.0.weight:", {k: (tuple(v.shape) if v.dim() else v.item())
+                                                   for k, v in optimizer.state[first].items()})
+    images, labels = test_set[:4]
+    loss = torch.nn.functional.cross_entropy(model(images), labels)
+    node, chain = loss.grad_fn, []
+    while node is not None and len(chain) < 8:
+        chain.append(node.name())
+        node = next((n for n, _ in node.next_functions if n is not None and n.name() != "AccumulateGrad"), None)
+    print("autograd graph from the loss back:", " -> ".join(chain), "-> ...")
+    linear = model.classifier[-1]
+    print(f"the last Linear: weight {tuple(linear.weight.shape)} is a leaf:", linear.weight.is_leaf,
+          "| y = x @ weight.T + bias, traced through the dispatcher:")
+    with torch.debug.trace_dispatch(stream=sys.stdout):
+        linear(torch.ones(1, linear.in_features))
+
+
 def main():
+    model, optimizer, test_set = train_digits.main()
+    inside_the_model(model, optimizer, test_set)
     creating_tensors()
     dtype_promotion()
     strided_views()

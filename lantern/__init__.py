@@ -32,6 +32,7 @@ from .ops import (  # noqa: E402,F401  (importing an ops module registers its op
 )
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401
 from .backends import cuda  # noqa: E402,F401
+from .backends.cpu_threads import get_num_threads, set_num_threads  # noqa: E402,F401
 
 from . import autograd  # noqa: E402,F401
 from .autograd import (  # noqa: E402,F401

@@ -9,12 +9,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 def run(*args):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_demo_runs_and_shows_the_strided_view():
+def test_demo_trains_to_97_percent_and_shows_the_internals():
     result = run("examples/demo.py")
     assert result.returncode == 0, result.stderr
+    accuracies = [float(line.rsplit("test accuracy", 1)[1].split("%")[0].strip(": "))
+                  for line in result.stdout.splitlines() if "test accuracy" in line]
+    assert len(accuracies) == 2 and accuracies[0] == accuracies[1] >= 97.0, result.stdout
     for line in ["== strided views: no data moves ==",
                  "y.size(): (2, 3)  y.stride(): (16, 1)  y.storage_offset(): 9",
                  "y.data_ptr() - x.data_ptr(): 72 bytes",
@@ -23,7 +26,8 @@ def test_demo_runs_and_shows_the_strided_view():
                  "Use .reshape(...) instead",
                  "stride (0, 1) same memory: True",
                  "(no memory behind it)",
-                 "view of input 0"]:
+                 "view of input 0",
+                 "autograd graph from the loss back: NllLossBackward0 -> AddmmBackward0 -> ViewBackward0"]:
         assert line in result.stdout, line
 
 

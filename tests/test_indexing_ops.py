@@ -294,10 +294,12 @@ DTYPE_OPS = {
 }
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "complex64", "bool", "uint8"])
-@pytest.mark.parametrize("name", DTYPE_OPS)
+# torch refuses index_add / scatter_add / scatter_reduce amax on bool in ways lantern need not copy: not compared
+_DTYPE_CASES = [(name, dtype) for dtype in ["float16", "bfloat16", "complex64", "bool", "uint8"] for name in DTYPE_OPS
+                if not (dtype == "bool" and name in ("index_add", "scatter_add", "scatter_reduce amax"))]
+
+
+@pytest.mark.parametrize("name, dtype", _DTYPE_CASES)
 def test_dtypes_match_torch(name, dtype):
-    if dtype == "bool" and name in ("index_add", "scatter_add", "scatter_reduce amax"):
-        pytest.skip("torch refuses these sums on bool in ways lantern need not copy")
     values = noncontig(np.array([[1.5, 0.0, -2.0], [3.0, 2.5, 0.0]], dtype=np.float32))
     check(lambda m, x: DTYPE_OPS[name](m, x.to(getattr(m, dtype))), values)

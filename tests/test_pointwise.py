@@ -341,11 +341,14 @@ def test_remainder_fmod_signs(dtype):
 
 # ---- pow ---------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("e", [0, 1, 2, 3, -1, -2, 0.5, 2.5, -0.5, True, 1j])
-@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "float16", "float32", "float64", "complex64", "bool"])
+# float16 ** 1j is complex32 in torch, a dtype lantern does not have (NumPy has none): not compared
+_POW_CASES = [(dtype, e) for e in [0, 1, 2, 3, -1, -2, 0.5, 2.5, -0.5, True, 1j]
+              for dtype in ["int32", "int64", "uint8", "float16", "float32", "float64", "complex64", "bool"]
+              if not (dtype == "float16" and isinstance(e, complex))]
+
+
+@pytest.mark.parametrize("dtype, e", _POW_CASES)
 def test_pow_scalar_exponent(dtype, e):
-    if dtype == "float16" and isinstance(e, complex):
-        pytest.skip("complex32 result in torch")
     check(lambda m, x: x ** e, sample(dtype), atol=1e-4, rtol=1e-4)
     check(lambda m, x: m.pow(x, e), sample(dtype), atol=1e-4, rtol=1e-4)
     check(lambda m, x: x.clone().pow_(e), sample(dtype), atol=1e-4, rtol=1e-4)

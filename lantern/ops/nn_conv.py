@@ -230,6 +230,13 @@ def _as_correlation_weight(w, groups):
     return swapped[(Ellipsis,) + (slice(None, None, -1),) * len(kernel)]
 
 
+def _correlation_is_cheaper(w, groups, stride, output_padding):
+    """For a stride-1 transposed convolution: im2col copies in_channels x taps values per pixel, col2im adds
+    out_channels x taps; the correlation wins unless the output has far fewer channels (a first layer's input
+    gradient, say 16 -> 3), as measured on 2-core machines."""
+    return all(s == 1 for s in stride) and not any(output_padding) and 2 * w.shape[1] * groups >= w.shape[0]
+
+
 def _conv_kernel(backend, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     out = _conv_meta(backend, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     if out.numel() == 0:
@@ -237,7 +244,7 @@ def _conv_kernel(backend, input, weight, bias, stride, padding, dilation, transp
     xp = backend.xp
     x, w, dst = backend.array(input), backend.array(weight), backend.array(out)
     compute = _compute_dtype(x.dtype)
-    if transposed and all(s == 1 for s in stride) and not any(output_padding):
+    if transposed and _correlation_is_cheaper(w, groups, stride, output_padding):
         correlate(xp, x, _as_correlation_weight(w, groups), stride,
                   tuple(d * (k - 1) - p for k, p, d in zip(w.shape[2:], padding, dilation)), dilation, groups,
                   compute, dst)
