@@ -66,7 +66,7 @@ def train(model, train_set, epochs=12, seed=0):
             loss = loss_fn(model(images), labels)
             loss.backward()
             optimizer.step()
-            progress.set_postfix(loss=f"{loss.item():.3f}")
+            progress.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
         scheduler.step()
     return optimizer
 

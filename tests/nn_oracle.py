@@ -11,7 +11,20 @@ import numpy as np
 import torch
 
 import lantern
-from oracle import as_numpy, assert_same, noncontig, to_lib
+from oracle import as_numpy, assert_same, noncontig, raises_like, to_lib
+
+
+def same(fn):
+    """fn(torch) == fn(lantern) (plain values: names, reprs, shapes...); returns lantern's."""
+    t, l = fn(torch), fn(lantern)
+    assert t == l, (t, l)
+    return l
+
+
+def same_error(fn):
+    """Both libraries raise the same class with the same message, lantern's module names read as torch's."""
+    t, l = raises_like(fn)
+    assert l.replace("lantern.", "torch.") == t, (t, l)
 
 
 def same_weights(torch_module, lantern_module):

@@ -3,13 +3,11 @@ errors, long chains, freeing of the graph and saved tensors, hooks, requires_gra
 checks, and the node names and graph structure of common ops.
 """
 import gc
-import time
 import warnings
 import weakref
 
 import numpy as np
 import pytest
-import torch
 
 import lantern
 from lantern.core.allocator import cpu_allocator

@@ -2,10 +2,8 @@
 from collections import OrderedDict
 
 import pytest
-import torch
 
-import lantern
-from oracle import raises_like
+from nn_oracle import same, same_error
 
 
 def leaf(lib, tag):
@@ -23,17 +21,6 @@ def leaf(lib, tag):
             return f"tag={self.tag}"
 
     return Leaf()
-
-
-def same(fn):
-    t, l = fn(torch), fn(lantern)
-    assert t == l, (t, l)
-    return l
-
-
-def same_error(fn):
-    t, l = raises_like(fn)
-    assert l.replace("lantern", "torch") == t, (t, l)
 
 
 def tags(container):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import lantern
-from oracle import raises_like
+from nn_oracle import same, same_error
 
 LIBS = (torch, lantern)
 
@@ -24,17 +24,6 @@ def scaled(lib):
     m = M()
     m.log = []
     return m
-
-
-def same(fn):
-    t, l = fn(torch), fn(lantern)
-    assert t == l, (t, l)
-    return l
-
-
-def same_error(fn):
-    t, l = raises_like(fn)
-    assert l == t, (t, l)
 
 
 def fmt(grads):

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import lantern
-from oracle import as_numpy, raises_like
+from nn_oracle import same, same_error
+from oracle import as_numpy
 
 LIBS = (torch, lantern)
 
@@ -68,21 +69,6 @@ def classes(lib):
 def both(fn):
     """fn(lib) for torch and lantern."""
     return [fn(lib) for lib in LIBS]
-
-
-def same(fn):
-    t, l = both(fn)
-    assert t == l, (t, l)
-    return l
-
-
-def torchify(msg):
-    return msg.replace("lantern.", "torch.")
-
-
-def same_error(fn):
-    t, l = raises_like(fn)
-    assert torchify(l) == t, (t, l)
 
 
 # ---- Parameter ------------------------------------------------------------------------------------------------

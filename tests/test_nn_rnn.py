@@ -16,13 +16,7 @@ X = rng.standard_normal((5, 3, 4)).astype(np.float32)          # (seq, batch, fe
 LENGTHS = [3, 5, 2]                                            # unsorted: the packed paths sort them
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """torch's threaded RNN kernels spend far longer waiting on their threads than computing at these sizes."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _same_error(fn):

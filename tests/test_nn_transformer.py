@@ -19,13 +19,7 @@ TOL = {"atol": 2e-5, "rtol": 1e-4}
 _rng = np.random.default_rng(0)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """torch's thread pool only slows these tiny layers down (badly on a busy machine); restored afterwards."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _randn(*shape):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import lantern
-from oracle import as_numpy, assert_same
+from oracle import assert_same
 
 R = np.random.RandomState(0)
 P1 = R.randn(3, 4)
