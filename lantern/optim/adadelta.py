@@ -7,9 +7,10 @@
 >>> w
 tensor([ 0.9968, -1.9968], requires_grad=True)
 """
-from .optimizer import (Optimizer, _check_lr, _closure_loss, _new_scalar, _no_grad_unless_differentiable,
-                        _refuse_complex, _scalars_to_tensors, _to_scalar, _value)
 import lantern
+from .optimizer import Optimizer
+from ._common import (_closure_loss, _new_scalar, _no_grad_unless_differentiable, _params_with_grad, _to_scalar,
+                      _validate, _value)
 
 __all__ = ["Adadelta"]
 
@@ -18,27 +19,18 @@ class Adadelta(Optimizer):
     """v ← ρ·v + (1−ρ)·g², Δ ← √(u + eps)/√(v + eps)·g, u ← ρ·u + (1−ρ)·Δ², p ← p − lr·Δ.
     State: `step`, `square_avg` (v) and `acc_delta` (u)."""
 
+    _group_flag_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _validate(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _scalars_to_tensors(self)
+    def _new_state(self, p, group):
+        return {"step": _new_scalar(), "square_avg": lantern.zeros_like(p), "acc_delta": lantern.zeros_like(p)}
 
     @_no_grad_unless_differentiable
     def step(self, closure=None):
@@ -46,24 +38,8 @@ class Adadelta(Optimizer):
         loss = _closure_loss(closure)
         for group in self.param_groups:
             lr = _value(_to_scalar(group["lr"]))
-            rho, eps, weight_decay, maximize = group["rho"], group["eps"], group["weight_decay"], group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if grad.is_sparse:
-                    raise RuntimeError("Adadelta does not support sparse gradients")
-                state = self.state[p]
-                if len(state) == 0:
-                    _refuse_complex(p, "Adadelta")
-                    state["step"] = _new_scalar()
-                    state["square_avg"] = lantern.zeros_like(p)
-                    state["acc_delta"] = lantern.zeros_like(p)
-                state["step"].add_(1)
-                if maximize:
-                    grad = -grad
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
+            rho, eps = group["rho"], group["eps"]
+            for p, grad, state in _params_with_grad(self, group, "Adadelta"):
                 square_avg, acc_delta = state["square_avg"], state["acc_delta"]
                 square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
                 std = square_avg.add(eps).sqrt_()

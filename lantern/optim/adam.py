@@ -8,8 +8,9 @@
 (tensor([ 0.9000, -1.9000], requires_grad=True), tensor(1.))
 """
 import lantern
-from .optimizer import (Optimizer, _closure_loss, _no_grad_unless_differentiable, _refuse_complex, _scalar_dtype,
-                        _scalars_to_tensors, _to_scalar, _value)
+from .optimizer import Optimizer
+from ._common import (_check_fused, _closure_loss, _new_scalar, _no_grad_unless_differentiable, _params_with_grad,
+                      _to_scalar, _validate, _value)
 from .._tensor import Tensor
 
 __all__ = ["Adam"]
@@ -17,21 +18,9 @@ __all__ = ["Adam"]
 
 def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable):
     """torch's hyperparameter checks shared by Adam and AdamW, in torch's order."""
-    if isinstance(lr, Tensor):
-        if foreach and not capturable:
-            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
-        if lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    if isinstance(lr, Tensor) and foreach and not capturable:
+        raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+    _validate(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
     if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
             or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
         raise ValueError("betas must be either both floats or both Tensors")
@@ -48,6 +37,10 @@ class Adam(Optimizer):
     weight_decay adds λ·p to g, or (decoupled_weight_decay=True, AdamW) scales p by 1 − lr·λ first.
     State per parameter: `step` (a scalar tensor), `exp_avg`, `exp_avg_sq` and, with amsgrad, `max_exp_avg_sq`."""
 
+    _group_flag_defaults = {"amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+                            "differentiable": False, "decoupled_weight_decay": False, "fused": None}
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
@@ -56,69 +49,34 @@ class Adam(Optimizer):
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach, capturable=capturable,
                         differentiable=differentiable, fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-        _scalars_to_tensors(self)
+        _check_fused(fused, foreach, differentiable)
 
     def _new_state(self, p, group):
-        step_dtype = lantern.float32 if group["fused"] else _scalar_dtype()
-        p_state = {"step": lantern.tensor(0.0, dtype=step_dtype),
-                   "exp_avg": lantern.zeros_like(p), "exp_avg_sq": lantern.zeros_like(p)}
+        state = {"step": _new_scalar(fused=group["fused"]),
+                 "exp_avg": lantern.zeros_like(p), "exp_avg_sq": lantern.zeros_like(p)}
         if group["amsgrad"]:
-            p_state["max_exp_avg_sq"] = lantern.zeros_like(p)
-        return p_state
+            state["max_exp_avg_sq"] = lantern.zeros_like(p)
+        return state
 
     @_no_grad_unless_differentiable
     def step(self, closure=None):
         """One Adam update of every parameter that has a grad; returns the closure's loss if one is given."""
         loss = _closure_loss(closure)
-        state = self.state
         name = type(self).__name__
         for group in self.param_groups:
             lr = _to_scalar(group["lr"])  # a tensor lr stays one: torch rounds lr-derived factors to its dtype
             beta1, beta2 = (_value(b) for b in group["betas"])
-            eps, weight_decay = group["eps"], _value(group["weight_decay"])
-            amsgrad, maximize, decoupled = group["amsgrad"], group["maximize"], group["decoupled_weight_decay"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if grad.is_sparse:
-                    raise RuntimeError(f"{name} does not support sparse gradients, please consider SparseAdam instead")
-                p_state = state[p]
-                if len(p_state) == 0:
-                    _refuse_complex(p, name)
-                    p_state.update(self._new_state(p, group))
-                if maximize:
-                    grad = -grad
-                step_t = p_state["step"]
-                step_t.add_(1)
-                step = step_t.item()
-                if weight_decay != 0:
-                    if decoupled:
-                        p.mul_(_value(1 - lr * weight_decay))
-                    else:
-                        grad = grad.add(p, alpha=weight_decay)
-                exp_avg, exp_avg_sq = p_state["exp_avg"], p_state["exp_avg_sq"]
+            eps, amsgrad = group["eps"], group["amsgrad"]
+            for p, grad, state in _params_with_grad(
+                    self, group, name, sparse_hint=", please consider SparseAdam instead",
+                    decoupled_weight_decay=group["decoupled_weight_decay"]):
+                step = state["step"].item()
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 exp_avg.lerp_(grad, 1 - beta1)
                 exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
                 bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
                 if amsgrad:
-                    max_sq = p_state["max_exp_avg_sq"]
+                    max_sq = state["max_exp_avg_sq"]
                     lantern.maximum(max_sq, exp_avg_sq, out=max_sq)
                     denom = max_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
                 else:

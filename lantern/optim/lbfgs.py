@@ -15,7 +15,8 @@ search (torch.optim.LBFGS). `step` needs a closure that recomputes the loss and 
 [1.0, 1.0]
 """
 import lantern
-from .optimizer import Optimizer, _check_lr, _to_scalar, _value
+from .optimizer import Optimizer
+from ._common import _to_scalar, _validate, _value
 
 __all__ = ["LBFGS"]
 
@@ -119,7 +120,7 @@ class LBFGS(Optimizer):
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
-        _check_lr(lr)
+        _validate(lr=lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,

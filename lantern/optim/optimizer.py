@@ -23,6 +23,7 @@ from itertools import chain
 
 import lantern
 from .._tensor import Tensor
+from ._common import _scalars_to_tensors
 from ..autograd.graph import RemovableHandle  # = lantern.utils.hooks.RemovableHandle; importing utils here would cycle
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -66,21 +67,6 @@ def _typename(obj):
     return f"{module}.{cls.__qualname__}"
 
 
-def _no_grad_unless_differentiable(step):
-    """Run `step` with grad mode set to the optimizer's `differentiable` default, restoring it afterwards."""
-
-    @functools.wraps(step)
-    def wrapper(self, *args, **kwargs):
-        prev = lantern.is_grad_enabled()
-        lantern.set_grad_enabled(self.defaults["differentiable"])
-        try:
-            return step(self, *args, **kwargs)
-        finally:
-            lantern.set_grad_enabled(prev)
-
-    return wrapper
-
-
 def _with_step_hooks(step):
     """Wrap a class's `step` so that global and per-optimizer step pre/post hooks run around it."""
 
@@ -107,74 +93,14 @@ def _with_step_hooks(step):
     return wrapper
 
 
-def _closure_loss(closure):
-    """The loss from re-evaluating `closure` with grad enabled, or None without a closure."""
-    if closure is None:
-        return None
-    with lantern.enable_grad():
-        return closure()
-
-
-def _refuse_complex(p, name):
-    """torch runs these optimizers on complex params through view_as_real, which lantern does not have yet."""
-    if p.is_complex():
-        raise NotImplementedError(f"{name} does not support complex parameters in lantern yet (torch updates "
-                                  "their real and imaginary parts as separate real numbers); optimize "
-                                  "real-valued parameters instead")
-
-
-def _scalar_dtype():
-    """The dtype of a `step` counter: float64 when that is the default dtype, else float32 (as torch)."""
-    return lantern.float64 if lantern.get_default_dtype() == lantern.float64 else lantern.float32
-
-
-def _check_lr(lr):
-    """torch's first two checks of every optimizer: a 1-element tensor lr, and lr >= 0."""
-    if isinstance(lr, Tensor) and lr.numel() != 1:
-        raise ValueError("Tensor lr must be 1-element")
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-
-
-def _check_betas(betas):
-    """torch's beta checks: each in [0, 1)."""
-    for i in (0, 1):
-        if not 0.0 <= betas[i] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
-
-
-def _new_scalar(value=0.0):
-    """A CPU scalar tensor for counters such as `step` (see `_scalar_dtype`)."""
-    return lantern.tensor(value, dtype=_scalar_dtype())
-
-
-def _scalars_to_tensors(optimizer, keys=("step",)):
-    """Old checkpoints kept counters such as `step` as numbers: make them scalar tensors again."""
-    for group in optimizer.param_groups:
-        dtype = lantern.float32 if group.get("fused") else _scalar_dtype()
-        for p in group["params"]:
-            p_state = optimizer.state.get(p)
-            if p_state:
-                for key in keys:
-                    if key in p_state and not isinstance(p_state[key], Tensor):
-                        p_state[key] = lantern.tensor(float(p_state[key]), dtype=dtype)
-
-
-def _to_scalar(x):
-    """A 1-element hyperparameter tensor squeezed to 0-d; anything else unchanged."""
-    if isinstance(x, Tensor) and x.dim() != 0:
-        return x.squeeze()
-    return x
-
-
-def _value(x):
-    """A Python number from a number or a 1-element tensor."""
-    return x.item() if isinstance(x, Tensor) else x
-
-
 class Optimizer:
     """Base class of all optimizers: holds `param_groups` (dicts with 'params' and hyperparameters), `state`
     (a defaultdict(dict) keyed by parameter) and `defaults`; subclasses implement `step(closure=None)`."""
+
+    # Flags torch added to param groups over time, with the values `__setstate__` gives groups that lack them.
+    _group_flag_defaults = {}
+    # Per-parameter counters that old checkpoints kept as numbers; `__setstate__` makes them scalar tensors again.
+    _scalar_state_keys = ()
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -210,6 +136,12 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+        if self._group_flag_defaults:
+            for group in self.param_groups:
+                for flag, default in self._group_flag_defaults.items():
+                    group.setdefault(flag, default)
+        if self._scalar_state_keys:
+            _scalars_to_tensors(self, self._scalar_state_keys)
 
     def __repr__(self):
         text = self.__class__.__name__ + " ("

@@ -8,9 +8,10 @@
 >>> w
 tensor([ 0.9500, -1.9000], requires_grad=True)
 """
-from .optimizer import (Optimizer, _check_betas, _check_lr, _closure_loss, _new_scalar, _no_grad_unless_differentiable,
-                        _refuse_complex, _scalars_to_tensors, _to_scalar, _value)
 import lantern
+from .optimizer import Optimizer
+from ._common import (_closure_loss, _new_scalar, _no_grad_unless_differentiable, _params_with_grad, _to_scalar,
+                      _validate)
 
 __all__ = ["RAdam"]
 
@@ -19,29 +20,21 @@ class RAdam(Optimizer):
     """m̂ = m/(1−β1ᵗ); while ρₜ ≤ 5 the step is lr·m̂ (SGD with momentum), afterwards lr·m̂·r·√(1−β2ᵗ)/(√v + eps)
     with the rectification r. State: `step`, `exp_avg`, `exp_avg_sq`."""
 
+    _group_flag_defaults = {"foreach": None, "maximize": False, "differentiable": False,
+                            "decoupled_weight_decay": False, "capturable": False}
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _validate(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         foreach=foreach, capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
-        _scalars_to_tensors(self)
+    def _new_state(self, p, group):
+        return {"step": _new_scalar(), "exp_avg": lantern.zeros_like(p), "exp_avg_sq": lantern.zeros_like(p)}
 
     @_no_grad_unless_differentiable
     def step(self, closure=None):
@@ -50,31 +43,11 @@ class RAdam(Optimizer):
         for group in self.param_groups:
             lr = _to_scalar(group["lr"])
             beta1, beta2 = group["betas"]
-            eps, weight_decay = group["eps"], group["weight_decay"]
-            decoupled, maximize = group["decoupled_weight_decay"], group["maximize"]
+            eps = group["eps"]
             rho_inf = 2 / (1 - beta2) - 1
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if grad.is_sparse:
-                    raise RuntimeError("RAdam does not support sparse gradients")
-                state = self.state[p]
-                if len(state) == 0:
-                    _refuse_complex(p, "RAdam")
-                    state["step"] = _new_scalar()
-                    state["exp_avg"] = lantern.zeros_like(p)
-                    state["exp_avg_sq"] = lantern.zeros_like(p)
-                if maximize:
-                    grad = -grad
-                step_t = state["step"]
-                step_t.add_(1)
-                step = step_t.item()
-                if weight_decay != 0:
-                    if decoupled:
-                        p.mul_(_value(1 - lr * weight_decay))
-                    else:
-                        grad = grad.add(p, alpha=weight_decay)
+            for p, grad, state in _params_with_grad(self, group, "RAdam",
+                                                    decoupled_weight_decay=group["decoupled_weight_decay"]):
+                step = state["step"].item()
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 exp_avg.lerp_(grad, 1 - beta1)
                 exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)

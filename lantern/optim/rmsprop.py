@@ -2,14 +2,15 @@
 
 >>> import lantern
 >>> w = lantern.tensor([1., -2.], requires_grad=True)
->>> opt = lantern.optim.RMSprop([w], lr=0.01)
+>>> opt = lantern.optim.RMSprop([w], lr=0.01, centered=True)
 >>> w.grad = lantern.tensor([0.5, -1.]); opt.step()
->>> w
-tensor([ 0.9000, -1.9000], requires_grad=True)
+>>> sorted(opt.state[w]), opt.state[w]['grad_avg']
+(['grad_avg', 'square_avg', 'step'], tensor([ 0.0050, -0.0100]))
 """
-from .optimizer import (Optimizer, _check_lr, _closure_loss, _new_scalar, _no_grad_unless_differentiable,
-                        _refuse_complex, _scalars_to_tensors, _to_scalar, _value)
 import lantern
+from .optimizer import Optimizer
+from ._common import (_closure_loss, _new_scalar, _no_grad_unless_differentiable, _params_with_grad, _to_scalar,
+                      _validate, _value)
 
 __all__ = ["RMSprop"]
 
@@ -19,32 +20,25 @@ class RMSprop(Optimizer):
     g/(√v + eps), through a momentum buffer when momentum > 0. State: `step`, `square_avg`, and
     `momentum_buffer` / `grad_avg` when used."""
 
+    _group_flag_defaults = {"momentum": 0, "centered": False, "foreach": None, "maximize": False,
+                            "differentiable": False, "capturable": False}
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _validate(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach, maximize=maximize,
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _scalars_to_tensors(self)
+    def _new_state(self, p, group):
+        state = {"step": _new_scalar(), "square_avg": lantern.zeros_like(p)}
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = lantern.zeros_like(p)
+        if group["centered"]:
+            state["grad_avg"] = lantern.zeros_like(p)
+        return state
 
     @_no_grad_unless_differentiable
     def step(self, closure=None):
@@ -52,28 +46,8 @@ class RMSprop(Optimizer):
         loss = _closure_loss(closure)
         for group in self.param_groups:
             lr = _value(_to_scalar(group["lr"]))
-            alpha, eps, weight_decay = group["alpha"], group["eps"], group["weight_decay"]
-            momentum, centered, maximize = group["momentum"], group["centered"], group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if grad.is_sparse:
-                    raise RuntimeError("RMSprop does not support sparse gradients")
-                state = self.state[p]
-                if len(state) == 0:
-                    _refuse_complex(p, "RMSprop")
-                    state["step"] = _new_scalar()
-                    state["square_avg"] = lantern.zeros_like(p)
-                    if momentum > 0:
-                        state["momentum_buffer"] = lantern.zeros_like(p)
-                    if centered:
-                        state["grad_avg"] = lantern.zeros_like(p)
-                if maximize:
-                    grad = -grad
-                state["step"].add_(1)
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
+            alpha, eps, momentum, centered = group["alpha"], group["eps"], group["momentum"], group["centered"]
+            for p, grad, state in _params_with_grad(self, group, "RMSprop"):
                 square_avg = state["square_avg"]
                 square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
                 if centered:

@@ -8,8 +8,9 @@
 >>> w, opt.state[w]['momentum_buffer']
 (tensor([0.7100], requires_grad=True), tensor([1.9000]))
 """
-from .optimizer import Optimizer, _closure_loss, _no_grad_unless_differentiable, _to_scalar, _value
-from .._tensor import Tensor
+from .optimizer import Optimizer
+from ._common import (_check_fused, _closure_loss, _no_grad_unless_differentiable, _params_with_grad, _to_scalar,
+                      _validate, _value)
 
 __all__ = ["SGD"]
 
@@ -18,59 +19,30 @@ class SGD(Optimizer):
     """p ← p − lr·b with b ← μ·b + (1−τ)·(g + λ·p) (b = g on the first step); Nesterov uses g + μ·b instead of b.
     State per parameter: `momentum_buffer` (only when momentum ≠ 0)."""
 
+    _group_flag_defaults = {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False,
+                            "fused": False}
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _validate(lr=lr, momentum=momentum, weight_decay=weight_decay, nan_passes=True)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
                         fused=fused)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        _check_fused(fused, foreach, differentiable)
 
     @_no_grad_unless_differentiable
     def step(self, closure=None):
         """One SGD update of every parameter that has a grad; returns the closure's loss if one is given."""
         loss = _closure_loss(closure)
-        state = self.state
         for group in self.param_groups:
             lr = _value(_to_scalar(group["lr"]))
-            weight_decay = _value(group["weight_decay"])
-            momentum, dampening = group["momentum"], group["dampening"]
-            nesterov, maximize = group["nesterov"], group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if grad.is_sparse:
-                    raise RuntimeError("SGD does not support sparse gradients in lantern")
-                if maximize:
-                    grad = -grad
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
+            momentum, dampening, nesterov = group["momentum"], group["dampening"], group["nesterov"]
+            for p, grad, _ in _params_with_grad(self, group, "SGD", stateful=False, sparse_hint=" in lantern"):
                 if momentum != 0:
-                    p_state = state[p]
+                    p_state = self.state[p]
                     buf = p_state.get("momentum_buffer")
                     if buf is None:
                         buf = p_state["momentum_buffer"] = grad.detach().clone()
