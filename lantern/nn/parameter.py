@@ -32,13 +32,17 @@ def _share(cls, data):
     return t
 
 
+def _flagged(instance, flag):
+    """Whether instance is a tensor marked with the attribute `flag` (how a plain tensor passes for a Parameter or
+    a Buffer in isinstance)."""
+    return isinstance(instance, TensorImpl) and getattr(instance, flag, False)
+
+
 class _ParameterMeta(type):
     """isinstance(t, Parameter) also holds for a tensor flagged `_is_param` (as torch allows for subclasses)."""
 
     def __instancecheck__(cls, instance):
-        if cls is Parameter and isinstance(instance, TensorImpl) and getattr(instance, "_is_param", False):
-            return True
-        return super().__instancecheck__(instance)
+        return (cls is Parameter and _flagged(instance, "_is_param")) or super().__instancecheck__(instance)
 
 
 class Parameter(Tensor, metaclass=_ParameterMeta):
@@ -92,9 +96,14 @@ class _BufferMeta(type):
     """isinstance(t, Buffer) holds for any tensor that Buffer() flagged with `_is_buffer`."""
 
     def __instancecheck__(cls, instance):
-        if cls is Buffer and isinstance(instance, TensorImpl) and getattr(instance, "_is_buffer", False):
-            return True
-        return super().__instancecheck__(instance)
+        return (cls is Buffer and _flagged(instance, "_is_buffer")) or super().__instancecheck__(instance)
+
+
+def _mark_buffer(t, persistent):
+    """Flag t as a buffer (isinstance(t, Buffer) then holds), which module attribute assignment registers."""
+    t.persistent = persistent
+    t._is_buffer = True
+    return t
 
 
 class Buffer(Tensor, metaclass=_BufferMeta):
@@ -104,10 +113,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
             data = lantern.empty(0)
-        t = data.detach().requires_grad_(data.requires_grad)
-        t.persistent = persistent
-        t._is_buffer = True
-        return t
+        return _mark_buffer(data.detach().requires_grad_(data.requires_grad), persistent)
 
 
 class UninitializedTensorMixin:
@@ -172,7 +178,5 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
         t = _share(cls, lantern.empty(0, device=device, dtype=dtype))
         t.requires_grad_(requires_grad)
-        t.persistent = persistent
-        t._is_buffer = True
-        return t
+        return _mark_buffer(t, persistent)
 

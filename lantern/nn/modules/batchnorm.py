@@ -15,8 +15,8 @@ BatchNorm1d(3, eps=1e-05, momentum=None, affine=True, bias=True, track_running_s
 """
 from ... import _functions as _fns
 from ... import int64
-from .. import functional as F, init
-from ..parameter import Parameter
+from .. import functional as F
+from ._layer_params import affine_params, ones_zeros_
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
@@ -32,15 +32,7 @@ class _NormBase(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(_fns.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_fns.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_params(self, num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _fns.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", _fns.ones(num_features, device=device, dtype=dtype))
@@ -59,10 +51,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        ones_zeros_(self)
 
     def _check_input_dim(self, input):
         raise NotImplementedError

@@ -29,6 +29,13 @@ from .module import Module
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
+def _check_addend(other):
+    """Sequential + other and += other take only a Sequential."""
+    if not isinstance(other, Sequential):
+        raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} is "
+                         "given.")
+
+
 class Container(Module):
     """Deprecated: a Module whose keyword arguments become submodules."""
 
@@ -98,9 +105,7 @@ class Sequential(Module):
         return len(self._modules)
 
     def __add__(self, other):
-        if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} is "
-                             "given.")
+        _check_addend(other)
         ret = Sequential()
         for layer in chain(self, other):
             ret.append(layer)
@@ -113,9 +118,7 @@ class Sequential(Module):
         return v
 
     def __iadd__(self, other):
-        if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} is "
-                             "given.")
+        _check_addend(other)
         offset = len(self)
         for i, module in enumerate(other):
             self.add_module(str(i + offset), module)

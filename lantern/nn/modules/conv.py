@@ -14,11 +14,8 @@ lantern.Size([2, 8, 5, 5])
 >>> lantern.nn.ConvTranspose1d(4, 2, 3, stride=2)(lantern.randn(1, 4, 5), output_size=[12]).shape
 lantern.Size([1, 2, 12])
 """
-import math
-
-from ... import _functions as _fns
-from .. import functional as F, init
-from ..parameter import Parameter
+from .. import functional as F
+from ._layer_params import fan_in_uniform_, weight_and_bias
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
@@ -73,19 +70,11 @@ class _ConvNd(Module):
         else:
             self._reversed_padding_repeated_twice = _reverse_repeat(padding)
         shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
-        self.weight = Parameter(_fns.empty(shape + tuple(kernel_size), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_fns.empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        weight_and_bias(self, shape + tuple(kernel_size), out_channels, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        fan_in_uniform_(self.weight, self.bias)
 
     def extra_repr(self):
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"

@@ -118,10 +118,22 @@ _global_forward_hooks_always_called = OrderedDict()
 _global_forward_hooks_with_kwargs = OrderedDict()
 
 
-def _register(hooks, hook, extra_dict=None):
+def _register(hooks, hook, extra_dict=None, prepend=False):
+    """Add hook to the ordered dict hooks (first when prepend); the handle also clears its id from extra_dict."""
     handle = RemovableHandle(hooks, extra_dict=extra_dict)
     hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
     return handle
+
+
+def _run_registration_hooks(hooks, module, name, value):
+    """Pass value through the global registration hooks: each hook(module, name, value) may return a replacement."""
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 def register_module_buffer_registration_hook(hook):
@@ -223,24 +235,11 @@ class Module:
     def register_buffer(self, name, tensor, persistent=True):
         """Add a tensor (or None) as module state that is not a parameter; `persistent=False` keeps it out of
         state_dict."""
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_member(self, "buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, TensorImpl):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
                             "required)")
-        for hook in _global_buffer_registration_hooks.values():
-            output = hook(self, name, tensor)
-            if output is not None:
-                tensor = output
-        self._buffers[name] = tensor
+        self._buffers[name] = _run_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -248,16 +247,7 @@ class Module:
 
     def register_parameter(self, name, param):
         """Add a Parameter (or None) under `name`."""
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_member(self, "parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
             return
@@ -268,11 +258,7 @@ class Module:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                              f"created explicitly. To express '{name}' as a function of another Tensor, compute "
                              "the value in the forward() method.")
-        for hook in _global_parameter_registration_hooks.values():
-            output = hook(self, name, param)
-            if output is not None:
-                param = output
-        self._parameters[name] = param
+        self._parameters[name] = _run_registration_hooks(_global_parameter_registration_hooks, self, name, param)
 
     def add_module(self, name, module):
         """Add a child module (or None) under `name`."""
@@ -286,11 +272,7 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        for hook in _global_module_registration_hooks.values():
-            output = hook(self, name, module)
-            if output is not None:
-                module = output
-        self._modules[name] = module
+        self._modules[name] = _run_registration_hooks(_global_module_registration_hooks, self, name, module)
 
     def register_module(self, name, module):
         """Alias of add_module."""
@@ -326,22 +308,14 @@ class Module:
 
     def get_parameter(self, target):
         """The Parameter at the dotted path `target`."""
-        module_path, _, name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
-        param = getattr(mod, name)
+        _, name, param = _member_at(self, target)
         if not isinstance(param, Parameter):
             raise AttributeError("`" + name + "` is not an nn.Parameter")
         return param
 
     def get_buffer(self, target):
         """The buffer at the dotted path `target`."""
-        module_path, _, name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
-        buffer = getattr(mod, name)
+        mod, name, buffer = _member_at(self, target)
         if name not in mod._buffers:
             raise AttributeError("`" + name + "` is not a buffer")
         return buffer
@@ -461,30 +435,18 @@ class Module:
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """hook(module, grad_output) -> None or new grad_output, run before the module's input gradients are
         computed."""
-        handle = _register(self._backward_pre_hooks, hook)
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _register(self._backward_pre_hooks, hook, prepend=prepend)
 
     def register_backward_hook(self, hook):
         """Legacy: hook(module, grad_input, grad_output) on the grad_fn of the output. Prefer the full hook."""
-        if self._is_full_backward_hook is True:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
-                               "Please use only one of them.")
-        self._is_full_backward_hook = False
+        _set_full_backward(self, False)
         return _register(self._backward_hooks, hook)
 
     def register_full_backward_hook(self, hook, prepend=False):
         """hook(module, grad_input, grad_output) -> None or new grad_input; grad_input covers the positional
         tensor arguments."""
-        if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
-                               "Please use only one of them.")
-        self._is_full_backward_hook = True
-        handle = _register(self._backward_hooks, hook)
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        _set_full_backward(self, True)
+        return _register(self._backward_hooks, hook, prepend=prepend)
 
     def _get_backward_hooks(self):
         full, non_full = [], []
@@ -504,24 +466,22 @@ class Module:
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args) -> None or new args (a non-tuple is wrapped); with_kwargs: hook(module, args, kwargs)
         -> None or (args, kwargs)."""
-        handle = _register(self._forward_pre_hooks, hook, extra_dict=self._forward_pre_hooks_with_kwargs)
+        handle = _register(self._forward_pre_hooks, hook, extra_dict=self._forward_pre_hooks_with_kwargs,
+                           prepend=prepend)
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
         """hook(module, args, output) -> None or a new output; with_kwargs: hook(module, args, kwargs, output);
         always_call: also run when forward raises."""
         handle = _register(self._forward_hooks, hook,
-                           extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
+                           extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
+                           prepend=prepend)
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
             self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
     # ---- calling ----------------------------------------------------------------------------------------------
@@ -585,21 +545,13 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
-            for hook in _global_module_registration_hooks.values():
-                output = hook(self, name, value)
-                if output is not None:
-                    value = output
-            modules[name] = value
+            modules[name] = _run_registration_hooks(_global_module_registration_hooks, self, name, value)
             return
         if modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (torch.nn.Module or "
                                 "None expected)")
-            for hook in _global_module_registration_hooks.values():
-                output = hook(self, name, value)
-                if output is not None:
-                    value = output
-            modules[name] = value
+            modules[name] = _run_registration_hooks(_global_module_registration_hooks, self, name, value)
             return
         buffers = d.get("_buffers")
         if isinstance(value, Buffer) or (buffers is not None and name in buffers):
@@ -1084,6 +1036,38 @@ class BackwardHook:
         return res if is_tuple else res[0]
 
 
+def _check_new_member(module, kind, registry, name):
+    """The checks register_buffer and register_parameter share, in torch's order (add_module's differ)."""
+    if registry not in module.__dict__:
+        raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if hasattr(module, name) and name not in module.__dict__[registry]:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
+def _member_at(root, target):
+    """(owner, name, value) for the attribute at the dotted path `target` below root; AttributeError naming the
+    owner when it has no such attribute."""
+    module_path, _, name = target.rpartition(".")
+    mod = root.get_submodule(module_path)
+    if not hasattr(mod, name):
+        raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+    return mod, name, getattr(mod, name)
+
+
+def _set_full_backward(module, full):
+    """Record which kind of backward hook the module has (full or legacy); the two do not mix."""
+    if module._is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                           "Please use only one of them.")
+    module._is_full_backward_hook = full
+
+
 def _can_set_data(tensor, applied):
     """Whether _apply may swap `.data` in place. As in torch, a move to or from the meta device (a different kind of
     tensor there) makes a new Parameter instead."""
@@ -1181,28 +1165,23 @@ def _call_with_hooks(module, args, kwargs):
 
 
 def _run_always_called(module, args, kwargs, result, called):
-    """After an exception: the always_call forward hooks that have not run yet; their own errors only warn."""
-    for hook_id, hook in _global_forward_hooks.items():
-        if hook_id in _global_forward_hooks_always_called and hook_id not in called:
-            try:
-                out = hook(module, args, result)
-                if out is not None:
-                    result = out
-            except Exception as e:
-                warnings.warn("global module forward hook with ``always_call=True`` raised an exception that was "
-                              f"silenced as another error was raised in forward: {str(e)}", stacklevel=3)
-    for hook_id, hook in module._forward_hooks.items():
-        if hook_id in module._forward_hooks_always_called and hook_id not in called:
-            try:
-                if hook_id in module._forward_hooks_with_kwargs:
-                    out = hook(module, args, kwargs, result)
-                else:
-                    out = hook(module, args, result)
-                if out is not None:
-                    result = out
-            except Exception as e:
-                warnings.warn("module forward hook with ``always_call=True`` raised an exception that was silenced "
-                              f"as another error was raised in forward: {str(e)}", stacklevel=3)
+    """After an exception: the always_call forward hooks that have not run yet, global ones first; their own errors
+    only warn. As in torch, global hooks get no kwargs here."""
+    for hooks, always_called, with_kwargs, owner in (
+            (_global_forward_hooks, _global_forward_hooks_always_called, (), "global module"),
+            (module._forward_hooks, module._forward_hooks_always_called, module._forward_hooks_with_kwargs, "module")):
+        for hook_id, hook in hooks.items():
+            if hook_id in always_called and hook_id not in called:
+                try:
+                    if hook_id in with_kwargs:
+                        out = hook(module, args, kwargs, result)
+                    else:
+                        out = hook(module, args, result)
+                    if out is not None:
+                        result = out
+                except Exception as e:
+                    warnings.warn(f"{owner} forward hook with ``always_call=True`` raised an exception that was "
+                                  f"silenced as another error was raised in forward: {str(e)}", stacklevel=3)
 
 
 def _attach_legacy_backward_hooks(module, hooks, args, result):
@@ -1220,25 +1199,30 @@ def _attach_legacy_backward_hooks(module, hooks, args, result):
         _warn_non_full_backward_hook(args, result, grad_fn)
 
 
+def _as_tensor_tuple(value):
+    """A lone tensor as a 1-tuple, a tuple of tensors as it is, anything else as None."""
+    if isinstance(value, TensorImpl):
+        return (value,)
+    if isinstance(value, tuple) and all(isinstance(v, TensorImpl) for v in value):
+        return value
+    return None
+
+
 def _warn_non_full_backward_hook(inputs, result, grad_fn):
-    if not isinstance(result, TensorImpl):
-        if not (isinstance(result, tuple) and all(isinstance(r, TensorImpl) for r in result)):
-            warnings.warn("Using non-full backward hooks on a Module that does not return a single Tensor or a "
-                          "tuple of Tensors is deprecated and will be removed in future versions. This hook will be "
-                          "missing some of the grad_output. Please use register_full_backward_hook to get the "
-                          "documented behavior.", FutureWarning, stacklevel=4)
-            return
-    else:
-        result = (result,)
-    if not isinstance(inputs, TensorImpl):
-        if not (isinstance(inputs, tuple) and all(isinstance(i, TensorImpl) for i in inputs)):
-            warnings.warn("Using non-full backward hooks on a Module that does not take as input a single Tensor or "
-                          "a tuple of Tensors is deprecated and will be removed in future versions. This hook will "
-                          "be missing some of the grad_input. Please use register_full_backward_hook to get the "
-                          "documented behavior.", FutureWarning, stacklevel=4)
-            return
-    else:
-        inputs = (inputs,)
+    result = _as_tensor_tuple(result)
+    if result is None:
+        warnings.warn("Using non-full backward hooks on a Module that does not return a single Tensor or a "
+                      "tuple of Tensors is deprecated and will be removed in future versions. This hook will be "
+                      "missing some of the grad_output. Please use register_full_backward_hook to get the "
+                      "documented behavior.", FutureWarning, stacklevel=4)
+        return
+    inputs = _as_tensor_tuple(inputs)
+    if inputs is None:
+        warnings.warn("Using non-full backward hooks on a Module that does not take as input a single Tensor or "
+                      "a tuple of Tensors is deprecated and will be removed in future versions. This hook will "
+                      "be missing some of the grad_input. Please use register_full_backward_hook to get the "
+                      "documented behavior.", FutureWarning, stacklevel=4)
+        return
     out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
     if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
         warnings.warn("Using a non-full backward hook when outputs are nested in python data structure is "

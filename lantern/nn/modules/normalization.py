@@ -14,31 +14,12 @@ lantern.Size([3, 6, 5])
 import numbers
 
 from ... import _functions as _fns
-from .. import functional as F, init
+from .. import functional as F
 from ..parameter import Parameter
+from ._layer_params import affine_params, ones_zeros_
 from .module import Module
 
 __all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
-
-
-def _affine(module, shape, weight, bias, device, dtype):
-    """Register weight (and bias) of `shape` when `weight`, else None for both."""
-    if weight:
-        module.weight = Parameter(_fns.empty(shape, device=device, dtype=dtype))
-        if bias:
-            module.bias = Parameter(_fns.empty(shape, device=device, dtype=dtype))
-        else:
-            module.register_parameter("bias", None)
-    else:
-        module.register_parameter("weight", None)
-        module.register_parameter("bias", None)
-
-
-def _ones_zeros(module):
-    if module.weight is not None:
-        init.ones_(module.weight)
-    if getattr(module, "bias", None) is not None:
-        init.zeros_(module.bias)
 
 
 def _shape(normalized_shape):
@@ -54,11 +35,11 @@ class LayerNorm(Module):
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        _affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
+        affine_params(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        _ones_zeros(self)
+        ones_zeros_(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -76,11 +57,11 @@ class GroupNorm(Module):
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        _affine(self, num_channels, affine, bias, device, dtype)
+        affine_params(self, num_channels, affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        _ones_zeros(self)
+        ones_zeros_(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -104,7 +85,7 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        _ones_zeros(self)
+        ones_zeros_(self)
 
     def forward(self, x):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)

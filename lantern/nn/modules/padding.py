@@ -1,6 +1,7 @@
 """Padding layers (torch.nn.modules.padding): Constant/Zero, Reflection, Replication and Circular, in 1-3 dims.
 
 padding is an int (every side) or a tuple of 2·n sizes in F.pad's order: (left, right, top, bottom, front, back).
+Each family's 1d/2d/3d classes differ only in n, so they are made together, one family a line, at the end.
 
 >>> import lantern
 >>> lantern.nn.ZeroPad2d((1, 0, 2, 0))(lantern.ones(1, 2, 2)).shape
@@ -48,19 +49,15 @@ class _ConstantPadNd(_PadNd):
         return f"padding={self.padding}, value={self.value}"
 
 
-class ConstantPad1d(_ConstantPadNd):
-    """Pads the last dim with a constant value."""
-    dims = 1
-
-
-class ConstantPad2d(_ConstantPadNd):
-    """Pads the last two dims with a constant value."""
-    dims = 2
-
-
-class ConstantPad3d(_ConstantPadNd):
-    """Pads the last three dims with a constant value."""
-    dims = 3
+def _per_dims(family, bases, how):
+    """The classes {family}1d, {family}2d and {family}3d: for n = 1, 2, 3, a subclass of bases(n) that pads the
+    last n dims `how`."""
+    classes = []
+    for dims, which in ((1, "the last dim"), (2, "the last two dims"), (3, "the last three dims")):
+        name = f"{family}{dims}d"
+        classes.append(type(name, bases(dims), {"__module__": __name__, "__qualname__": name, "dims": dims,
+                                                "__doc__": f"Pads {which} {how}."}))
+    return classes
 
 
 class _ZeroPad:
@@ -71,54 +68,12 @@ class _ZeroPad:
         return f"{self.padding}"
 
 
-class ZeroPad1d(_ZeroPad, ConstantPad1d):
-    """Pads the last dim with zeros."""
-
-
-class ZeroPad2d(_ZeroPad, ConstantPad2d):
-    """Pads the last two dims with zeros."""
-
-
-class ZeroPad3d(_ZeroPad, ConstantPad3d):
-    """Pads the last three dims with zeros."""
-
-
 class _ReflectionPadNd(_PadNd):
     mode = "reflect"
 
 
-class ReflectionPad1d(_ReflectionPadNd):
-    """Pads the last dim with its reflection (the edge value is not repeated)."""
-    dims = 1
-
-
-class ReflectionPad2d(_ReflectionPadNd):
-    """Pads the last two dims with their reflection."""
-    dims = 2
-
-
-class ReflectionPad3d(_ReflectionPadNd):
-    """Pads the last three dims with their reflection."""
-    dims = 3
-
-
 class _ReplicationPadNd(_PadNd):
     mode = "replicate"
-
-
-class ReplicationPad1d(_ReplicationPadNd):
-    """Pads the last dim by repeating its edge values."""
-    dims = 1
-
-
-class ReplicationPad2d(_ReplicationPadNd):
-    """Pads the last two dims by repeating their edge values."""
-    dims = 2
-
-
-class ReplicationPad3d(_ReplicationPadNd):
-    """Pads the last three dims by repeating their edge values."""
-    dims = 3
 
 
 class _CircularPadNd(_PadNd):
@@ -132,17 +87,14 @@ class _CircularPadNd(_PadNd):
         return F.pad(input, self.padding, "circular")
 
 
-class CircularPad1d(_CircularPadNd):
-    """Pads the last dim by wrapping around."""
-    dims = 1
-
-
-class CircularPad2d(_CircularPadNd):
-    """Pads the last two dims by wrapping around."""
-    dims = 2
-
-
-class CircularPad3d(_CircularPadNd):
-    """Pads the last three dims by wrapping around."""
-    dims = 3
-
+ConstantPad1d, ConstantPad2d, ConstantPad3d = _per_dims("ConstantPad", lambda n: (_ConstantPadNd,),
+                                                        "with a constant value")
+# as in torch, ZeroPad{n}d is a ConstantPad{n}d with value 0 (and a shorter repr)
+ZeroPad1d, ZeroPad2d, ZeroPad3d = _per_dims(
+    "ZeroPad", lambda n: (_ZeroPad, (ConstantPad1d, ConstantPad2d, ConstantPad3d)[n - 1]), "with zeros")
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = _per_dims(
+    "ReflectionPad", lambda n: (_ReflectionPadNd,), "by reflection (the edge value is not repeated)")
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = _per_dims(
+    "ReplicationPad", lambda n: (_ReplicationPadNd,), "by repeating the edge values")
+CircularPad1d, CircularPad2d, CircularPad3d = _per_dims("CircularPad", lambda n: (_CircularPadNd,),
+                                                        "by wrapping around")

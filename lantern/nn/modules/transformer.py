@@ -71,6 +71,29 @@ def _needs_grad(tensors):
     return is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
 
+def _encoder_layer_tensors(layer):
+    """The parameters PyTorch's fused encoder-layer kernels take, in its order (none may need grad for them)."""
+    attn = layer.self_attn
+    return (attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias, layer.norm1.weight,
+            layer.norm1.bias, layer.norm2.weight, layer.norm2.bias, layer.linear1.weight, layer.linear1.bias,
+            layer.linear2.weight, layer.linear2.bias)
+
+
+def _add_feed_forward_and_norms(layer, blocks, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias,
+                                factory):
+    """Register what both layer kinds have after their attention, in PyTorch's order (which fixes the parameter
+    order and the random draws): linear1, dropout, linear2, then one LayerNorm per residual block (norm1, norm2,
+    ...) and one Dropout per block (dropout1, dropout2, ...)."""
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+    layer.norm_first = norm_first
+    for i in range(1, blocks + 1):
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+    for i in range(1, blocks + 1):
+        setattr(layer, f"dropout{i}", Dropout(dropout))
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward block, each with a residual connection and LayerNorm.
 
@@ -87,14 +110,9 @@ class TransformerEncoderLayer(Module):
         factory = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             **factory)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        # linear1, dropout, linear2, norm1, norm2, dropout1, dropout2
+        _add_feed_forward_and_norms(self, 2, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias,
+                                    factory)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
         if activation is F.relu or isinstance(activation, ReLU):
@@ -134,10 +152,7 @@ class TransformerEncoderLayer(Module):
         if any(len(getattr(m, "_forward_hooks", ())) + len(getattr(m, "_forward_pre_hooks", ()))
                for m in self.modules()):
             return False
-        return not _needs_grad((src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
-                                attn.out_proj.bias, self.norm1.weight, self.norm1.bias, self.norm2.weight,
-                                self.norm2.bias, self.linear1.weight, self.linear1.bias, self.linear2.weight,
-                                self.linear2.bias))
+        return not _needs_grad((src, *_encoder_layer_tensors(self)))
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False, fused=False):
         if fused:  # PyTorch's fused kernel does not call self_attn (it has no hooks, or it would not be taken)
@@ -167,16 +182,9 @@ class TransformerDecoderLayer(Module):
                                             **factory)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
                                                  bias=bias, **factory)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
+        # linear1, dropout, linear2, norm1, norm2, norm3, dropout1, dropout2, dropout3
+        _add_feed_forward_and_norms(self, 3, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias,
+                                    factory)
         self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
 
     def __setstate__(self, state):
@@ -281,10 +289,7 @@ class TransformerEncoder(Module):
         positions = _fns.arange(src.shape[1], device=src.device).unsqueeze(0)
         if getattr(self, "mask_check", True) and not bool((keep == (positions < lengths)).all()):
             return None  # not left-aligned: PyTorch runs the padded batch as it is
-        attn = first.self_attn
-        if _needs_grad((src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
-                        first.norm1.weight, first.norm1.bias, first.norm2.weight, first.norm2.bias,
-                        first.linear1.weight, first.linear1.bias, first.linear2.weight, first.linear2.bias)):
+        if _needs_grad((src, *_encoder_layer_tensors(first))):
             return None
         return positions >= lengths
 
