@@ -1,0 +1,2 @@
+"""jit.code (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""jit.executor (placeholder, being written)."""
+__all__ = []

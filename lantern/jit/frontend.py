@@ -1,0 +1,2 @@
+"""jit.frontend (placeholder, being written)."""
+__all__ = []

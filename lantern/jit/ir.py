@@ -1,0 +1,2 @@
+"""jit.ir (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""jit.module (placeholder, being written)."""
+__all__ = []

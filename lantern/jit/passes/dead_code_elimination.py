@@ -1,0 +1,2 @@
+"""jit.passes.dead_code_elimination (placeholder, being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""jit.passes.pipeline (placeholder, being written)."""
+__all__ = []

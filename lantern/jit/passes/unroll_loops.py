@@ -1,0 +1,2 @@
+"""jit.passes.unroll_loops (placeholder, being written)."""
+__all__ = []

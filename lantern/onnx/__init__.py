@@ -1,0 +1,2 @@
+"""lantern.onnx: export to ONNX (placeholder, being written)."""
+__all__ = []
