@@ -22,6 +22,7 @@ from .core.layout import contiguous_format, preserve_format
 from .core.tensor_impl import TENSOR_CLASS, TensorImpl
 from .ops import binding, registry
 from .ops.dispatcher import call
+from .core.state import tls as _tls
 
 _op = registry.get
 
@@ -41,9 +42,14 @@ class Tensor(TensorImpl):
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        _traced_python_value("number")
+        return self._scalar()
+
+    def _scalar(self):
         return self._host_array().reshape(()).item()
 
     def tolist(self):
+        _traced_python_value("list")
         return self._host_array().tolist()
 
     def _host_array(self):
@@ -62,6 +68,7 @@ class Tensor(TensorImpl):
         if self.device.type != "cpu":
             raise TypeError(f"can't convert {self.device.type} device type tensor to numpy. Use Tensor.cpu() to copy "
                             "the tensor to host memory first.")
+        _traced_python_value("NumPy array")
         return self._backend.array(self)
 
     def __array__(self, dtype=None, copy=None):
@@ -74,24 +81,28 @@ class Tensor(TensorImpl):
             if n == 0:
                 raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self.item())
+        _traced_python_value("boolean")
+        return bool(self._scalar())
 
     def __float__(self):
         self._check_scalar("float")
-        return float(self.item())
+        _traced_python_value("float")
+        return float(self._scalar())
 
     def __int__(self):
         self._check_scalar("int")
-        return int(self.item())
+        _traced_python_value("integer")
+        return int(self._scalar())
 
     def __complex__(self):
         self._check_scalar("complex")
-        return complex(self.item())
+        _traced_python_value("complex")
+        return complex(self._scalar())
 
     def __index__(self):
         if self.dtype.category > dt.INTEGRAL or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
+        return int(self._scalar())
 
     def _check_scalar(self, kind):
         if self.numel() != 1:
@@ -100,7 +111,15 @@ class Tensor(TensorImpl):
     def __iter__(self):
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
+        if _tls.tracer is not None:
+            _tls.tracer.warn_iteration()
         return iter(self.unbind(0))
+
+    def __len__(self):
+        n = TensorImpl.__len__(self)
+        if _tls.tracer is not None:
+            _tls.tracer.warn_len()
+        return n
 
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import tensor_repr
@@ -685,6 +704,12 @@ class Tensor(TensorImpl):
         return call(_op("ne"), (self, other))
 
     __hash__ = TensorImpl.__hash__
+
+
+def _traced_python_value(what):
+    """While a JIT trace records, a tensor read as a Python value warns (TracerWarning): the trace freezes it."""
+    if _tls.tracer is not None:
+        _tls.tracer.warn_python_value(what)
 
 
 def _alias_detached(t):

@@ -1,2 +1,465 @@
-"""jit.serialization (placeholder, being written)."""
-__all__ = []
+"""TorchScript archives: `save(m, f)` writes a compiled module as torch.jit.save lays it out, `load(f)` reads it back.
+
+The zip holds, under `archive/` (or the file's stem when saving to a path):
+  code/__torch__.py   the module classes as readable TorchScript-like Python (what `.code` shows), for people;
+                      as in torch, class `__torch__.a.b.C` is written to code/__torch__/a/b.py
+  code/__torch__.ir   how load rebuilds the classes: JSON with, per class, its parameter and buffer names and each
+                      method's IR text (`str(graph)`, read back with `lantern.jit.ir.parse_ir`), plus the
+                      functions its nodes call (lantern functions by name, compiled functions as IR)
+  data.pkl            the module tree: each module pickled as `__torch__.<Class>` with its state (parameters,
+                      buffers, attributes, `training`, submodules) in a dict, tensors as torch's storage records
+  data/<key>          the storages of data.pkl (written by lantern.serialization's machinery)
+  constants.pkl       the tuple of tensor constants the graphs use (`CONSTANTS.c0` in code), storages in constants/
+  extra/<name>        the `_extra_files`
+  version, byteorder, .data/serialization_id
+Loading needs no user class: the result is a `RecursiveScriptModule` with the same state and methods. Archives
+written by torch.jit.save carry TorchScript source instead of IR, which lantern cannot compile: loading one raises
+a RuntimeError that says so.
+
+>>> import io, lantern
+>>> from lantern.jit.ir import parse_ir
+>>> from lantern.jit.module import RecursiveScriptModule
+>>> g = parse_ir('''graph(%self : __torch__.Lin, %x : Tensor):
+...   %w : Tensor = prim::GetAttr[name="weight"](%self)
+...   %y : Tensor = aten::mul(%x, %w)
+...   return (%y)''')
+>>> m = RecursiveScriptModule._construct("Lin", {"weight": lantern.nn.Parameter(lantern.ones(2))}, {}, {}, {},
+...                                      {"forward": g})
+>>> buf = io.BytesIO()
+>>> save(m, buf, _extra_files={"note.txt": "hi"})
+>>> _ = buf.seek(0)
+>>> extra = {"note.txt": ""}
+>>> loaded = load(buf, _extra_files=extra)
+>>> loaded, loaded.weight, extra
+(RecursiveScriptModule(original_name=Lin), Parameter containing:
+tensor([1., 1.], requires_grad=True), {'note.txt': b'hi'})
+"""
+import copyreg
+import io
+import json
+import os
+import pathlib
+import pickle
+import random
+import re
+import sys
+import zipfile
+
+from .. import serialization as _ser
+from ..core.tensor_impl import TensorImpl
+
+__all__ = ["save", "load"]
+
+_IR_FORMAT = 1
+_CONSTANT_PREFIX = "CONSTANTS.c"
+
+
+# ---- the module tree as data.pkl sees it --------------------------------------------------------------------------
+
+class _Object:
+    """A pickled TorchScript object: its class is `__torch__.<name>`, its state a dict (NEWOBJ + BUILD)."""
+
+    def __init__(self, state=None):
+        self.state = state
+
+    def __setstate__(self, state):
+        self.state = state
+
+
+def _record_class(qualname):
+    """A stand-in class spelled `qualname` in data.pkl ('__torch__.M' -> GLOBAL '__torch__ M')."""
+    module, _, name = qualname.rpartition(".")
+    return type(name, (_Object,), {"_qualname": qualname, "__module__": module})
+
+
+class _ScriptPickler(_ser._TorchPickler):
+    """lantern.save's pickler, also writing `__torch__` objects as torch.jit.save does."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, _Object):
+            return (copyreg.__newobj__, (type(obj),), obj.state)
+        return super().reducer_override(obj)
+
+    def save_global(self, obj, name=None):
+        qualname = getattr(obj, "_qualname", None) if isinstance(obj, type) and issubclass(obj, _Object) else None
+        if qualname is None:
+            return super().save_global(obj, name)
+        module, _, name = qualname.rpartition(".")
+        self.write(pickle.GLOBAL + module.encode() + b"\n" + name.encode() + b"\n")
+        self.memoize(obj)
+
+
+# ---- save -----------------------------------------------------------------------------------------------------------
+
+class _ConstantName(str):
+    """'CONSTANTS.c<i>' standing for a tensor constant: the IR prints it as a string, the saved code as a name."""
+
+
+class _Classes:
+    """Gives each distinct module layout a class name (torch's mangling: '__torch__.___torch_mangle_1.Linear')."""
+
+    def __init__(self):
+        self.by_layout = {}   # layout -> qualname
+        self.info = {}        # qualname -> what code/__torch__.ir stores
+        self.code = {}        # code file -> readable sources of the classes it holds
+        self.constants = []   # tensor constants, shared across every graph
+
+    def class_of(self, m, children):
+        params = list(m._parameters)
+        buffers = list(m._buffers)
+        attrs = list(m.__dict__.get("_attributes", ()))
+        layout = (m.original_name, tuple((name, id(g)) for name, g in m._methods.items()), tuple(params),
+                  tuple(buffers), tuple(attrs), tuple(children.items()))
+        qualname = self.by_layout.get(layout)
+        if qualname is not None:
+            return qualname
+        qualname = _self_type_name(m) or f"__torch__.{_identifier(m.original_name)}"
+        if qualname in self.info:
+            module, _, name = qualname.rpartition(".")
+            qualname = f"{module}.___torch_mangle_{len(self.info)}.{name}"
+        self.by_layout[layout] = qualname
+        graphs = {name: _with_class_names(graph, qualname) for name, graph in m._methods.items()}
+        self.info[qualname] = {"original_name": m.original_name, "parameters": params, "buffers": buffers,
+                               "methods": {name: self.encode(g, copy=False) for name, g in graphs.items()}}
+        module = qualname.rpartition(".")[0]
+        self.code.setdefault("code/" + module.replace(".", "/") + ".py", []).append(
+            self._class_source(m, qualname, children, graphs))
+        return qualname
+
+    def encode(self, graph, copy=True):
+        """{'ir': the graph's text, 'refs': what the text cannot hold}. Tensor constants become the string
+        'CONSTANTS.c<i>' (the tensors go to constants.pkl); the script frontend's function references (node
+        attributes that call a lantern function or another compiled function) are listed in 'refs'."""
+        g = _with_class_names(graph, None) if copy else graph
+        refs = []
+        for index, node in enumerate(_all_nodes(g.block())):
+            for attr, value in list(node.attrs.items()):
+                if node.kind() == "prim::Constant" and attr == "value" and isinstance(value, TensorImpl):
+                    node.attrs[attr] = _ConstantName(f"{_CONSTANT_PREFIX}{self._constant_index(value)}")
+                elif isinstance(value, str) and type(value) is not str:
+                    refs.append({"node": index, "attribute": attr, **self._encode_ref(value)})
+            if node.kind().startswith("aten::") and "op" not in node.attrs:
+                refs.append({"node": index, "attribute": "op", "absent": True})  # parse_ir would add one
+        return {"ir": str(g), "refs": refs}
+
+    def _constant_index(self, value):
+        for i, c in enumerate(self.constants):
+            if c is value:
+                return i
+        self.constants.append(value)
+        return len(self.constants) - 1
+
+    def _encode_ref(self, ref):
+        if hasattr(ref, "kwnames"):  # a lantern function called from script (frontend_emit._PythonRef)
+            return {"python": str(ref), "kwnames": list(ref.kwnames), "attr": bool(getattr(ref, "attr", False))}
+        fn = getattr(ref, "fn", None)  # a compiled function called from script (frontend._FunctionRef)
+        if getattr(fn, "graph", None) is not None:
+            return {"function": str(ref), **self.encode(fn.graph)}
+        raise NotImplementedError(f"lantern.jit.save cannot store a call to the Python function {ref} (an "
+                                  "@ignore'd function): only compiled code and lantern functions can be saved")
+
+    @staticmethod
+    def _class_source(m, qualname, children, graphs):
+        from .code import python_code
+        lines = [f"class {qualname.rpartition('.')[2]}(Module):"]
+        lines.append("  __parameters__ = [" + "".join(f'"{n}", ' for n in m._parameters) + "]")
+        lines.append("  __buffers__ = [" + "".join(f'"{n}", ' for n in m._buffers) + "]")
+        for name in list(m._parameters) + list(m._buffers):
+            lines.append(f"  {name} : Tensor")
+        lines.append("  training : bool")
+        for name in m.__dict__.get("_attributes", ()):
+            lines.append(f"  {name} : {_annotation_of(getattr(m, name))}")
+        for name, child in children.items():
+            lines.append(f"  {name} : {child}")
+        for name, graph in graphs.items():
+            for line in python_code(graph, name, annotate_self=True).splitlines():
+                lines.append("  " + line)
+        return "\n".join(lines) + "\n"
+
+
+def _identifier(name):
+    return re.sub(r"\W", "_", name)
+
+
+def _with_class_names(graph, self_name):
+    """A copy of `graph` whose class types all have names parse_ir reads back ('<locals>' is not one), the
+    `self` input's type renamed to `self_name` (the class it is saved as) when given."""
+    from .types import ClassType
+    g = graph.copy()
+
+    def fix(values):
+        for v in values:
+            t = v.type()
+            if type(t).__name__ == "ClassType" and not all(p.isidentifier() for p in t.name.split(".")):
+                v.setType(ClassType(".".join(_identifier(p) for p in t.name.split("."))))
+
+    fix(g.inputs())
+    for node in _all_nodes(g.block()):
+        fix(node.outputs())
+        for block in node.blocks():
+            fix(block.inputs())
+    inputs = list(g.inputs())
+    if self_name is not None and inputs and type(inputs[0].type()).__name__ == "ClassType":
+        inputs[0].setType(ClassType(self_name))
+    return g
+
+
+def _self_type_name(m):
+    """The class name the compiler gave the module (its methods' `self` type), if any."""
+    for graph in m._methods.values():
+        inputs = list(graph.inputs())
+        if inputs and type(inputs[0].type()).__name__ == "ClassType" and inputs[0].type().name.startswith("__torch__."):
+            return ".".join(_identifier(p) for p in inputs[0].type().name.split("."))
+    return None
+
+
+def _annotation_of(value):
+    from .types import type_of
+    try:
+        return type_of(value).annotation_str()
+    except RuntimeError:
+        return "Any"
+
+
+def _all_nodes(block):
+    for node in block.nodes():
+        yield node
+        for sub in node.blocks():
+            yield from _all_nodes(sub)
+
+
+def _module_object(m, classes):
+    """The data.pkl object of module `m` (submodules first, so their classes are named before the parent's)."""
+    from .module import RecursiveScriptModule
+    children, child_objects = {}, {}
+    for name, child in m._modules.items():
+        if child is None:  # saved as a None attribute, as torch does
+            child_objects[name] = None
+            continue
+        if not isinstance(child, RecursiveScriptModule):
+            raise RuntimeError(f"cannot save submodule '{name}' of type {type(child).__name__}: every submodule "
+                               "of a saved ScriptModule must be compiled")
+        child_objects[name] = _module_object(child, classes)
+        children[name] = type(child_objects[name])._qualname
+    qualname = classes.class_of(m, children)
+    state = {}
+    for name, p in m._parameters.items():
+        state[name] = None if p is None else _plain(p)
+    state.update(m._buffers)
+    state["training"] = m.training
+    for name in m.__dict__.get("_attributes", ()):
+        state[name] = getattr(m, name)
+    state.update(child_objects)
+    return _record_class(qualname)(state)
+
+
+def _plain(p):
+    """A parameter stored as torch.jit.save stores it: a plain tensor on the same storage."""
+    t = p.detach()
+    if p.requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _as_module(fn):
+    """A ScriptFunction saved as torch saves one: the forward of a stateless 'PlaceholderModule'."""
+    from .module import RecursiveScriptModule
+    graph = fn.graph.copy()
+    if not hasattr(graph, "insertInput"):
+        raise NotImplementedError("saving a ScriptFunction needs Graph.insertInput from lantern.jit.ir")
+    from .types import ClassType
+    graph.insertInput(0, "self").setType(ClassType("__torch__.PlaceholderModule"))
+    return RecursiveScriptModule._construct("PlaceholderModule", {}, {}, {}, {}, {"forward": graph})
+
+
+def save(m, f, _extra_files=None):
+    """Write the compiled module `m` (or a ScriptFunction) to `f`, a path or a writable binary file."""
+    from .module import RecursiveScriptModule, ScriptFunction
+    if isinstance(m, ScriptFunction):
+        m = _as_module(m)
+    if not isinstance(m, RecursiveScriptModule):  # torch calls m.save / m.save_to_buffer, which only these have
+        method = "save" if isinstance(f, (str, os.PathLike)) else "save_to_buffer"
+        raise AttributeError(f"'{type(m).__name__}' object has no attribute '{method}'")
+    classes = _Classes()
+    root = _module_object(m, classes)
+    data, data_storages = _pickle(root)
+    constants, constant_storages = _pickle(tuple(classes.constants))
+    ir = json.dumps({"format": _IR_FORMAT, "root": type(root)._qualname, "classes": classes.info}, indent=1)
+    records = [(f"extra/{name}", content.encode() if isinstance(content, str) else bytes(content))
+               for name, content in (_extra_files or {}).items()]
+    records += [(f"data/{key}", _ser._storage_bytes(s)) for key, s in data_storages.items()]
+    records += [("data.pkl", data)]
+    records += [(path, "\n".join(sources).encode()) for path, sources in classes.code.items()]
+    records += [("code/__torch__.ir", ir.encode())]
+    records += [(f"constants/{key}", _ser._storage_bytes(s)) for key, s in constant_storages.items()]
+    records += [("constants.pkl", constants), ("version", f"{_ser._FORMAT_VERSION}\n".encode()),
+                ("byteorder", sys.byteorder.encode()),
+                (".data/serialization_id", "".join(random.choices("0123456789", k=40)).encode())]
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            _write(fh, pathlib.Path(f).stem or "archive", records)
+    else:
+        _write(f, "archive", records)
+
+
+def _pickle(obj):
+    buf = io.BytesIO()
+    pickler = _ScriptPickler(buf, 2)
+    pickler.dump(obj)
+    return buf.getvalue(), pickler.storages
+
+
+def _write(fh, prefix, records):
+    with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
+        for name, payload in records:
+            _ser._write_record(zf, f"{prefix}/{name}", payload)
+
+
+# ---- load -----------------------------------------------------------------------------------------------------------
+
+class _ScriptUnpickler(_ser._Unpickler):
+    """lantern.load's unpickler (weights only), also accepting `__torch__` classes as _Object stand-ins."""
+
+    def __init__(self, file, storage_loader):
+        super().__init__(file, True, storage_loader)
+        self._classes = {}
+
+    def find_class(self, module, name):
+        if module == "__torch__" or module.startswith("__torch__."):
+            qualname = f"{module}.{name}"
+            if qualname not in self._classes:
+                self._classes[qualname] = _record_class(qualname)
+            return self._classes[qualname]
+        return super().find_class(module, name)
+
+
+def load(f, map_location=None, _extra_files=None):
+    """Read a TorchScript archive written by lantern.jit.save from a path or binary file: a RecursiveScriptModule.
+
+    map_location moves the tensors as in lantern.load; `_extra_files` (a dict of names) is filled in place with
+    the bytes of those extra files."""
+    if isinstance(f, (str, os.PathLike)):
+        if not os.path.exists(f):
+            raise ValueError(f"The provided filename {f} does not exist")
+        with open(f, "rb") as fh:
+            return _load(fh, map_location, _extra_files)
+    return _load(f, map_location, _extra_files)
+
+
+def _load(fh, map_location, extra_files):
+    start = fh.tell()
+    magic = fh.read(4)
+    fh.seek(start)
+    if magic != b"PK\x03\x04":
+        raise RuntimeError("lantern.jit.load reads TorchScript archives (zip files written by lantern.jit.save); "
+                           "this file is not a zip archive")
+    with zipfile.ZipFile(fh) as zf:
+        infos = {i.filename: i for i in zf.infolist()}
+        prefix = next(iter(infos)).split("/", 1)[0] + "/"
+        if prefix + "constants.pkl" not in infos:
+            raise RuntimeError("PytorchStreamReader failed locating file constants.pkl: file not found (this is not "
+                               "a TorchScript archive; a torch.save/lantern.save checkpoint loads with lantern.load)")
+        if prefix + "code/__torch__.ir" not in infos:
+            raise RuntimeError("this TorchScript archive was written by torch.jit.save: it holds TorchScript source, "
+                               "which lantern cannot compile; lantern.jit.load reads the archives lantern.jit.save "
+                               "writes (they also store each method's IR)")
+        ir = json.loads(zf.read(prefix + "code/__torch__.ir").decode())
+        if ir.get("format") != _IR_FORMAT:
+            raise RuntimeError(f"unsupported lantern TorchScript IR format {ir.get('format')!r}")
+        for name in extra_files or {}:  # as torch: a name the archive lacks reads as b""
+            member = prefix + "extra/" + name
+            extra_files[name] = zf.read(member) if member in infos else b""
+        loader = _StorageLoader(zf, infos, prefix, fh, map_location)
+        constants = _unpickle(zf.read(prefix + "constants.pkl"), loader.reader("constants/"))
+        root = _unpickle(zf.read(prefix + "data.pkl"), loader.reader("data/"))
+    graphs = _Graphs(ir["classes"], constants)
+    return _build(root, graphs)
+
+
+class _StorageLoader:
+    """Reads storage records of the archive for the unpicklers, placing them as map_location says."""
+
+    def __init__(self, zf, infos, prefix, fh, map_location):
+        self.zf, self.infos, self.prefix, self.fh = zf, infos, prefix, fh
+        self.map_location = map_location
+        self.restore = _ser._restorer(map_location)
+        self.loaded = {}
+
+    def reader(self, folder):
+        def load_storage(dtype, key, location, numel):
+            name = self.prefix + folder + key
+            storage = self.loaded.get(name)
+            if storage is None:
+                raw = _ser._read_storage(self.zf, self.infos[name], numel * dtype.itemsize, None, self.fh)
+                storage = _ser._place(raw, location, self.restore(location), self.map_location)
+                self.loaded[name] = storage
+            return _ser._TypedStorage(storage, dtype)
+        return load_storage
+
+
+def _unpickle(payload, storage_loader):
+    return _ScriptUnpickler(io.BytesIO(payload), storage_loader).load()
+
+
+class _Graphs:
+    """Each class's method graphs, parsed once and shared by every module of that class."""
+
+    def __init__(self, classes, constants):
+        self.classes = classes
+        self.constants = constants
+        self.parsed = {}
+
+    def methods(self, qualname):
+        if qualname not in self.parsed:
+            info = self.classes.get(qualname)
+            if info is None:
+                raise RuntimeError(f"the archive's data.pkl names class {qualname}, which code/__torch__.ir lacks")
+            self.parsed[qualname] = {name: self.decode(rec) for name, rec in info["methods"].items()}
+        return self.parsed[qualname]
+
+    def decode(self, record):
+        from .ir import parse_ir
+        graph = parse_ir(record["ir"])
+        nodes = list(_all_nodes(graph.block()))
+        for node in nodes:
+            value = node.attrs.get("value") if node.kind() == "prim::Constant" else None
+            if isinstance(value, str) and value.startswith(_CONSTANT_PREFIX) and \
+                    type(node.output().type()).__name__ == "TensorType":
+                node.attrs["value"] = self.constants[int(value[len(_CONSTANT_PREFIX):])]
+        for ref in record["refs"]:
+            attrs = nodes[ref["node"]].attrs
+            if ref.get("absent"):
+                attrs.pop(ref["attribute"], None)
+            else:
+                attrs[ref["attribute"]] = self._decode_ref(ref)
+        return graph
+
+    def _decode_ref(self, ref):
+        if "python" in ref:
+            from .frontend_emit import _PythonRef
+            if not ref["python"].startswith(("lantern.", "Tensor.")):
+                raise RuntimeError(f"this archive calls {ref['python']}, which is not a lantern function")
+            return _PythonRef(ref["python"], ref["kwnames"], ref["attr"])
+        from .frontend import _FunctionRef
+        from .module import ScriptFunction
+        return _FunctionRef(ref["function"], ScriptFunction(ref["function"], self.decode(ref)))
+
+
+def _build(obj, graphs):
+    from ..nn.parameter import Parameter
+    from .module import RecursiveScriptModule
+    qualname = type(obj)._qualname
+    info = graphs.classes.get(qualname)
+    if info is None:
+        raise RuntimeError(f"the archive's data.pkl names class {qualname}, which code/__torch__.ir lacks")
+    state = dict(obj.state)
+    params = {}
+    for name in info["parameters"]:
+        t = state.pop(name)
+        params[name] = None if t is None else Parameter(t, t.requires_grad)
+    buffers = {name: state.pop(name) for name in info["buffers"]}
+    training = state.pop("training", True)
+    submodules = {name: _build(v, graphs) for name, v in state.items() if isinstance(v, _Object)}
+    attributes = {name: v for name, v in state.items() if name not in submodules}
+    return RecursiveScriptModule._construct(info["original_name"], params, buffers, submodules, attributes,
+                                            graphs.methods(qualname), training)
