@@ -27,7 +27,8 @@ from .core.storage import UntypedStorage  # noqa: E402,F401
 from .ops import (  # noqa: E402,F401  (importing an ops module registers its ops)
     pointwise as _pointwise, reduction as _reduction, views as _views, linalg as _linalg_ops, shape as _shape,
     factory as _factory, indexing as _indexing, random as _random_ops, view_scatter as _view_scatter,
-    tensor_shape as _tensor_shape, sorting as _sorting, scan as _scan, nn_conv as _nn_conv, nn_ops as _nn_ops,
+    tensor_shape as _tensor_shape, sorting as _sorting, scan as _scan, nn_conv as _nn_conv,
+    nn_activation as _nn_activation, nn_norm as _nn_norm, nn_misc as _nn_misc, nn_loss as _nn_loss,
     nn_extra as _nn_extra, nn_attention as _nn_attention,
 )
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401

@@ -1256,7 +1256,7 @@ _resolved = {}
 
 
 def resolve_python(qualname):
-    """The callable named by a node's `python` attribute ('lantern.ops.nn_ops.linear', 'Tensor.view')."""
+    """The callable named by a node's `python` attribute ('lantern.ops.nn_misc.linear', 'Tensor.view')."""
     fn = _resolved.get(qualname)
     if fn is None:
         if qualname.startswith("Tensor."):

@@ -1,7 +1,7 @@
 """lantern.nn.functional: the functional forms of layers, activations and losses (torch.nn.functional).
 
-Each function is declared in lantern/ops/nn_conv.py, nn_ops.py, nn_extra.py or nn_attention.py (op records with
-derivatives, or composites) and exported here by name.
+Each function is declared in lantern/ops/nn_conv.py, nn_activation.py, nn_loss.py, nn_norm.py, nn_misc.py,
+nn_extra.py or nn_attention.py (op records with derivatives, or composites) and exported here by name.
 
 >>> import lantern.nn.functional as F
 >>> F.conv2d(lantern.arange(16.).view(1, 1, 4, 4), lantern.ones(1, 1, 2, 2)).view(3, 3).tolist()
@@ -9,7 +9,10 @@ derivatives, or composites) and exported here by name.
 >>> round(F.cross_entropy(lantern.zeros(2, 4), lantern.tensor([0, 3])).item(), 4)  # log(4): uniform over 4
 1.3863
 """
-from ..ops import nn_attention as _nn_attention, nn_conv as _nn_conv, nn_extra as _nn_extra, nn_ops as _nn_ops
+from ..ops import (
+    nn_activation as _nn_activation, nn_attention as _nn_attention, nn_conv as _nn_conv, nn_extra as _nn_extra,
+    nn_loss as _nn_loss, nn_misc as _nn_misc, nn_norm as _nn_norm,
+)
 
-for _module in (_nn_conv, _nn_ops, _nn_extra, _nn_attention):
+for _module in (_nn_conv, _nn_activation, _nn_loss, _nn_norm, _nn_misc, _nn_extra, _nn_attention):
     globals().update({name: getattr(_module, name) for name in getattr(_module, "__all__", ())})

@@ -25,7 +25,7 @@ import warnings
 from ..core import dtype as dt
 from .derivative import derivative
 from .dispatcher import call
-from .nn_ops import dropout as _dropout
+from .nn_misc import dropout as _dropout
 from .registry import custom, get
 
 __all__ = ["multi_head_attention_forward", "_canonical_mask", "_none_or_dtype", "_mha_shape_check"]

@@ -1,0 +1,579 @@
+"""torch.nn.functional's activations: pointwise activations, softmax/log_softmax/softmin, glu and prelu. Op records
+with derivatives, plus the Python frontends (`relu(input, inplace=False)`, `softmax(...)`) that
+lantern.nn.functional exports.
+
+- Activations are pointwise structured ops (so `relu_`, `elu.out`, ... exist) whose NumPy kernels compute float16
+  and bfloat16 in float32, as PyTorch's CPU kernels do; their derivatives are formulas in lantern ops (double
+  backward works).
+- softmax/log_softmax subtract the row maximum first.
+
+>>> import lantern.nn.functional as F
+>>> x = lantern.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
+>>> F.softmax(x, dim=1).sum(1).tolist()
+[1.0, 1.0]
+>>> F.relu(lantern.tensor([-1.0, 2.0])).tolist()
+[0.0, 2.0]
+"""
+import math
+import warnings
+
+from scipy import special
+
+from ..core import dtype as dt
+from .meta_util import pointwise_binary, shape_str, wrap_dim
+from .nn_common import _op, _sums_along, _where, _wide
+from .pointwise import _require_tensor
+from .registry import composite, get, structured
+from .derivative import Derivative, derivative
+
+__all__ = [
+    "relu", "relu_", "softmax", "log_softmax", "softmin", "gelu", "silu", "leaky_relu", "leaky_relu_", "elu",
+    "elu_", "selu", "selu_", "celu", "celu_", "softplus", "softsign", "hardtanh", "hardtanh_", "relu6",
+    "hardsigmoid", "hardswish", "mish", "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_", "glu",
+    "logsigmoid", "sigmoid", "tanh", "prelu",
+]
+
+
+# ---- pointwise activations ---------------------------------------------------------------------------------
+
+def _float_only(name, kernel):
+    """Meta of an activation defined for floating inputs only (PyTorch's dtype dispatch refuses the rest)."""
+    def meta(self, *params):
+        _require_tensor(name, self)
+        if self.dtype.category != dt.FLOATING:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{self.dtype.legacy}\'')
+        return self._size, self.dtype
+    return meta
+
+
+def _real_only(name):
+    """Meta of an activation that also runs on integers (relu, hardtanh, threshold), but not bool or complex."""
+    def meta(self, *params):
+        _require_tensor(name, self)
+        if self.dtype is dt.bool or self.dtype.is_complex:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{self.dtype.legacy}\'')
+        return self._size, self.dtype
+    return meta
+
+
+def _activation(fn):
+    """An impl computing fn(x, *params) in the widened dtype and writing it into the output."""
+    def impl(xp, out, dtype, x, *params):
+        xp.copyto(out, fn(xp, _wide(x), *params), casting="unsafe")
+    impl.__name__ = fn.__name__
+    return impl
+
+
+def _relu(xp, x):
+    return xp.maximum(x, 0)
+
+
+def _leaky_relu(xp, x, negative_slope=0.01):
+    return xp.where(x > 0, x, x * negative_slope)
+
+
+def _elu(xp, x, alpha=1, scale=1, input_scale=1):
+    return xp.where(x > 0, x * scale, xp.expm1(xp.minimum(x, 0) * input_scale) * (alpha * scale))
+
+
+def _celu(xp, x, alpha=1.0):
+    return _elu(xp, x, alpha, 1, 1 / alpha)
+
+
+def _gelu(xp, x, approximate="none"):
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + xp.tanh(inner))
+    return x * special.ndtr(x)
+
+
+def _silu(xp, x):
+    return x * special.expit(x)
+
+
+def _softplus(xp, x, beta=1, threshold=20):
+    scaled = x * beta
+    return xp.where(scaled > threshold, x, xp.log1p(xp.exp(scaled)) / beta)
+
+
+def _hardtanh(xp, x, min_val=-1, max_val=1):
+    return xp.minimum(xp.maximum(x, min_val), max_val)
+
+
+def _hardsigmoid(xp, x):
+    return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+
+def _hardswish(xp, x):
+    return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+
+def _mish(xp, x):
+    return x * xp.tanh(xp.log1p(xp.exp(x)))
+
+
+def _softshrink(xp, x, lambd=0.5):
+    return xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0))
+
+
+def _hardshrink(xp, x, lambd=0.5):
+    return xp.where((x >= -lambd) & (x <= lambd), 0, x)
+
+
+def _threshold(xp, x, threshold, value):
+    return xp.where(x <= threshold, value, x)
+
+
+def _log_sigmoid(xp, x):
+    return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def _normal_cdf(xp, x):
+    return special.ndtr(x)
+
+
+def _check_lambd(name):
+    """softshrink refuses a negative lambda (hardshrink accepts it, as in PyTorch)."""
+    meta = _float_only(name, f"{name}_check")
+
+    def check(self, lambd=0.5):
+        shape, dtype = meta(self)
+        if lambd < 0:
+            raise RuntimeError(f"lambda must be in range [0, {dt.finfo(dtype).max:.6g}] for input dtype "
+                               f"{dtype.legacy.replace('Tensor', '')}, but found {lambd} ({name}: pass lambd >= 0)")
+        return shape, dtype
+    return check
+
+
+def _gelu_meta(self, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh. (gelu: got {approximate!r})")
+    return _float_only("gelu", "GeluKernelImpl")(self)
+
+
+def _celu_meta(self, alpha=1.0):
+    shape, dtype = _float_only("celu", "elu_cpu")(self)
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError (celu: alpha must not be 0; it divides the input)")
+    return shape, dtype
+
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+# schema, kernel, meta
+ACTIVATIONS = [
+    ("relu(Tensor self) -> Tensor", _relu, _real_only("relu")),
+    ("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", _leaky_relu,
+     _float_only("leaky_relu", "leaky_relu_cpu")),
+    ("elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", _elu,
+     _float_only("elu", "elu_cpu")),
+    ("celu(Tensor self, Scalar alpha=1.0) -> Tensor", _celu, _celu_meta),
+    ("gelu(Tensor self, *, str approximate='none') -> Tensor", _gelu, _gelu_meta),
+    ("silu(Tensor self) -> Tensor", _silu, _float_only("silu", "silu_cpu")),
+    ("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", _softplus,
+     _float_only("softplus", "softplus_cpu")),
+    ("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", _hardtanh, _real_only("hardtanh")),
+    ("hardsigmoid(Tensor self) -> Tensor", _hardsigmoid, _float_only("hardsigmoid", "hardsigmoid_cpu")),
+    ("hardswish(Tensor self) -> Tensor", _hardswish, _float_only("hardswish", "hardswish_cpu")),
+    ("mish(Tensor self) -> Tensor", _mish, _float_only("mish", "mish_cpu")),
+    ("softshrink(Tensor self, Scalar lambd=0.5) -> Tensor", _softshrink, _check_lambd("softshrink")),
+    ("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", _hardshrink, _float_only("hardshrink", "hardshrink_cpu")),
+    ("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", _threshold, _real_only("threshold")),
+    ("log_sigmoid(Tensor self) -> Tensor", _log_sigmoid, _float_only("log_sigmoid", "log_sigmoid_cpu")),
+    ("_normal_cdf(Tensor self) -> Tensor", _normal_cdf, _float_only("_normal_cdf", "ndtr")),
+]
+
+_NO_INPLACE = {"softshrink", "hardshrink", "log_sigmoid", "_normal_cdf"}
+_TENSOR_METHODS = {"relu", "hardshrink"}  # the others are functions only in PyTorch (no Tensor.gelu)
+for _schema, _fn, _meta in ACTIVATIONS:
+    _name = _schema.partition("(")[0]
+    structured(_schema, _meta, _activation(_fn), inplace=_name not in _NO_INPLACE, out=_name != "_normal_cdf",
+               pointwise=True, method=_name in _TENSOR_METHODS)
+
+
+# ---- softmax and log_softmax: the row maximum is subtracted first ------------------------------------------
+
+def _softmax_meta(name):
+    def meta(self, dim, dtype=None):
+        _require_tensor(name, self)
+        wrap_dim(dim, self.dim())
+        result = dtype or self.dtype
+        if result.category != dt.FLOATING:
+            raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for \'{result.legacy}\'')
+        return self._size, result
+    return meta
+
+
+def _shifted(xp, out, x, dim, np_dtype):
+    """(x - max along dim) in the compute dtype, with x seen as at least 1-D, written into `out` when the compute
+    dtype is out's (saving a temporary and a copy); (None, 0) when x has no elements."""
+    x = _wide(x.astype(np_dtype, copy=False)).reshape(x.shape or (1,))
+    if x.size == 0:
+        return None, 0
+    axis = dim % x.ndim
+    target = out.reshape(x.shape) if out.dtype == x.dtype and out.flags.c_contiguous else None
+    return xp.subtract(x, x.max(axis=axis, keepdims=True), out=target), axis
+
+def _softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
+    shifted, axis = _shifted(xp, out, x, dim, dtype)
+    if shifted is not None:
+        e = xp.exp(shifted, out=shifted)
+        e *= 1 / _sums_along(xp, e, axis)
+        if not xp.shares_memory(e, out):
+            xp.copyto(out, e.reshape(out.shape), casting="unsafe")
+
+
+def _log_softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
+    shifted, axis = _shifted(xp, out, x, dim, dtype)
+    if shifted is not None:
+        shifted -= xp.log(_sums_along(xp, xp.exp(shifted), axis))
+        if not xp.shares_memory(shifted, out):
+            xp.copyto(out, shifted.reshape(out.shape), casting="unsafe")
+
+
+structured("softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", _softmax_meta("softmax"),
+           _softmax_impl, inplace=False)
+structured("log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", _softmax_meta("log_softmax"),
+           _log_softmax_impl, inplace=False)
+
+
+def _backward_data_meta(name):
+    def meta(grad_output, output, dim, input_dtype):
+        if grad_output._size != output._size:
+            raise RuntimeError(f"{name}: grad_output of shape {shape_str(grad_output._size)} does not match the "
+                               f"output's shape {shape_str(output._size)}")
+        return output._size, input_dtype
+    return meta
+
+
+def _softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype):
+    """output * (grad - Σ grad * output) along dim."""
+    g, y = _wide(grad_output), _wide(output)
+    axis = dim % y.ndim if y.ndim else None
+    product = g * y
+    product -= y * xp.add.reduce(product, axis=axis, keepdims=True)
+    xp.copyto(out, product, casting="unsafe")
+
+
+def _log_softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype):
+    """grad - exp(output) * Σ grad along dim, the exponentials written straight into out when it can hold them."""
+    g, y = _wide(grad_output), _wide(output)
+    axis = dim % y.ndim if y.ndim else None
+    result = xp.exp(y, out=out if out.dtype == y.dtype else None)
+    result *= -_sums_along(xp, g, axis)
+    result += g
+    if result is not out:
+        xp.copyto(out, result, casting="unsafe")
+
+
+structured("_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+           _backward_data_meta("_softmax_backward_data"), _softmax_backward_impl, inplace=False, out=False)
+structured("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> "
+           "Tensor",
+           _backward_data_meta("_log_softmax_backward_data"), _log_softmax_backward_impl, inplace=False, out=False)
+
+
+# ---- nn.functional frontends ---------------------------------------------------------------------------------
+
+def relu(input, inplace=False):
+    """max(input, 0), elementwise."""
+    return _op("relu_" if inplace else "relu", input)
+
+
+def relu_(input):
+    return _op("relu_", input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _op("leaky_relu_" if inplace else "leaky_relu", input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return _op("leaky_relu_", input, negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _op("elu_" if inplace else "elu", input, alpha, 1, 1)
+
+
+def elu_(input, alpha=1.0):
+    return _op("elu_", input, alpha, 1, 1)
+
+
+def selu(input, inplace=False):
+    """scale * elu(input, alpha) with the self-normalising constants (PyTorch computes it as elu: EluBackward0)."""
+    return _op("elu_" if inplace else "elu", input, _SELU_ALPHA, _SELU_SCALE, 1)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _op("celu_" if inplace else "celu", input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    return _op("celu_", input, alpha)
+
+
+def gelu(input, approximate="none"):
+    """x * Φ(x), or its tanh approximation with approximate='tanh'."""
+    return _op("gelu", input, approximate)
+
+
+def silu(input, inplace=False):
+    return _op("silu_" if inplace else "silu", input)
+
+
+def mish(input, inplace=False):
+    return _op("mish_" if inplace else "mish", input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return _op("softplus", input, beta, threshold)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _op("hardtanh_" if inplace else "hardtanh", input, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    """hardtanh(input, 0, 6), as PyTorch computes it (HardtanhBackward0)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    return _op("hardsigmoid_" if inplace else "hardsigmoid", input)
+
+
+def hardswish(input, inplace=False):
+    return _op("hardswish_" if inplace else "hardswish", input)
+
+
+def softshrink(input, lambd=0.5):
+    return _op("softshrink", input, lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    return _op("hardshrink", input, lambd)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _op("threshold_" if inplace else "threshold", input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return _op("threshold_", input, threshold, value)
+
+
+def logsigmoid(input):
+    """log(sigmoid(input)), computed as min(x, 0) - log1p(exp(-|x|)) so it never overflows."""
+    return _op("log_sigmoid", input)
+
+
+def tanhshrink(input):
+    """input - tanh(input) (a composite in PyTorch too)."""
+    return input - input.tanh()
+
+
+def softsign(input):
+    """input / (1 + |input|) (a composite in PyTorch too)."""
+    return input / (input.abs() + 1)
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def _softmax_dim(name, ndim):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) / sum(exp(x - max))."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim())
+    return _op("softmax", input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """x - logsumexp(x) along dim."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim())
+    return _op("log_softmax", input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input) along dim."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return _op("softmax", -input, dim, None)
+
+
+def _glu_meta(self, dim=-1):
+    _require_tensor("glu", self)
+    if self.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, self.dim())
+    n = self._size[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n} (glu of shape "
+                           f"{shape_str(self._size)})")
+    if self.dtype.category != dt.FLOATING:
+        raise NotImplementedError(f'"glu_cpu" not implemented for \'{self.dtype.legacy}\'')
+    return self._size[:d] + (n // 2,) + self._size[d + 1:], self.dtype
+
+
+def _glu_impl(xp, out, dtype, self, dim=-1):
+    a, b = xp.split(_wide(self), 2, axis=dim % self.ndim)
+    xp.copyto(out, a * special.expit(b), casting="unsafe")
+
+
+structured("glu(Tensor self, int dim=-1) -> Tensor", _glu_meta, _glu_impl, inplace=False, method=False)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), where a and b are the two halves of input along dim."""
+    return _op("glu", input, dim)
+
+
+composite("selu", selu, method=False)
+for _fn in (selu_, relu_, celu_, threshold_):  # torch.relu_ and friends: in-place forms at top level
+    composite(_fn.__name__, _fn, method=False)
+
+
+# ---- prelu ---------------------------------------------------------------------------------------------------
+
+def _prelu_kernel_meta(self, weight):
+    shape, dtype = pointwise_binary(self, weight)
+    if dtype.category != dt.FLOATING:
+        raise NotImplementedError(f'"prelu_cpu" not implemented for \'{dtype.legacy}\'')
+    return shape, dtype
+
+
+def _prelu_kernel_impl(xp, out, dtype, self, weight):
+    x = _wide(self)
+    xp.copyto(out, xp.where(x > 0, x, x * _wide(weight)), casting="unsafe")
+
+
+structured("_prelu_kernel(Tensor self, Tensor weight) -> Tensor", _prelu_kernel_meta, _prelu_kernel_impl,
+           inplace=False, out=False, pointwise=True)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), with one weight, or one per channel (dim 1)."""
+    _require_tensor("prelu", input)
+    _require_tensor("prelu", weight, 2, "weight")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    channels = input._size[1] if input.dim() >= 2 else 1
+    if weight.numel() != 1:
+        if input.dim() == 0 or weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+        shape = [1] * input.dim()
+        shape[1 if input.dim() >= 2 else 0] = channels
+        weight = weight.view(shape)
+    return _op("_prelu_kernel", input, weight)
+
+
+composite("prelu", prelu)
+
+# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
+
+def _elu_grad(grad, self, alpha, scale, input_scale):
+    negative = grad * ((self * input_scale).exp() * (input_scale * alpha * scale))
+    return _where(self > 0, grad * scale, negative)
+
+
+def _glu_grad(grad, self, dim):
+    half = self._size[dim] // 2
+    a, b = self.narrow(dim, 0, half), self.narrow(dim, half, half)
+    s = b.sigmoid()
+    return _op("cat", [grad * s, grad * a * s * (1 - s)], dim)
+
+
+def _elu_result_grad(grad, result, alpha, scale, input_scale):
+    """elu's gradient from its output (the in-place form has no input left): where y <= 0, dy/dx = s_in (y + a s)."""
+    return _where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+
+
+def _gelu_grad(grad, self, approximate):
+    if approximate == "tanh":
+        x2 = self * self
+        t = ((self + x2 * self * 0.044715) * _SQRT_2_OVER_PI).tanh()
+        inner_grad = (x2 * (3 * 0.044715) + 1) * _SQRT_2_OVER_PI
+        return grad * ((t + 1) * 0.5 + self * 0.5 * (1 - t * t) * inner_grad)
+    pdf = (self * self * -0.5).exp() * _INV_SQRT_2PI
+    return grad * (_op("_normal_cdf", self) + self * pdf)
+
+
+def _silu_grad(grad, self):
+    s = self.sigmoid()
+    return grad * s * (self * (1 - s) + 1)
+
+
+def _mish_grad(grad, self):
+    t = _op("softplus", self, 1, 20).tanh()
+    return grad * (t + self * self.sigmoid() * (1 - t * t))
+
+
+def _hardswish_grad(grad, self):
+    middle = grad * (self / 3 + 0.5)
+    return _where(self < -3, 0.0, _where(self <= 3, middle, grad))
+
+
+_HELPERS = {name: globals()[name] for name in (
+    "_where", "_elu_grad", "_glu_grad", "_elu_result_grad", "_gelu_grad", "_silu_grad", "_mish_grad",
+    "_hardswish_grad", "_op", "_INV_SQRT_2PI",
+)}
+
+derivative("relu", self="where_zero(result > 0, grad)")
+derivative("leaky_relu", self="_where(self > 0, grad, grad * negative_slope)", helpers=_HELPERS)
+derivative("elu", self="_elu_grad(grad, self, alpha, scale, input_scale)", helpers=_HELPERS)
+get("elu_").derivative = Derivative(get("elu_"), {"self": "_elu_result_grad(grad, result, alpha, scale, input_scale)"},
+                                   name="EluBackward1", helpers=_HELPERS)  # in place: from the output, as PyTorch
+derivative("celu", self="_elu_grad(grad, self, alpha, 1, 1 / alpha)", helpers=_HELPERS)
+derivative("gelu", self="_gelu_grad(grad, self, approximate)", helpers=_HELPERS)
+derivative("silu", self="_silu_grad(grad, self)", helpers=_HELPERS)
+derivative("softplus", self="_where(self * beta > threshold, grad, grad * (self * beta).sigmoid())",
+           helpers=_HELPERS)
+derivative("hardtanh", self="where_zero((self > min_val) & (self < max_val), grad)")
+derivative("hardsigmoid", self="where_zero((self > -3) & (self < 3), grad / 6)")
+derivative("hardswish", self="_hardswish_grad(grad, self)", helpers=_HELPERS)
+derivative("mish", self="_mish_grad(grad, self)", helpers=_HELPERS)
+derivative("softshrink", self="where_zero(self.abs() > lambd, grad)")
+derivative("hardshrink", self="where_zero(self.abs() > lambd, grad)")
+derivative("threshold", self="where_zero(self > threshold, grad)")
+derivative("log_sigmoid", self="grad * (-self).sigmoid()")
+derivative("_normal_cdf", name="NormalCdfBackward0", self="grad * (self * self * -0.5).exp() * _INV_SQRT_2PI",
+           helpers=_HELPERS)
+derivative("glu", self="_glu_grad(grad, self, dim)", helpers=_HELPERS)
+derivative("softmax", self="_op('_softmax_backward_data', grad, result, dim, self_meta.dtype)", helpers=_HELPERS)
+derivative("log_softmax", self="_op('_log_softmax_backward_data', grad, result, dim, self_meta.dtype)",
+           helpers=_HELPERS)
+derivative("_softmax_backward_data", grad_output="_op('_softmax_backward_data', grad, output, dim, output.dtype)",
+           output="grad * (grad_output - (grad_output * output).sum(dim, True)) - grad_output * (grad * output).sum("
+                  "dim, True)", helpers=_HELPERS)
+derivative("_log_softmax_backward_data", grad_output="grad - (grad * output.exp()).sum(dim, True)",
+           output="-grad * output.exp() * grad_output.sum(dim, True)")
+derivative("_prelu_kernel", name="PreluKernelBackward0", self="_where(self > 0, grad, grad * weight)",
+           weight="_where(self > 0, 0.0, grad * self)", helpers=_HELPERS)

@@ -1,0 +1,429 @@
+"""torch.nn.functional's normalization: layer_norm, batch_norm, group_norm, instance_norm and normalize, with
+their torch.<name> top-level forms. Op records with derivatives, plus the Python frontends.
+
+- native_layer_norm's backward is one kernel from the saved mean and rstd (_layer_norm_input_backward), whose own
+  derivative recomputes the statistics from the input (so it is differentiable again); native_batch_norm's backward
+  formulas recompute them too; group_norm and instance_norm compose these.
+
+>>> import lantern.nn.functional as F
+>>> [round(v, 4) for v in F.layer_norm(lantern.tensor([1.0, 3.0]), (2,)).tolist()]
+[-1.0, 1.0]
+"""
+import math
+
+import numpy as np
+
+from ..core import dtype as dt
+from .meta_util import shape_str
+from .nn_common import _HALF, _op, _row_sums, _wide
+from .pointwise import _require_tensor
+from .registry import composite, custom, structured
+from .derivative import derivative
+
+__all__ = [
+    "layer_norm", "batch_norm", "group_norm", "instance_norm", "normalize",
+]
+
+
+# ---- normalization ---------------------------------------------------------------------------------------------
+
+def _normalize_rows(xp, x, axes, eps):
+    """(x - mean) / sqrt(var + eps) over `axes`, with the mean, the (biased) var and 1/sqrt(var + eps)."""
+    mean = x.mean(axis=axes, keepdims=True)
+    centered = x - mean
+    var = (centered * centered).mean(axis=axes, keepdims=True)
+    rstd = 1 / xp.sqrt(var + eps)
+    return centered * rstd, mean, var, rstd
+
+
+def _layer_norm_shapes(input, normalized_shape, weight, bias):
+    _require_tensor("layer_norm", input)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or input._size[input.dim() - k:] != normalized_shape or input.dim() < k:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
+                           f"{shape_str(input._size)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t._size != normalized_shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{shape_str(t._size)} and normalized_shape = {shape_str(normalized_shape)}")
+    if input.dtype.category != dt.FLOATING:
+        raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for \'{input.dtype.legacy}\'')
+    stats = input._size[:input.dim() - k] + (1,) * k
+    return input._size, stats
+
+
+def _rows(array, size):
+    """array seen as (rows, size): the normalized dims flattened into one."""
+    return array.reshape(-1, size)
+
+
+def _compute_buffer(xp, out, shape):
+    """out (a fresh contiguous output) seen as `shape` for kernels to write directly; for float16/bfloat16 outputs,
+    a float32 buffer to compute in."""
+    if out.dtype in _HALF:
+        return xp.empty(shape, np.float32)
+    return out.reshape(shape)
+
+
+_BLOCK = 1 << 16  # elements per block of rows: a block's arrays stay in the L2 cache between passes
+
+
+def _row_blocks(rows, size):
+    """Slices covering range(rows) in blocks of about _BLOCK elements."""
+    step = max(1, _BLOCK // max(size, 1))
+    return [slice(start, start + step) for start in range(0, rows, step)]
+
+def _layer_norm_rows(xp, y, x, weight, bias, eps):
+    """y = (x - mean) * rstd * weight + bias for each row of the 2-D x, written into y; returns (mean, rstd)."""
+    size = x.shape[1]
+    mean = _row_sums(xp, x)
+    mean /= size
+    xp.subtract(x, mean, out=y)
+    rstd = xp.einsum("ij,ij->i", y, y)[:, None]  # the sum of squares in one pass, with no squared temporary
+    rstd /= size
+    rstd += eps
+    rstd = xp.reciprocal(xp.sqrt(rstd, out=rstd), out=rstd)
+    y *= rstd
+    if weight is not None:
+        y *= weight
+    if bias is not None:
+        y += bias
+    return mean, rstd
+
+
+def _native_layer_norm(backend, input, normalized_shape, weight, bias, eps):
+    shape, stats = _layer_norm_shapes(input, normalized_shape, weight, bias)
+    out, mean, rstd = (backend.empty(s, input.dtype) for s in (shape, stats, stats))
+    if backend.xp is None or input.numel() == 0:
+        return out, mean, rstd
+    xp = backend.xp
+    size = math.prod(normalized_shape)
+    x = _rows(_wide(backend.array(input)), size)
+    affine = [None if t is None else _wide(backend.array(t)).reshape(-1) for t in (weight, bias)]
+    y = _compute_buffer(xp, backend.array(out), x.shape)
+    m, r = _layer_norm_rows(xp, y, x, *affine, eps)
+    for t, value in ((out, y), (mean, m), (rstd, r)):
+        target = backend.array(t)
+        if not xp.shares_memory(target, value):
+            xp.copyto(target, value.reshape(target.shape), casting="unsafe")
+    return out, mean, rstd
+
+
+custom("native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
+       "(Tensor, Tensor, Tensor)", _native_layer_norm, _native_layer_norm)
+
+
+def _layer_norm_backward_meta(grad_out, input, normalized_shape, mean, rstd, weight, eps):
+    if grad_out._size != input._size:
+        raise RuntimeError(f"_layer_norm_input_backward: grad_out of shape {shape_str(grad_out._size)} does not "
+                           f"match the input's shape {shape_str(input._size)}")
+    return input._size, input.dtype
+
+
+def _layer_norm_backward_impl(xp, out, dtype, grad_out, input, normalized_shape, mean, rstd, weight, eps):
+    """rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = grad_out * weight, from the saved mean and rstd.
+
+    As PyTorch's CPU kernel: rstd * g + c1 * x + c0 with per-row c1, c0 from Σ g and Σ g x. g lives in the result
+    buffer and the last passes run a block of rows at a time through one small temporary: a full-size one would
+    cost more in fresh pages than in arithmetic. eps is unused here: the derivative recomputes the statistics."""
+    if out.size == 0:
+        return
+    size = math.prod(normalized_shape)
+    x = _rows(_wide(input), size)
+    m, r = _wide(mean).reshape(-1, 1), _wide(rstd).reshape(-1, 1)
+    g = xp.broadcast_to(_wide(grad_out), input.shape).reshape(-1, size)
+    result = _compute_buffer(xp, out, x.shape)
+    if weight is not None:
+        g = xp.multiply(g, _wide(weight).reshape(-1), out=result)
+    total = _row_sums(xp, g)
+    c1 = (total * m - xp.einsum("ij,ij->i", g, x)[:, None]) * (r * r * r / size)
+    c0 = -c1 * m - total * (r / size)
+    scratch = xp.empty((min(len(x), max(1, _BLOCK // size)), size), x.dtype)
+    for rows in _row_blocks(len(x), size):
+        block = result[rows]
+        xp.multiply(g[rows], r[rows], out=block)
+        block += xp.multiply(x[rows], c1[rows], out=scratch[:len(block)])
+        block += c0[rows]
+    if not xp.shares_memory(result, out):
+        xp.copyto(out, result.reshape(out.shape), casting="unsafe")
+
+
+structured("_layer_norm_input_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, "
+           "Tensor rstd, Tensor? weight, float eps) -> Tensor", _layer_norm_backward_meta, _layer_norm_backward_impl,
+           inplace=False, out=False)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the last len(normalized_shape) dims, then scale by weight and shift by bias."""
+    if not isinstance(normalized_shape, (list, tuple)):
+        raise TypeError(f"layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+                        f"{type(normalized_shape).__name__}")
+    return _op("native_layer_norm", input, tuple(normalized_shape), weight, bias, eps)[0]
+
+
+def _batch_norm_check(input, weight, bias, running_mean, running_var, training):
+    _require_tensor("batch_norm", input)
+    if input.dim() < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got 1) (batch_norm: "
+                         f"input is (N, C, ...), got {input.dim()}-D)")
+    channels = input._size[1]
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()} (batch_norm of input "
+                               f"shape {shape_str(input._size)})")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    if input.dtype.category != dt.FLOATING:
+        raise NotImplementedError(f'"batch_norm_cpu" not implemented for \'{input.dtype.legacy}\'')
+
+
+def _native_batch_norm(backend, input, weight, bias, running_mean, running_var, training, momentum, eps):
+    _batch_norm_check(input, weight, bias, running_mean, running_var, training)
+    channels = input._size[1]
+    out = backend.empty(input._size, input.dtype)
+    # the statistics used, for backward: the batch's when training, the running ones in evaluation (where PyTorch
+    # returns empty tensors; saving them keeps running_mean/var out of the graph, free to be updated again)
+    save_mean, save_rstd = (backend.empty((channels,), input.dtype) for _ in range(2))
+    if backend.xp is None:
+        return out, save_mean, save_rstd
+    xp = backend.xp
+    x = _wide(backend.array(input))
+    axes = (0,) + tuple(range(2, x.ndim))
+    per_channel = (1, channels) + (1,) * (x.ndim - 2)
+    if training:
+        count = x.size // channels
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{shape_str(input._size)}")
+        y, m, v, r = _normalize_rows(xp, x, axes, eps)
+        _update_running_stats(backend, running_mean, running_var, m.reshape(-1), v.reshape(-1), count, momentum)
+    else:
+        m = _wide(backend.array(running_mean)).reshape(per_channel)
+        r = 1 / xp.sqrt(_wide(backend.array(running_var)).reshape(per_channel) + eps)
+        y = (x - m) * r
+    xp.copyto(backend.array(save_mean), m.reshape(-1), casting="unsafe")
+    xp.copyto(backend.array(save_rstd), r.reshape(-1), casting="unsafe")
+    if weight is not None:
+        y = y * _wide(backend.array(weight)).reshape(per_channel)
+    if bias is not None:
+        y = y + _wide(backend.array(bias)).reshape(per_channel)
+    xp.copyto(backend.array(out), y, casting="unsafe")
+    return out, save_mean, save_rstd
+
+
+def _update_running_stats(backend, running_mean, running_var, mean, biased_var, count, momentum):
+    """running = (1 - momentum) * running + momentum * batch statistic (the variance unbiased), in place."""
+    if running_mean is not None:
+        rm = backend.array(running_mean)
+        backend.xp.copyto(rm, (1 - momentum) * rm + momentum * mean, casting="unsafe")
+        running_mean._vc[0] += 1
+    if running_var is not None:
+        rv = backend.array(running_var)
+        backend.xp.copyto(rv, (1 - momentum) * rv + momentum * biased_var * count / (count - 1), casting="unsafe")
+        running_var._vc[0] += 1
+
+
+custom("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+       "bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", _native_batch_norm,
+       _native_batch_norm)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Normalise each channel (dim 1) by the batch's statistics when training (updating the running ones in
+    place), or by running_mean/running_var in evaluation."""
+    return _op("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
+
+
+def _channel_affine(y, weight, bias):
+    shape = (1, y._size[1]) + (1,) * (y.dim() - 2)
+    if weight is not None:
+        y = y * weight.view(shape)
+    if bias is not None:
+        y = y + bias.view(shape)
+    return y
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise each group of num_groups channel groups over its channels and spatial dims, then the per-channel
+    affine."""
+    _require_tensor("group_norm", input)
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, channels = input._size[:2]
+    if channels % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {shape_str(input._size)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != channels):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {shape_str(t._size)} and input of shape "
+                               f"{shape_str(input._size)}")
+    grouped = input.reshape(n, num_groups, -1)
+    y = _op("native_layer_norm", grouped, (grouped._size[-1],), None, None, eps)[0].reshape(input._size)
+    return _channel_affine(y, weight, bias)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalise each (sample, channel) over its spatial dims; running stats, when given, are updated with the
+    mean over the batch of the instances' statistics."""
+    _require_tensor("instance_norm", input)
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or more input (got {input.dim()}D input) (instance_norm: (N, C, ...))")
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    n, channels = input._size[:2]
+    flat = input.reshape(n, channels, -1)
+    if flat._size[-1] <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{shape_str(input._size)}")
+    if running_mean is not None or running_var is not None:
+        rm = None if running_mean is None else running_mean.repeat(n)
+        rv = None if running_var is None else running_var.repeat(n)
+        y = batch_norm(flat.reshape(1, n * channels, -1), rm, rv, None, None, True, momentum, eps)
+        _fold_running_stats(running_mean, rm, running_var, rv, n, channels)
+        return _channel_affine(y.reshape(input._size), weight, bias)
+    y = _op("native_layer_norm", flat, (flat._size[-1],), None, None, eps)[0].reshape(input._size)
+    return _channel_affine(y, weight, bias)
+
+
+def _fold_running_stats(running_mean, rm, running_var, rv, n, channels):
+    """Per-instance running stats (n * channels) averaged back into the per-channel buffers, in place."""
+    from ..autograd.grad_mode import no_grad
+    with no_grad():
+        for buffer, expanded in ((running_mean, rm), (running_var, rv)):
+            if buffer is not None:
+                buffer.copy_(expanded.view(n, channels).mean(0))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(‖input‖_p along dim, eps)."""
+    norm = _op("linalg_vector_norm", input, p, [dim], True, None).clamp(min=eps).expand_as(input)
+    if out is None:
+        return input / norm
+    return _op("div.out", input, norm, None, out)
+
+
+def _top_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    return layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _top_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _top_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    return group_norm(input, num_groups, weight, bias, eps)
+
+
+def _top_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                       cudnn_enabled):
+    return instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+for _name, _fn in (("layer_norm", _top_layer_norm), ("batch_norm", _top_batch_norm), ("group_norm", _top_group_norm),
+                   ("instance_norm", _top_instance_norm)):
+    composite(_name, _fn, method=False)
+
+# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
+
+def _standardized(input, dims, eps):
+    """((input - mean) * rstd, rstd) over dims, recomputed from input so that double backward sees through them."""
+    centered = input - input.mean(dims, True)
+    rstd = ((centered * centered).mean(dims, True) + eps).rsqrt()
+    return centered * rstd, rstd
+
+
+def _normalization_input_grad(g, xhat, rstd, dims):
+    """The gradient through (x - mean(x)) / std(x) over dims, for g the gradient of the standardized values."""
+    return rstd * (g - g.mean(dims, True) - xhat * (g * xhat).mean(dims, True))
+
+
+def _layer_dims(input, normalized_shape):
+    return tuple(range(input.dim() - len(normalized_shape), input.dim()))
+
+
+def _layer_norm_input_grad(grad, input, normalized_shape, weight, eps, result):
+    if grad is None:  # only the mean / rstd outputs were used: PyTorch gives them no gradient either
+        return None
+    return _op("_layer_norm_input_backward", grad, input, tuple(normalized_shape), result[1], result[2], weight, eps)
+
+
+def _layer_norm_backward_grad_out(grad, input, normalized_shape, mean, rstd, weight, eps):
+    """The input gradient is linear in g = grad_out * weight through a symmetric map: its adjoint is itself."""
+    projected = _op("_layer_norm_input_backward", grad, input, tuple(normalized_shape), mean, rstd, None, eps)
+    return projected if weight is None else projected * weight
+
+
+def _layer_norm_backward_weight(grad, grad_out, input, normalized_shape, mean, rstd, eps):
+    return grad_out * _op("_layer_norm_input_backward", grad, input, tuple(normalized_shape), mean, rstd, None, eps)
+
+
+def _layer_norm_backward_input(grad, grad_out, input, normalized_shape, weight, eps):
+    """d/dx of <v, dx> with v = grad, for dx = r (g - mean(g) - xhat mean(g xhat)), xhat and r functions of x:
+    -r² (xhat (mean(vg) - mean(g) mean(v) - 3 mean(g xhat) mean(v xhat)) + (g - mean(g)) mean(v xhat)
+    + mean(g xhat) (v - mean(v))), recomputed from input so that it differentiates again."""
+    dims = _layer_dims(input, normalized_shape)
+    xhat, rstd = _standardized(input, dims, eps)
+    g = grad_out if weight is None else grad_out * weight
+    g_mean, v_mean = g.mean(dims, True), grad.mean(dims, True)
+    gx, vx = (g * xhat).mean(dims, True), (grad * xhat).mean(dims, True)
+    inner = xhat * ((grad * g).mean(dims, True) - g_mean * v_mean - 3 * gx * vx) + (g - g_mean) * vx
+    return -(rstd * rstd) * (inner + gx * (grad - v_mean))
+
+
+def _layer_norm_weight_grad(grad, input, normalized_shape, eps):
+    if grad is None:
+        return None
+    return grad * _standardized(input, _layer_dims(input, normalized_shape), eps)[0]
+
+
+def _channel_dims(input):
+    return (0,) + tuple(range(2, input.dim())), (1, input._size[1]) + (1,) * (input.dim() - 2)
+
+
+def _batch_norm_xhat(input, stats, training, eps):
+    """(standardized input, rstd): the batch's statistics recomputed from input when training; in evaluation the
+    running ones the forward saved (its outputs 1 and 2), constants with respect to input."""
+    dims, shape = _channel_dims(input)
+    if training:
+        return _standardized(input, dims, eps)
+    rstd = stats[2].view(shape)
+    return (input - stats[1].view(shape)) * rstd, rstd
+
+
+def _batch_norm_input_grad(grad, input, weight, stats, training, eps):
+    if grad is None:  # only the saved statistics (outputs 1, 2) were used: they carry no gradient to the input
+        return None
+    dims, shape = _channel_dims(input)
+    g = grad if weight is None else grad * weight.view(shape)
+    xhat, rstd = _batch_norm_xhat(input, stats, training, eps)
+    return _normalization_input_grad(g, xhat, rstd, dims) if training else g * rstd
+
+
+def _batch_norm_weight_grad(grad, input, stats, training, eps):
+    if grad is None:
+        return None
+    return (grad * _batch_norm_xhat(input, stats, training, eps)[0]).sum(_channel_dims(input)[0])
+
+
+_HELPERS = {name: globals()[name] for name in (
+    "_layer_norm_input_grad", "_layer_norm_weight_grad", "_layer_norm_backward_grad_out",
+    "_layer_norm_backward_weight", "_layer_norm_backward_input", "_batch_norm_input_grad",
+    "_batch_norm_weight_grad", "_channel_dims",
+)}
+
+derivative("native_layer_norm", input="_layer_norm_input_grad(grad, input, normalized_shape, weight, eps, result)",
+           weight="_layer_norm_weight_grad(grad, input, normalized_shape, eps)", bias="grad", helpers=_HELPERS)
+derivative("_layer_norm_input_backward",
+           grad_out="_layer_norm_backward_grad_out(grad, input, normalized_shape, mean, rstd, weight, eps)",
+           input="_layer_norm_backward_input(grad, grad_out, input, normalized_shape, weight, eps)",
+           weight="_layer_norm_backward_weight(grad, grad_out, input, normalized_shape, mean, rstd, eps)",
+           helpers=_HELPERS)
+derivative("native_batch_norm",
+           input="_batch_norm_input_grad(grad, input, weight, result, training, eps)",
+           weight="_batch_norm_weight_grad(grad, input, result, training, eps)",
+           bias="None if grad is None else grad.sum(_channel_dims(grad)[0])", helpers=_HELPERS)
