@@ -88,7 +88,34 @@ def _bind(name, graph, args, kwargs, skip):
     return bound
 
 
-class ScriptFunction:
+class _Compiled:
+    """What a compiled function and a compiled method share: `.code`, `.schema`, `.inlined_graph` of `.graph`
+    (a method inlines its module's submodule calls too: `_owner`)."""
+
+    __slots__ = ()
+    _owner = None
+
+    @property
+    def code(self):
+        from .code import python_code
+        return python_code(self.graph, self.name)
+
+    @property
+    def schema(self):
+        return _schema(self.name, self.graph)
+
+    @property
+    def inlined_graph(self):
+        return _inlined(self.graph, self._owner)
+
+
+def _inlined(graph, owner):
+    """A copy of `graph` with calls replaced by the callee bodies (submodule methods too, given `owner`)."""
+    from .passes import inline
+    return inline(graph.copy(), owner)
+
+
+class ScriptFunction(_Compiled):
     """A compiled free function (torch.jit.ScriptFunction): what script(fn) and trace(fn, inputs) return.
 
     Calling it runs `graph`; `.code` shows it as TorchScript-like Python, `.schema` as an operator schema."""
@@ -101,19 +128,6 @@ class ScriptFunction:
     def __call__(self, *args, **kwargs):
         return _run_graph(self.graph, _bind(self.name, self.graph, args, kwargs, 0))
 
-    @property
-    def code(self):
-        from .code import python_code
-        return python_code(self.graph, self.name)
-
-    @property
-    def schema(self):
-        return _schema(self.name, self.graph)
-
-    @property
-    def inlined_graph(self):
-        return _inlined(self.graph, None)
-
     def save(self, f, _extra_files=None):
         from .serialization import save
         save(self, f, _extra_files=_extra_files)
@@ -122,13 +136,7 @@ class ScriptFunction:
         return f"<lantern.jit.ScriptFunction object at {hex(id(self))}>"
 
 
-def _inlined(graph, owner):
-    """A copy of `graph` with calls replaced by the callee bodies (submodule methods too, given `owner`)."""
-    from .passes import inline
-    return inline(graph.copy(), owner)
-
-
-class ScriptMethod:
+class ScriptMethod(_Compiled):
     """A compiled method bound to its module (torch.ScriptMethod): callable, with `.graph`, `.code`, `.schema`."""
 
     __slots__ = ("owner", "name")
@@ -138,25 +146,16 @@ class ScriptMethod:
         self.name = name
 
     @property
+    def _owner(self):
+        return self.owner
+
+    @property
     def graph(self):
         return self.owner._methods[self.name]
 
     def __call__(self, *args, **kwargs):
         graph = self.graph
         return _run_graph(graph, [self.owner] + _bind(self.name, graph, args, kwargs, 1))
-
-    @property
-    def code(self):
-        from .code import python_code
-        return python_code(self.graph, self.name)
-
-    @property
-    def schema(self):
-        return _schema(self.name, self.graph)
-
-    @property
-    def inlined_graph(self):
-        return _inlined(self.graph, self.owner)
 
     def __repr__(self):
         return f"<lantern.jit.ScriptMethod {self.name} of {self.owner.original_name}>"
