@@ -201,6 +201,12 @@ def test_early_return_and_continue_graph():
     assert str(g.outputs()[0].type()) == "int"
 
 
+
+def _pair_args(args):
+    """(torch args, lantern args): a tuple spec becomes a tensor pair (t_pair), anything else is passed to both."""
+    pairs = [t_pair(*a) if isinstance(a, tuple) else (a, a) for a in args]
+    return [t for t, _ in pairs], [x for _, x in pairs]
+
 @pytest.mark.parametrize("fn, args", [
     (while_break, [(2, 3), 5]), (while_break, [(2, 3), 1]),
     (early_return_in_loop, [[1, 0, 9, 3], 4]), (early_return_in_loop, [[1, 2], 4]),
@@ -209,15 +215,7 @@ def test_early_return_and_continue_graph():
 ])
 def test_control_flow_results(fn, args):
     ts, ls = both(fn)
-    targs, largs = [], []
-    for a in args:
-        if isinstance(a, tuple):
-            t, x = t_pair(*a)
-            targs.append(t)
-            largs.append(x)
-        else:
-            targs.append(a)
-            largs.append(a)
+    targs, largs = _pair_args(args)
     same(ts(*targs), ls(*largs))
 
 
@@ -318,15 +316,7 @@ def test_typed_results(fn, args):
         same(ts(a), ls(b))
         same(ts(a, a), ls(b, b))
     else:
-        targs, largs = [], []
-        for a in args:
-            if isinstance(a, tuple):
-                t, x = t_pair(*a)
-                targs.append(t)
-                largs.append(x)
-            else:
-                targs.append(a)
-                largs.append(a)
+        targs, largs = _pair_args(args)
         same(ts(*targs), ls(*largs))
 
 
