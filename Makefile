@@ -4,12 +4,19 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench clean
+.PHONY: test demo bench clean graphviz
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -e '.[dev]'
+	$(MAKE) --no-print-directory graphviz
 	touch $(STAMP)
+
+# lantern.inspect draws its pictures with Graphviz's `dot`: take it from the distribution when it is missing.
+graphviz:
+	@command -v dot >/dev/null || apt-get install -y -q --no-install-recommends graphviz >/dev/null \
+		|| (apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends graphviz >/dev/null) \
+		|| echo "warning: could not install Graphviz (apt-get install graphviz); pictures will not render"
 
 test: $(STAMP)
 	$(PY) -m pytest lantern tests bench README.md
