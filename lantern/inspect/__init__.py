@@ -1,8 +1,19 @@
 """Seeing inside lantern: tensors and their storage, autograd graphs, memory, drawn as text and pictures.
 
 >>> import lantern
->>> print(lantern.inspect.explain(lantern.arange(6.).view(2, 3).t()))  # doctest: +SKIP
+>>> x = lantern.arange(6.).view(2, 3)
+>>> e = lantern.inspect.explain(x.t())      # print(e) for the whole report, e.save("x.png") for the picture
+>>> print(str(e).splitlines()[0])
+tensor float32[3, 2] on cpu, a view (not contiguous)
+>>> e.covered.tolist()
+[0, 1, 2, 3, 4, 5]
+>>> lantern.inspect.memory_stats()["allocated_bytes.all.current"] > 0
+True
 """
+from .autograd_graph import AutogradGraph, autograd_graph
+from .explain import TensorExplanation, explain
+from .memory import memory_stats, memory_summary, reset_peak_memory_stats
 from .render import render
 
-__all__ = ["render"]
+__all__ = ["autograd_graph", "AutogradGraph", "explain", "TensorExplanation", "memory_stats", "memory_summary",
+           "reset_peak_memory_stats", "render"]
