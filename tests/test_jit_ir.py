@@ -580,7 +580,7 @@ def test_to_dot_lists_every_node_and_edge():
     dot = g.to_dot()
     assert dot.startswith("digraph G {") and dot.count("cluster_") == 3
     assert dot.count(" -> ") == sum(len(n.inputs()) for n in g.all_nodes()) + \
-        sum(len(b.outputs()) for n in g.all_nodes() for b in n.blocks()) + len(g.outputs())
+        sum(len(b.outputs()) + 1 for n in g.all_nodes() for b in n.blocks()) + len(g.outputs())  # +1: block's tie
 
 
 def test_verify_descends_into_subgraph_attributes():

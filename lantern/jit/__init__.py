@@ -3,7 +3,7 @@
 The graphs, passes and interpreter are plain Python: print a graph, run a pass on it, step through the
 interpreter's instructions.
 """
-from . import types, ir, verify, tracer, frontend, module, serialization, interpreter, executor, fusion, code, passes
+from . import types, ir, verify, tracer, frontend, module, serialization, interpreter, executor, fusion, code, passes, visualize
 
 __all__ = []
 for _family in (types, ir, verify, tracer, frontend, module, serialization, interpreter, executor, fusion, code):

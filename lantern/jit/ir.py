@@ -848,29 +848,12 @@ class Graph:
             g.registerOutput(env[v])
         return g
 
-    def to_dot(self):
-        """The graph in Graphviz DOT: one box per node, edges from producers to users (blocks as clusters)."""
-        lines = ["digraph G {", '  node [shape=box, fontname="monospace"];']
-        ids = {}
-
-        def node_id(n):
-            return ids.setdefault(id(n), f"n{len(ids)}")
-
-        def emit(block, indent):
-            pad = " " * indent
-            for n in [block._param] + block.nodes() + [block._return]:
-                label = n._kind if not n._outputs else \
-                    ", ".join("%" + v.debugName() for v in n._outputs) + " = " + n._kind
-                lines.append(f'{pad}{node_id(n)} [label="{label}"];')
-                for v in n._inputs:
-                    lines.append(f"{pad}{node_id(v._node)} -> {node_id(n)};")
-                for k, b in enumerate(n._blocks):
-                    lines.append(f'{pad}subgraph cluster_{node_id(n)}_{k} {{ label="block{k}";')
-                    emit(b, indent + 2)
-                    lines.append(pad + "}")
-        emit(self._block, 2)
-        lines.append("}")
-        return "\n".join(lines) + "\n"
+    def to_dot(self, title=None):
+        """The graph in Graphviz DOT: inputs and outputs as ellipses, one box per node, edges from producers to
+        users labelled with the value's name and type, constants beside their users, blocks as clusters (drawn by
+        lantern.jit.visualize; `lantern.inspect.render(dot, "g.svg")` draws it)."""
+        from .visualize import graph_to_dot
+        return graph_to_dot(self, title)
 
     def lint(self):
         from .verify import verify
