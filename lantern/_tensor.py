@@ -21,7 +21,7 @@ from .core.device import device as _device
 from .core.layout import contiguous_format, preserve_format
 from .core.tensor_impl import TENSOR_CLASS, TensorImpl
 from .ops import binding, registry
-from .ops.dispatcher import call
+from .ops.dispatcher import call, entry
 from .core.state import tls as _tls
 
 _op = registry.get
@@ -314,7 +314,7 @@ class Tensor(TensorImpl):
         return self.reshape(-1)
 
     def expand(self, *sizes):
-        return call(_op("expand"), (self, binding._int_list(sizes)))
+        return call(_EXPAND, (self, binding._int_list(sizes)))
 
     def expand_as(self, other):
         return self.expand(other._size)
@@ -580,7 +580,7 @@ class Tensor(TensorImpl):
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into the .grad of the leaves (see lantern.autograd.backward)."""
-        _ag.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _ag.backward(self, gradient, retain_graph, create_graph, None, inputs)
 
     def detach(self):
         """A tensor sharing storage and version counter, outside autograd."""
@@ -765,40 +765,40 @@ def _parse_to(self, args, kwargs):
 
 # Python operator protocol -> ops. Reflected forms swap the operands (a scalar on the left is fine for the ops).
 def _binary(name):
-    op = _op(name)
+    dispatch = entry(_op(name))  # the op's dispatcher entry: call(op, args) without the extra call
 
     def fn(self, other):
-        return call(op, (self, other))
+        return dispatch((self, other))
     fn.__name__ = name
     return fn
 
 
 def _reflected(name):
-    op = _op(name)
+    dispatch = entry(_op(name))
 
     def fn(self, other):
-        return call(op, (other, self))
+        return dispatch((other, self))
     return fn
 
 
 def _inplace(name):
-    op = _op(name + "_")
+    dispatch = entry(_op(name + "_"))
 
     def fn(self, other):
-        return call(op, (self, other))
+        return dispatch((self, other))
     return fn
 
 
 def _add(self, other):
-    return call(_ADD, (self, other, 1))
+    return _ADD_ENTRY((self, other, 1))
 
 
 def _iadd(self, other):
-    return call(_ADD_, (self, other, 1))
+    return _ADD__ENTRY((self, other, 1))
 
 
 def _sub(self, other):
-    return call(_SUB, (self, other, 1))
+    return _SUB_ENTRY((self, other, 1))
 
 
 def _rsub(self, other):
@@ -871,6 +871,8 @@ def _invert(self):
 
 
 _ADD, _ADD_, _SUB, _SUB_ = _op("add"), _op("add_"), _op("sub"), _op("sub_")
+_ADD_ENTRY, _ADD__ENTRY, _SUB_ENTRY = entry(_ADD), entry(_ADD_), entry(_SUB)
+_EXPAND = _op("expand")
 _DIV, _DIV_ = _op("div"), _op("div_")
 _RSUB, _MUL, _RECIPROCAL = _op("rsub"), _op("mul"), _op("reciprocal")
 _install_methods()

@@ -46,6 +46,19 @@ def _as_tuple(x):
     return tuple(x)
 
 
+def _ones_seed(o):
+    """The implicit gradient of a scalar output: a one of its dtype."""
+    if o._requires_grad:
+        if o.numel() != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if o.dtype.category != dt.FLOATING:
+            raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {o.dtype}")
+    backend = o._backend
+    g = backend.empty(o._size, o.dtype)
+    backend.fill(g, 1)
+    return g
+
+
 def _make_grads(outputs, grads):
     """Seed gradients: ones for scalar outputs when none is given; shape checks otherwise."""
     if len(grads) != len(outputs):
@@ -53,14 +66,7 @@ def _make_grads(outputs, grads):
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
-            if o._requires_grad:
-                if o.numel() != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if o.dtype.category != dt.FLOATING:
-                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
-                                       f"{o.dtype}")
-            g = o._backend.empty(o._size, o.dtype)
-            o._backend.fill(g, 1)
+            g = _ones_seed(o)
         elif isinstance(g, TensorImpl):
             if g._size != o._size:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._size)} and "
@@ -73,6 +79,10 @@ def _make_grads(outputs, grads):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
     """Accumulate d(tensors)/d(leaf) into every leaf's .grad (or only into `inputs`)."""
+    if (grad_tensors is None and grad_variables is None and inputs is None and not create_graph
+            and isinstance(tensors, TensorImpl)):  # the common `loss.backward()`: straight to the engine
+        engine.run_backward((tensors,), (_ones_seed(tensors),), bool(retain_graph), False)
+        return
     tensors = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables) or (None,) * len(tensors)
     if inputs is not None:

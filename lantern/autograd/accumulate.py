@@ -11,14 +11,16 @@ place, or out of place when building a graph (create_graph) so that the sum stay
 """
 from ..core.layout import contiguous_format
 from ..core.state import tls
-from ..core.tensor_impl import contiguous_strides
+from ..core.tensor_impl import _STRIDES_CACHE, contiguous_strides
 
 
 def accumulate_grad(variable, grad, owned):
     """Add `grad` into variable.grad (`owned`: no one else holds `grad`), then run post-accumulate hooks."""
     old = variable._grad
     if old is None:
-        if not tls.grad_enabled and owned and _obeys_layout_contract(grad, variable):
+        if owned and not tls.grad_enabled and (
+                (grad._stride is variable._stride and grad._stride is _STRIDES_CACHE.get(grad._size))
+                or _obeys_layout_contract(grad, variable)):
             variable._grad = grad.detach() if grad._requires_grad else grad
         else:
             variable._grad = _clone_obey_contract(grad, variable)

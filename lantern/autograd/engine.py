@@ -47,7 +47,7 @@ def _expandable(shape, target):
 
 
 def _dependencies(roots):
-    """({node: number of edges into it}, every node reachable from the roots)."""
+    """{node: number of edges into it} for every node reachable from the roots (roots only if an edge enters)."""
     deps = {}
     root_set = set(roots)
     stack = list(root_set)
@@ -55,13 +55,14 @@ def _dependencies(roots):
         for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            if nxt in deps:
-                deps[nxt] += 1
-            else:
+            n = deps.get(nxt)
+            if n is None:
                 deps[nxt] = 1
                 if nxt not in root_set:
                     stack.append(nxt)
-    return deps, root_set.union(deps)
+            else:
+                deps[nxt] = n + 1
+    return deps
 
 
 def _needed(reachable, targets):
@@ -95,13 +96,14 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         root_edges.append((node, nr))
 
-    deps, reachable = _dependencies([n for n, _ in root_edges])
+    root_nodes = {n: None for n, _ in root_edges}
+    deps = _dependencies(root_nodes)
     captures = capture_at = needed = None
     if inputs is not None:
         capture_edges = [gradient_edge(t) for t in inputs]
         if any(node is None for node, _ in capture_edges):
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        needed = _needed(reachable, [n for n, _ in capture_edges])
+        needed = _needed(deps.keys() | root_nodes.keys(), [n for n, _ in capture_edges])
         captures, capture_at = {}, {}
         for i, (edge, t) in enumerate(zip(capture_edges, inputs)):
             if not (accumulate and t._grad_fn is None):  # leaves among backward's inputs accumulate as usual
@@ -109,22 +111,31 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
 
     buffers = {}     # node -> its incoming gradients, one slot per input
     shared = set()   # ids of gradients someone outside the engine may hold: a leaf copies them, never keeps them
-    heap = []
     for (node, nr), g in zip(root_edges, grad_roots):
         shared.add(id(g))
         _deliver(buffers, node, nr, g, shared)
-    for node in {n for n, _ in root_edges}:
-        if deps.get(node, 0) == 0:
-            heapq.heappush(heap, (-node._seq, id(node), node))
+    # the ready queue: highest sequence number first (sequence numbers are unique, so nodes are never compared)
+    heap = [(-node._seq, node) for node in root_nodes if node not in deps]
+    heapq.heapify(heap)
+    push, pop = heapq.heappush, heapq.heappop
 
     prev_mode = tls.grad_enabled
     tls.grad_enabled = create_graph
+    watch = tls.dispatch_trace if tls.observed else None  # the profiler / dispatch trace: one range per node
     try:
         while heap:
-            node = heapq.heappop(heap)[2]
+            node = pop(heap)[1]
+            if watch is not None:
+                watch.backward_node(node, heap)
             grads = buffers.pop(node, None) or [None] * max(len(node._input_meta), 1)
             if type(node) is AccumulateGrad:
-                _run_leaf(node, grads, shared, accumulate, needed, captures, capture_at)
+                g = grads[0]
+                variable = node._variable()
+                if (variable is not None and g is not None and captures is None and not node._pre_hooks
+                        and not node._hooks and not variable._autograd.hooks):  # the common leaf: accumulate
+                    accumulate_grad(variable, g, id(g) not in shared)
+                else:
+                    _run_leaf(node, grads, shared, accumulate, needed, captures, capture_at)
                 continue
             if node._pre_hooks or node._retains:
                 grads = _run_pre_hooks(node, grads, shared)
@@ -133,9 +144,35 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
             if needed is not None and node not in needed:
                 continue
             outs = _apply(node, grads, retain_graph, shared)
-            _pass_along(node, outs, buffers, deps, heap, needed, shared)
+            # pass the gradients along the node's edges, conformed to the inputs' shapes and dtypes
+            if len(outs) > 1:
+                first = outs[0]
+                if len(outs) > 2 or (first is outs[1] and first is not None):
+                    _mark_repeated(node, outs, shared)
+            nr = 0
+            for (nxt, input_nr), g in zip(node.next_functions, outs):
+                if nxt is not None:
+                    if g is not None:
+                        meta = nxt._input_meta[input_nr]
+                        if g._size != meta.shape or g.dtype is not meta.dtype:
+                            g = _conform(g, meta, node, nr)
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            buf = buffers[nxt] = [None] * (len(nxt._input_meta) or 1)
+                            buf[input_nr] = g
+                        elif buf[input_nr] is None:
+                            buf[input_nr] = g
+                        else:
+                            _deliver(buffers, nxt, input_nr, g, shared)
+                    left = deps[nxt] - 1
+                    deps[nxt] = left
+                    if left == 0 and (needed is None or nxt in needed or type(nxt) is AccumulateGrad):
+                        push(heap, (-nxt._seq, nxt))
+                nr += 1
     finally:
         tls.grad_enabled = prev_mode
+        if watch is not None:
+            watch.backward_node(None, heap)
 
     if captures is None:
         return None
@@ -149,6 +186,16 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
     return tuple(result)
 
 
+def _mark_repeated(node, outs, shared):
+    """One gradient object sent along two edges is shared: a leaf must not keep it as its .grad."""
+    seen = set()
+    for (nxt, _), g in zip(node.next_functions, outs):
+        if nxt is not None and g is not None:
+            if id(g) in seen:
+                shared.add(id(g))
+            seen.add(id(g))
+
+
 def _capture(node, grads, captures, capture_at, shared):
     """Keep the gradients autograd.grad returns; they belong to the caller from now on."""
     for nr, g in enumerate(grads):
@@ -160,11 +207,11 @@ def _capture(node, grads, captures, capture_at, shared):
 def _run_leaf(node, grads, shared, accumulate, needed, captures, capture_at):
     """A leaf's gradient: its tensor hooks run first; then, when it accumulates, the node's pre-hooks, the
     accumulation (and post-accumulate hooks) and the node's post-hooks, in PyTorch's order."""
-    variable = node.variable
+    variable = node._variable()
     if variable is None:
         return
     meta = variable._autograd
-    if meta is not None and meta.hooks and grads[0] is not None:
+    if meta.hooks and grads[0] is not None:
         for hook in list(meta.hooks.values()):
             shared.add(id(grads[0]))
             new = hook(grads[0])
@@ -242,28 +289,6 @@ def _apply(node, grads, retain_graph, shared):
         if release is not None:
             release()
     return outs
-
-
-def _pass_along(node, outs, buffers, deps, heap, needed, shared):
-    """Send a node's output gradients along its edges, conformed to the inputs' shapes and dtypes. One gradient
-    object sent along two edges is shared: a leaf must not keep it as its .grad."""
-    seen = set() if len(outs) > 1 else None
-    for nr, ((nxt, input_nr), g) in enumerate(zip(node.next_functions, outs)):
-        if nxt is None:
-            continue
-        if g is not None:
-            if seen is not None:
-                if id(g) in seen:
-                    shared.add(id(g))
-                seen.add(id(g))
-            meta = nxt._input_meta[input_nr]
-            if g._size != meta.shape or g.dtype is not meta.dtype:
-                g = _conform(g, meta, node, nr)
-            _deliver(buffers, nxt, input_nr, g, shared)
-        left = deps[nxt] - 1
-        deps[nxt] = left
-        if left == 0 and (needed is None or nxt in needed or type(nxt) is AccumulateGrad):
-            heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
 
 
 def _deliver(buffers, node, nr, g, shared):

@@ -14,6 +14,7 @@ import weakref
 
 from .meta import Hooks, autograd_meta, current_grad_fn
 from .saved_hooks import current_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (public here, as in torch)
+from .saved_hooks import _hooks as _hook_stack
 
 _sequence = itertools.count()
 
@@ -154,11 +155,13 @@ def grad_accumulator(t):
 
 def gradient_edge(t):
     """The edge a gradient for `t` flows along: (its grad_fn, output_nr), or (its AccumulateGrad, 0) for a leaf."""
-    fn = t._grad_fn if t._autograd is None else current_grad_fn(t)
+    meta = t._autograd
+    fn = t._grad_fn if meta is None or meta.attr_version is None else current_grad_fn(t)
     if fn is not None:
         return fn, t._output_nr
     if t._requires_grad:
-        return grad_accumulator(t), 0
+        node = None if meta is None else meta.grad_accumulator
+        return (grad_accumulator(t) if node is None else node), 0
     return None, 0
 
 
@@ -180,9 +183,8 @@ class SavedTensor:
         self.version = t._vc[0]
         self.is_output = is_output
         self.output_nr = output_nr
-        hooks = current_hooks()
-        if hooks is not None:  # pack gets the tensor itself, outputs included, as in PyTorch
-            pack, self.unpack_hook = hooks
+        if _hook_stack.stack:  # pack gets the tensor itself, outputs included, as in PyTorch
+            pack, self.unpack_hook = current_hooks()
             self.tensor, self.hooks_packed = pack(t), True
             return
         if is_output:

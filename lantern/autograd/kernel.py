@@ -15,7 +15,7 @@ from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher
 from ..ops.derivative import TensorMeta
-from .graph import InputMeta, Node, _sequence, gradient_edge
+from .graph import InputMeta, Node, SavedTensor, _sequence, gradient_edge
 from .meta import autograd_meta
 from .node import node_class, save_value
 from .views import CopySlices, record_view
@@ -41,7 +41,7 @@ def autograd_kernel(op, args, backend):
         if True not in needs:
             differentiable = False
         else:
-            to_save, saves_result = d.plan(needs)
+            to_save, saves_result = d._plans.get(needs) or d.plan(needs)
             # an in-place op's formulas read `self` as it was before the op
             self_before = _copy_before_inplace(args[0]) if inplace and ("self", 0, "tensor") in to_save else None
 
@@ -64,9 +64,11 @@ def autograd_kernel(op, args, backend):
 
     cls = d.node_cls
     if cls is None:
-        cls = node_class(d.node_name(args))
-        if not callable(d._name):
-            d.node_cls = cls
+        name = d._name
+        if callable(name):  # the name depends on the call (SumBackward0 / SumBackward1)
+            cls = node_class(name(args))
+        else:
+            cls = d.node_cls = node_class(name)
     node = _new(cls)
     node.next_functions = edges
     node._seq = next(_sequence)
@@ -75,7 +77,11 @@ def autograd_kernel(op, args, backend):
     saved = {}
     for name, index, kind in to_save:
         if kind == "tensor":
-            saved[name] = self_before if self_before is not None and name == "self" else save_value(args[index])
+            if self_before is not None and name == "self":
+                saved[name] = self_before
+            else:
+                a = args[index]
+                saved[name] = SavedTensor(a) if isinstance(a, TensorImpl) else save_value(a)
         elif kind == "meta":
             saved[name] = TensorMeta(args[index])
         else:
@@ -84,7 +90,9 @@ def autograd_kernel(op, args, backend):
     if multi:
         node._input_meta = tuple(InputMeta(o) for o in result)
     else:
-        node._input_meta = (InputMeta(result),)
+        meta = _new(InputMeta)  # InputMeta(result), written out: every recorded op makes one
+        meta.shape, meta.dtype, meta.backend = result._size, result.dtype, result._backend
+        node._input_meta = (meta,)
     node.saved = saved
     if tls.anomaly:
         from .anomaly import remember_forward
@@ -135,10 +143,38 @@ def _copy_before_inplace(self_):
 _NO_EDGE = (None, 0)
 
 
+def _single_tensor_inputs(d):
+    """Is every formula's input a single Tensor argument (no list, no Scalar overload)? Then a call whose inputs
+    are all tensors has one edge per formula."""
+    schema_args = d.op.schema.args
+    return not d.scalar_groups and all(schema_args[i].is_tensor and not schema_args[i].is_list
+                                       for i in d.arg_indices)
+
+
+_SIMPLE = {}  # Derivative -> _single_tensor_inputs(d)
+
+
 def _edges(d, args):
     """(edges, needs per formula, edge counts): one edge per differentiable input; `counts` (None when every
     formula has exactly one) maps a formula to its number of edges: a list argument (cat's tensors) has one per
     element, a number given for a Scalar-overload argument has none."""
+    simple = _SIMPLE.get(d)
+    if simple is None:
+        simple = _SIMPLE[d] = _single_tensor_inputs(d)
+    if simple:
+        edges, needs = [], []
+        for index in d.arg_indices:
+            a = args[index]
+            if not isinstance(a, TensorImpl):
+                break
+            if a._requires_grad:
+                needs.append(True)
+                edges.append(gradient_edge(a))
+            else:
+                needs.append(False)
+                edges.append(_NO_EDGE)
+        else:
+            return tuple(edges), tuple(needs), None
     edges, needs, counts = [], [], None
     for k, index in enumerate(d.arg_indices):
         a = args[index]

@@ -12,7 +12,7 @@ from math import prod as _prod
 
 from ..core.promotion import can_cast
 from ..core.storage import UntypedStorage
-from ..core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
+from ..core.tensor_impl import _STRIDES_CACHE, TensorImpl, contiguous_strides, make_tensor
 from ..ops import registry
 from ..ops.meta_util import pointwise_strides, shape_str
 
@@ -100,12 +100,16 @@ class Backend:
         Per call this saves the list building and loops of the generic runner: small ops are dominated by it.
         """
         names = [f"a{i}" for i in range(len(op.schema.args))]
-        converted = [f"(arr({n}) if isinstance({n}, T) else {n})" if i in op.tensor_positions else n
+        # a tensor's cached array, read inline (a call per operand costs as much as the rest of the check)
+        converted = [(f"(({n}._nd if {n}._nd is not None and {n}._nd_gen == {n}._storage._gen else arr({n})) "
+                      f"if isinstance({n}, T) else {n})") if i in op.tensor_positions else n
                      for i, n in enumerate(names)]
         allocate = "    out = empty(shape, dtype)\n"
-        if op.pointwise:  # contiguous inputs (the common case) are recognised by their cached stride tuples
-            contiguous = " and ".join(f"(not isinstance({names[i]}, T) or {names[i]}._stride is cs({names[i]}._size))"
-                                      for i in op.tensor_positions)
+        if op.pointwise:
+            # contiguous inputs (the common case) are recognised by their cached stride tuples; an operand broadcast
+            # in every dim (stride 0 throughout: an expanded scalar, as in a sum's gradient) says nothing of layout
+            check = "(not isinstance({0}, T) or {0}._stride is cs_get({0}._size) or not any({0}._stride))"
+            contiguous = " and ".join(check.format(names[i]) for i in op.tensor_positions)
             allocate = (f"    if {contiguous}:\n    " + allocate +
                         "    else:\n        out = output(op, shape, dtype, args)\n")
         fn_name = "run_" + op.name.replace(".", "_")  # overloads (scatter.src) are no Python identifiers
@@ -116,7 +120,7 @@ class Backend:
                   f"    impl(xp, out._nd, dtype.np, {', '.join(converted)})\n"
                   f"    return out\n")
         namespace = {"meta": op.meta, "impl": op.impl, "empty": self.empty, "arr": self.array, "xp": self.xp,
-                     "T": TensorImpl, "cs": contiguous_strides, "output": self.output}
+                     "T": TensorImpl, "cs_get": _STRIDES_CACHE.get, "output": self.output}
         exec(compile(source, f"<lantern {self.key.name} runner {op.name}>", "exec"), namespace)
         return namespace[fn_name]
 

@@ -15,11 +15,14 @@ from ..core.allocator import cpu_allocator as _allocator
 from ..core.device import CPU
 from ..core.dispatch_keys import DispatchKey
 from ..core.storage import UntypedStorage as _Storage
-from ..core.tensor_impl import contiguous_strides, make_tensor
+from ..core.tensor_impl import _STRIDES_CACHE as _strides_cache, TENSOR_CLASS as _TENSOR_CLASS
+from ..core.tensor_impl import contiguous_strides
 from .base import Backend, install_backend
 
 _ndarray = np.ndarray
 _frombuffer = np.frombuffer
+_new = object.__new__
+_allocate = _allocator.allocate
 
 
 class CPUBackend(Backend):
@@ -32,12 +35,31 @@ class CPUBackend(Backend):
         return _ndarray(shape, dtype.np, storage._data)
 
     def empty(self, shape, dtype):
-        """A new contiguous tensor (every op's output comes from here, so it is kept short)."""
+        """A new contiguous tensor (every op's output comes from here, so it is kept short: UntypedStorage._allocate
+        and make_tensor written out in place)."""
         n = _prod(shape)
-        storage = _Storage._allocate(n * dtype.itemsize, CPU, _allocator)
-        nd = _frombuffer(storage._data, dtype.np, n)
-        return make_tensor(storage, shape, contiguous_strides(shape), 0, dtype, self,
-                           nd if len(shape) == 1 else nd.reshape(shape))
+        nbytes = n * dtype.itemsize
+        storage = _new(_Storage)
+        storage._allocator = _allocator
+        storage.device = CPU
+        storage._nbytes = nbytes
+        storage._data = data = _allocate(nbytes)
+        storage._ptr = None
+        storage._gen = 0
+        storage.resizable = True
+        t = _new(_TENSOR_CLASS[0])
+        t._storage = storage
+        t._size = shape
+        strides = _strides_cache.get(shape)
+        t._stride = contiguous_strides(shape) if strides is None else strides
+        t._offset = 0
+        t.dtype = dtype
+        t._backend = self
+        t._nd = _frombuffer(data, dtype.np, n) if len(shape) == 1 else _ndarray(shape, dtype.np, data)
+        t._nd_gen = 0
+        t._vc = [0]
+        t._base = None
+        return t
 
     def array(self, t):
         nd = t._nd

@@ -16,7 +16,8 @@ BOOL, INTEGRAL, FLOATING, COMPLEX = range(4)
 class dtype:
     """One element type: its name, NumPy dtype, size and promotion category."""
 
-    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "legacy", "__weakref__")
+    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "legacy", "is_floating_point", "is_complex",
+                 "__weakref__")
 
     def __init__(self, name, np_dtype, category, is_signed, legacy):
         self.name = name
@@ -25,14 +26,8 @@ class dtype:
         self.category = category
         self.is_signed = is_signed
         self.legacy = legacy  # the old tensor-type name: 'Float' for torch.FloatTensor
-
-    @property
-    def is_floating_point(self):
-        return self.category == FLOATING
-
-    @property
-    def is_complex(self):
-        return self.category == COMPLEX
+        self.is_floating_point = category == FLOATING  # plain attributes: hot paths read them
+        self.is_complex = category == COMPLEX
 
     def to_real(self):
         """complex64 -> float32; real types map to themselves."""

@@ -15,7 +15,7 @@ class _DispatchState(threading.local):
     inference_mode = False
     anomaly = False        # autograd anomaly detection (records forward tracebacks, checks for NaN)
     tracer = None          # the active JIT tracer (the Tracer dispatch key), if any
-    dispatch_trace = None  # the active dispatch-trace printer, if any
+    dispatch_trace = None  # the outermost dispatch watcher (trace printer, profiler: lantern.profiler.watchers)
     observed = False       # the dispatcher's one hot-path test: anything above needs the slow path
 
     def refresh(self):

@@ -6,10 +6,12 @@ dispatcher; nothing is parsed per call. The generated source is kept for reading
 >>> print(binding_source("add"))
 def add(input, other, *, alpha=1, out=None):
     if out is None:
-        return call(op, (input, other, alpha))
+        return (op.scan or entry(op))((input, other, alpha))
     return call(op_out, (input, other, alpha, out))
+
+(`op.scan or entry(op)` is the op's generated dispatcher entry: the same as call(op, args), one call shorter.)
 """
-from .dispatcher import call
+from .dispatcher import call, entry
 from .registry import REGISTRY
 
 _SOURCES = {}
@@ -17,6 +19,12 @@ _SOURCES = {}
 
 def _int_list(values, name="", arg="size"):
     """`view(2, 3)` and `view((2, 3))` both mean the sizes (2, 3); anything but ints is a TypeError."""
+    plain = values[0] if len(values) == 1 and values[0].__class__ is tuple else values
+    for v in plain:  # the common case, ints already: nothing to convert
+        if v.__class__ is not int:
+            break
+    else:
+        return plain
     if len(values) == 1 and (isinstance(values[0], (list, tuple)) or not hasattr(values[0], "__index__")):
         if not isinstance(values[0], (list, tuple)):
             raise TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, not "
@@ -75,12 +83,12 @@ def make_binding(op, method=False, name=None, out_op=None):
     packed = ", ".join(names) + ("," if len(names) == 1 else "")
     if out_op is not None:
         lines.append("    if out is None:")
-        lines.append(f"        return call(op, ({packed}))")
+        lines.append(f"        return (op.scan or entry(op))(({packed}))")
         lines.append(f"    return call(op_out, ({', '.join(names)}, out))")
     else:
-        lines.append(f"    return call(op, ({packed}))")
+        lines.append(f"    return (op.scan or entry(op))(({packed}))")
     source = "\n".join(lines)
-    namespace = {"call": call, "op": op, "op_out": out_op, "_int_list": _int_list}
+    namespace = {"call": call, "entry": entry, "op": op, "op_out": out_op, "_int_list": _int_list}
     exec(compile(source, f"<lantern binding {op.name}>", "exec"), namespace)
     fn = namespace[name]
     fn.__doc__ = f"{schema.text}\n\nGenerated from lantern's op registry; see lantern.ops.registry.get({op.name!r})."

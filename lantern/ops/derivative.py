@@ -135,7 +135,7 @@ class TensorMeta:
 
     def __init__(self, t):
         self.size, self.stride, self.offset = t._size, t._stride, t._offset
-        self.dtype, self.device = t.dtype, t.device
+        self.dtype, self.device = t.dtype, t._backend.device
 
     def numel(self):
         n = 1

@@ -92,19 +92,22 @@ def _scan(op, args):
     return backend, needs_grad
 
 
-def _make_scan(op):
-    """The dispatcher's argument scan for one op, unrolled over its tensor arguments (generated once): the common
-    all-on-one-device case is a few attribute reads; anything else falls back to the general _scan. Ops that
-    write into a tensor also refuse inference tensors outside inference_mode (only they pay for that check)."""
+def _make_entry(op):
+    """The dispatcher's entry for one op (generated once): `call(op, args)` without the call, its argument scan
+    unrolled over the op's tensor arguments. The common all-on-one-device case is a few attribute reads; anything
+    else falls back to the general _scan. Ops that write into a tensor also refuse inference tensors outside
+    inference_mode (only they pay for that check)."""
     mutated = {"inplace": 0, "out": len(op.schema.args) - 1}.get(op.schema.alias)
-    lines = ["def scan(args):"]
+    lines = ["def dispatch(args):",
+             "    if tls.observed:",
+             "        return call_observed(op, args)"]
     if mutated is not None:
         lines += [f"    if args[{mutated}]._is_inference and not tls.inference_mode:",
                   f"        refuse_inference_write(args[{mutated}])"]
     if op.list_positions or not op.tensor_positions:
-        lines += ["    return _scan(op, args)"]
+        lines += ["    backend, grad = _scan(op, args)"]
     else:
-        lines += ["    backend = None", "    grad = False"]
+        lines += ["    backend = None", "    grad = mixed = False"]
         for i in op.tensor_positions:
             lines += [f"    a = args[{i}]",
                       "    if isinstance(a, T):",
@@ -113,28 +116,35 @@ def _make_scan(op):
                       "        if backend is None:",
                       "            backend = a._backend",
                       "        elif a._backend is not backend:",
-                      "            return _scan(op, args)"]
-        lines += ["    if backend is None:", "        return _scan(op, args)", "    return backend, grad"]
-    namespace = {"T": TensorImpl, "_scan": _scan, "op": op, "tls": tls,
-                 "refuse_inference_write": refuse_inference_write}
-    exec(compile("\n".join(lines), f"<lantern scan {op.name}>", "exec"), namespace)
-    return namespace["scan"]
+                      "            mixed = True"]
+        lines += ["    if backend is None or mixed:", "        backend, grad = _scan(op, args)"]
+    lines += ["    if grad and tls.grad_enabled and autograd_kernel[0] is not None:",
+              "        return autograd_kernel[0](op, args, backend)",
+              "    kernel = kernels.get(backend.key)",
+              "    if kernel is None:",
+              "        raise_missing_kernel(op, backend)",
+              "    return kernel(op, args)"]
+    namespace = {"T": TensorImpl, "_scan": _scan, "op": op, "tls": tls, "kernels": op.kernels,
+                 "refuse_inference_write": refuse_inference_write, "call_observed": call_observed,
+                 "autograd_kernel": _AUTOGRAD_KERNEL, "raise_missing_kernel": raise_missing_kernel}
+    exec(compile("\n".join(lines), f"<lantern dispatch {op.name}>", "exec"), namespace)
+    return namespace["dispatch"]
+
+
+def entry(op):
+    """`op`'s generated entry: entry(op)(args) is call(op, args) (bindings call it directly)."""
+    fn = op.scan
+    if fn is None:
+        fn = op.scan = _make_entry(op)
+    return fn
 
 
 def call(op, args):
     """Run `op` on `args` (a tuple in schema order) through the highest applicable dispatch key."""
-    if tls.observed:
-        return call_observed(op, args)
-    scan = op.scan
-    if scan is None:
-        scan = op.scan = _make_scan(op)
-    backend, needs_grad = scan(args)
-    if needs_grad and tls.grad_enabled and _AUTOGRAD_KERNEL[0] is not None:
-        return _AUTOGRAD_KERNEL[0](op, args, backend)
-    kernel = op.kernels.get(backend.key)
-    if kernel is None:
-        raise_missing_kernel(op, backend)
-    return kernel(op, args)
+    fn = op.scan
+    if fn is None:
+        fn = op.scan = _make_entry(op)
+    return fn(args)
 
 
 def redispatch(op, args, below):

@@ -31,7 +31,7 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.promotion import result_type_of, wrapped_scalar_dtype
 from ..core.tensor_impl import TensorImpl, make_tensor
-from .meta_util import operands_result_type, pointwise_binary, pointwise_shape
+from .meta_util import broadcast_shapes, operands_result_type, pointwise_binary, pointwise_shape
 from .derivative import Derivative, derivative, nondifferentiable, zero_gradient_inplace
 from .derivative_helpers import conj
 from .dispatcher import call
@@ -409,7 +409,11 @@ def _sub_check(a, b):
 
 
 def _add_meta(a, b, alpha=1):
-    shape, dtype = pointwise_binary(a, b)
+    if isinstance(a, TensorImpl) and isinstance(b, TensorImpl) and a.dtype is b.dtype:
+        shape = a._size if a._size == b._size else broadcast_shapes(a._size, b._size)
+        dtype = a.dtype
+    else:
+        shape, dtype = pointwise_binary(a, b)
     if alpha.__class__ is not int or alpha != 1:
         _alpha_check("add", dtype, alpha)
     return shape, dtype
@@ -543,14 +547,21 @@ BINARY = [
 
 
 def _binary_meta(name, rule, check, number_other):
+    keep = rule is KEEP
+
     def meta(a, b):
-        if not number_other:
-            _require_tensor(name, a)
-            _require_tensor(name, b, 2, "other")
-        shape, dtype = pointwise_binary(a, b)
+        if isinstance(a, TensorImpl) and isinstance(b, TensorImpl) and a.dtype is b.dtype:
+            # the hot path: two tensors of one dtype (pointwise_binary written out)
+            shape = a._size if a._size == b._size else broadcast_shapes(a._size, b._size)
+            dtype = a.dtype
+        else:
+            if not number_other:
+                _require_tensor(name, a)
+                _require_tensor(name, b, 2, "other")
+            shape, dtype = pointwise_binary(a, b)
         if check is not None:
             check(dtype)
-        return shape, rule(dtype)
+        return shape, (dtype if keep else rule(dtype))
     return meta
 
 

@@ -65,13 +65,16 @@ def _check_nonempty(name, self, dim, error_without_dim=RuntimeError):
 
 def _sum_like_meta(name):
     def meta(self, dim=None, keepdim=False, dtype=None):
-        _require_tensor(name, self)
-        if name == "prod" and dim is not None:
-            _single_dim(name, dim)
-        dims = _dims(self, dim)
+        if dim is None and isinstance(self, TensorImpl):  # a full reduction (the common case)
+            shape = (1,) * len(self._size) if keepdim else ()
+        else:
+            _require_tensor(name, self)
+            if name == "prod" and dim is not None:
+                _single_dim(name, dim)
+            shape = reduced_shape(self._size, _dims(self, dim), keepdim)
         if dtype is None:
             dtype = dt.int64 if self.dtype.category <= dt.INTEGRAL else self.dtype
-        return reduced_shape(self._size, dims, keepdim), dtype
+        return shape, dtype
     return meta
 
 
@@ -86,7 +89,8 @@ def _axes(a, dim):
 def _reduce_impl(ufunc_name):
     """sum/prod through the ufunc's own reduce (np.add.reduce): np.sum's Python wrapper costs ~2 µs per call."""
     def impl(xp, out, dtype, self, dim=None, keepdim=False, dtype_arg=None):
-        getattr(xp, ufunc_name).reduce(self, axis=_axes(self, dim), keepdims=keepdim, dtype=dtype, out=out)
+        getattr(xp, ufunc_name).reduce(self, axis=None if dim is None else _axes(self, dim), keepdims=keepdim,
+                                       dtype=dtype, out=out)
     return impl
 
 
