@@ -11,8 +11,15 @@ nn_extra.py or nn_attention.py (op records with derivatives, or composites) and 
 """
 from ..ops import (
     nn_activation as _nn_activation, nn_attention as _nn_attention, nn_conv as _nn_conv, nn_extra as _nn_extra,
-    nn_loss as _nn_loss, nn_misc as _nn_misc, nn_norm as _nn_norm,
+    nn_loss as _nn_loss, nn_misc as _nn_misc, nn_norm as _nn_norm, registry as _registry,
 )
 
 for _module in (_nn_conv, _nn_activation, _nn_loss, _nn_norm, _nn_misc, _nn_extra, _nn_attention):
     globals().update({name: getattr(_module, name) for name in getattr(_module, "__all__", ())})
+
+# the forms the profiler and the dispatch trace see as one op over the ops they run, as torch profiles aten::linear
+# over aten::t and aten::addmm: the registered composites, and the functions torch implements as one aten op
+globals().update({name: fn for name, fn in _registry.COMPOSITES.items()
+                  if getattr(fn, "__wrapped__", None) is globals().get(name)})
+for _name in ("linear", "dropout", "layer_norm", "batch_norm", "group_norm", "instance_norm"):
+    globals()[_name] = _registry.observed(_name, globals()[_name])

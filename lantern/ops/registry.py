@@ -11,6 +11,10 @@ Three ways to declare an op, by how its output is made:
 >>> op.schema.text, op.inplace.name, op.out.name
 ('add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'add_', 'add.out')
 """
+import functools
+import inspect
+
+from ..core.state import tls
 from .schema import parse_schema
 
 REGISTRY = {}
@@ -41,7 +45,7 @@ class Operator:
         self.inplace = None
         self.out = None
         self.backends = None  # device types with a kernel; None: every backend
-        self.scan = None      # the dispatcher's argument scan for this op, generated on first call
+        self.scan = None      # the dispatcher's entry for this op (call without the call), generated on first use
         self.pointwise = False  # outputs follow the inputs' memory order (TensorIterator) instead of row-major
         self.sets_base = True   # view ops: the result's _base is the input's root (view(dtype) has none)
         self.exact_out_dtype = False  # out= and in-place results must have exactly the result dtype
@@ -143,14 +147,95 @@ def custom(text, kernel, meta=None, backends=None, method=True):
     return _register(op)
 
 
+# True while some thread has dispatch watchers (lantern.profiler.watchers sets it): a module global, cheaper to
+# test than the thread-local state on every composite call
+watched = False
+
+
+def observed(name, fn):
+    """`fn` wrapped so that dispatch watchers (the profiler, the dispatch trace) see each call as an op `name`, the
+    parent of the ops it dispatches, as PyTorch's profiler shows aten::matmul over aten::mm. Unwatched, the wrapper
+    costs one flag test; it takes fn's own parameters (no *args packing) where it can, and functools.wraps keeps
+    fn's name, docstring and signature."""
+    return functools.update_wrapper(_exact_wrapper(name, fn) or _generic_wrapper(name, fn), fn)
+
+
+def _generic_wrapper(name, fn):
+    def wrapper(*args, **kwargs):
+        if watched:
+            watcher = tls.dispatch_trace
+            if watcher is not None:
+                return watcher.composite(name, fn, args, kwargs)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+_RESERVED = {"watched", "tls", "_fn", "_name", "_d", "_w", "wrapper"}
+_KINDS = inspect.Parameter
+
+
+def _exact_wrapper(name, fn):
+    """A wrapper generated with fn's parameter list, passing them on as they are: twice as fast as *args, **kwargs.
+    The watchers get the positional parameters as args and the keyword-only ones as kwargs. None when fn's
+    signature is unknown or uses a name the wrapper needs."""
+    try:
+        params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.name in _RESERVED for p in params):
+        return None
+    defaults, heads, calls, positional, keywords = [], [], [], [], []
+    for i, p in enumerate(params):
+        if p.kind is _KINDS.VAR_POSITIONAL:
+            heads.append(f"*{p.name}")
+            calls.append(f"*{p.name}")
+            positional.append(f"*{p.name}")
+            continue
+        if p.kind is _KINDS.VAR_KEYWORD:
+            heads.append(f"**{p.name}")
+            calls.append(f"**{p.name}")
+            keywords.append(f"**{p.name}")
+            continue
+        if p.kind is _KINDS.KEYWORD_ONLY and "*" not in "".join(heads):
+            heads.append("*")
+        head = p.name
+        if p.default is not _KINDS.empty:
+            head += f"=_d[{len(defaults)}]"
+            defaults.append(p.default)
+        heads.append(head)
+        if p.kind is _KINDS.KEYWORD_ONLY:
+            calls.append(f"{p.name}={p.name}")
+            keywords.append(f"{p.name!r}: {p.name}")
+        else:
+            calls.append(p.name)
+            positional.append(p.name)
+        if p.kind is _KINDS.POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind is not p.kind):
+            heads.append("/")
+    args = f"({', '.join(positional)}{',' if len(positional) == 1 else ''})"
+    source = (f"def _make(_fn, _name, _d):\n"
+              f"    def wrapper({', '.join(heads)}):\n"
+              f"        if watched:\n"
+              f"            _w = tls.dispatch_trace\n"
+              f"            if _w is not None:\n"
+              f"                return _w.composite(_name, _fn, {args}, {{{', '.join(keywords)}}})\n"
+              f"        return _fn({', '.join(calls)})\n"
+              f"    return wrapper\n")
+    space = {}
+    exec(compile(source, f"<lantern composite {name}>", "exec"), globals(), space)
+    return space["_make"](fn, name, defaults)
+
+
 def composite(name, fn, method=True):
-    """Declare an op written in terms of other ops: it needs no kernel and no derivative of its own."""
+    """Declare an op written in terms of other ops: it needs no kernel and no derivative of its own.
+
+    Registers and returns `fn` wrapped by `observed`, so that the profiler and the dispatch trace show it."""
     if name in COMPOSITES:
         raise ValueError(f"composite {name} is already registered")
-    COMPOSITES[name] = fn
+    wrapper = observed(name, fn)
+    COMPOSITES[name] = wrapper
     if method:
         COMPOSITE_METHODS.add(name)
-    return fn
+    return wrapper
 
 
 def get(name):

@@ -392,9 +392,10 @@ def linalg_cross(input, other, *, dim=-1):
 def cross(input, other, dim=None, *, out=None):
     """linalg_cross along dim; without dim, along the first dim of size 3 (deprecated in PyTorch, with a warning)."""
     if dim is None:
+        # stacklevel 3: past the composite's wrapper (registry.observed) to its caller
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=3)
         sizes = broadcast_all([input._size, other._size])
         dim = next((i for i, s in enumerate(sizes) if s == 3), -1)
     return _copy_into(linalg_cross(input, other, dim=dim), out, "cross.out")
@@ -470,7 +471,7 @@ def meshgrid(*tensors, indexing=None):
     tensors = list(tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors)
     if indexing is None:
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=3)  # past the composite's wrapper (registry.observed) to its caller
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
