@@ -2,9 +2,10 @@
 
 Each (layer, direction) runs in two phases: the input projection of every time step at once (x @ W_ih^T + b, one
 matmul), then the recurrence, one h @ W_hh^T per step. Over a padded batch the recurrence is one autograd node
-(`_Recurrence`): its forward and its backward (backpropagation through time) are loops of lantern ops that record
-no graph, and the weight gradients come out as one matmul over all steps. Packed sequences, the cells and double
-backward use the same step equations written as ordinary differentiable lantern ops (`_composite_direction`).
+(`_Recurrence`) whose forward and backward (backpropagation through time) are the array kernels of
+lantern/ops/nn_rnn.py: per step one matmul and a few in-place ufuncs, the weight gradients one matmul over all
+steps. Packed sequences, the cells, double backward, JIT traces and backends without arrays (meta) use the same
+step equations written as ordinary differentiable lantern ops (`_composite_direction`).
 
 >>> import lantern
 >>> lstm = lantern.nn.LSTM(4, 3, num_layers=2)
@@ -23,6 +24,8 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from ...autograd.function import Function
+from ...core.state import tls
+from ...ops.nn_rnn import gru_backward, gru_forward, lstm_backward, lstm_forward, rnn_backward, rnn_forward
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -80,10 +83,22 @@ class _SplitRows(Function):
         return lantern.cat(grads), None
 
 
-def _composite_direction(mode, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
-    """One direction of one layer over packed rows xw (N, gates) whose step t has sizes[t] sequences (sorted,
-    longest first). Returns (output rows (N, hidden), h_n, c_n) with h_n, c_n for the full batch."""
-    steps = _SplitRows.apply(xw, sizes) if len(sizes) > 1 else (xw,)
+class _Steps(Function):
+    """x.unbind(0) as one node, whose backward stacks the gradients (as _SplitRows, for a padded (T, B, n) x; in a
+    JIT trace each step is a select, whatever the batch size)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.unbind(0)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return lantern.stack(grads)
+
+
+def _composite_direction(mode, steps, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
+    """One direction of one layer over the input projections `steps` (step t: (sizes[t], gates), sizes sorted,
+    longest first). Returns (the outputs of the steps, h_n, c_n) with h_n, c_n for the full batch."""
     w_hh_t = w_hh.t()
     w_hr_t = None if w_hr is None else w_hr.t()
     lstm = mode == "LSTM"
@@ -99,7 +114,7 @@ def _composite_direction(mode, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
                 c = lantern.cat([c, c0[c.size(0):b]]) if lstm else None
             h, c = _step(mode, steps[t], h, c, w_hh_t, b_hh, w_hr_t)
             outs[t] = h
-        return lantern.cat(outs), h, c
+        return outs, h, c
     h, c = h0, c0
     done_h, done_c = [], []  # final states of sequences that ended, latest (= lowest rows) last
     for t, b in enumerate(sizes):
@@ -114,171 +129,18 @@ def _composite_direction(mode, xw, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
     if done_h:
         h = lantern.cat([h] + done_h[::-1])
         c = lantern.cat([c] + done_c[::-1]) if lstm else None
-    return lantern.cat(outs), h, c
+    return outs, h, c
 
 
-# ---- the fused recurrence over a padded batch: forward and BPTT loops that record no graph ----
+# ---- the fused recurrence over a padded batch: array kernels (lantern/ops/nn_rnn.py) as one autograd node ----
 
-def _shifted(seq, first, reverse):
-    """The state each step started from: (T, B, n) = seq moved one step along the processing order, with
-    `first` (the initial state) at the first processed step."""
-    first = first.unsqueeze(0)
-    return lantern.cat([seq[1:], first]) if reverse else lantern.cat([first, seq[:-1]])
+_KERNEL_DTYPES = (lantern.float32, lantern.float64)
 
 
-def _lstm_forward(xw, h0, c0, w_hh, w_hr, order):
-    steps, batch, gates = xw.shape
-    H = gates // 4
-    # One sigmoid per step covers all four gates: the g block's pre-activation is doubled (in the input
-    # projection and in W_hh), so that its sigmoid s gives tanh(x) = 2 * sigmoid(2x) - 1 = 2s - 1.
-    acts = xw.clone()
-    acts.narrow(2, 2 * H, H).mul_(2)
-    w_hh2 = w_hh.clone()
-    w_hh2.narrow(0, 2 * H, H).mul_(2)
-    w_hh_t = w_hh2.t()
-    w_hr_t = None if w_hr is None else w_hr.t()
-    i, f, g, o = acts.chunk(4, 2)
-    cells = xw.new_empty((steps, batch, H))
-    tanh_cells = xw.new_empty((steps, batch, H))
-    raw = None if w_hr is None else xw.new_empty((steps, batch, H))   # o * tanh(c), before the projection
-    out = xw.new_empty((steps, batch, h0.size(1)))
-    h, c = h0, c0
-    for t in order:
-        acts.select(0, t).addmm_(h, w_hh_t).sigmoid_()
-        i_t = i.select(0, t)
-        c = lantern.mul(f.select(0, t), c, out=cells.select(0, t)).sub_(i_t).addcmul_(i_t, g.select(0, t), value=2)
-        tc = lantern.tanh(c, out=tanh_cells.select(0, t))
-        if raw is None:
-            h = lantern.mul(o.select(0, t), tc, out=out.select(0, t))
-        else:
-            h = lantern.mm(lantern.mul(o.select(0, t), tc, out=raw.select(0, t)), w_hr_t, out=out.select(0, t))
-    return out, h.clone(), c.clone(), (acts, cells, tanh_cells, raw)
-
-
-def _lstm_backward(saved, d_out, d_hn, d_cn, order):
-    xw, h0, c0, w_hh, _, w_hr, out, acts, cells, tanh_cells, raw = saved
-    steps, batch, gates = xw.shape
-    H = gates // 4
-    reverse = order[0] != 0
-    i, f, g, o = acts.chunk(4, 2)
-    g = g * 2 - 1   # acts holds sigmoid(2x) for the g block
-    # d(pre-activation) = dc * factor for i, f, g and d(o * tanh c) * factor for o: every factor that does not
-    # depend on the recurrence is computed for all steps at once.
-    factors = acts.new_empty((steps, batch, 4, H))
-    lantern.mul(g, i * (1 - i), out=factors.select(2, 0))
-    lantern.mul(_shifted(cells, c0, reverse), f * (1 - f), out=factors.select(2, 1))
-    lantern.mul(i, 1 - g * g, out=factors.select(2, 2))
-    lantern.mul(tanh_cells, o * (1 - o), out=factors.select(2, 3))
-    to_cell = o * (1 - tanh_cells * tanh_cells)    # d c / d(o * tanh c), through the tanh
-    d_gates = acts.new_empty((steps, batch, 4, H))
-    cell_factors, out_factors = factors.narrow(2, 0, 3), factors.select(2, 3)
-    d_cell_gates, d_out_gate = d_gates.narrow(2, 0, 3), d_gates.select(2, 3)
-    flat_d_gates = d_gates.view(steps, batch, gates)
-    d_h = acts.new_empty((steps, batch, h0.size(1))).copy_(d_out)   # d h_t, gathering the recurrent term
-    d_h.select(0, order[-1]).add_(d_hn)
-    d_c = d_cn.new_empty(d_cn.shape).copy_(d_cn)
-    d_c_wide = d_c.unsqueeze(1)
-    back = order[::-1]
-    d_h0 = None
-    for k, t in enumerate(back):
-        d_raw = d_h.select(0, t) if w_hr is None else d_h.select(0, t).mm(w_hr)
-        d_c.addcmul_(d_raw, to_cell.select(0, t))
-        lantern.mul(d_c_wide, cell_factors.select(0, t), out=d_cell_gates.select(0, t))
-        lantern.mul(d_raw, out_factors.select(0, t), out=d_out_gate.select(0, t))
-        d_c.mul_(f.select(0, t))
-        if k + 1 < len(back):
-            d_h.select(0, back[k + 1]).addmm_(flat_d_gates.select(0, t), w_hh)
-        else:
-            d_h0 = flat_d_gates.select(0, t).mm(w_hh)
-    d_w_hh = flat_d_gates.view(-1, gates).t().mm(_shifted(out, h0, reverse).reshape(-1, h0.size(1)))
-    d_w_hr = None if w_hr is None else d_h.view(-1, h0.size(1)).t().mm(raw.view(-1, H))
-    return flat_d_gates, d_h0, d_c, d_w_hh, None, d_w_hr
-
-
-def _gru_forward(xw, h0, w_hh, b_hh, order):
-    steps, batch, gates = xw.shape
-    H = gates // 3
-    acts = xw.new_empty((steps, batch, gates))      # r, z, n
-    hidden = xw.new_empty((steps, batch, gates))    # h W_hh^T + b_hh
-    r_z, r, z, n = acts.narrow(2, 0, 2 * H), acts.narrow(2, 0, H), acts.narrow(2, H, H), acts.narrow(2, 2 * H, H)
-    x_rz, x_n = xw.narrow(2, 0, 2 * H), xw.narrow(2, 2 * H, H)
-    h_rz, h_n = hidden.narrow(2, 0, 2 * H), hidden.narrow(2, 2 * H, H)
-    out = xw.new_empty((steps, batch, H))
-    w_hh_t = w_hh.t()
-    h = h0
-    for t in order:
-        if b_hh is None:
-            lantern.mm(h, w_hh_t, out=hidden.select(0, t))
-        else:
-            lantern.addmm(b_hh, h, w_hh_t, out=hidden.select(0, t))
-        lantern.add(x_rz.select(0, t), h_rz.select(0, t), out=r_z.select(0, t)).sigmoid_()
-        n_t = lantern.addcmul(x_n.select(0, t), r.select(0, t), h_n.select(0, t), out=n.select(0, t)).tanh_()
-        h = lantern.sub(h, n_t, out=out.select(0, t)).mul_(z.select(0, t)).add_(n_t)
-    return out, h.clone(), None, (acts, hidden)
-
-
-def _gru_backward(saved, d_out, d_hn, order):
-    xw, h0, _, w_hh, b_hh, _, out, acts, hidden = saved
-    steps, batch, gates = xw.shape
-    H = gates // 3
-    reverse = order[0] != 0
-    r, z, n = acts.chunk(3, 2)
-    to_n = (1 - z) * (1 - n * n)                               # d n_pre / d h_t
-    to_z = (_shifted(out, h0, reverse) - n) * (z * (1 - z))    # d z_pre / d h_t
-    to_r = hidden.narrow(2, 2 * H, H) * (r * (1 - r))          # d r_pre / d n_pre
-    d_x = acts.new_empty((steps, batch, gates))
-    d_hidden = acts.new_empty((steps, batch, gates))
-    d_xn = d_x.narrow(2, 2 * H, H)
-    d_hr, d_hz, d_hn_gate = d_hidden.narrow(2, 0, H), d_hidden.narrow(2, H, H), d_hidden.narrow(2, 2 * H, H)
-    d_h = acts.new_empty((steps, batch, H)).copy_(d_out)
-    d_h.select(0, order[-1]).add_(d_hn)
-    back = order[::-1]
-    d_h0 = None
-    for k, t in enumerate(back):
-        dh = d_h.select(0, t)
-        dn = lantern.mul(dh, to_n.select(0, t), out=d_xn.select(0, t))
-        lantern.mul(dh, to_z.select(0, t), out=d_hz.select(0, t))
-        lantern.mul(dn, to_r.select(0, t), out=d_hr.select(0, t))
-        lantern.mul(dn, r.select(0, t), out=d_hn_gate.select(0, t))
-        if k + 1 < len(back):
-            d_h.select(0, back[k + 1]).addcmul_(dh, z.select(0, t)).addmm_(d_hidden.select(0, t), w_hh)
-        else:
-            d_h0 = lantern.addmm(dh * z.select(0, t), d_hidden.select(0, t), w_hh)
-    d_x.narrow(2, 0, 2 * H).copy_(d_hidden.narrow(2, 0, 2 * H))
-    flat = d_hidden.view(-1, gates)
-    d_w_hh = flat.t().mm(_shifted(out, h0, reverse).reshape(-1, H))
-    d_b_hh = None if b_hh is None else flat.sum(0)
-    return d_x, d_h0, None, d_w_hh, d_b_hh, None
-
-
-def _rnn_forward(xw, h0, w_hh, relu, order):
-    out = xw.new_empty(xw.shape)
-    w_hh_t = w_hh.t()
-    h = h0
-    for t in order:
-        h = lantern.addmm(xw.select(0, t), h, w_hh_t, out=out.select(0, t))
-        h = h.relu_() if relu else h.tanh_()
-    return out, h.clone(), None, ()
-
-
-def _rnn_backward(saved, d_out, d_hn, order, relu):
-    xw, h0, _, w_hh, _, _, out = saved
-    H = xw.size(2)
-    reverse = order[0] != 0
-    slope = (out > 0).to(out.dtype) if relu else 1 - out * out
-    d_pre = xw.new_empty(xw.shape)
-    d_h = xw.new_empty(xw.shape).copy_(d_out)
-    d_h.select(0, order[-1]).add_(d_hn)
-    back = order[::-1]
-    d_h0 = None
-    for k, t in enumerate(back):
-        dp = lantern.mul(d_h.select(0, t), slope.select(0, t), out=d_pre.select(0, t))
-        if k + 1 < len(back):
-            d_h.select(0, back[k + 1]).addmm_(dp, w_hh)
-        else:
-            d_h0 = dp.mm(w_hh)
-    d_w_hh = d_pre.view(-1, H).t().mm(_shifted(out, h0, reverse).reshape(-1, H))
-    return d_pre, d_h0, None, d_w_hh, None, None
+def _fusable(xw):
+    """Whether the recurrence over xw can run as array kernels: a backend with arrays, a dtype BLAS multiplies,
+    and no JIT tracer recording the ops (a trace needs the step equations as ops)."""
+    return xw._backend.xp is not None and xw.dtype in _KERNEL_DTYPES and tls.tracer is None
 
 
 class _Recurrence(Function):
@@ -290,15 +152,34 @@ class _Recurrence(Function):
 
     @staticmethod
     def forward(ctx, mode, reverse, xw, h0, c0, w_hh, b_hh, w_hr):
-        order = list(range(xw.size(0)))
+        backend, dtype = xw._backend, xw.dtype
+        xp, arr = backend.xp, backend.array
+        empty, _held = _scratch(backend, dtype)
+        steps, batch, gates = xw.shape
+        order = list(range(steps))
         if reverse:
             order.reverse()
+        out = backend.empty((steps, batch, h0.size(1)), dtype)
+        c_n = extra = None
         if mode == "LSTM":
-            out, h_n, c_n, extra = _lstm_forward(xw, h0, c0, w_hh, w_hr, order)
+            H = gates // 4
+            acts, cells, tanh_cells = (backend.empty(shape, dtype) for shape in
+                                       ((steps, 4, batch, H), (steps, batch, H), (steps, batch, H)))
+            raw = None if w_hr is None else backend.empty((steps, batch, H), dtype)
+            lstm_forward(xp, empty, arr(xw), arr(h0), arr(c0), arr(w_hh), _array(w_hr), order, arr(acts), arr(cells),
+                         arr(tanh_cells), _array(raw), arr(out))
+            c_n = backend.empty((batch, H), dtype)
+            arr(c_n)[...] = arr(cells)[order[-1]]
+            extra = (acts, cells, tanh_cells, raw)
         elif mode == "GRU":
-            out, h_n, c_n, extra = _gru_forward(xw, h0, w_hh, b_hh, order)
+            acts, hidden = backend.empty((steps, batch, gates), dtype), backend.empty((steps, batch, gates), dtype)
+            gru_forward(xp, empty, arr(xw), arr(h0), arr(w_hh), _array(b_hh), order, arr(acts), arr(hidden), arr(out))
+            extra = (acts, hidden)
         else:
-            out, h_n, c_n, extra = _rnn_forward(xw, h0, w_hh, mode == "RNN_RELU", order)
+            rnn_forward(xp, empty, arr(xw), arr(h0), arr(w_hh), mode == "RNN_RELU", order, arr(out))
+            extra = ()
+        h_n = backend.empty((batch, h0.size(1)), dtype)
+        arr(h_n)[...] = arr(out)[order[-1]]
         ctx.mode, ctx.order = mode, order
         ctx.save_for_backward(xw, h0, c0, w_hh, b_hh, w_hr, out, *extra)
         return out, h_n, c_n
@@ -309,25 +190,65 @@ class _Recurrence(Function):
         if lantern.is_grad_enabled():   # create_graph: differentiate the step equations themselves
             return (None, None) + _recurrence_grads_differentiably(ctx.mode, ctx.order, saved[:6],
                                                                     (d_out, d_hn, d_cn))
+        xw, h0, c0, w_hh, b_hh, w_hr, out = saved[:7]
+        extra = [_array(t) for t in saved[7:]]
+        backend, dtype = xw._backend, xw.dtype
+        xp, arr = backend.xp, backend.array
+        empty, _held = _scratch(backend, dtype)
+        needs = ctx.needs_input_grad   # (mode, reverse, xw, h0, c0, w_hh, b_hh, w_hr)
+
+        def new(like, wanted=True):
+            return backend.empty(tuple(like.shape), dtype) if wanted else None
+
+        d_xw, d_h0, d_c0 = new(xw), new(h0), new(c0, c0 is not None)
+        d_w_hh, d_b_hh, d_w_hr = new(w_hh, needs[5]), new(b_hh, needs[6]), new(w_hr, needs[7])
         if ctx.mode == "LSTM":
-            grads = _lstm_backward(saved, d_out, d_hn, d_cn, ctx.order)
+            lstm_backward(xp, empty, (arr(h0), arr(c0), arr(w_hh), _array(w_hr), arr(out), *extra), arr(d_out),
+                          arr(d_hn), arr(d_cn), ctx.order, arr(d_xw), arr(d_h0), arr(d_c0), _array(d_w_hh),
+                          _array(d_w_hr))
         elif ctx.mode == "GRU":
-            grads = _gru_backward(saved, d_out, d_hn, ctx.order)
+            gru_backward(xp, empty, (arr(h0), arr(w_hh), arr(out), *extra), arr(d_out), arr(d_hn), ctx.order, arr(d_xw),
+                         arr(d_h0), _array(d_w_hh), _array(d_b_hh))
         else:
-            grads = _rnn_backward(saved, d_out, d_hn, ctx.order, ctx.mode == "RNN_RELU")
-        return (None, None) + grads
+            rnn_backward(xp, empty, (arr(h0), arr(w_hh), arr(out)), arr(d_out), arr(d_hn), ctx.order,
+                         ctx.mode == "RNN_RELU", arr(d_xw), arr(d_h0), _array(d_w_hh))
+        return None, None, d_xw, d_h0, d_c0, d_w_hh, d_b_hh, d_w_hr
+
+
+# The gradients _Recurrence.backward returns are new tensors nobody else holds: a weight can keep its as .grad
+# (a user Function's node must assume otherwise, which costs a copy per weight).
+_Recurrence._backward_cls.returns_user_tensors = False
+
+
+def _array(t):
+    return None if t is None else t._backend.array(t)
+
+
+def _scratch(backend, dtype):
+    """(empty, held): empty(shape) gives a kernel a scratch array over a new tensor of the backend, so that its
+    memory comes from (and goes back to) the caching allocator; the tensors stay in `held` for the caller's call."""
+    held = []
+
+    def empty(shape):
+        t = backend.empty(tuple(shape), dtype)
+        held.append(t)
+        return backend.array(t)
+    return empty, held
+
+
+def _padded_composite(mode, reverse, xw, h0, c0, w_hh, b_hh, w_hr):
+    """_Recurrence's outputs from the step equations as lantern ops (a traced or meta run, double backward)."""
+    outs, h_n, c_n = _composite_direction(mode, _Steps.apply(xw), [xw.size(1)] * xw.size(0), h0, c0, w_hh, b_hh,
+                                          w_hr, reverse)
+    return lantern.stack(outs), h_n, c_n
 
 
 def _recurrence_grads_differentiably(mode, order, inputs, grad_outputs):
     """The gradients of _Recurrence as a graph (for double backward): rerun its step equations with autograd
     and differentiate them with create_graph."""
-    xw, h0, c0, w_hh, b_hh, w_hr = inputs
-    steps, batch, gates = xw.shape
-    reverse = order[0] != 0
     with lantern.enable_grad():
-        out, h_n, c_n = _composite_direction(mode, xw.reshape(steps * batch, gates), [batch] * steps, h0, c0,
-                                             w_hh, b_hh, w_hr, reverse)
-    outputs = [out.view(steps, batch, out.size(-1)), h_n] + ([c_n] if c_n is not None else [])
+        out, h_n, c_n = _padded_composite(mode, order[0] != 0, *inputs)
+    outputs = [out, h_n] + ([c_n] if c_n is not None else [])
     wanted = [t for t in inputs if t is not None and t.requires_grad]
     found = iter(lantern.autograd.grad(outputs, wanted, list(grad_outputs[:len(outputs)]), create_graph=True,
                                        allow_unused=True))
@@ -558,13 +479,16 @@ class RNNBase(Module):
                 b_rec = b_hh if mode == "GRU" else None
                 flat = layer_input if batch_sizes is not None else layer_input.reshape(-1, layer_input.size(-1))
                 xw = _linear(flat, w_ih, folded)
-                c_init = None if c0 is None else c0[index]
+                c_init = None if c0 is None else c0.select(0, index)
                 if batch_sizes is None:
                     xw = xw.view(layer_input.size(0), layer_input.size(1), xw.size(-1))
-                    out, h, c = _Recurrence.apply(mode, direction == 1, xw, h0[index], c_init, w_hh, b_rec, w_hr)
+                    run = _Recurrence.apply if _fusable(xw) else _padded_composite
+                    out, h, c = run(mode, direction == 1, xw, h0.select(0, index), c_init, w_hh, b_rec, w_hr)
                 else:
-                    out, h, c = _composite_direction(mode, xw, batch_sizes, h0[index], c_init, w_hh, b_rec, w_hr,
-                                                     direction == 1)
+                    steps = _SplitRows.apply(xw, batch_sizes) if len(batch_sizes) > 1 else (xw,)
+                    outs, h, c = _composite_direction(mode, steps, batch_sizes, h0.select(0, index), c_init, w_hh,
+                                                      b_rec, w_hr, direction == 1)
+                    out = lantern.cat(outs)
                 outputs.append(out)
                 h_out.append(h)
                 c_out.append(c)

@@ -1,0 +1,272 @@
+"""Array kernels of the fused recurrences behind nn.RNN, nn.LSTM and nn.GRU: one direction of one layer over a
+padded, time-major batch, forward and backpropagation through time.
+
+The layer has already made the input projection of every step in one matmul (xw = x W_ih^T + biases, shape
+(T, B, gates)); a kernel runs only the recurrence. Per step that is one h @ W_hh^T and a few in-place ufuncs on
+buffers allocated once, with no tensor objects made. The backward computes every factor that does not depend on
+the recurrence for all steps at once, leaves only d h_{t-1} = d gates_t @ W_hh (and a few ufuncs) in its loop,
+and gets the weight gradients as one matmul over all steps. Kernels are written against `xp` (NumPy; CuPy has the
+same calls) and fill arrays their caller allocated; `empty(shape)` gives them their scratch arrays (the layer passes
+one backed by lantern's caching allocator: fresh NumPy memory of this size would page-fault on every call).
+nn/modules/rnn.py's `_Recurrence` wraps them as one autograd node; double backward there reruns the step equations
+as lantern ops.
+
+The LSTM keeps its gate activations gate-major (see the LSTM section), for contiguous elementwise work.
+
+>>> import numpy as np
+>>> T, B, H = 2, 1, 1
+>>> xw, w_hh, zero = np.ones((T, B, 4 * H)), np.zeros((4 * H, H)), np.zeros((B, H))
+>>> acts, cells, tanh_cells = np.empty((T, 4, B, H)), np.empty((T, B, H)), np.empty((T, B, H))
+>>> out = np.empty((T, B, H))
+>>> lstm_forward(np, np.empty, xw, zero, zero, w_hh, None, [0, 1], acts, cells, tanh_cells, None, out)
+>>> s, g = 1 / (1 + np.exp(-1)), np.tanh(1)       # every gate sees 1: i = f = o = sigmoid(1), g = tanh(1)
+>>> c = s * (s * g) + s * g                       # c_1 = f c_0 + i g with c_0 = i g
+>>> bool(np.isclose(cells[1, 0, 0], c)), bool(np.isclose(out[1, 0, 0], s * np.tanh(c)))
+(True, True)
+"""
+
+__all__ = ["lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "rnn_forward", "rnn_backward"]
+
+
+def _sigmoid_(xp, a):
+    """a = 1 / (1 + exp(-a)) in place (overflow of exp gives inf and then the exact limit 0)."""
+    xp.negative(a, out=a)
+    xp.exp(a, out=a)
+    a += 1
+    xp.reciprocal(a, out=a)
+
+
+def _previous(empty, seq, first, reverse):
+    """The state each step started from: seq moved one step along the processing order, `first` at the first
+    processed step (a new array)."""
+    prev = empty(seq.shape)
+    if reverse:
+        prev[:-1] = seq[1:]
+        prev[-1] = first
+    else:
+        prev[1:] = seq[:-1]
+        prev[0] = first
+    return prev
+
+
+def _weight_grad(xp, empty, d_gates, states, first, reverse, out):
+    """out = sum over steps of d_gates_t^T @ h_{t-1} (with h_{-1} = first) as one matmul over all steps."""
+    rows = d_gates.shape[2]
+    previous = _previous(empty, states, first, reverse)
+    xp.matmul(d_gates.reshape(-1, rows).T, previous.reshape(-1, states.shape[2]), out=out)
+
+
+# ---- LSTM ----
+# A step's gate activations are kept gate-major, (4, B, H), so that every gate block is one contiguous run of
+# memory (NumPy's ufuncs are several times slower per call on the column blocks of a (B, 4H) array, which they
+# walk row by row), in the order i, f, o, g (PyTorch's weights are i, f, g, o): one sigmoid covers three blocks, a
+# tanh the fourth. The sigmoid gates' pre-activations are stored negated, which saves the negation inside the
+# sigmoid. States, outputs and gradients stay in PyTorch's (B, n) rows.
+
+def lstm_forward(xp, empty, xw, h0, c0, w_hh, w_hr, order, acts, cells, tanh_cells, raw, out):
+    """Run the LSTM recurrence over the steps in `order` (forward or reversed).
+
+    Inputs: xw (T, B, 4H) in PyTorch's gate order i, f, g, o; h0 (B, P), c0 (B, H); w_hh (4H, P); w_hr (P, H) or
+    None. Fills out (T, B, P) with h_t, acts (T, 4, B, H) with sigmoid(i), sigmoid(f), sigmoid(o), tanh(g) (that
+    order), cells (T, B, H) with c_t, tanh_cells with tanh(c_t) and raw (only with w_hr) with o * tanh(c_t)."""
+    steps, batch, gates = xw.shape
+    H = gates // 4
+    x_blocks = xw.reshape(steps, batch, 4, H).transpose(0, 2, 1, 3)
+    xp.negative(x_blocks[:, :2], out=acts[:, :2])
+    xp.negative(x_blocks[:, 3], out=acts[:, 2])
+    acts[:, 3] = x_blocks[:, 2]
+    w = empty(w_hh.shape)
+    xp.negative(w_hh[:2 * H], out=w[:2 * H])
+    xp.negative(w_hh[3 * H:], out=w[2 * H:3 * H])
+    w[3 * H:] = w_hh[2 * H:3 * H]
+    w_t = w.T
+    w_hr_t = None if w_hr is None else w_hr.T
+    recurrent = empty((batch, gates))
+    recurrent_blocks = recurrent.reshape(batch, 4, H).transpose(1, 0, 2)
+    input_gated = empty((batch, H))
+    h, c = h0, c0
+    for t in order:
+        a = acts[t]
+        xp.matmul(h, w_t, out=recurrent)
+        a += recurrent_blocks
+        sig = a[:3]                                         # sigmoid(x) = 1 / (1 + exp(-x)), -x already there
+        xp.exp(sig, out=sig)
+        sig += 1
+        xp.reciprocal(sig, out=sig)
+        g = xp.tanh(a[3], out=a[3])
+        c_t = xp.multiply(a[1], c, out=cells[t])
+        c_t += xp.multiply(a[0], g, out=input_gated)
+        h = xp.multiply(a[2], xp.tanh(c_t, out=tanh_cells[t]), out=out[t] if raw is None else raw[t])
+        if w_hr_t is not None:
+            h = xp.matmul(h, w_hr_t, out=out[t])
+        c = c_t
+
+
+def lstm_backward(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw, d_h0, d_c0, d_w_hh, d_w_hr):
+    """Backpropagation through time for lstm_forward.
+
+    saved: (h0, c0, w_hh, w_hr, out, acts, cells, tanh_cells, raw) as lstm_forward left them; d_out (T, B, P),
+    d_hn (B, P), d_cn (B, H). Fills d_xw (T, B, 4H, PyTorch's gate order), d_h0, d_c0, and d_w_hh, d_w_hr where
+    they are not None."""
+    h0, c0, w_hh, w_hr, out, acts, cells, tanh_cells, raw = saved
+    steps, batch, H = cells.shape
+    reverse = order[0] != 0
+    i, f, o, g = acts[:, 0], acts[:, 1], acts[:, 2], acts[:, 3]
+    # d pre-activation = factor * d c for i, f, g and factor * d(o tanh c) for o: every factor, for all steps at
+    # once, gate-major in PyTorch's gate order
+    factors = empty((steps, 4, batch, H))
+    slopes = xp.subtract(1, acts[:, :3], out=empty((steps, 3, batch, H)))
+    slopes *= acts[:, :3]                                   # sigmoid' of i, f, o
+    xp.multiply(slopes[:, 0], g, out=factors[:, 0])
+    first, body, previous = (-1, slice(None, -1), slice(1, None)) if reverse else (0, slice(1, None), slice(None, -1))
+    xp.multiply(slopes[body, 1], cells[previous], out=factors[body, 1])     # f' * c_{t-1}
+    xp.multiply(slopes[first, 1], c0, out=factors[first, 1])
+    tanh_slope = xp.multiply(g, g, out=factors[:, 2])
+    xp.subtract(1, tanh_slope, out=tanh_slope)
+    tanh_slope *= i
+    xp.multiply(slopes[:, 2], tanh_cells, out=factors[:, 3])
+    to_cell = xp.multiply(tanh_cells, tanh_cells, out=empty(cells.shape))
+    # d c_t / d(o tanh c_t) = o (1 - tanh^2 c_t)
+    xp.subtract(1, to_cell, out=to_cell)
+    to_cell *= o
+    cell_factors, out_factors = factors[:, :3], factors[:, 3]
+    d_blocks = d_xw.reshape(steps, batch, 4, H).transpose(0, 2, 1, 3)
+    d_hs = None if w_hr is None else empty(d_out.shape)    # every d h_t, for d W_hr
+    d_h = empty(d_hn.shape)
+    d_c = d_c0
+    d_c[...] = d_cn
+    through = empty((batch, H))
+    recurrent = d_hn                                        # what reaches h_t from the later steps
+    d_raw = None if w_hr is None else empty((batch, H))
+    back = order[::-1]
+    for k, t in enumerate(back):
+        d_h = xp.add(d_out[t], recurrent, out=d_h if d_hs is None else d_hs[t])
+        if w_hr is None:
+            d_raw = d_h
+        else:
+            xp.matmul(d_h, w_hr, out=d_raw)
+        d_c += xp.multiply(d_raw, to_cell[t], out=through)
+        xp.multiply(d_c, cell_factors[t], out=d_blocks[t, :3])
+        xp.multiply(d_raw, out_factors[t], out=d_blocks[t, 3])
+        d_c *= f[t]
+        if k == 0:
+            recurrent = empty(d_hn.shape)
+        xp.matmul(d_xw[t], w_hh, out=recurrent if k + 1 < len(back) else d_h0)
+    if d_w_hh is not None:
+        _weight_grad(xp, empty, d_xw, out, h0, reverse, d_w_hh)
+    if d_w_hr is not None:
+        xp.matmul(d_hs.reshape(-1, d_hs.shape[2]).T, raw.reshape(-1, H), out=d_w_hr)
+
+
+# ---- GRU ----
+
+def gru_forward(xp, empty, xw, h0, w_hh, b_hh, order, acts, hidden, out):
+    """Run the GRU recurrence (gates r, z, n) over the steps in `order`.
+
+    Inputs: xw (T, B, 3H) = x W_ih^T + b_ih; h0 (B, H); w_hh (3H, H); b_hh (3H,) or None. Fills acts with
+    r, z, n, hidden with h_{t-1} W_hh^T + b_hh and out with h_t."""
+    H = out.shape[2]
+    w_t = w_hh.T
+    h = h0
+    for t in order:
+        hid, a, x = hidden[t], acts[t], xw[t]
+        xp.matmul(h, w_t, out=hid)
+        if b_hh is not None:
+            hid += b_hh
+        r_z = xp.add(x[:, :2 * H], hid[:, :2 * H], out=a[:, :2 * H])
+        _sigmoid_(xp, r_z)
+        n = xp.multiply(a[:, :H], hid[:, 2 * H:], out=a[:, 2 * H:])
+        n += x[:, 2 * H:]
+        xp.tanh(n, out=n)
+        h_t = xp.subtract(h, n, out=out[t])
+        h_t *= a[:, H:2 * H]
+        h_t += n
+        h = h_t
+
+
+def gru_backward(xp, empty, saved, d_out, d_hn, order, d_xw, d_h0, d_w_hh, d_b_hh):
+    """Backpropagation through time for gru_forward.
+
+    saved: (h0, w_hh, out, acts, hidden). Fills d_xw (T, B, 3H), d_h0, and d_w_hh, d_b_hh where not None."""
+    h0, w_hh, out, acts, hidden = saved
+    steps, batch, H = out.shape
+    reverse = order[0] != 0
+    r, z, n = acts[..., :H], acts[..., H:2 * H], acts[..., 2 * H:]
+    z_slope = xp.subtract(1, z, out=empty(z.shape))
+    to_n = xp.multiply(n, n, out=empty(n.shape))             # d n_pre / d h_t = (1 - z)(1 - n^2)
+    xp.subtract(1, to_n, out=to_n)
+    to_n *= z_slope
+    z_slope *= z
+    to_z = _previous(empty, out, h0, reverse)                # d z_pre / d h_t = (h_{t-1} - n) z (1 - z)
+    to_z -= n
+    to_z *= z_slope
+    to_r = xp.subtract(1, r, out=empty(r.shape))             # d r_pre / d n_pre = (h W_hn^T + b_hn) r (1 - r)
+    to_r *= r
+    to_r *= hidden[..., 2 * H:]
+    d_hidden = empty(hidden.shape)
+    d_xn = d_xw[..., 2 * H:]
+    d_hr, d_hz, d_hn_gate = d_hidden[..., :H], d_hidden[..., H:2 * H], d_hidden[..., 2 * H:]
+    d_h = empty(d_out.shape)
+    d_h[...] = d_out
+    d_h[order[-1]] += d_hn
+    carried, recurrent = empty(d_hn.shape), empty(d_hn.shape)
+    back = order[::-1]
+    for k, t in enumerate(back):
+        dh = d_h[t]
+        dn = xp.multiply(dh, to_n[t], out=d_xn[t])
+        xp.multiply(dh, to_z[t], out=d_hz[t])
+        xp.multiply(dn, to_r[t], out=d_hr[t])
+        xp.multiply(dn, r[t], out=d_hn_gate[t])
+        target = d_h[back[k + 1]] if k + 1 < len(back) else d_h0
+        if k + 1 < len(back):
+            target += xp.multiply(dh, z[t], out=carried)
+        else:
+            xp.multiply(dh, z[t], out=target)
+        target += xp.matmul(d_hidden[t], w_hh, out=recurrent)
+    d_xw[..., :2 * H] = d_hidden[..., :2 * H]
+    if d_w_hh is not None:
+        _weight_grad(xp, empty, d_hidden, out, h0, reverse, d_w_hh)
+    if d_b_hh is not None:
+        d_hidden.reshape(-1, 3 * H).sum(0, out=d_b_hh)
+
+
+# ---- Elman RNN ----
+
+def rnn_forward(xp, empty, xw, h0, w_hh, relu, order, out):
+    """h_t = tanh(xw_t + h_{t-1} W_hh^T) (relu with `relu`) over the steps in `order`, written to out."""
+    w_t = w_hh.T
+    h = h0
+    for t in order:
+        h_t = xp.matmul(h, w_t, out=out[t])
+        h_t += xw[t]
+        if relu:
+            xp.maximum(h_t, 0, out=h_t)
+        else:
+            xp.tanh(h_t, out=h_t)
+        h = h_t
+
+
+def rnn_backward(xp, empty, saved, d_out, d_hn, order, relu, d_xw, d_h0, d_w_hh):
+    """Backpropagation through time for rnn_forward. saved: (h0, w_hh, out). Fills d_xw (the pre-activations'
+    gradient), d_h0 and d_w_hh where not None."""
+    h0, w_hh, out = saved
+    reverse = order[0] != 0
+    slope = empty(out.shape)
+    if relu:
+        xp.greater(out, 0, out=slope)
+    else:
+        xp.multiply(out, out, out=slope)
+        xp.subtract(1, slope, out=slope)
+    d_h = empty(d_out.shape)
+    d_h[...] = d_out
+    d_h[order[-1]] += d_hn
+    recurrent = empty(d_hn.shape)
+    back = order[::-1]
+    for k, t in enumerate(back):
+        dp = xp.multiply(d_h[t], slope[t], out=d_xw[t])
+        if k + 1 < len(back):
+            d_h[back[k + 1]] += xp.matmul(dp, w_hh, out=recurrent)
+        else:
+            xp.matmul(dp, w_hh, out=d_h0)
+    if d_w_hh is not None:
+        _weight_grad(xp, empty, d_xw, out, h0, reverse, d_w_hh)

@@ -1,0 +1,157 @@
+"""The fused recurrence (lantern/ops/nn_rnn.py behind nn.RNN / LSTM / GRU): exact against torch in float64, free of
+per-step lantern calls, and replaced by the step equations as ops where it cannot run (traces, meta, float16)."""
+import io
+
+import numpy as np
+import pytest
+import torch
+
+import lantern
+from nn_oracle import check_module, same_weights
+
+pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+              pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")]
+
+rng = np.random.default_rng(7)
+X = rng.standard_normal((6, 3, 4))                     # (seq, batch, feature), float64
+
+
+def _double(mode, *args, **kwargs):
+    return lambda nn: getattr(nn, mode)(*args, **kwargs).double()
+
+
+@pytest.mark.parametrize("make", [
+    _double("LSTM", 4, 5), _double("LSTM", 4, 5, 2, bidirectional=True), _double("LSTM", 4, 5, proj_size=3),
+    _double("LSTM", 4, 5, 2, proj_size=2, bidirectional=True, bias=False),
+    _double("GRU", 4, 5, bidirectional=True), _double("GRU", 4, 5, 2, bias=False),
+    _double("RNN", 4, 5, bidirectional=True), _double("RNN", 4, 5, 2, nonlinearity="relu", bidirectional=True),
+])
+def test_float64_values_and_gradients_match_torch(make):
+    """Outputs, h_n (and c_n) and the gradients of inputs and every weight, to float64 rounding."""
+    _, lm = check_module(make, X, atol=1e-12, rtol=1e-10)
+    out, _ = lm(lantern.tensor(X, requires_grad=True))
+    assert type(out.grad_fn).__name__ in ("_RecurrenceBackward", "CatBackward0")   # fused (and joined directions)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_given_state_float64(mode):
+    h0 = rng.standard_normal((2, 3, 5))
+    if mode == "LSTM":
+        c0 = rng.standard_normal((2, 3, 5))
+        check_module(_double(mode, 4, 5, bidirectional=True), X, h0, c0, atol=1e-12, rtol=1e-10,
+                     call=lambda m, x, h, c: m(x, (h, c)))
+    else:
+        check_module(_double(mode, 4, 5, bidirectional=True), X, h0, atol=1e-12, rtol=1e-10)
+
+
+def test_gradcheck_through_the_fused_node():
+    lantern.manual_seed(0)
+    m = lantern.nn.LSTM(2, 3, proj_size=2, bidirectional=True).double()
+    x = lantern.randn(4, 2, 2, dtype=lantern.float64, requires_grad=True)
+    h = lantern.randn(2, 2, 2, dtype=lantern.float64, requires_grad=True)
+    c = lantern.randn(2, 2, 3, dtype=lantern.float64, requires_grad=True)
+    assert lantern.autograd.gradcheck(lambda x, h, c: m(x, (h, c))[0], (x, h, c))
+    assert lantern.autograd.gradcheck(lambda x: lantern.nn.functional.relu(m(x)[1][1]), (x,))
+
+
+def _op_count(module, steps):
+    module.zero_grad()
+    trace = io.StringIO()
+    x = lantern.randn(steps, 2, 3)
+    with lantern.debug.trace_dispatch(stream=trace):
+        out, _ = module(x)
+        out.sum().backward()
+    return sorted(line.split()[0] for line in trace.getvalue().splitlines() if not line.startswith("backward:"))
+
+
+@pytest.mark.parametrize("make", [lambda: lantern.nn.LSTM(3, 4), lambda: lantern.nn.GRU(3, 4),
+                                  lambda: lantern.nn.RNN(3, 4)])
+def test_no_lantern_call_per_step(make):
+    """Forward and backward make the same dispatcher calls for 3 steps as for 30: the time loop runs on arrays."""
+    module = make()
+    assert _op_count(module, 3) == _op_count(module, 30)
+
+
+def test_backward_twice_with_retain_graph_doubles_the_gradients():
+    """The backward kernels leave what the node saved untouched."""
+    lantern.manual_seed(0)
+    for m in (lantern.nn.LSTM(3, 4, proj_size=2), lantern.nn.GRU(3, 4), lantern.nn.RNN(3, 4)):
+        out, _ = m(lantern.randn(5, 2, 3))
+        loss = (out * out).sum()
+        loss.backward(retain_graph=True)
+        first = [p.grad.clone() for p in m.parameters()]
+        loss.backward()
+        for g, p in zip(first, m.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), 2 * g.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_weights_changed_in_place_before_backward_raise_as_in_torch():
+    def run(lib):
+        lib.manual_seed(0)
+        m = lib.nn.LSTM(3, 4)
+        out, _ = m(lib.randn(5, 2, 3))
+        with lib.no_grad():
+            m.weight_hh_l0.mul_(2)
+        out.sum().backward()
+
+    for lib in (torch, lantern):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            run(lib)
+
+
+def test_trace_records_the_step_equations():
+    """Under the JIT tracer the recurrence runs as ops, so the trace replays it (here on a longer sequence)."""
+    lantern.manual_seed(0)
+    m = lantern.nn.LSTM(3, 4)
+    traced = lantern.jit.trace(lambda x: m(x)[0], lantern.randn(5, 2, 3))
+    assert "aten::sigmoid" in str(traced.graph)
+    x = lantern.randn(5, 2, 3)
+    np.testing.assert_allclose(traced(x).detach().numpy(), m(x)[0].detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_meta_and_float16_take_the_composite_path():
+    out, (h, c) = lantern.nn.LSTM(3, 4, device="meta")(lantern.empty(5, 2, 3, device="meta"))
+    assert (out.device.type, tuple(out.shape), tuple(h.shape), tuple(c.shape)) == ("meta", (5, 2, 4), (1, 2, 4),
+                                                                                   (1, 2, 4))
+    torch.manual_seed(0)
+    tm = torch.nn.GRU(3, 4)
+    lm = lantern.nn.GRU(3, 4)
+    same_weights(tm, lm)
+    x = rng.standard_normal((5, 2, 3)).astype(np.float32)
+    got = lm.half()(lantern.tensor(x).half())[0]
+    assert got.dtype is lantern.float16 and type(got.grad_fn).__name__ != "_RecurrenceBackward"
+    np.testing.assert_allclose(got.float().detach().numpy(), tm(torch.tensor(x))[0].detach().numpy(), atol=5e-3)
+
+
+def _tagger(nn):
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.lstm, self.out = nn.Embedding(20, 6), nn.LSTM(6, 8), nn.Linear(8, 20)
+
+        def forward(self, tokens):
+            hidden, _ = self.lstm(self.embed(tokens))
+            return self.out(hidden).flatten(0, 1)
+
+    return Tagger()
+
+
+def test_training_steps_match_torch():
+    """The benchmark's model (Embedding + LSTM + Linear, Adam), small: the same losses over a few steps."""
+    torch.manual_seed(0)
+    tm, lm = _tagger(torch.nn), _tagger(lantern.nn)
+    same_weights(tm, lm)
+    tokens = rng.integers(0, 20, (7, 3))
+    targets = rng.integers(0, 20, (21,))
+    losses = {}
+    for lib, m in ((torch, tm), (lantern, lm)):
+        opt = lib.optim.Adam(m.parameters(), lr=0.01)
+        x, y = lib.tensor(tokens), lib.tensor(targets)
+        losses[lib.__name__] = []
+        for _ in range(4):
+            opt.zero_grad()
+            loss = lib.nn.functional.cross_entropy(m(x), y)
+            loss.backward()
+            opt.step()
+            losses[lib.__name__].append(loss.item())
+    np.testing.assert_allclose(losses["lantern"], losses["torch"], rtol=1e-5)
