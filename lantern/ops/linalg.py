@@ -24,6 +24,7 @@ from .reduction import reduced_shape, return_type
 from .registry import composite, custom, get, structured
 from .derivative import derivative
 from .derivative_helpers import conj, unsqueeze_reduced, zeros_like
+from .nn_common import eager_backend
 
 
 def _same_dtype(name, a, b):
@@ -1062,9 +1063,26 @@ def _column_major(meta):
     return meta.stride[0] == 1 and meta.stride[1] == meta.size[0]
 
 
+def _eager_product(backend, a, b, dtype, transposed):
+    """a @ b (arrays) into a new tensor through one BLAS call; with `transposed`, computed as (bᵀ @ aᵀ) into a
+    row-major buffer and returned as its transpose (a column-major result), as the op formulas below lay it out."""
+    if transposed:
+        out = backend.empty((b.shape[1], a.shape[0]), dtype)
+        backend.xp.matmul(b.T, a.T, out=backend.array(out))
+        return out.t()
+    out = backend.empty((a.shape[0], b.shape[1]), dtype)
+    backend.xp.matmul(a, b, out=backend.array(out))
+    return out
+
+
 def mm_mat1_backward(grad, mat2, mat1_meta):
     """grad @ mat2ᴴ, computed column-major when mat1 was column-major (a transposed weight), as PyTorch's
-    mm_mat1_backward does, so that the gradient reaching the weight needs no copy to match its layout."""
+    mm_mat1_backward does, so that the gradient reaching the weight needs no copy to match its layout. Without
+    create_graph it is one BLAS call on the arrays (eager_backend), the same product the ops below would run."""
+    backend = eager_backend(grad, mat2)
+    if backend is not None and grad.dim() == 2 and mat2.dim() == 2:
+        return _eager_product(backend, backend.array(grad), backend.array(mat2).T, grad.dtype,
+                              _column_major(mat1_meta))
     if _column_major(mat1_meta):
         return conj(mat2).mm(grad.t()).t()
     return grad.mm(mH(mat2))
@@ -1072,9 +1090,26 @@ def mm_mat1_backward(grad, mat2, mat1_meta):
 
 def mm_mat2_backward(grad, mat1, mat2_meta):
     """mat1ᴴ @ grad, column-major when mat2 was (Linear's weight.t()); see mm_mat1_backward."""
+    backend = eager_backend(grad, mat1)
+    if backend is not None and grad.dim() == 2 and mat1.dim() == 2:
+        return _eager_product(backend, backend.array(mat1).T, backend.array(grad), grad.dtype,
+                              _column_major(mat2_meta))
     if _column_major(mat2_meta):
         return grad.t().mm(conj(mat1)).t()
     return mH(mat1).mm(grad)
+
+
+def added_backward(grad, beta, self_meta):
+    """The gradient of addmm's `self`: beta·grad, which the engine then sums over the rows a bias was broadcast
+    along. Without create_graph, a bias's gradient is summed here in one array call instead (the same reduction
+    as the engine's sum)."""
+    if beta == 1 and len(self_meta.size) == 1 and grad.dim() == 2 and self_meta.size[0] == grad._size[1]:
+        backend = eager_backend(grad)
+        if backend is not None and self_meta.dtype is grad.dtype:
+            out = backend.empty(self_meta.size, grad.dtype)
+            backend.xp.add.reduce(backend.array(grad), axis=0, out=backend.array(out))
+            return out
+    return scaled(grad, beta)
 
 
 def inverse_of(A):
@@ -1252,8 +1287,9 @@ def _qr_backward_tall(gQ, gR, Q, R):
 
 
 _BACKWARD_HELPERS = {name: globals()[name] for name in (
-    "mH", "scaled", "mm_mat1_backward", "mm_mat2_backward", "inverse_of", "vector_norm_backward", "det_backward", "slogdet_backward", "solve_backward_A",
-    "solve_backward_B", "cholesky_backward", "svd_backward", "eigh_backward", "qr_backward")}
+    "mH", "scaled", "added_backward", "mm_mat1_backward", "mm_mat2_backward", "inverse_of", "vector_norm_backward",
+    "det_backward", "slogdet_backward", "solve_backward_A", "solve_backward_B", "cholesky_backward", "svd_backward",
+    "eigh_backward", "qr_backward")}
 
 
 # ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
@@ -1266,7 +1302,8 @@ derivative("mv", self="grad.unsqueeze(1) * conj(vec).unsqueeze(0)", vec="conj(se
 # ---- with the helpers above ----
 _derivative = partial(derivative, helpers=_BACKWARD_HELPERS)
 _derivative("mm", self="mm_mat1_backward(grad, mat2, self_meta)", mat2="mm_mat2_backward(grad, self, mat2_meta)")
-_derivative("addmm", self="scaled(grad, beta)", mat1="scaled(mm_mat1_backward(grad, mat2, mat1_meta), alpha)",
+_derivative("addmm", self="added_backward(grad, beta, self_meta)",
+            mat1="scaled(mm_mat1_backward(grad, mat2, mat1_meta), alpha)",
             mat2="scaled(mm_mat2_backward(grad, mat1, mat2_meta), alpha)")
 _derivative("addmv", self="scaled(grad, beta)", mat="scaled(grad.unsqueeze(1) * conj(vec).unsqueeze(0), alpha)",
             vec="scaled(mH(mat).mv(grad), alpha)")

@@ -17,11 +17,13 @@ lantern.nn.functional exports.
 import math
 import warnings
 
+import numpy as np
 from scipy import special
 
 from ..core import dtype as dt
 from .meta_util import pointwise_binary, shape_str, wrap_dim
-from .nn_common import _op, _sums_along, _where, _wide
+from .nn_common import _HALF, _op, _sums_along, _where, _wide, eager_backend
+from .derivative_helpers import where_zero
 from .pointwise import _require_tensor
 from .registry import composite, get, structured
 from .derivative import Derivative, derivative
@@ -66,6 +68,36 @@ def _activation(fn):
 
 def _relu(xp, x):
     return xp.maximum(x, 0)
+
+
+def _relu_impl(xp, out, dtype, x):
+    """max(x, 0), written straight into the output (relu_: into x itself) without a temporary."""
+    if x.dtype == out.dtype and x.dtype not in _HALF:
+        xp.maximum(x, 0, out=out)
+    else:
+        xp.copyto(out, _relu(xp, _wide(x)), casting="unsafe")
+
+
+def _relu_grad(grad, result):
+    """grad where relu's output is positive, else 0. Without create_graph, three array calls instead of two ops:
+    grad's bits ANDed with an all-ones/all-zeros mask (branch-free, and a nan or inf in grad is zeroed where the
+    mask is off, as `where` does)."""
+    backend = eager_backend(grad, result)
+    if backend is None or not (grad.is_contiguous() and result.is_contiguous()):
+        return where_zero(result > 0, grad)
+    xp = backend.xp
+    out = backend.empty(grad._size, grad.dtype)
+    bits = np.dtype(f"i{grad.dtype.itemsize}")
+    r, g, o = (backend.array(t).reshape(-1) for t in (result, grad, out))
+    for start in range(0, len(o), _MASK_CHUNK):  # the masks' memory stays small however large the tensor
+        part = slice(start, start + _MASK_CHUNK)
+        mask = xp.greater(r[part], 0).view(np.int8)
+        xp.negative(mask, out=mask)
+        xp.bitwise_and(g[part].view(bits), mask.astype(bits), out=o[part].view(bits))
+    return out
+
+
+_MASK_CHUNK = 1 << 18
 
 
 def _leaky_relu(xp, x, negative_slope=0.01):
@@ -190,8 +222,8 @@ _NO_INPLACE = {"softshrink", "hardshrink", "log_sigmoid", "_normal_cdf"}
 _TENSOR_METHODS = {"relu", "hardshrink"}  # the others are functions only in PyTorch (no Tensor.gelu)
 for _schema, _fn, _meta in ACTIVATIONS:
     _name = _schema.partition("(")[0]
-    structured(_schema, _meta, _activation(_fn), inplace=_name not in _NO_INPLACE, out=_name != "_normal_cdf",
-               pointwise=True, method=_name in _TENSOR_METHODS)
+    structured(_schema, _meta, _relu_impl if _fn is _relu else _activation(_fn), inplace=_name not in _NO_INPLACE,
+               out=_name != "_normal_cdf", pointwise=True, method=_name in _TENSOR_METHODS)
 
 
 # ---- softmax and log_softmax: the row maximum is subtracted first ------------------------------------------
@@ -542,11 +574,11 @@ def _hardswish_grad(grad, self):
 
 
 _HELPERS = {name: globals()[name] for name in (
-    "_where", "_elu_grad", "_glu_grad", "_elu_result_grad", "_gelu_grad", "_silu_grad", "_mish_grad",
+    "_where", "_relu_grad", "_elu_grad", "_glu_grad", "_elu_result_grad", "_gelu_grad", "_silu_grad", "_mish_grad",
     "_hardswish_grad", "_op", "_INV_SQRT_2PI",
 )}
 
-derivative("relu", self="where_zero(result > 0, grad)")
+derivative("relu", self="_relu_grad(grad, result)", helpers=_HELPERS)
 derivative("leaky_relu", self="_where(self > 0, grad, grad * negative_slope)", helpers=_HELPERS)
 derivative("elu", self="_elu_grad(grad, self, alpha, scale, input_scale)", helpers=_HELPERS)
 get("elu_").derivative = Derivative(get("elu_"), {"self": "_elu_result_grad(grad, result, alpha, scale, input_scale)"},

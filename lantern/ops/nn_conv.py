@@ -5,10 +5,11 @@ max_pool2d, ...) are registered as composites, so lantern.conv2d exists too.
 
 One `convolution` op (ATen's: 1-3 spatial dims, stride, padding, dilation, groups, transposed) does every conv;
 conv1d/2d/3d and conv_transpose1d/2d/3d are composites over it. Its kernel is im2col: strided windows over the
-padded input (np.lib.stride_tricks.as_strided, no copy), copied once into a matrix, then one batched BLAS matmul.
-A transposed convolution is one matmul into columns, then col2im (a strided add per kernel tap). Both gradients
-of a convolution are convolutions again, so double backward needs nothing more. Pooling reads the same strided
-windows and reduces over them; interpolation is one small matrix per spatial dim.
+padded input (np.lib.stride_tricks.as_strided, no copy), copied once into a matrix, then one BLAS GEMM per group,
+a slice of the batch at a time (a few MiB of columns). A transposed convolution is one GEMM into columns, then
+col2im (a strided add per kernel tap). Both gradients of a convolution are convolutions again, so double backward
+needs nothing more; without create_graph the weight gradient is one GEMM per slice instead. Pooling reads the same
+strided windows and reduces over them; interpolation is one small matrix per spatial dim.
 
 >>> F = lantern.nn.functional
 >>> F.conv2d(lantern.arange(16.).view(1, 1, 4, 4), lantern.ones(1, 1, 2, 2)).view(3, 3).tolist()
@@ -29,6 +30,7 @@ from .meta_util import shape_str
 from .registry import composite, custom, get, structured
 from .shape import channels_last_strides
 from .derivative import derivative
+from .nn_common import eager_backend
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "pad",
            "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d",
@@ -181,42 +183,90 @@ def _conv_meta(backend, input, weight, bias, stride, padding, dilation, transpos
     return _conv_output(backend, input, shape, input.dtype)
 
 
+# The im2col matrix is built for a slice of the batch at a time, at most about this many bytes: large enough for
+# BLAS to run near its peak (thousands of columns), small enough to stay in cache and to keep a convolution's
+# temporary memory bounded whatever the batch size.
+_IM2COL_BYTES = 2 << 20
+
+
+def _batch_slices(n, sample_bytes):
+    """Slices of the batch whose im2col matrices hold about _IM2COL_BYTES each."""
+    step = max(1, _IM2COL_BYTES // max(sample_bytes, 1))
+    return [slice(i, min(i + step, n)) for i in range(0, n, step)]
+
+
+def conv_windows(xp, x, kernel, stride, padding, dilation, compute):
+    """The strided windows (N, C, *out, *K) of x padded, in the compute dtype (a view of the padded copy)."""
+    return windows(xp, pad_array(xp, x.astype(compute, copy=False), padding, padding), kernel, stride, dilation)
+
+
+def _window_slices(xp, x, kernel, stride, padding, dilation, compute, extra_bytes=0):
+    """(slice, windows of that slice of the batch) pairs, each slice's im2col matrix (plus `extra_bytes` per sample
+    of other temporaries) about _IM2COL_BYTES: padding copies only a slice at a time too."""
+    out = tuple((s + 2 * p - d * (k - 1) - 1) // st + 1
+                for s, k, st, p, d in zip(x.shape[2:], kernel, stride, padding, dilation))
+    sample = x.shape[1] * math.prod(kernel) * math.prod(out) * compute.itemsize + extra_bytes
+    for part in _batch_slices(x.shape[0], sample):
+        yield part, conv_windows(xp, x[part], kernel, stride, padding, dilation, compute)
+
+
+def im2col_matrix(win, groups):
+    """Windows (m, C, *out, *K) copied into one matrix per group, (groups, C/groups · K, m · P): row (c, tap),
+    column (sample, output position), output positions innermost (runs of neighbouring pixels)."""
+    m, c = win.shape[:2]
+    nd = (win.ndim - 2) // 2
+    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    return win.transpose(order).reshape(groups, c // groups * math.prod(win.shape[2 + nd:]), -1)
+
+
 def correlate(xp, x, w, stride, padding, dilation, groups, compute, out):
-    """Write into out (N, O, *out) the cross-correlation of x (N, C, *S) with w (O, C/groups, *K): im2col and one
-    batched matmul (straight into out when it is contiguous and of the compute dtype)."""
-    n = x.shape[0]
-    o, cg = w.shape[:2]
-    kernel = w.shape[2:]
-    nd = len(kernel)
-    win = windows(xp, pad_array(xp, x.astype(compute, copy=False), padding, padding), kernel, stride, dilation)
-    out_sizes = win.shape[2:2 + nd]
-    win = win.reshape((n, groups, cg) + win.shape[2:])
+    """Write into out (N, O, *out) the cross-correlation of x (N, C, *S) with w (O, C/groups, *K): im2col over a
+    slice of the batch at a time, then one GEMM per group, (O/groups, C/groups · K) @ (C/groups · K, m · P). A few
+    large products run BLAS several times faster than one per sample on the small images of a typical CNN; the
+    price is a copy of each slice's output from (O, m, P) into (m, O, P)."""
+    o = w.shape[0]
     mat = w.astype(compute, copy=False).reshape(groups, o // groups, -1)
-    positions, taps = tuple(range(3, 3 + nd)), tuple(range(3 + nd, 3 + 2 * nd))
-    # the one copy (im2col) keeps the larger of (output positions, kernel taps) innermost, so that it copies runs
-    # of neighbouring pixels: forward passes have many positions, weight gradients (a correlation with grad as
-    # the kernel) many taps
-    if math.prod(out_sizes) >= math.prod(kernel):
-        cols = win.transpose((0, 1, 2) + taps + positions).reshape(n, groups, cg * math.prod(kernel), -1)
-    else:
-        cols = win.transpose((0, 1) + positions + (2,) + taps).reshape(n, groups, -1, cg * math.prod(kernel))
-        cols = cols.swapaxes(-1, -2)
-    if out.dtype == compute and out.flags.c_contiguous:
-        xp.matmul(mat, cols, out=out.reshape(n, groups, o // groups, -1))
-    else:
-        out[...] = xp.matmul(mat, cols).reshape(out.shape)
+    for part, win in _window_slices(xp, x, w.shape[2:], stride, padding, dilation, compute):
+        product = xp.matmul(mat, im2col_matrix(win, groups))  # (groups, O/groups, m·P)
+        m = part.stop - part.start
+        xp.copyto(out[part], product.reshape((o, m) + out.shape[2:]).swapaxes(0, 1), casting="unsafe")
+
+
+def weight_gradient(xp, x, grad, kernel, stride, padding, dilation, groups, compute):
+    """The gradient of correlate()'s weight, (O, C/groups, *K): per slice of the batch, grad as (O/groups, m · P)
+    per group times the input's im2col matrix transposed (BLAS reads it in place), summed over the slices."""
+    o = grad.shape[1]
+    total = None
+    grad_bytes = math.prod(grad.shape[1:]) * compute.itemsize
+    for part, win in _window_slices(xp, x, kernel, stride, padding, dilation, compute, grad_bytes):
+        g = grad[part].astype(compute, copy=False).swapaxes(0, 1).reshape(groups, o // groups, -1)
+        product = xp.matmul(g, im2col_matrix(win, groups).swapaxes(1, 2))
+        if total is None:
+            total = product
+        else:
+            total += product
+    shape = (o, x.shape[1] // groups) + tuple(kernel)
+    return xp.zeros(shape, compute) if total is None else total.reshape(shape)
 
 
 def transposed_convolution(xp, x, w, out_sizes, stride, padding, dilation, groups, compute):
-    """The adjoint of correlate() in x: each input pixel's contribution to every output tap through one batched
-    matmul (columns), then col2im adds the columns into the output."""
+    """The adjoint of correlate() in x: per slice of the batch, each input pixel's contribution to every output
+    tap through one GEMM per group (columns), then col2im adds the columns into the output."""
     n, cin = x.shape[:2]
     og = w.shape[1]
     kernel = w.shape[2:]
+    nd = len(kernel)
     mat = w.astype(compute, copy=False).reshape(groups, cin // groups, -1).transpose(0, 2, 1)
-    cols = xp.matmul(mat, x.astype(compute, copy=False).reshape(n, groups, cin // groups, -1))
-    cols = cols.reshape((n, groups * og) + kernel + x.shape[2:])
-    return col2im_array(xp, cols, out_sizes, kernel, dilation, padding, stride, compute)
+    rows = x.astype(compute, copy=False).reshape(n, groups, cin // groups, -1).transpose(1, 2, 0, 3)
+    result = xp.empty((n, groups * og) + tuple(out_sizes), compute)
+    sample_bytes = groups * og * math.prod(kernel) * math.prod(x.shape[2:]) * compute.itemsize
+    for part in _batch_slices(n, sample_bytes):
+        m = part.stop - part.start
+        cols = xp.matmul(mat, rows[:, :, part].reshape(groups, cin // groups, -1))  # (groups, og·K, m·S)
+        cols = cols.reshape((groups * og,) + kernel + (m,) + x.shape[2:])
+        cols = cols.transpose((1 + nd, 0) + tuple(range(1, 1 + nd)) + tuple(range(2 + nd, cols.ndim)))
+        result[part] = col2im_array(xp, cols, out_sizes, kernel, dilation, padding, stride, compute)
+    return result
 
 
 def _as_correlation_weight(w, groups):
@@ -378,7 +428,15 @@ def conv_input_grad(grad, weight, meta, stride, padding, dilation, transposed, o
 def conv_weight_backward(grad, input, weight_meta, stride, padding, dilation, transposed, groups):
     kernel = weight_meta.size[2:]
     if transposed:  # the adjoint pairing: input and grad trade places
-        return conv_weight_grad(grad, input, kernel, stride, padding, dilation, groups)
+        input, grad = grad, input
+    backend = eager_backend(input, grad)
+    if backend is not None and grad._size[2:] == tuple(
+            (n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, s, p, d in zip(input._size[2:], kernel, stride, padding,
+                                                                           dilation)):
+        out = backend.empty(weight_meta.size, input.dtype)
+        backend.array(out)[...] = weight_gradient(backend.xp, backend.array(input), backend.array(grad), kernel,
+                                                  stride, padding, dilation, groups, backend.array(out).dtype)
+        return out
     return conv_weight_grad(input, grad, kernel, stride, padding, dilation, groups)
 
 
@@ -583,13 +641,14 @@ def _max_pool_kernel(backend, self, kernel_size, stride=(), padding=0, dilation=
         xp.maximum(best, window, out=best)
         xp.multiply(greater, tap_dtype(k), out=scaled)
         xp.maximum(tap, scaled, out=tap)
-    offset = xp.asarray([step for _, step in taps], dtype=np.int64).take(tap)
+    offset = backend.array(indices)  # each window's tap offset first, then its corner added in place
+    xp.asarray([step for _, step in taps], dtype=np.int64).take(tap, out=offset)
     if a.dtype.kind in "fcV" and xp.isnan(best).any():
         for (i, j), step in taps:
             xp.copyto(offset, step, where=xp.isnan(win[..., i, j]))
     rows = xp.arange(shape[-2]) * stride[0] - padding[0]
     cols = xp.arange(shape[-1]) * stride[1] - padding[1]
-    xp.add(offset, rows[:, None] * width + cols, out=backend.array(indices))
+    offset += rows[:, None] * width + cols
     return values, indices
 
 
@@ -598,9 +657,23 @@ custom("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[
        method=False)
 
 
-def max_pool_backward(grad, indices, meta):
+def max_pool_backward(grad, indices, meta, kernel_size=None, stride=None, dilation=1):
     """Each output's gradient added at its maximum's place in the input (index_put with accumulate, so double
-    backward gathers)."""
+    backward gathers). Without create_graph, windows that cannot overlap (stride ≥ dilated kernel: every input
+    element is the maximum of at most one window) scatter with one array write (`eager_backend`)."""
+    backend = eager_backend(grad) if kernel_size is not None else None
+    if backend is not None and indices._backend is backend and grad.is_contiguous() and indices.is_contiguous():
+        kernel, stride, _, dilation = _pool_args("max_pool2d", kernel_size, stride, 0, dilation)
+        if all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation)):
+            xp = backend.xp
+            out = backend.empty(meta.size, grad.dtype)
+            flat = backend.array(out).reshape(-1)
+            flat[...] = 0
+            plane = meta.size[-2] * meta.size[-1]
+            where = backend.array(indices).reshape(-1, indices._size[-2] * indices._size[-1])
+            where = where + (xp.arange(where.shape[0]) * plane)[:, None]
+            flat[where.reshape(-1)] = backend.array(grad).reshape(-1)
+            return out
     plane = meta.size[-2] * meta.size[-1]
     lead = math.prod(meta.size[:-2])
     base = _op("arange", lead, None, 1, dt.int64, None, indices.device, None, False)
@@ -1394,7 +1467,7 @@ derivative("convolution", helpers=_HELPERS,
            bias="conv_bias_backward(grad)")
 derivative("constant_pad_nd", helpers=_HELPERS, self="pad_backward(grad, pad)")
 derivative("max_pool2d_with_indices", name="MaxPool2DWithIndicesBackward0", helpers=_HELPERS,
-           self="max_pool_backward(grad, indices, self_meta)")
+           self="max_pool_backward(grad, indices, self_meta, kernel_size, stride, dilation)")
 derivative("avg_pool2d", name="AvgPool2DBackward0", helpers=_HELPERS,
            self="call_op('avg_pool2d_backward', grad, self_meta.size, kernel_size, stride, padding, ceil_mode, "
                 "count_include_pad, divisor_override)")

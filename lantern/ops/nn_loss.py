@@ -222,7 +222,13 @@ structured("nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Te
 
 
 def _checked_classes(xp, target, ignore_index, classes):
-    """(target with ignored entries as class 0, the kept mask); IndexError for a class out of range."""
+    """(target with ignored entries as class 0, the kept mask); IndexError for a class out of range. The mask is
+    None when every entry is kept, decided by the target's minimum and maximum alone (the common case: no
+    ignore_index among the targets)."""
+    if target.size:
+        low, high = int(target.min()), int(target.max())
+        if 0 <= low and high < classes and not low <= ignore_index <= high:
+            return target.astype(np.int64, copy=False), None
     kept = target != ignore_index
     picked = xp.where(kept, target, 0).astype(np.int64)
     bad = (picked < 0) | (picked >= classes)
@@ -231,9 +237,14 @@ def _checked_classes(xp, target, ignore_index, classes):
     return picked, kept
 
 
-def _row_scale(grad, kept, reduction, dtype):
+def _row_scale(grad, kept, reduction, dtype, rows):
     """Each row's factor on its loss gradient: grad (per row for 'none'), masked, over the kept count for 'mean'
     (all rows ignored: zero, as PyTorch's gradient is)."""
+    if kept is None:  # every row kept: the same factors without the mask
+        scale = np.ones(rows, dtype)
+        if reduction == 1:
+            scale /= dtype.type(rows)
+        return scale * grad
     scale = kept.astype(dtype)
     if reduction == 1:
         scale /= scale.sum() or 1
@@ -254,17 +265,19 @@ def _cross_entropy_index(backend, self, target, reduction=1, ignore_index=-100):
     xp = backend.xp
     x, p = _wide(backend.array(self)), backend.array(probs)
     picked, kept = _checked_classes(xp, backend.array(target), ignore_index, x.shape[1])
-    top = x.max(axis=1, keepdims=True)
+    top = xp.maximum.reduce(x, axis=1, keepdims=True)
     e = xp.subtract(x, top, out=p if p.dtype == x.dtype else None)
     xp.exp(e, out=e)
     sums = _row_sums(xp, e)
-    losses = (xp.log(sums[:, 0]) + top[:, 0] - x[xp.arange(len(x)), picked]) * kept
+    losses = xp.log(sums[:, 0]) + top[:, 0] - x[xp.arange(len(x)), picked]
+    if kept is not None:
+        losses *= kept
     e *= 1 / sums
     if e is not p:
         xp.copyto(p, e, casting="unsafe")
     total = backend.array(loss)
     if reduction == 1:
-        total[...] = losses.sum() / kept.sum()
+        total[...] = xp.add.reduce(losses) / (len(losses) if kept is None else kept.sum())
     else:
         _reduce_into(xp, total, losses, reduction)
     return loss, probs
@@ -282,7 +295,7 @@ def _cross_entropy_index_backward_impl(xp, out, dtype, grad_output, probs, targe
     """(probs - one_hot(target)) times each row's gradient factor."""
     p = _wide(probs)
     picked, kept = _checked_classes(xp, target, ignore_index, p.shape[1])
-    scale = _row_scale(_wide(grad_output), kept, reduction, p.dtype)
+    scale = _row_scale(_wide(grad_output), kept, reduction, p.dtype, len(p))
     result = xp.multiply(p, scale[:, None], out=out if out.dtype == p.dtype else None)
     result[xp.arange(len(p)), picked] -= scale
     if result is not out:

@@ -9,6 +9,7 @@
 """
 import lantern
 from .optimizer import Optimizer
+from ._foreach import adam_group
 from ._common import (_check_fused, _closure_loss, _new_scalar, _no_grad_unless_differentiable, _params_with_grad,
                       _to_scalar, _validate, _value)
 from .._tensor import Tensor
@@ -64,6 +65,8 @@ class Adam(Optimizer):
         loss = _closure_loss(closure)
         name = type(self).__name__
         for group in self.param_groups:
+            if adam_group(self, group):
+                continue
             lr = _to_scalar(group["lr"])  # a tensor lr stays one: torch rounds lr-derived factors to its dtype
             beta1, beta2 = (_value(b) for b in group["betas"])
             eps, amsgrad = group["eps"], group["amsgrad"]

@@ -9,6 +9,7 @@
 (tensor([0.7100], requires_grad=True), tensor([1.9000]))
 """
 from .optimizer import Optimizer
+from ._foreach import sgd_group
 from ._common import (_check_fused, _closure_loss, _no_grad_unless_differentiable, _params_with_grad, _to_scalar,
                       _validate, _value)
 
@@ -38,6 +39,8 @@ class SGD(Optimizer):
         """One SGD update of every parameter that has a grad; returns the closure's loss if one is given."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
+            if sgd_group(self, group):
+                continue
             lr = _value(_to_scalar(group["lr"]))
             momentum, dampening, nesterov = group["momentum"], group["dampening"], group["nesterov"]
             for p, grad, _ in _params_with_grad(self, group, "SGD", stateful=False, sparse_hint=" in lantern"):
