@@ -19,8 +19,22 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+def memory_gib():
+    """Total RAM in GiB from /proc/meminfo (Linux), else None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) / (1 << 20)
+    except OSError:
+        pass
+    return None
+
+
 def describe(versions):
-    """CPU, core count, Python, and the given package versions ({"numpy": "2.3.1", "torch": ...})."""
+    """CPU, core count, RAM, OS, Python, and the given package versions ({"numpy": "2.3.1", "torch": ...})."""
     packages = ", ".join(f"{name} {version}" for name, version in versions.items())
-    return (f"{cpu_model()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+    ram = memory_gib()
+    ram = "" if ram is None else f"{ram:.0f} GiB RAM, "
+    return (f"{cpu_model()}, {os.cpu_count()} cores, {ram}{platform.system()} {platform.release()}, "
             f"Python {platform.python_version()}, {packages}")

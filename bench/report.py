@@ -1,10 +1,35 @@
-"""The benchmark table: one row per workload, lantern's median beside torch's, their ratio and the goal.
+r"""The benchmark tables: one row per workload, lantern's number beside torch's, their ratio and the goal.
 
 >>> from workload import at_most
 >>> print(format_table([Row("add_16", "µs", {"lantern": 6.1, "torch": 2.0}, at_most(3))], ["lantern", "torch"]))
 | benchmark | unit | lantern median | torch median | lantern ÷ torch | goal | met |
 | --- | --- | --: | --: | --: | --- | --- |
 | add_16 | µs | 6.10 | 2.00 | 3.05 | ≤ 3 | no |
+
+Peak memory has its own table, with lantern's allocator peak (live tensor bytes) beside the resident-set peaks:
+
+>>> row = Row("mlp_train_step", "MiB", {"lantern": 9.8, "torch": 9.7}, at_most(1.5), allocator=6.8)
+>>> print(format_memory_table([row], ["lantern", "torch"]))
+| training step | lantern peak MiB | torch peak MiB | lantern ÷ torch | goal | met | lantern allocator peak MiB |
+| --- | --: | --: | --: | --- | --- | --: |
+| mlp_train_step | 9.80 | 9.70 | 1.01 | ≤ 1.5 | yes | 6.80 |
+
+With one library alone there is nothing to compare:
+
+>>> print(format_table([Row("add_16", "µs", {"lantern": 6.1}, at_most(3))], ["lantern"]))
+| benchmark | unit | lantern median |
+| --- | --- | --: |
+| add_16 | µs | 6.10 |
+
+`format_goals` sums up the goals of both tables:
+
+>>> print(format_goals([Row("add_16", "µs", {"lantern": 6.1, "torch": 2.0}, at_most(3)), row]))
+Goals met: 1 of 2. Not met: add_16 (3.05, goal ≤ 3).
+
+`splice` puts generated text between two marker lines of a document and keeps the rest:
+
+>>> splice("prose\n<!-- bench:begin -->\nold\n<!-- bench:end -->\nmore prose\n", "new")
+'prose\n<!-- bench:begin -->\nnew\n<!-- bench:end -->\nmore prose\n'
 """
 import dataclasses
 import math
@@ -18,6 +43,7 @@ class Row:
     unit: str
     medians: dict
     goal: object = None
+    allocator: float | None = None   # memory rows: lantern's allocator peak, MiB
 
     @property
     def ratio(self):
@@ -39,23 +65,59 @@ def _number(value):
     return f"{value:.{digits}f}"
 
 
-def format_table(rows, libs):
-    """A markdown table (it reads as plain text too)."""
-    header = ["benchmark", "unit", *(f"{lib} median" for lib in libs), "lantern ÷ torch", "goal", "met"]
-    align = ["---", "---", *["--:"] * len(libs), "--:", "---", "---"]
-    lines = [header, align]
-    for row in rows:
-        ratio = "—" if row.ratio is None else f"{row.ratio:.2f}"
-        goal = "—" if row.goal is None else str(row.goal)
-        lines.append([row.name, row.unit, *(_number(row.medians.get(lib)) for lib in libs), ratio, goal, row.met])
+def _markdown(lines):
     return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
 
-def format_results(table, machine, settings, when):
-    """The text of bench/results.md."""
-    return (f"# Benchmarks\n\n"
-            f"Measured {when} with `python bench/run.py --write` ({settings}).\n\n"
-            f"Machine: {machine}.\n\n"
-            f"{table}\n\n"
-            f"`lantern ÷ torch` is the ratio of the two medians: for µs per call lower is better for lantern, for "
-            f"GFLOP/s higher is. `goal` bounds that ratio. Differences under ~10% are noise on a shared machine.\n")
+def _compared(libs):
+    return "lantern" in libs and "torch" in libs
+
+
+def _ratio_cells(row, libs):
+    if not _compared(libs):
+        return []
+    return ["—" if row.ratio is None else f"{row.ratio:.2f}", "—" if row.goal is None else str(row.goal), row.met]
+
+
+def format_table(rows, libs):
+    """The speed table in markdown (it reads as plain text too); the ratio and goal only with both libraries."""
+    ratio = ["lantern ÷ torch", "goal", "met"] if _compared(libs) else []
+    header = ["benchmark", "unit", *(f"{lib} median" for lib in libs), *ratio]
+    lines = [header, ["---", "---", *["--:"] * len(libs), *["--:", "---", "---"][:len(ratio)]]]
+    for row in rows:
+        lines.append([row.name, row.unit, *(_number(row.medians.get(lib)) for lib in libs),
+                      *_ratio_cells(row, libs)])
+    return _markdown(lines)
+
+
+def format_memory_table(rows, libs):
+    """The peak-memory table in markdown: resident-set peaks per library, their ratio, lantern's allocator peak."""
+    ratio = ["lantern ÷ torch", "goal", "met"] if _compared(libs) else []
+    allocator = ["lantern allocator peak MiB"] if "lantern" in libs else []
+    header = ["training step", *(f"{lib} peak MiB" for lib in libs), *ratio, *allocator]
+    lines = [header, ["---", *["--:"] * len(libs), *["--:", "---", "---"][:len(ratio)], *["--:"][:len(allocator)]]]
+    for row in rows:
+        cells = [row.name, *(_number(row.medians.get(lib)) for lib in libs), *_ratio_cells(row, libs)]
+        if allocator:
+            cells.append("—" if row.allocator is None else _number(row.allocator))
+        lines.append(cells)
+    return _markdown(lines)
+
+
+def format_goals(rows):
+    """One line: how many goals were met, and which were not (with the ratio and the goal)."""
+    judged = [row for row in rows if row.met in ("yes", "no")]
+    missed = [f"{row.name}{' memory' if row.unit == 'MiB' else ''} ({row.ratio:.2f}, goal {row.goal})"
+              for row in judged if row.met == "no"]
+    line = f"Goals met: {len(judged) - len(missed)} of {len(judged)}."
+    return line + (f" Not met: {', '.join(missed)}." if missed else "")
+
+
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def splice(document, generated):
+    """`document` with the text between its BEGIN and END marker lines replaced by `generated`."""
+    head, rest = document.split(BEGIN + "\n", 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{generated}\n{END}{tail}"

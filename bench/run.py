@@ -2,14 +2,18 @@
 
     python bench/run.py                      # every workload in bench/workloads/, both libraries
     python bench/run.py --filter matmul      # workloads whose name contains "matmul"
-    python bench/run.py --quick --write      # a fast smoke run, table also written to bench/results.md
+    python bench/run.py --lib torch          # one library alone
+    python bench/run.py --quick              # a fast smoke run
+    python bench/run.py --write              # also write the tables into docs/performance.md
+    python bench/workloads/training.py --lib lantern    # one workload file alone: the same runner, its workloads
 
 Each library runs in its own long-lived worker process (bench/worker.py), so lantern never shares a process
 with torch. For every workload the runner asks the workers for one repeat at a time, alternating which goes
 first (A B, B A, A B, ...), so that load from other tenants of a shared machine falls on both alike; the table
 shows medians over the repeats. Both workers use the same number of threads for BLAS and OpenMP: 1 by default,
 because on a shared 2-core machine a second thread mostly measures the neighbours (pass --threads 2 to compare
-on the whole machine). Without torch installed the table shows lantern alone.
+on the whole machine). Workloads with a memory goal (the training steps) then have their peak memory measured in
+each worker (bench/memory.py). Without torch installed the tables show lantern alone.
 """
 import argparse
 import datetime
@@ -21,11 +25,12 @@ import subprocess
 import sys
 
 from machine import describe
-from report import Row, format_results, format_table
+from report import Row, format_goals, format_memory_table, format_table, splice
 from workload import all_workloads
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(BENCH_DIR)
+DOCS = os.path.join(REPO_ROOT, "docs", "performance.md")
 
 
 class Worker:
@@ -76,50 +81,95 @@ def measure(workload, workers, repeats, min_time):
     return {lib: statistics.median(t) for lib, t in times.items()} | dict.fromkeys(failed)
 
 
+def measure_memory(workload, workers, steps, repeats):
+    """A memory Row: each library's median peak MiB (None where it failed) and lantern's allocator peak."""
+    results, failed = {w.lib: [] for w in workers}, set()
+    for r in range(repeats):
+        for w in workers if r % 2 == 0 else workers[::-1]:
+            if w.lib in failed:
+                continue
+            try:
+                results[w.lib].append(w.ask({"memory": workload.name, "steps": steps}))
+            except RuntimeError as error:
+                failed.add(w.lib)
+                print(f"{workload.name} memory on {w.lib} failed:\n{error}", file=sys.stderr)
+    peaks = {lib: None if lib in failed else statistics.median(r["peak_mib"] for r in rs)
+             for lib, rs in results.items()}
+    lantern = results.get("lantern")
+    allocator = statistics.median(r["allocator_peak_mib"] for r in lantern) if lantern else None
+    return Row(workload.name, "MiB", peaks, workload.memory_goal, allocator=allocator)
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lib", action="append", help="library to measure (repeatable; default: lantern torch)")
     parser.add_argument("--filter", action="append", default=[], metavar="NAME",
                         help="run only workloads whose name contains NAME (repeatable)")
-    parser.add_argument("--quick", action="store_true", help="smoke mode: 3 short repeats")
+    parser.add_argument("--quick", action="store_true", help="smoke mode: 3 short repeats, 2 memory steps")
     parser.add_argument("--repeats", type=int, help="repeats per library (default 9, quick 3)")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads per library (default 1)")
-    parser.add_argument("--write", action="store_true", help="also write the table to bench/results.md")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory measurements")
+    parser.add_argument("--write", nargs="?", const=DOCS, metavar="PATH",
+                        help="also write the tables between the bench markers of PATH (default docs/performance.md)")
     return parser.parse_args(argv)
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    libs = args.lib or ["lantern", "torch"]
+def choose_libs(requested):
+    """The libraries to run: torch is dropped, with a note, when it is not installed."""
+    libs = list(requested or ["lantern", "torch"])
     if "torch" in libs and importlib.util.find_spec("torch") is None:
         print("torch is not installed: measuring lantern alone", file=sys.stderr)
         libs.remove("torch")
+    return libs
+
+
+def main(argv=None, workloads=None):
+    """Run the benchmarks (`workloads`, default every one in bench/workloads/); exit status 1 if any failed."""
+    args = parse_args(argv)
+    libs = choose_libs(args.lib)
     repeats = args.repeats or (3 if args.quick else 9)
     min_time = 0.01 if args.quick else 0.2
-    workloads = [w for w in all_workloads() if not args.filter or any(f in w.name for f in args.filter)]
+    steps, memory_repeats = (2, 1) if args.quick else (5, 3)
+    workloads = [w for w in workloads or all_workloads() if not args.filter or any(f in w.name for f in args.filter)]
     if not workloads:
         raise SystemExit(f"no workload matches {args.filter}")
 
     workers = [Worker(lib, args.threads) for lib in libs]
-    rows = []
+    rows, memory_rows = [], []
     for workload in workloads:
         print(f"running {workload.name} ...", file=sys.stderr, flush=True)
         seconds = measure(workload, workers, repeats, min_time)
         values = {lib: None if s is None else workload.value(s) for lib, s in seconds.items()}
         rows.append(Row(workload.name, workload.unit, values, workload.goal))
+        if workload.memory_goal is not None and not args.no_memory:
+            memory_rows.append(measure_memory(workload, workers, steps, memory_repeats))
     for w in workers:
         w.close()
 
-    versions = {"numpy": workers[0].hello["numpy"]} | {w.lib: w.hello["version"] for w in workers}
+    versions = {"numpy": workers[0].hello["numpy"]} | {w.lib: f"{w.hello['version']} (BLAS: {w.hello['blas']})"
+                                                         for w in workers}
     machine = describe(versions)
-    settings = f"{repeats} interleaved repeats of ≥ {min_time:g} s each, {args.threads} thread(s) per library"
-    table = format_table(rows, libs)
-    print(f"{machine}\n{settings}\n\n{table}")
+    settings = (f"{repeats} {'interleaved ' if len(libs) > 1 else ''}repeats of ≥ {min_time:g} s each, "
+                f"{args.threads} thread(s) per library")
+    if memory_rows:
+        settings += f"; peak memory: median of {memory_repeats} run(s) of {steps} steps"
+    tables = format_table(rows, libs)
+    if memory_rows:
+        tables += ("\n\nPeak memory (MiB the resident set rose while building the model and training; "
+                   "bench/memory.py):\n\n")
+        tables += format_memory_table(memory_rows, libs)
+    if "torch" in libs and "lantern" in libs:
+        tables += "\n\n" + format_goals(rows + memory_rows)
+    print(f"{machine}\n{settings}\n\n{tables}")
     if args.write:
-        when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-        with open(os.path.join(BENCH_DIR, "results.md"), "w") as f:
-            f.write(format_results(table, machine, settings, when))
-    return 1 if any(None in row.medians.values() for row in rows) else 0
+        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        with open(args.write) as f:
+            document = f.read()
+        generated = f"Measured {when} ({settings}).\n\nMachine: {machine}.\n\n{tables}"
+        with open(args.write, "w") as f:
+            f.write(splice(document, generated))
+    failed = any(None in row.medians.values() for row in rows + memory_rows)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@ The runner keeps one worker per library alive and alternates between them, so th
 same machine within one run; lantern's worker never imports torch. The protocol is one JSON object per line:
 
     $ python bench/worker.py --lib lantern --threads 1
-    {"lib": "lantern", "version": "0.1.0", "numpy": "2.3.1", "threads": 1}        <- hello
+    {"lib": "lantern", "version": "0.1.0", "numpy": "2.3.1", "threads": 1, "blas": "openblas 0.3.30"}  <- hello
     {"setup": "add_16", "min_time": 0.2}         ->  {"number": 61000}
     {"time": "add_16"}                           ->  {"seconds": 3.1e-06}
+    {"memory": "mlp_train_step", "steps": 5}     ->  {"memory": {"peak_mib": 9.8, "allocator_peak_mib": 6.8}}
 Errors come back as {"error": "<traceback>"} and the worker carries on.
 """
 import argparse
@@ -16,6 +17,7 @@ import os
 import sys
 import traceback
 
+from memory import step_memory
 from timing import Measurement
 from workload import all_workloads
 
@@ -28,16 +30,27 @@ def import_library(name, threads):
     for var in THREAD_VARIABLES:
         os.environ[var] = str(threads)
     lib = importlib.import_module(name)
-    if name == "torch":
-        lib.set_num_threads(threads)
-    elif "torch" in sys.modules:
+    lib.set_num_threads(threads)
+    if name != "torch" and "torch" in sys.modules:
         raise SystemExit(f"{name} imported torch: its timings would not be its own")
     return lib
 
 
+def blas(lib):
+    """The BLAS the library's matmul runs on: torch names it in its build config, lantern uses NumPy's."""
+    config = getattr(lib, "__config__", None)
+    if config is not None and "BLAS_INFO=" in config.show():
+        return config.show().split("BLAS_INFO=", 1)[1].split(",", 1)[0].upper()
+    import threadpoolctl
+    pools = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    pools = [i for i in pools if "numpy" in i["filepath"]] or pools
+    return " / ".join(sorted({f"{i['internal_api']} {i['version']}" for i in pools})) or "unknown"
+
+
 def hello(lib, threads):
     import numpy  # only now: its BLAS reads the thread variables when first imported
-    return {"lib": lib.__name__, "version": lib.__version__, "numpy": numpy.__version__, "threads": threads}
+    return {"lib": lib.__name__, "version": lib.__version__, "numpy": numpy.__version__, "threads": threads,
+            "blas": blas(lib)}
 
 
 def serve(lib, requests, reply):
@@ -50,6 +63,8 @@ def serve(lib, requests, reply):
                 w = workloads[request["setup"]]
                 m = measurements[w.name] = Measurement(w.stmt, w.setup(lib), request["min_time"])
                 reply({"number": m.number})
+            elif "memory" in request:
+                reply({"memory": step_memory(lib, workloads[request["memory"]], request["steps"])})
             else:
                 reply({"seconds": measurements[request["time"]].seconds_per_call()})
         except Exception:

@@ -41,7 +41,8 @@ def at_least(bound):
 class Workload:
     """`stmt` is timed timeit-style (inlined in a loop, no call overhead) in the namespace `setup(lib)` returns.
 
-    With `flops` set the result is reported as throughput (GFLOP/s) instead of µs per call.
+    With `flops` set the result is reported as throughput (GFLOP/s) instead of µs per call. With `memory_goal`
+    set the runner also measures the peak memory of running `stmt` (bench/memory.py) and bounds lantern ÷ torch.
     """
 
     name: str
@@ -49,6 +50,7 @@ class Workload:
     setup: Callable
     goal: Goal | None = None
     flops: int = 0
+    memory_goal: Goal | None = None
 
     @property
     def unit(self):

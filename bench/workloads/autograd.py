@@ -1,8 +1,15 @@
 """Autograd's per-call costs: recording a node for a small add, and a whole tiny forward + backward.
 
-    python bench/run.py --filter backward
+    python bench/run.py --filter backward           # among all workloads, both libraries
+    python bench/workloads/autograd.py --lib torch  # this file's workloads, one library
 """
-from workload import Workload, at_most
+import os
+import sys
+
+if __name__ == "__main__":  # run as a script: the code it shares with the runner is one folder up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from workload import Workload, at_most  # noqa: E402
 
 
 def _two_leaves(lib):
@@ -15,3 +22,7 @@ WORKLOADS = [
     Workload("tiny_backward_16", "a.grad = None; b.grad = None; (a * b).sum().backward()", _two_leaves,
              at_most(0.7)),
 ]
+
+if __name__ == "__main__":
+    import run
+    sys.exit(run.main(workloads=WORKLOADS))

@@ -1,8 +1,15 @@
 """The foundation's costs: per-call overhead of tiny ops and views, tensor construction, and a big matmul.
 
-    python bench/run.py --filter view
+    python bench/run.py --filter view                 # among all workloads, both libraries
+    python bench/workloads/foundation.py --lib torch  # this file's workloads, one library
 """
-from workload import Workload, at_least, at_most
+import os
+import sys
+
+if __name__ == "__main__":  # run as a script: the code it shares with the runner is one folder up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from workload import Workload, at_least, at_most  # noqa: E402
 
 _MATMUL_N = 1024
 
@@ -36,3 +43,7 @@ WORKLOADS = [
     Workload("tensor_from_16_floats", "lib.tensor(values)", _float_list),
     Workload("matmul_1024", "a @ b", _square_matrices, at_least(0.9), flops=2 * _MATMUL_N ** 3),
 ]
+
+if __name__ == "__main__":
+    import run
+    sys.exit(run.main(workloads=WORKLOADS))

@@ -1,9 +1,16 @@
 """The operator set's heavy hitters (issue 4): convolution, pooling, softmax, layer_norm, a 1000-class
 cross_entropy and embedding backward, forward + backward where training needs it. Goal: each within 2× torch.
 
-    python bench/run.py --filter conv2d
+    python bench/run.py --filter conv2d              # among all workloads, both libraries
+    python bench/workloads/operators.py --lib torch  # this file's workloads, one library
 """
-from workload import Workload, at_most
+import os
+import sys
+
+if __name__ == "__main__":  # run as a script: the code it shares with the runner is one folder up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from workload import Workload, at_most  # noqa: E402
 
 
 def _conv(lib):
@@ -46,3 +53,7 @@ WORKLOADS = [
     Workload("softmax_64x1000", "F.softmax(x, dim=1)", _logits, at_most(2.0)),
     Workload("embedding_fwd_bwd", "w.grad = None; F.embedding(idx, w).sum().backward()", _embedding, at_most(2.0)),
 ]
+
+if __name__ == "__main__":
+    import run
+    sys.exit(run.main(workloads=WORKLOADS))

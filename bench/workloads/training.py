@@ -1,10 +1,18 @@
 """Whole training steps of small models (issues 5 and 8): zero_grad, forward, loss, backward, optimizer step.
 
-    python bench/run.py --filter step
+    python bench/run.py --filter step               # among all workloads, both libraries
+    python bench/workloads/training.py --lib torch  # this file's workloads, one library
 
-The models are written once against the PyTorch API and built with whichever library the worker runs.
+The models are written once against the PyTorch API and built with whichever library the worker runs. Each
+step's peak memory is measured too (bench/memory.py), with the goal lantern ≤ 1.5× torch.
 """
-from workload import Workload, at_most
+import os
+import sys
+
+if __name__ == "__main__":  # run as a script: the code it shares with the runner is one folder up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from workload import Workload, at_most  # noqa: E402
 
 STEP = "opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()"
 
@@ -54,9 +62,15 @@ def _transformer(lib):
             "x": lib.randn(16, 64, 128), "y": lib.randn(16, 64, 128)}
 
 
+MEMORY = at_most(1.5)
+
 WORKLOADS = [
-    Workload("mlp_train_step", STEP, _mlp, at_most(1.2)),
-    Workload("cnn_train_step", STEP, _cnn, at_most(1.5)),
-    Workload("lstm_train_step", STEP, _lstm, at_most(1.5)),
-    Workload("transformer_train_step", STEP, _transformer, at_most(1.3)),
+    Workload("mlp_train_step", STEP, _mlp, at_most(1.1), memory_goal=MEMORY),
+    Workload("cnn_train_step", STEP, _cnn, at_most(1.5), memory_goal=MEMORY),
+    Workload("lstm_train_step", STEP, _lstm, at_most(1.5), memory_goal=MEMORY),
+    Workload("transformer_train_step", STEP, _transformer, at_most(1.3), memory_goal=MEMORY),
 ]
+
+if __name__ == "__main__":
+    import run
+    sys.exit(run.main(workloads=WORKLOADS))

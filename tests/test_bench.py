@@ -1,0 +1,65 @@
+"""The benchmark suite (bench/): lantern alone when torch is missing, one workload file run as a script, the
+peak-memory measurement, and `--write` putting the tables into a document between its markers."""
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import lantern
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from memory import step_memory  # noqa: E402
+from workload import Workload, at_most  # noqa: E402
+
+NUMBER = r"\d+(?:\.\d+)?"
+
+
+def run(*args):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_without_torch_the_runner_reports_lantern_alone_and_writes_between_the_markers(tmp_path):
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\n\nprose\n\n<!-- bench:begin -->\nold table\n<!-- bench:end -->\n\nmore prose\n")
+    hide_torch = ("import sys; sys.modules['torch'] = None; sys.path.insert(0, 'bench'); import run; "
+                  f"sys.exit(run.main(['--quick', '--repeats', '1', '--filter', 'add_16', '--write', {str(doc)!r}]))")
+    result = run("-c", hide_torch)
+    assert result.returncode == 0, result.stderr
+    assert "torch is not installed: measuring lantern alone" in result.stderr
+    assert "torch median" not in result.stdout and "torch 2." not in result.stdout
+    assert re.search(rf"^\| add_16 \| µs \| {NUMBER} \|$", result.stdout, re.M), result.stdout
+    assert re.search(rf"^\| add_16_requires_grad \| µs \| {NUMBER} \|$", result.stdout, re.M)
+    text = doc.read_text()
+    assert text.startswith("# Performance\n\nprose\n\n<!-- bench:begin -->\nMeasured ")
+    assert text.endswith("<!-- bench:end -->\n\nmore prose\n") and "old table" not in text
+    assert "| benchmark | unit | lantern median |\n" in text and "Goals met" not in text
+
+
+def test_a_workload_file_runs_on_its_own_with_one_library_and_measures_memory():
+    result = run("bench/workloads/training.py", "--lib", "lantern", "--quick", "--repeats", "1", "--filter", "mlp")
+    assert result.returncode == 0, result.stderr
+    assert re.search(rf"^\| mlp_train_step \| µs \| {NUMBER} \|$", result.stdout, re.M), result.stdout
+    assert "cnn_train_step" not in result.stdout and "add_16" not in result.stdout
+    assert "| training step | lantern peak MiB | lantern allocator peak MiB |" in result.stdout
+    row = re.search(rf"^\| mlp_train_step \| ({NUMBER}) \| ({NUMBER}) \|$", result.stdout, re.M)
+    resident, allocator = map(float, row.groups())
+    # built inside the measured run: parameters, gradients, momentum (3 x 2.04 MiB), then activations
+    assert 6 < allocator < 10 and allocator <= resident < 40, (allocator, resident)
+
+
+def test_step_memory_sees_one_16_mib_tensor_per_step_and_no_more():
+    work = Workload("ones_16_mib", "y = lib.ones(4 << 20); del y", lambda lib: {"lib": lib})
+    result = step_memory(lantern, work, steps=3)
+    assert result["allocator_peak_mib"] == 16.0   # freed each step, so never two at once
+    assert 16 <= result["peak_mib"] < 20
+
+
+def test_memory_goal_marks_only_the_training_steps():
+    from workload import all_workloads
+    measured = [w.name for w in all_workloads() if w.memory_goal is not None]
+    assert measured == ["mlp_train_step", "cnn_train_step", "lstm_train_step", "transformer_train_step"]
+    assert all(w.memory_goal == at_most(1.5) for w in all_workloads() if w.memory_goal is not None)
