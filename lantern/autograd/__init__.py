@@ -49,13 +49,17 @@ def _as_tuple(x):
 def _ones_seed(o):
     """The implicit gradient of a scalar output: a one of its dtype."""
     if o._requires_grad:
-        if o.numel() != 1:
+        if o._size and o.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         if o.dtype.category != dt.FLOATING:
             raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {o.dtype}")
     backend = o._backend
     g = backend.empty(o._size, o.dtype)
-    backend.fill(g, 1)
+    nd = g._nd
+    if nd is not None and not o._size:  # a 0-d array (a loss): one item to set
+        nd[()] = 1
+    else:
+        backend.fill(g, 1)
     return g
 
 

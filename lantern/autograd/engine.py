@@ -19,8 +19,11 @@ import heapq
 from sys import getrefcount
 
 from ..core.state import tls
+from ..core.tensor_impl import _STRIDES_CACHE
 from .accumulate import accumulate_grad
 from .graph import AccumulateGrad, gradient_edge
+
+_strides_cache_get = _STRIDES_CACHE.get
 
 
 def _conform(grad, meta, node, nr):
@@ -47,10 +50,10 @@ def _expandable(shape, target):
 
 
 def _dependencies(roots):
-    """{node: number of edges into it} for every node reachable from the roots (roots only if an edge enters)."""
+    """{node: number of edges into it} for every node reachable from the roots (a dict or set of nodes; roots
+    only if an edge enters)."""
     deps = {}
-    root_set = set(roots)
-    stack = list(root_set)
+    stack = list(roots)
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is None:
@@ -58,7 +61,7 @@ def _dependencies(roots):
             n = deps.get(nxt)
             if n is None:
                 deps[nxt] = 1
-                if nxt not in root_set:
+                if nxt not in roots:
                     stack.append(nxt)
             else:
                 deps[nxt] = n + 1
@@ -96,7 +99,9 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         root_edges.append((node, nr))
 
-    root_nodes = {n: None for n, _ in root_edges}
+    root_nodes = {}  # in order, without repeats
+    for n, _ in root_edges:
+        root_nodes[n] = None
     deps = _dependencies(root_nodes)
     captures = capture_at = needed = None
     if inputs is not None:
@@ -113,10 +118,17 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
     shared = set()   # ids of gradients someone outside the engine may hold: a leaf copies them, never keeps them
     for (node, nr), g in zip(root_edges, grad_roots):
         shared.add(id(g))
-        _deliver(buffers, node, nr, g, shared)
+        if nr == 0 and node not in buffers and len(node._input_meta) <= 1:
+            buffers[node] = [g]
+        else:
+            _deliver(buffers, node, nr, g, shared)
     # the ready queue: highest sequence number first (sequence numbers are unique, so nodes are never compared)
-    heap = [(-node._seq, node) for node in root_nodes if node not in deps]
-    heapq.heapify(heap)
+    heap = []
+    for node in root_nodes:
+        if node not in deps:
+            heap.append((-node._seq, node))
+    if len(heap) > 1:
+        heapq.heapify(heap)
     push, pop = heapq.heappush, heapq.heappop
 
     prev_mode = tls.grad_enabled
@@ -127,13 +139,18 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
             node = pop(heap)[1]
             if watch is not None:
                 watch.backward_node(node, heap)
-            grads = buffers.pop(node, None) or [None] * max(len(node._input_meta), 1)
-            if type(node) is AccumulateGrad:
+            grads = buffers.pop(node, None) or [None] * (len(node._input_meta) or 1)
+            if node.__class__ is AccumulateGrad:
                 g = grads[0]
                 variable = node._variable()
                 if (variable is not None and g is not None and captures is None and not node._pre_hooks
                         and not node._hooks and not variable._autograd.hooks):  # the common leaf: accumulate
-                    accumulate_grad(variable, g, id(g) not in shared)
+                    if (variable._grad is None and not tls.grad_enabled and g._stride is variable._stride
+                            and g._stride is _strides_cache_get(g._size) and not g._requires_grad
+                            and id(g) not in shared and not variable._autograd.post_accumulate_hooks):
+                        variable._grad = g  # accumulate_grad's first case, written out
+                    else:
+                        accumulate_grad(variable, g, id(g) not in shared)
                 else:
                     _run_leaf(node, grads, shared, accumulate, needed, captures, capture_at)
                 continue
@@ -141,32 +158,41 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
                 grads = _run_pre_hooks(node, grads, shared)
             if captures is not None:
                 _capture(node, grads, captures, capture_at, shared)
-            if needed is not None and node not in needed:
-                continue
-            outs = _apply(node, grads, retain_graph, shared)
+                if node not in needed:
+                    continue
+            if node._hooks is None and grads[0] is not None and not node.returns_user_tensors and not tls.anomaly:
+                outs = node.apply(grads)  # _apply's common case, written out
+                if not retain_graph:
+                    node.release_saved()
+            else:
+                outs = _apply(node, grads, retain_graph, shared)
             # pass the gradients along the node's edges, conformed to the inputs' shapes and dtypes
             if len(outs) > 1:
                 first = outs[0]
                 if len(outs) > 2 or (first is outs[1] and first is not None):
                     _mark_repeated(node, outs, shared)
             nr = 0
-            for (nxt, input_nr), g in zip(node.next_functions, outs):
+            for nxt, input_nr in node.next_functions:
                 if nxt is not None:
+                    g = outs[nr]
                     if g is not None:
                         meta = nxt._input_meta[input_nr]
                         if g._size != meta.shape or g.dtype is not meta.dtype:
                             g = _conform(g, meta, node, nr)
                         buf = buffers.get(nxt)
                         if buf is None:
-                            buf = buffers[nxt] = [None] * (len(nxt._input_meta) or 1)
-                            buf[input_nr] = g
+                            if input_nr == 0 and len(nxt._input_meta) <= 1:
+                                buffers[nxt] = [g]
+                            else:
+                                buf = buffers[nxt] = [None] * (len(nxt._input_meta) or 1)
+                                buf[input_nr] = g
                         elif buf[input_nr] is None:
                             buf[input_nr] = g
                         else:
                             _deliver(buffers, nxt, input_nr, g, shared)
                     left = deps[nxt] - 1
                     deps[nxt] = left
-                    if left == 0 and (needed is None or nxt in needed or type(nxt) is AccumulateGrad):
+                    if left == 0 and (needed is None or nxt in needed or nxt.__class__ is AccumulateGrad):
                         push(heap, (-nxt._seq, nxt))
                 nr += 1
     finally:
@@ -266,11 +292,12 @@ def _run_pre_hooks(node, grads, shared):
 
 
 def _apply(node, grads, retain_graph, shared):
-    for g in grads:
-        if g is not None:
-            break
-    else:
-        return (None,) * len(node.next_functions)
+    if grads[0] is None:
+        for g in grads:
+            if g is not None:
+                break
+        else:
+            return (None,) * len(node.next_functions)
     if tls.anomaly:
         from .anomaly import run_with_anomaly
         outs = run_with_anomaly(node, grads)
@@ -285,9 +312,7 @@ def _apply(node, grads, retain_graph, shared):
     if hooks or node.returns_user_tensors:
         shared.update(id(g) for g in outs if g is not None)
     if not retain_graph:
-        release = getattr(node, "release_saved", None)
-        if release is not None:
-            release()
+        node.release_saved()
     return outs
 
 

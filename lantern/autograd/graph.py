@@ -65,18 +65,16 @@ class InputMeta:
 class Node:
     """A backward function. `apply(grads)` maps gradients of its outputs to gradients of its inputs."""
 
-    __slots__ = ("next_functions", "_input_meta", "_seq", "_hooks", "_pre_hooks", "_retains", "_metadata",
-                 "_trace", "__weakref__", "__dict__")
+    __slots__ = ("next_functions", "_input_meta", "_seq", "_metadata", "__weakref__", "__dict__")
     returns_user_tensors = False  # may apply() return tensors someone else still holds? (user code may)
+    # hooks, retain_grad's callbacks and anomaly mode's forward trace: class-level Nones until a node gets its own
+    # (most nodes never do, and recording one then costs no assignments)
+    _hooks = _pre_hooks = _retains = _trace = None
 
     def __init__(self, next_functions=(), input_meta=()):
         self.next_functions = next_functions
         self._input_meta = input_meta
         self._seq = next(_sequence)
-        self._hooks = None
-        self._pre_hooks = None
-        self._retains = None
-        self._trace = None
 
     @property
     def metadata(self):
@@ -92,6 +90,9 @@ class Node:
 
     def apply(self, grads):
         raise NotImplementedError
+
+    def release_saved(self):
+        """Drop what the node saved for backward (the engine calls it after the node ran, unless retain_graph)."""
 
     def __call__(self, *grads):
         return self.apply(grads)
@@ -129,7 +130,6 @@ class AccumulateGrad(Node):
         self.next_functions = ()
         self._input_meta = (InputMeta(variable),)
         self._seq = next(_sequence)
-        self._hooks = self._pre_hooks = self._retains = self._trace = None
         self._variable = weakref.ref(variable)
 
     @property

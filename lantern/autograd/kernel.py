@@ -18,6 +18,7 @@ from ..ops.derivative import TensorMeta
 from .graph import InputMeta, Node, SavedTensor, _sequence, gradient_edge
 from .meta import autograd_meta
 from .node import node_class, save_value
+from .saved_hooks import _hooks as _hook_stack
 from .views import CopySlices, record_view
 
 _new = object.__new__
@@ -72,18 +73,27 @@ def autograd_kernel(op, args, backend):
     node = _new(cls)
     node.next_functions = edges
     node._seq = next(_sequence)
-    node._hooks = node._pre_hooks = node._retains = node._trace = None
     node.derivative, node.needs, node.edge_counts = d, needs, edge_counts
     saved = {}
+    plain = not _hook_stack.stack  # no saved-tensor hooks: inputs are kept as they are
     for name, index, kind in to_save:
         if kind == "tensor":
             if self_before is not None and name == "self":
                 saved[name] = self_before
             else:
                 a = args[index]
-                saved[name] = SavedTensor(a) if isinstance(a, TensorImpl) else save_value(a)
+                if plain and isinstance(a, TensorImpl) and not a._is_inference:
+                    st = saved[name] = _new(SavedTensor)  # SavedTensor(a), written out
+                    st.tensor, st.version, st.is_output, st.output_nr = a, a._vc[0], False, 0
+                    st.hooks_packed, st.unpack_hook = False, None
+                else:
+                    saved[name] = save_value(a)
         elif kind == "meta":
-            saved[name] = TensorMeta(args[index])
+            a = args[index]
+            m = saved[name] = _new(TensorMeta)  # TensorMeta(a), written out
+            m.size, m.stride, m.offset, m.dtype, m.device = a._size, a._stride, a._offset, a.dtype, a._backend.device
+        elif kind == "metas":
+            saved[name] = [TensorMeta(t) for t in args[index]]
         else:
             saved[name] = args[index]
     multi = isinstance(result, tuple)
@@ -169,7 +179,17 @@ def _edges(d, args):
                 break
             if a._requires_grad:
                 needs.append(True)
-                edges.append(gradient_edge(a))
+                meta = a._autograd  # gradient_edge(a), its common cases written out
+                if meta is None or meta.attr_version is None:
+                    fn = a._grad_fn
+                    if fn is not None:
+                        edges.append((fn, a._output_nr))
+                    elif meta is not None and meta.grad_accumulator is not None:
+                        edges.append((meta.grad_accumulator, 0))
+                    else:
+                        edges.append(gradient_edge(a))
+                else:
+                    edges.append(gradient_edge(a))
             else:
                 needs.append(False)
                 edges.append(_NO_EDGE)

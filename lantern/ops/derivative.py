@@ -5,8 +5,9 @@
 A formula may use `grad` (the gradient of the output; `grads` for every output), `result` (the output, or the
 named outputs of a multi-output op), any of the op's arguments by schema name, `<arg>_meta` for a tensor
 argument's geometry alone (size, stride, offset, dtype, device: saving it keeps no tensor alive and is immune to
-later in-place writes), and the helpers in lantern.ops.derivative_helpers. Formulas are written with lantern ops,
-so they are differentiable themselves (double backward). The names a formula uses decide what the graph node
+later in-place writes; a list of them for a list argument, as cat saves), and the helpers in
+lantern.ops.derivative_helpers. Formulas are written with lantern ops, so they are differentiable themselves (double
+backward). The names a formula uses decide what the graph node
 saves: `mul` saves `other` and `self`, `exp` (formula `grad * conj(result)`) saves only its output.
 
 >>> d = get("mul").derivative
@@ -54,7 +55,9 @@ class Derivative:
         self.nondifferentiable = nondifferentiable
         args = op.schema.args
         arg_names = [a.name for a in args]
-        meta_names = {a.name + "_meta": i for i, a in enumerate(args) if a.is_tensor and not a.is_list}
+        # <arg>_meta: the argument's geometry; for a list of tensors (cat's), a list of geometries
+        meta_names = {a.name + "_meta": (i, "metas" if a.is_list else "meta") for i, a in enumerate(args)
+                      if a.is_tensor}
         self.out_names = [r.name for r in op.schema.returns if r.name not in ("_", "")]
         for arg in formulas:
             if arg not in arg_names:
@@ -76,7 +79,7 @@ class Derivative:
         index_of = {n: i for i, n in enumerate(arg_names)}
         self.save_plan = [(n, index_of[n], "tensor" if args[index_of[n]].is_tensor else "value")
                           for n in order if n in index_of]
-        self.save_plan += [(n, meta_names[n], "meta") for n in order if n in meta_names]
+        self.save_plan += [(n, *meta_names[n]) for n in order if n in meta_names]
         result_names = {"result"} | set(self.out_names)
         # a saved tensor is kept only if a formula that will run needs it (PyTorch saves `self` for mul only
         # when `other` requires grad): for each tensor name, the formulas that read it
@@ -142,6 +145,9 @@ class TensorMeta:
         for s in self.size:
             n *= s
         return n
+
+    def __repr__(self):
+        return f"[{', '.join(map(str, self.size))}] {str(self.dtype).rpartition('.')[2]}"
 
 
 def derivative(op_name, name=None, scalar_inputs=(), helpers=None, **formulas):

@@ -226,15 +226,16 @@ def index_backward(grad, meta, indices):
     return _zeros_for(grad, meta).index_put(indices, grad, True)
 
 
-def cat_backward(grad, tensors, dim):
+def cat_backward(grad, metas, dim):
+    """Slices of grad along dim, one per input of cat, from the inputs' saved geometry (TensorMeta)."""
     d = dim % grad.dim()
     out, start = [], 0
-    for t in tensors:
-        if t._size == (0,):  # legacy empty tensors take part in cat whatever the dim
+    for t in metas:
+        if t.size == (0,):  # legacy empty tensors take part in cat whatever the dim
             out.append(grad.new_zeros((0,)))
             continue
-        out.append(grad.narrow(d, start, t._size[d]))
-        start += t._size[d]
+        out.append(grad.narrow(d, start, t.size[d]))
+        start += t.size[d]
     return out
 
 

@@ -30,11 +30,12 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.promotion import result_type_of, wrapped_scalar_dtype
-from ..core.tensor_impl import TensorImpl, make_tensor
+from ..core.tensor_impl import _STRIDES_CACHE, TensorImpl, make_tensor
 from .meta_util import broadcast_shapes, operands_result_type, pointwise_binary, pointwise_shape
 from .derivative import Derivative, derivative, nondifferentiable, zero_gradient_inplace
 from .derivative_helpers import conj
 from .dispatcher import call
+from .nn_common import eager_backend
 from .registry import composite, custom, get, structured
 
 
@@ -1063,6 +1064,24 @@ custom("conj_physical(Tensor self) -> Tensor", _conj_physical, _conj_physical)
 def _is_tensor(a):
     return hasattr(a, "dim")
 
+
+_cached_strides = _STRIDES_CACHE.get
+
+
+def _mul_grad(grad, other):
+    """grad * conj(other). Without create_graph (eager_backend), one multiply on the arrays into a new row-major
+    tensor: the output `mul` itself gives operands laid out as the op runners' fast path sees them (row-major, by
+    their cached strides, or broadcast scalars with strides all 0)."""
+    if isinstance(other, TensorImpl) and (other._size == grad._size or not other._size):
+        backend = eager_backend(grad, other)
+        if (backend is not None and (grad._stride is _cached_strides(grad._size) or not any(grad._stride))
+                and (other._stride is _cached_strides(other._size) or not any(other._stride))):
+            out = backend.empty(grad._size, grad.dtype)
+            array = backend.array
+            backend.xp.multiply(array(grad), array(other), out=out._nd)
+            return out
+    return grad * conj(other)
+
 # ---- pointwise unary ----
 # Complex gradients follow PyTorch's convention (the conjugate Wirtinger derivative): hence the conj()s.
 derivative("abs", self="grad * self.sgn()")
@@ -1102,7 +1121,7 @@ derivative("add", self="grad", other="grad if alpha == 1 else grad * conj(alpha)
 derivative("sub", self="grad", other="-grad if alpha == 1 else -grad * conj(alpha)")
 derivative("rsub", name=lambda args: "RsubBackward0" if _is_tensor(args[1]) else "RsubBackward1",
            scalar_inputs=("other",), self="-grad if alpha == 1 else -grad * conj(alpha)", other="grad")
-derivative("mul", self="grad * conj(other)", other="grad * conj(self)")
+derivative("mul", self="mul_grad(grad, other)", other="mul_grad(grad, self)", helpers={"mul_grad": _mul_grad})
 derivative("div", name=lambda args: "DivBackward0" if args[2] is None else "DivBackward2",
            self="grad / conj(other) if rounding_mode is None else zeros_like(grad)",
            other="-grad * conj(self / other / other) if rounding_mode is None else zeros_like(grad)")

@@ -17,7 +17,8 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.promotion import can_cast
-from ..core.tensor_impl import TensorImpl
+from ..core.state import tls
+from ..core.tensor_impl import TensorImpl, make_tensor
 from .meta_util import wrap_dim, wrap_dims
 from .pointwise import _require_tensor
 from .dispatcher import call
@@ -828,8 +829,18 @@ custom("histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor",
 # ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
 
 # ---- reductions ----
+def _sum_grad(grad, sizes, dim, keepdim):
+    """sum_backward. A full sum's gradient is its 0-d grad expanded to the input's size: without create_graph,
+    and with no one watching the dispatcher, that view is made here directly (what `expand` would make)."""
+    if dim is None and not grad._size and not tls.grad_enabled and not tls.observed:
+        base = grad._base
+        return make_tensor(grad._storage, tuple(sizes), (0,) * len(sizes), grad._offset, grad.dtype, grad._backend,
+                           None, grad._vc, grad if base is None else base)
+    return sum_backward(grad, sizes, dim, keepdim)
+
+
 derivative("sum", name=lambda args: "SumBackward0" if args[1] is None else "SumBackward1",
-           self="sum_backward(grad, self_meta.size, dim, keepdim)")
+           self="sum_grad(grad, self_meta.size, dim, keepdim)", helpers={"sum_grad": _sum_grad})
 derivative("mean", name=lambda args: "MeanBackward0" if args[1] is None else "MeanBackward1",
            self="mean_backward(grad, self_meta.size, dim, keepdim)")
 derivative("prod", name=lambda args: "ProdBackward0" if args[1] is None else "ProdBackward1",

@@ -262,7 +262,7 @@ custom("_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, "
 # ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
 
 # ---- joining and copying ----
-derivative("cat", tensors="cat_backward(grad, tensors, dim)")
+derivative("cat", tensors="cat_backward(grad, tensors_meta, dim)")  # PyTorch saves the sizes, not the inputs
 derivative("stack", tensors="list(grad.unbind(dim))")
 derivative("clone", self="grad")
 derivative("_to_copy", name="ToCopyBackward0", self="to_copy_backward(grad, self_meta)")
