@@ -82,17 +82,22 @@ def test_eager_backend_only_without_recording():
             assert eager_backend(t) is None
 
 
-@pytest.mark.parametrize("transposed", [False, True])
-def test_convolution_in_batch_slices_matches_torch(transposed, monkeypatch):
-    """Tiny slices (a sample or two at a time) give the same forward and gradients as one slice."""
+@pytest.mark.parametrize("budget", [600, 17_000])
+@pytest.mark.parametrize("kind", ["grouped", "transposed", "first_layer"])
+def test_convolution_in_batch_slices_matches_torch(kind, budget, monkeypatch):
+    """Tiny slices give the same forward and gradients as one slice: a sample at a time (budget 600 bytes), and
+    slices of 2, 2 and 1 samples (17,000 bytes: 8,000 per sample) whose last one uses only the front of the
+    scratch buffers sized by the first."""
     from lantern.ops import nn_conv
-    monkeypatch.setattr(nn_conv, "_IM2COL_BYTES", 600)
-    x = rng.standard_normal((5, 4, 6, 5))
-    w = rng.standard_normal((4, 3, 3, 2) if transposed else (6, 2, 3, 2))
+    monkeypatch.setattr(nn_conv, "_IM2COL_BYTES", budget)
+    x = rng.standard_normal((5, 1, 6, 5) if kind == "first_layer" else (5, 4, 6, 5))
+    w = rng.standard_normal({"grouped": (6, 2, 3, 2), "transposed": (4, 3, 3, 2), "first_layer": (8, 1, 3, 3)}[kind])
 
     def build(lib, x, w):
-        if transposed:
+        if kind == "transposed":
             return lib.nn.functional.conv_transpose2d(x, w, stride=(2, 1), padding=1, output_padding=(1, 0))
+        if kind == "first_layer":  # more output channels than taps: each slice's product outgrows its columns
+            return lib.nn.functional.conv2d(x, w, padding=1)
         return lib.nn.functional.conv2d(x, w, stride=(1, 2), padding=(2, 1), groups=2)
     ours, theirs = _grads(lantern, build, [x, w]), _grads(torch, build, [x, w])
     for (a, _), (b, _) in zip(ours, theirs):

@@ -183,9 +183,10 @@ def _conv_meta(backend, input, weight, bias, stride, padding, dilation, transpos
     return _conv_output(backend, input, shape, input.dtype)
 
 
-# The im2col matrix is built for a slice of the batch at a time, at most about this many bytes: large enough for
-# BLAS to run near its peak (thousands of columns), small enough to stay in cache and to keep a convolution's
-# temporary memory bounded whatever the batch size.
+# The im2col matrix is built for a slice of the batch at a time, its temporaries together (padded copy, columns,
+# product or regrouped gradient) about this many bytes: large enough for BLAS to run near its peak (thousands of
+# columns; 1 MiB made the CNN benchmark's step ~15% slower), small enough to keep a convolution's scratch memory
+# bounded whatever the batch size.
 _IM2COL_BYTES = 2 << 20
 
 
@@ -201,52 +202,85 @@ def conv_windows(xp, x, kernel, stride, padding, dilation, compute):
 
 
 def _window_slices(xp, x, kernel, stride, padding, dilation, compute, extra_bytes=0):
-    """(slice, windows of that slice of the batch) pairs, each slice's im2col matrix (plus `extra_bytes` per sample
-    of other temporaries) about _IM2COL_BYTES: padding copies only a slice at a time too."""
+    """(slice, windows of that slice of the batch) pairs, each slice's temporaries (its padded copy, its im2col
+    matrix, plus `extra_bytes` per sample of the caller's own) about _IM2COL_BYTES: a convolution's scratch memory
+    stays bounded whatever the batch size."""
     out = tuple((s + 2 * p - d * (k - 1) - 1) // st + 1
                 for s, k, st, p, d in zip(x.shape[2:], kernel, stride, padding, dilation))
-    sample = x.shape[1] * math.prod(kernel) * math.prod(out) * compute.itemsize + extra_bytes
+    padded = math.prod(s + 2 * p for s, p in zip(x.shape[2:], padding)) if any(padding) else 0
+    sample = x.shape[1] * (math.prod(kernel) * math.prod(out) + padded) * compute.itemsize + extra_bytes
     for part in _batch_slices(x.shape[0], sample):
         yield part, conv_windows(xp, x[part], kernel, stride, padding, dilation, compute)
 
 
-def im2col_matrix(win, groups):
-    """Windows (m, C, *out, *K) copied into one matrix per group, (groups, C/groups · K, m · P): row (c, tap),
-    column (sample, output position), output positions innermost (runs of neighbouring pixels)."""
+def im2col_matrix(win, groups, buffer):
+    """Windows (m, C, *out, *K) copied into the front of a flat `buffer` (of the compute dtype, large enough) as one
+    matrix per group, (groups, C/groups · K, m · P): row (c, tap), column (sample, output position), output
+    positions innermost (runs of neighbouring pixels)."""
     m, c = win.shape[:2]
     nd = (win.ndim - 2) // 2
-    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-    return win.transpose(order).reshape(groups, c // groups * math.prod(win.shape[2 + nd:]), -1)
+    source = win.transpose((1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd)))
+    matrix = buffer[:source.size].reshape(source.shape)
+    matrix[...] = source
+    return matrix.reshape(groups, c // groups * math.prod(win.shape[2 + nd:]), -1)
+
+
+def _scratch(xp, dtype, *sizes):
+    """Flat uninitialised arrays of these many elements of dtype, all views of one buffer: one large request
+    instead of several smaller ones keeps the C heap from returning its top to the system after each call and
+    faulting the pages in again on the next (~750 page faults per CNN training step with two requests)."""
+    buffer = xp.empty(sum(sizes), dtype)
+    ends = list(itertools.accumulate(sizes))
+    return [buffer[end - size:end] for size, end in zip(sizes, ends)]
 
 
 def correlate(xp, x, w, stride, padding, dilation, groups, compute, out):
     """Write into out (N, O, *out) the cross-correlation of x (N, C, *S) with w (O, C/groups, *K): im2col over a
     slice of the batch at a time, then one GEMM per group, (O/groups, C/groups · K) @ (C/groups · K, m · P). A few
     large products run BLAS several times faster than one per sample on the small images of a typical CNN; the
-    price is a copy of each slice's output from (O, m, P) into (m, O, P)."""
+    price is a copy of each slice's output from (O, m, P) into (m, O, P). The im2col matrix and the product of
+    each slice go into one scratch buffer sized by the first (largest) slice and reused by the others; the
+    product counts in the slice's size (a first conv with few input channels makes it larger than the columns)."""
     o = w.shape[0]
     mat = w.astype(compute, copy=False).reshape(groups, o // groups, -1)
-    for part, win in _window_slices(xp, x, w.shape[2:], stride, padding, dilation, compute):
-        product = xp.matmul(mat, im2col_matrix(win, groups))  # (groups, O/groups, m·P)
+    positions = math.prod(out.shape[2:])
+    cols = products = None
+    for part, win in _window_slices(xp, x, w.shape[2:], stride, padding, dilation, compute,
+                                    o * positions * compute.itemsize):
         m = part.stop - part.start
+        if cols is None:
+            cols, products = _scratch(xp, compute, m * x.shape[1] * math.prod(w.shape[2:]) * positions,
+                                      m * o * positions)
+        product = products[:o * m * positions].reshape(groups, o // groups, m * positions)
+        xp.matmul(mat, im2col_matrix(win, groups, cols), out=product)
+        del win
         xp.copyto(out[part], product.reshape((o, m) + out.shape[2:]).swapaxes(0, 1), casting="unsafe")
 
 
 def weight_gradient(xp, x, grad, kernel, stride, padding, dilation, groups, compute):
     """The gradient of correlate()'s weight, (O, C/groups, *K): per slice of the batch, grad as (O/groups, m · P)
-    per group times the input's im2col matrix transposed (BLAS reads it in place), summed over the slices."""
+    per group times the input's im2col matrix transposed (BLAS reads it in place), summed over the slices. The
+    im2col matrix and grad's slice regrouped go into one scratch buffer reused by every slice."""
     o = grad.shape[1]
-    total = None
-    grad_bytes = math.prod(grad.shape[1:]) * compute.itemsize
-    for part, win in _window_slices(xp, x, kernel, stride, padding, dilation, compute, grad_bytes):
-        g = grad[part].astype(compute, copy=False).swapaxes(0, 1).reshape(groups, o // groups, -1)
-        product = xp.matmul(g, im2col_matrix(win, groups).swapaxes(1, 2))
-        if total is None:
-            total = product
-        else:
-            total += product
+    rows = x.shape[1] // groups * math.prod(kernel)
     shape = (o, x.shape[1] // groups) + tuple(kernel)
-    return xp.zeros(shape, compute) if total is None else total.reshape(shape)
+    total = xp.zeros((groups, o // groups, rows), compute)
+    product = xp.empty_like(total)
+    positions = math.prod(grad.shape[2:])
+    cols = regrouped = None
+    for i, (part, win) in enumerate(_window_slices(xp, x, kernel, stride, padding, dilation, compute,
+                                                   o * positions * compute.itemsize)):
+        m = part.stop - part.start
+        if cols is None:
+            cols, regrouped = _scratch(xp, compute, m * rows * groups * positions, m * o * positions)
+        g = regrouped[:o * m * positions].reshape((o, m) + grad.shape[2:])
+        xp.copyto(g, grad[part].swapaxes(0, 1), casting="unsafe")
+        matrix = im2col_matrix(win, groups, cols).swapaxes(1, 2)
+        del win
+        xp.matmul(g.reshape(groups, o // groups, -1), matrix, out=total if i == 0 else product)
+        if i:
+            total += product
+    return total.reshape(shape)
 
 
 def transposed_convolution(xp, x, w, out_sizes, stride, padding, dilation, groups, compute):
