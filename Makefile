@@ -19,7 +19,7 @@ graphviz:
 		|| echo "warning: could not install Graphviz (apt-get install graphviz); pictures will not render"
 
 test: $(STAMP)
-	$(PY) -m pytest lantern tests bench README.md
+	$(PY) -m pytest lantern tests bench docs README.md
 
 demo: $(STAMP)
 	$(PY) examples/demo.py

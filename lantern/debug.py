@@ -58,8 +58,10 @@ def _describe(x):
 
 
 def _kernel_name(op, key):
-    """Which code runs: the backend's runner for the op's kind, and the op's own impl or meta function."""
-    fn = op.impl if op.impl is not None and op.kind != "view" else op.meta
+    """Which code runs: the backend's runner for the op's kind, and the op's own impl or meta function (the
+    Meta backend runs only meta functions)."""
+    meta_only = key.name == "Meta" or op.impl is None or op.kind == "view"
+    fn = op.meta if meta_only else op.impl
     name = fn.__qualname__.replace(".<locals>", "") if fn is not None else "?"
     where = f"{fn.__module__.rpartition('.')[2]}.{name}" if fn is not None else "?"
     return f"{key.name}/{op.kind}:{where}"

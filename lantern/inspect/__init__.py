@@ -12,8 +12,9 @@ True
 """
 from .autograd_graph import AutogradGraph, autograd_graph
 from .explain import TensorExplanation, explain
-from .memory import memory_stats, memory_summary, reset_peak_memory_stats
+from .memory import (max_memory_allocated, memory_allocated, memory_reserved, memory_stats, memory_summary,
+                     reset_peak_memory_stats)
 from .render import render
 
 __all__ = ["autograd_graph", "AutogradGraph", "explain", "TensorExplanation", "memory_stats", "memory_summary",
-           "reset_peak_memory_stats", "render"]
+           "reset_peak_memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved", "render"]
