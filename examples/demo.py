@@ -3,8 +3,9 @@
     python examples/demo.py
 
 The training is examples/train_digits.py (an ordinary PyTorch program). Each tour section is a small function
-called from main(); it prints what PyTorch keeps in C++.
+called from main(); it prints what PyTorch keeps in C++, and the last one draws pictures into examples/out/.
 """
+import os
 import sys
 
 import lantern as torch
@@ -151,6 +152,24 @@ def inside_the_model(model, optimizer, test_set):
         linear(torch.ones(1, linear.in_features))
 
 
+def seeing_inside(model, test_set, folder):
+    heading("seeing inside: lantern.inspect and lantern.profiler")
+    view = torch.arange(12.).view(3, 4)[:, 1::2]
+    explanation = torch.inspect.explain(view)
+    print(explanation)
+    images, labels = test_set[:8]
+    with torch.profiler.profile() as prof:
+        loss = torch.nn.functional.cross_entropy(model(images), labels)
+        loss.backward()
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=8))
+    graph = torch.inspect.autograd_graph(loss, params=dict(model.named_parameters()))
+    print(str(graph).splitlines()[0])
+    os.makedirs(folder, exist_ok=True)
+    pictures = [explanation.save(os.path.join(folder, "strided_view.png")),
+                graph.save(os.path.join(folder, "autograd_graph.svg"))]
+    print("pictures drawn:", ", ".join(pictures))
+
+
 def main():
     model, optimizer, test_set = train_digits.main()
     inside_the_model(model, optimizer, test_set)
@@ -163,6 +182,7 @@ def main():
     allocator_statistics()
     dispatch_trace()
     autograd_graph()
+    seeing_inside(model, test_set, os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
 
 
 if __name__ == "__main__":
