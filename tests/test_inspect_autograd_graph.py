@@ -8,6 +8,7 @@ from PIL import Image
 
 import lantern
 from lantern.inspect import AutogradGraph, autograd_graph
+from test_autograd_function import make_exp
 
 
 def _walk(fn, seen):
@@ -57,26 +58,9 @@ def _no_grad_input(T):
     return (x * c + c).sum()
 
 
-class _Exp:
-    @staticmethod
-    def make(T):
-        class Exp(T.autograd.Function):
-            @staticmethod
-            def forward(ctx, i):
-                result = i.exp()
-                ctx.save_for_backward(result)
-                return result
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                result, = ctx.saved_tensors
-                return grad_output * result
-        return Exp
-
-
 def _custom_function(T):
     x = T.ones(2, requires_grad=True)
-    return _Exp.make(T).apply(x * 2).sum()
+    return make_exp(T).apply(x * 2).sum()
 
 
 @pytest.mark.parametrize("build", [_mlp, _views_and_inplace, _multi_output, _no_grad_input, _custom_function])
