@@ -83,21 +83,12 @@ class Recorder(Watcher):
     def composite(self, name, fn, args, kwargs):
         if overload_frontend(name):
             return super().composite(name, fn, args, kwargs)
-        open_, records, stats, inner = self.open, self.records, self.stats, self.inner
-        rec = [COMPOSITE, name, open_[-1] if open_ else -1, 0, 0, 0, 0,
-               input_shapes(args) if self.record_shapes else None, None]
-        open_.append(len(records))
-        records.append(rec)
-        if stats is not None:
-            rec[5] = stats.allocated_bytes
-        rec[3] = perf_counter_ns()
+        rec = self._push(COMPOSITE, name, input_shapes(args) if self.record_shapes else None)
+        inner = self.inner
         try:
             return fn(*args, **kwargs) if inner is None else inner.composite(name, fn, args, kwargs)
         finally:
-            rec[4] = perf_counter_ns()
-            if stats is not None:
-                rec[6] = stats.allocated_bytes
-            open_.pop()
+            self._pop(rec)
 
     def _top(self, kind):
         return self.records[self.open[-1]] if self.open and self.records[self.open[-1]][0] == kind else None
