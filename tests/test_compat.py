@@ -90,7 +90,7 @@ try:
     torch.some_function
 except AttributeError as e:
     print("attr", e)
-for name in ("torch.distributed", "torch.jit", "torch.onnx"):
+for name in ("torch.fx", "torch.distributed", "torch.nn.parallel", "torch.jit", "torch.onnx"):
     try:
         __import__(name)
     except ModuleNotFoundError as e:
@@ -120,9 +120,10 @@ def test_runner_behaves_like_python_script(tmp_path):
     assert lines["attr"] == ("module 'torch' has no attribute 'some_function' (lantern does not implement "
                              "torch.some_function)")
     missing = [line for line in proc.stdout.splitlines() if line.startswith(("missing", "present"))]
-    assert missing[0] == ("missing lantern does not implement torch.distributed (imported as torch.distributed by "
-                          "this program; there is no lantern.distributed)")
-    assert missing[1:] == ["present torch.jit", "present torch.onnx"]
+    assert missing[0] == ("missing lantern does not implement torch.fx (imported as torch.fx by this program; "
+                          "there is no lantern.fx)")
+    assert missing[1:] == ["present torch.distributed", "present torch.nn.parallel", "present torch.jit",
+                           "present torch.onnx"]
     assert lines["loaded"] == "Point"
 
 

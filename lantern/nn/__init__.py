@@ -4,6 +4,7 @@
 >>> nn.Linear(3, 2).weight.shape
 lantern.Size([2, 3])
 """
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, utils, parallel  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .parameter import *  # noqa: F401,F403
+from .parallel import DataParallel  # noqa: F401

@@ -18,7 +18,7 @@ from .. import functional as F, init
 from ._layer_params import fan_in_uniform_, weight_and_bias
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear"]  # and NonDynamicallyQuantizableLinear, which torch leaves out too
 
 
 class Identity(Module):
@@ -73,3 +73,8 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under another name: PyTorch's MultiheadAttention.out_proj class (its quantization tooling tells the
+    two apart; here they compute the same)."""

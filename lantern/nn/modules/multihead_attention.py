@@ -19,15 +19,10 @@ from ...autograd.grad_mode import is_grad_enabled
 from ...ops.nn_attention import _attention_forward, _canonical_mask, _none_or_dtype
 from .. import init
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear under another name: PyTorch's MultiheadAttention.out_proj class (its quantization tooling tells the
-    two apart; here they compute the same)."""
 
 
 class MultiheadAttention(Module):
