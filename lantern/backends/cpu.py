@@ -39,11 +39,12 @@ class CPUBackend(Backend):
         and make_tensor written out in place)."""
         n = _prod(shape)
         nbytes = n * dtype.itemsize
+        data = _allocate(nbytes)  # first: a failed allocation leaves no half-made storage to __del__
         storage = _new(_Storage)
         storage._allocator = _allocator
         storage.device = CPU
         storage._nbytes = nbytes
-        storage._data = data = _allocate(nbytes)
+        storage._data = data
         storage._ptr = None
         storage._gen = 0
         storage.resizable = True

@@ -70,34 +70,51 @@ class CPUAllocator:
         self._live_peak = 0   # the most bytes live at a large request (stats.peak_bytes is the user's to reset)
 
     @staticmethod
-    def _aligned_empty(nbytes):
-        raw = np.empty(nbytes + ALIGNMENT, np.uint8)
+    def _aligned_empty(size, nbytes):
+        """A fresh aligned block of `size` bytes for a request of `nbytes`; RuntimeError, as PyTorch's
+        DefaultCPUAllocator raises, when the system cannot give that much memory."""
+        try:
+            raw = np.empty(size + ALIGNMENT, np.uint8)
+        except (MemoryError, ValueError):  # NumPy: MemoryError, or ValueError for sizes past its maximum
+            if nbytes >= 1 << 63:
+                raise RuntimeError(f"Storage size calculation overflowed: {nbytes} bytes do not fit in a 64-bit "
+                                   "byte count (make the tensor smaller)") from None
+            raise RuntimeError(
+                f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes "
+                f"({nbytes / 2 ** 30:.1f} GiB; make the tensor smaller or free others)") from None
         start = -raw.ctypes.data % ALIGNMENT
-        return raw[start:start + nbytes]
+        return raw[start:start + size]
 
     def allocate(self, nbytes):
         """A uint8 buffer of at least nbytes bytes, 64-byte aligned. Its contents are uninitialised."""
         stats = self.stats
-        stats.num_allocs += 1
         live = stats.allocated_bytes + nbytes
-        stats.allocated_bytes = live
-        if live > stats.peak_bytes:
-            stats.peak_bytes = live
         # size classes: multiples of 64 bytes up to 1 KiB, then powers of two up to 64 KiB
         if nbytes <= 1024:
             size = ((nbytes + ALIGNMENT - 1) & -ALIGNMENT) or ALIGNMENT
         elif nbytes <= _SMALL_LIMIT:
             size = 1 << (nbytes - 1).bit_length()
         else:
-            return self._allocate_large((nbytes + _LARGE_GRAIN - 1) & -_LARGE_GRAIN, live)
-        blocks = self._cache.get(size)
-        if blocks:
-            stats.cached_bytes -= size
-            return blocks.pop()
-        return self._aligned_empty(size)
+            size = 0
+        if size:
+            blocks = self._cache.get(size)
+            if blocks:
+                stats.cached_bytes -= size
+                block = blocks.pop()
+            else:
+                block = self._aligned_empty(size, nbytes)
+        else:
+            block = self._allocate_large((nbytes + _LARGE_GRAIN - 1) & -_LARGE_GRAIN, nbytes, live)
+        # counted once the block exists: a failed allocation leaves the statistics as they were
+        stats.num_allocs += 1
+        stats.allocated_bytes = live
+        if live > stats.peak_bytes:
+            stats.peak_bytes = live
+        return block
 
-    def _allocate_large(self, size, live):
-        if live > self._live_peak:
+    def _allocate_large(self, size, nbytes, live):
+        peak = self._live_peak
+        if live > peak:
             self._live_peak = live
         large = self._large
         if large:
@@ -110,7 +127,11 @@ class CPUAllocator:
         bound = max(_HELD_FLOOR, _HELD_SLACK * self._live_peak)
         while self._held > bound and large:
             self._release(min(range(len(large)), key=lambda k: large[k][1]))
-        return self._aligned_empty(size)
+        try:
+            return self._aligned_empty(size, nbytes)
+        except RuntimeError:
+            self._held, self._live_peak = self._held - size, peak
+            raise
 
     def _release(self, k):
         """Let go of the k-th cached large block (its memory goes back to the system)."""

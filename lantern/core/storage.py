@@ -21,8 +21,8 @@ def allocator_for(dev):
     try:
         return _ALLOCATORS[dev.type]
     except KeyError:
-        from .device import cuda_unavailable_error
-        raise cuda_unavailable_error() from None
+        from .device import device_unavailable_error
+        raise device_unavailable_error(dev.type) from None
 
 
 class UntypedStorage:
@@ -35,10 +35,11 @@ class UntypedStorage:
         self._init(allocator_for(dev), dev, int(nbytes))
 
     def _init(self, allocator, dev, nbytes):
+        self._allocator = None  # set once the buffer exists: __del__ after a failed allocation has nothing to free
+        self._data = allocator.allocate(nbytes)
         self._allocator = allocator
         self.device = dev
         self._nbytes = nbytes
-        self._data = allocator.allocate(nbytes)
         self._ptr = None
         self._gen = 0  # bumped when the buffer is replaced, so tensors rebuild their cached arrays
         self.resizable = True
@@ -46,11 +47,12 @@ class UntypedStorage:
     @classmethod
     def _allocate(cls, nbytes, dev, allocator):
         """Fast constructor used for op outputs (no argument parsing)."""
+        data = allocator.allocate(nbytes)  # first: a failed allocation leaves no half-made storage to __del__
         self = object.__new__(cls)
         self._allocator = allocator
         self.device = dev
         self._nbytes = nbytes
-        self._data = allocator.allocate(nbytes)
+        self._data = data
         self._ptr = None
         self._gen = 0  # bumped when the buffer is replaced, so tensors rebuild their cached arrays
         self.resizable = True

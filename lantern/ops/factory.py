@@ -41,7 +41,11 @@ def int_arg(fn, name, value):
     """An int argument (a Python or NumPy integer, or an integer 0-dim tensor); bools and floats are refused."""
     if isinstance(value, (bool, np.bool_)) or not hasattr(type(value), "__index__"):
         raise TypeError(f"{fn}(): argument '{name}' must be int, not {type(value).__name__}")
-    return operator.index(value)
+    value = operator.index(value)
+    if not -1 << 63 <= value < 1 << 63:
+        raise TypeError(f"{fn}(): argument '{name}' failed to unpack {value}: Overflow when unpacking long long "
+                        "(sizes must fit in a 64-bit int)")
+    return value
 
 
 def size_arg(fn, size):
