@@ -53,10 +53,19 @@ _FORMAT_VERSION = "3"  # archive/version: the serialization version torch 2.x wr
 # ---- the objects data.pkl names, and their torch spellings ---------------------------------------------------------
 
 class StorageType:
-    """What `torch.FloatStorage` (a legacy typed-storage class) stands for in a checkpoint: a dtype."""
+    """What `torch.FloatStorage` (a legacy typed-storage class) stands for in a checkpoint: a dtype. Immutable: the
+    same object answers for every load, so nothing may rewrite its dtype."""
+
+    __slots__ = ("dtype",)
 
     def __init__(self, dtype):
-        self.dtype = dtype
+        object.__setattr__(self, "dtype", dtype)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"StorageType is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"StorageType is immutable (cannot delete {name!r})")
 
     def __repr__(self):
         return f"StorageType(dtype={self.dtype})"
@@ -76,12 +85,21 @@ _UNTYPED_STORAGE = StorageType(dt.uint8)
 
 
 def _tensor_from(storage, offset, size, stride, dtype, requires_grad):
-    size, stride, offset = tuple(int(n) for n in size), tuple(int(n) for n in stride), int(offset)
+    size, stride, offset = _ints(size, "size"), _ints(stride, "stride"), _ints((offset,), "storage offset")[0]
+    if type(dtype) is not dt.dtype:
+        raise RuntimeError(f"invalid tensor in checkpoint: {dtype!r:.40} is not a dtype")
     _check_bounds(storage, offset, size, stride, dtype)
     t = make_tensor(storage, size, stride, offset, dtype, backend_for_device(storage.device))
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _ints(values, what):
+    """A checkpoint's size/stride/offset as a tuple of ints (bools and other types are refused, not coerced)."""
+    if not isinstance(values, (tuple, list)) or any(type(v) is not int for v in values):
+        raise RuntimeError(f"invalid tensor {what} in checkpoint: {values!r:.60}")
+    return tuple(values)
 
 
 def _check_bounds(storage, offset, size, stride, dtype):
@@ -98,12 +116,20 @@ def _check_bounds(storage, offset, size, stride, dtype):
                            f"storage of size {storage.nbytes()}")
 
 
+def _typed(storage):
+    if type(storage) is not _TypedStorage:
+        raise RuntimeError(f"invalid tensor in checkpoint: {type(storage).__name__} is not a loaded storage")
+    return storage
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
     """torch._utils._rebuild_tensor_v2: a tensor over a loaded storage (hooks and metadata are not restored)."""
+    storage = _typed(storage)
     return _tensor_from(storage.storage, storage_offset, size, stride, storage.dtype, requires_grad)
 
 
 def _rebuild_tensor(storage, storage_offset, size, stride):
+    storage = _typed(storage)
     return _tensor_from(storage.storage, storage_offset, size, stride, storage.dtype, False)
 
 
@@ -114,6 +140,8 @@ def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
     from .nn.parameter import Parameter
+    if not isinstance(data, TensorImpl):
+        raise RuntimeError(f"invalid Parameter in checkpoint: its data is a {type(data).__name__}, not a tensor")
     return Parameter(data, requires_grad)
 
 
@@ -124,6 +152,8 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 def _rebuild_from_type_v2(func, new_type, args, state):
     """torch._tensor._rebuild_from_type_v2: rebuild with `func`, then restore the attributes a user set."""
     ret = func(*args)
+    if new_type is not None and not isinstance(new_type, type):
+        raise RuntimeError(f"invalid tensor type in checkpoint: {new_type!r:.60}")
     if new_type is not None and type(ret) is not new_type and issubclass(new_type, TensorImpl):
         ret.__class__ = new_type
     return _set_state(ret, state)
@@ -206,42 +236,34 @@ def clear_safe_globals():
     _safe_globals.clear()
 
 
-@contextlib.contextmanager
-def safe_globals(safe_globals):
-    """Allow these globals in weights_only loads inside the `with` block only."""
-    before = len(_safe_globals)
-    _safe_globals.extend(safe_globals)
-    try:
-        yield
-    finally:
-        del _safe_globals[before:]
+class safe_globals:
+    """Allow these globals in weights_only loads inside the `with` block only (a class, as torch's is)."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        self._before = len(_safe_globals)
+        _safe_globals.extend(self.safe_globals)
+
+    def __exit__(self, *exc):
+        del _safe_globals[self._before:]
 
 
 def _user_globals():
+    """(module, name) -> object for the user's safe globals; a lantern class is also allowed under torch's spelling
+    of its path (lantern.nn.modules.linear.Linear answers for torch.nn.modules.linear.Linear)."""
     allowed = {}
     for entry in _safe_globals:
         if isinstance(entry, tuple):
             obj, name = entry
             allowed[tuple(name.rsplit(".", 1))] = obj
-        else:
-            allowed[(entry.__module__, entry.__qualname__)] = entry
+            continue
+        module = entry.__module__
+        allowed[(module, entry.__qualname__)] = entry
+        if module == "lantern" or module.startswith("lantern."):
+            allowed[("torch" + module[len("lantern"):], entry.__qualname__)] = entry
     return allowed
-
-
-def _weights_only_error(module, name):
-    shown = name if module == "builtins" else f"{module}.{name}"
-    return pickle.UnpicklingError(
-        "Weights only load failed. This file can still be loaded, to do so you have two options, \033[1mdo those "
-        "steps only if you trust the source of the checkpoint\033[0m. \n\t(1) In PyTorch 2.6, we changed the default "
-        "value of the `weights_only` argument in `torch.load` from `False` to `True`. Re-running `torch.load` with "
-        "`weights_only` set to `False` will likely succeed, but it can result in arbitrary code execution. Do it "
-        "only if you got the file from a trusted source.\n\t(2) Alternatively, to load with `weights_only=True` "
-        "please check the recommended steps in the following error message.\n\tWeightsUnpickler error: Unsupported "
-        f"global: GLOBAL {shown} was not an allowed global by default. Please use "
-        f"`torch.serialization.add_safe_globals([{shown}])` or the `torch.serialization.safe_globals([{shown}])` "
-        "context manager to allowlist this global if you trust this class/function.\n\nCheck the documentation of "
-        "torch.load to learn more about types accepted by default with weights_only "
-        "https://pytorch.org/docs/stable/generated/torch.load.html.")
 
 
 # ---- save -----------------------------------------------------------------------------------------------------------
@@ -385,33 +407,67 @@ def _write_record(zf, name, payload):
 
 # ---- load -----------------------------------------------------------------------------------------------------------
 
-class _Unpickler(pickle.Unpickler):
-    """Unpickles data.pkl, resolving torch names to lantern objects; weights_only restricts which globals load."""
+def _resolve_global(module, name, extra_globals=None):
+    """The object a weights-only checkpoint may name as `module.name`: torch's names of lantern objects, the safe
+    builtins, the user's safe globals (`extra_globals(module, name)` first: lantern.jit.load's `__torch__` classes);
+    anything else raises the UnpicklingError that torch.load's message is built around."""
+    key = (module, name)
+    obj = extra_globals(module, name) if extra_globals is not None else None
+    if obj is None:
+        obj = _names().get(key)
+    if obj is None:
+        obj = _SAFE_BUILTINS.get(key)
+    if obj is None:
+        obj = _user_globals().get(key)
+    if obj is not None:
+        return obj
+    if module == "torch" or module.startswith("torch."):
+        raise pickle.UnpicklingError(f"this checkpoint uses {module}.{name}, which lantern does not implement "
+                                     "(lantern loads dense strided tensors and parameters)")
+    shown = name if module == "builtins" else f"{module}.{name}"
+    raise pickle.UnpicklingError(
+        f"Unsupported global: GLOBAL {shown} was not an allowed global by default. Please use "
+        f"`torch.serialization.add_safe_globals([{shown}])` or the `torch.serialization.safe_globals([{shown}])` "
+        "context manager to allowlist this global if you trust this class/function.")
 
-    def __init__(self, file, weights_only, storage_loader, **kwargs):
+
+def _weights_only_message(message):
+    """torch.load's wrapping of a weights-only refusal (torch.serialization's _get_wo_message, same gist)."""
+    if "was not an allowed global by default" in message:
+        return ("Weights only load failed. This file can still be loaded, to do so you have two options, \033[1mdo "
+                f"those steps only if you trust the source of the checkpoint\033[0m. \n\t(1) {_UNSAFE_MESSAGE}\n\t(2) "
+                "Alternatively, to load with `weights_only=True` please check the recommended steps in the following "
+                f"error message.\n\tWeightsUnpickler error: {message}{_DOCS_MESSAGE}")
+    text = f"Weights only load failed. {_UNSAFE_MESSAGE}\n"
+    if "is blocked" not in message:
+        text += ("Please file an issue with the following so that we can make `weights_only=True` compatible with "
+                 "your use case: WeightsUnpickler error: ")
+    return f"{text}\n\n{message}{_DOCS_MESSAGE}"
+
+
+_UNSAFE_MESSAGE = ("In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from "
+                   "`False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, "
+                   "but it can result in arbitrary code execution. Do it only if you got the file from a trusted "
+                   "source.")
+_DOCS_MESSAGE = ("\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
+                 "weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+
+
+class _FullUnpickler(pickle.Unpickler):
+    """weights_only=False: Python's unpickler (it runs whatever the file names, as torch's does), with torch's names
+    mapped onto lantern's."""
+
+    def __init__(self, file, persistent_load, **kwargs):
         super().__init__(file, **kwargs)
-        self._weights_only = weights_only
-        self._storage_loader = storage_loader
-        self._allowed = _user_globals() if weights_only else None
+        self._persistent = persistent_load
 
     def find_class(self, module, name):
-        if (module, name) in _compat_pickle.NAME_MAPPING:  # protocol 2 spells Python 3 names the Python 2 way
+        if (module, name) in _compat_pickle.NAME_MAPPING:
             module, name = _compat_pickle.NAME_MAPPING[(module, name)]
         elif module in _compat_pickle.IMPORT_MAPPING:
             module = _compat_pickle.IMPORT_MAPPING[module]
-        key = (module, name)
-        obj = _names().get(key)
+        obj = _names().get((module, name))
         if obj is not None:
-            return obj
-        if self._weights_only:
-            obj = _SAFE_BUILTINS.get(key)
-            if obj is None:
-                obj = self._allowed.get(key)
-            if obj is None and (module == "torch" or module.startswith("torch.")):
-                raise pickle.UnpicklingError(f"this checkpoint uses {module}.{name}, which lantern does not "
-                                             "implement (lantern loads dense strided tensors and parameters)")
-            if obj is None:
-                raise _weights_only_error(module, name)
             return obj
         if module == "torch" or module.startswith("torch."):
             lantern_module = "lantern" + module[len("torch"):]
@@ -423,24 +479,30 @@ class _Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
     def persistent_load(self, pid):
-        if not isinstance(pid, tuple) or not pid or _ascii(pid[0]) != "storage":
-            raise pickle.UnpicklingError(f"unsupported persistent id in checkpoint: {pid!r}")
-        storage_type, key, location, numel = pid[1:]
-        typed = self._storage_loader(storage_type.dtype, _ascii(key), _ascii(location), int(numel))
-        return typed.storage if storage_type is _UNTYPED_STORAGE else typed
+        if self._persistent is None:
+            raise pickle.UnpicklingError("unsupported persistent id encountered")
+        return self._persistent(pid)
 
 
-def _ascii(s):
-    return s.decode("ascii") if isinstance(s, bytes) else s
+def _unpickler(file, weights_only, persistent_load, pickle_load_args=None, extra_globals=None):
+    """The unpickler for one pickle of a checkpoint: the weights-only one (lantern._weights_only_unpickler) or, with
+    weights_only=False, Python's. persistent_load(pid) gets each ('storage', ...) persistent id."""
+    args = dict(pickle_load_args or {})
+    if not weights_only:
+        return _FullUnpickler(file, persistent_load, **args)
+    from ._weights_only_unpickler import Unpickler
+    return Unpickler(file, lambda module, name: _resolve_global(module, name, extra_globals), persistent_load,
+                     encoding=args.get("encoding", "utf-8"))
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
-    """Read a checkpoint written by `torch.save` or `lantern.save` (zip format) from a path or binary file.
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+    """Read a checkpoint written by `torch.save` or `lantern.save` (zip or legacy format) from a path or binary file.
 
     map_location: None (where each storage was saved), a device or string, a dict {saved location: new}, or a
-    callable(storage, location) returning a storage (or None for the default)."""
-    if weights_only is None:
-        weights_only = True
+    callable(storage, location) returning a storage (or None for the default). What a load guarantees about
+    hostile and damaged files is written up in docs/checkpoints.md."""
+    if weights_only is None:  # as torch: the safe default, unless the caller brings their own pickle module
+        weights_only = pickle_module is None
     if pickle_module is not None and weights_only:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     if isinstance(f, (str, os.PathLike)):
@@ -455,75 +517,216 @@ def _load_file(fh, mmap_path, map_location, weights_only, pickle_load_args):
     start = fh.tell()
     magic = fh.read(4)
     fh.seek(start)
-    if magic != b"PK\x03\x04":
-        raise RuntimeError("lantern.load reads PyTorch's zip checkpoint format (what torch.save writes by default "
-                           "since PyTorch 1.6); this file is not a zip archive: it is either a legacy torch.save file "
-                           "(re-save it with a recent torch.save) or not a checkpoint at all")
-    with zipfile.ZipFile(fh) as zf:
-        infos = {i.filename: i for i in zf.infolist()}
-        prefix = next(iter(infos)).split("/", 1)[0] + "/"
-        if prefix + "constants.pkl" in infos:
-            raise RuntimeError(f"{getattr(fh, 'name', 'this file')} is a TorchScript archive (did you mean to use "
-                               "torch.jit.load()?); lantern.load reads torch.save checkpoints")
-        byteorder = zf.read(prefix + "byteorder").decode() if prefix + "byteorder" in infos else "little"
-        whole = np.memmap(mmap_path, dtype=np.uint8, mode="c") if mmap_path else None
-        restore = _restorer(map_location)
-        loaded = {}
+    try:
+        if magic == b"PK\x03\x04":
+            with _open_zip(fh) as zf:
+                return _load_zip(zf, fh, mmap_path, map_location, weights_only, pickle_load_args)
+        if mmap_path:
+            raise RuntimeError("mmap can only be used with files saved with `torch.save(_use_new_zipfile_"
+                               "serialization=True), please torch.save your checkpoint with this option in order to "
+                               "use mmap.")
+        from ._legacy_checkpoint import load_legacy
+        return load_legacy(fh, lambda f, persistent: _unpickler(f, weights_only, persistent, pickle_load_args),
+                           map_location)
+    except pickle.UnpicklingError as e:
+        if not weights_only:
+            raise
+        raise pickle.UnpicklingError(_weights_only_message(str(e))) from None
 
-        def load_storage(dtype, key, location, numel):
-            if key in loaded:
-                return _TypedStorage(loaded[key], dtype)
-            nbytes = numel * dtype.itemsize
-            target = restore(location)
-            if target is not None and target.type == "meta":
-                storage = UntypedStorage(nbytes, device="meta")
-            else:
-                storage = _read_storage(zf, infos[f"{prefix}data/{key}"], nbytes, whole, fh)
-                if byteorder != sys.byteorder and dtype.itemsize > 1:
-                    arr = storage._data[:nbytes].view(dtype.np)
-                    arr.byteswap(inplace=True)
-                try:
-                    storage = _place(storage, location, target, map_location)
-                except RuntimeError as e:  # e.g. no CUDA: say which storage and how to load it elsewhere
-                    raise _PlacementError(e, location) from None
-            loaded[key] = storage
-            return _TypedStorage(storage, dtype)
 
-        with zf.open(prefix + "data.pkl") as pkl:
-            unpickler = _Unpickler(io.BytesIO(pkl.read()), weights_only, load_storage, **pickle_load_args)
-            try:
-                return unpickler.load()
-            except _PlacementError as e:
-                raise RuntimeError(f"{e.error} (while loading a storage saved on '{e.location}'; pass "
-                                   "map_location='cpu' to lantern.load to load it on the CPU)") from None
+@contextlib.contextmanager
+def _open_zip(fh):
+    """zipfile.ZipFile over `fh`; a damaged archive raises RuntimeError (torch's PytorchStreamReader errors)."""
+    try:
+        zf = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, struct.error, OverflowError) as e:
+        raise RuntimeError(f"PytorchStreamReader failed reading zip archive: failed finding central directory "
+                           f"({e}); the file is damaged or truncated") from None
+    with zf:
+        yield zf
+
+
+class _Archive:
+    """The records of a checkpoint's zip, found under its one top folder ('archive/', or the saved file's stem)."""
+
+    def __init__(self, zf, fh):
+        self.zf, self.fh = zf, fh
+        self.infos = {i.filename: i for i in zf.infolist()}
+        if not self.infos:
+            raise RuntimeError("[enforce fail at inline_container.cc] archive does not contain any files")
+        first = next(iter(self.infos))
+        if "/" not in first:
+            raise RuntimeError(f"file in archive is not in a subdirectory: {first}")
+        self.prefix = first.split("/", 1)[0] + "/"
+        fh.seek(0, os.SEEK_END)
+        self.file_size = fh.tell()
+
+    def has(self, name):
+        return self.prefix + name in self.infos
+
+    def info(self, name):
+        info = self.infos.get(self.prefix + name)
+        if info is None:
+            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found")
+        return info
+
+    def read(self, name):
+        info = self.info(name)
+        try:
+            return self.zf.read(info)
+        except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, struct.error, OSError) as e:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: {e}") from None
+
+    def payload_start(self, name, info):
+        """Where a stored record's bytes begin in the file, after checking its local header and that the bytes
+        are all there."""
+        self.fh.seek(info.header_offset)
+        header = self.fh.read(30)
+        if len(header) != 30 or header[:4] != b"PK\x03\x04":
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: invalid header or archive is "
+                               "corrupted")
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        begin = info.header_offset + 30 + name_len + extra_len
+        if begin + info.file_size > self.file_size:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: the record reaches past the end of "
+                               "the file (truncated?)")
+        return begin
+
+
+def _load_zip(zf, fh, mmap_path, map_location, weights_only, pickle_load_args):
+    archive = _Archive(zf, fh)
+    if archive.has("constants.pkl"):
+        raise RuntimeError(f"{getattr(fh, 'name', 'this file')} is a TorchScript archive (did you mean to use "
+                           "torch.jit.load()?); lantern.load reads torch.save checkpoints")
+    byteorder = archive.read("byteorder") if archive.has("byteorder") else b"little"
+    if byteorder not in (b"little", b"big"):
+        raise ValueError("Unknown endianness type: " + byteorder.decode("utf-8", "replace"))
+    pkl = archive.read("data.pkl")
+    whole = np.memmap(mmap_path, dtype=np.uint8, mode="c") if mmap_path else None
+    reader = _StorageReader(archive, "data/", map_location, byteorder.decode(), whole)
+    data = _unpickler(io.BytesIO(pkl), weights_only, reader.persistent_load, pickle_load_args)
+    return reader.finish(data.load)
+
+
+def _allocate(nbytes):
+    try:
+        return UntypedStorage(nbytes)
+    except MemoryError:
+        raise RuntimeError(f"DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes.") from None
+
+
+def _storage_record(pid, fields):
+    """(dtype, key, location, numel, extra) of a ('storage', storage_type, key, location, numel, ...) persistent id,
+    every field checked: `fields` is how many the format has (5 in zip checkpoints, 6 in legacy ones)."""
+    if type(pid) is not tuple or not pid or _ascii(pid[0]) != "storage":
+        raise RuntimeError(f"Unknown typename for persistent_load, expected 'storage' but got {pid!r:.60}")
+    if len(pid) != fields:
+        raise RuntimeError(f"invalid storage record in checkpoint: expected {fields} fields, got {len(pid)}")
+    storage_type, key, location, numel = pid[1:5]
+    if type(storage_type) is not StorageType or _SPELLING.get(id(storage_type)) is None:
+        raise RuntimeError(f"invalid storage record in checkpoint: {storage_type!r:.60} is not a storage type")
+    key, location = _ascii(key), _ascii(location)
+    if type(key) is not str or type(location) is not str:
+        raise RuntimeError("invalid storage record in checkpoint: the key and location must be strings")
+    if type(numel) is not int or numel < 0:
+        raise RuntimeError(f"invalid storage record in checkpoint: element count {numel!r:.40}")
+    return storage_type, key, location, numel, pid[5:]
+
+
+def _ascii(s):
+    if isinstance(s, bytes):
+        try:
+            return s.decode("ascii")
+        except UnicodeDecodeError:
+            return None
+    return s
+
+
+class _StorageReader:
+    """Gives data.pkl (or lantern.jit's constants.pkl) its storages: each record under `folder` read once, its size
+    checked against the persistent id before any memory is allocated, filled completely from the file (never
+    handed out partly uninitialised), byte-swapped if the archive says so, placed as map_location says."""
+
+    def __init__(self, archive, folder, map_location, byteorder="little", whole=None):
+        self.archive, self.folder, self.byteorder, self.whole = archive, folder, byteorder, whole
+        self.map_location = map_location
+        self.restore = _restorer(map_location)
+        self.loaded = {}
+
+    def persistent_load(self, pid):
+        storage_type, key, location, numel, _ = _storage_record(pid, 5)
+        dtype = storage_type.dtype
+        storage = self.loaded.get(key)
+        if storage is None:
+            storage = self.loaded[key] = self._load(key, location, numel, dtype)
+        return storage if storage_type is _UNTYPED_STORAGE else _TypedStorage(storage, dtype)
+
+    def _load(self, key, location, numel, dtype):
+        name = self.folder + key
+        info = self.archive.info(name)
+        nbytes = numel * dtype.itemsize
+        if info.file_size != nbytes:
+            raise RuntimeError(f"record size ({info.file_size} bytes) does not match expected size ({nbytes} bytes = "
+                               f"{numel} elements * {dtype.itemsize} bytes/element) for dtype {dtype}")
+        target = self.restore(location)
+        if target is not None and target.type == "meta":
+            return UntypedStorage(nbytes, device="meta")
+        storage = self._read(name, info, nbytes)
+        if self.byteorder != sys.byteorder and dtype.itemsize > 1:
+            storage._data[:nbytes].view(dtype.np).byteswap(inplace=True)
+        try:
+            return _place(storage, location, target, self.map_location)
+        except RuntimeError as e:  # e.g. no CUDA: say which storage and how to load it elsewhere
+            raise _PlacementError(e, location) from None
+
+    def _read(self, name, info, nbytes):
+        """A CPU storage holding the record's bytes: a window on the mmap, read straight from the file into the new
+        storage (a stored record), or decompressed through zipfile."""
+        archive = self.archive
+        if info.compress_type == zipfile.ZIP_STORED:
+            begin = archive.payload_start(name, info)
+            if self.whole is not None:
+                return UntypedStorage._wrap(self.whole[begin:begin + nbytes], _device("cpu"))
+            storage = _allocate(nbytes)
+            archive.fh.seek(begin)
+            _fill(storage, nbytes, archive.fh.readinto, name)
+            return storage
+        if nbytes > info.compress_size * 1100 + 1024:  # deflate expands at most ~1032x: the size is a lie
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: its size {nbytes} cannot come "
+                               f"from {info.compress_size} compressed bytes")
+        storage = _allocate(nbytes)
+        try:
+            with archive.zf.open(info) as src:
+                _fill(storage, nbytes, src.readinto, name)
+        except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, struct.error, OSError) as e:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: {e}") from None
+        return storage
+
+    def finish(self, load):
+        """Run the unpickler's `load`, turning a placement failure into torch's error that names the location."""
+        try:
+            return load()
+        except _PlacementError as e:
+            raise RuntimeError(f"{e.error} (while loading a storage saved on '{e.location}'; pass "
+                               "map_location='cpu' to lantern.load to load it on the CPU)") from None
+
+
+def _fill(storage, nbytes, readinto, name):
+    """Read exactly nbytes into the storage, or raise: memory that the file did not fill is never handed out."""
+    buf = memoryview(storage._data[:nbytes]) if nbytes else memoryview(b"")
+    done = 0
+    while done < nbytes:
+        n = readinto(buf[done:])
+        if not n:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: unexpected end of data "
+                               f"({nbytes - done} of {nbytes} bytes missing); the file is damaged or truncated")
+        done += n
 
 
 class _PlacementError(Exception):
     def __init__(self, error, location):
         super().__init__(str(error))
         self.error, self.location = error, location
-
-
-def _read_storage(zf, info, nbytes, whole, fh):
-    """A CPU storage holding record `info`'s bytes: a window on the mmap, or read straight from the file into the
-    new storage (a stored record's payload follows its local header), or through zipfile as the fallback."""
-    seekable = fh.seekable() and hasattr(fh, "readinto") and info.compress_type == zipfile.ZIP_STORED
-    if seekable or whole is not None:
-        fh.seek(info.header_offset + 26)
-        name_len, extra_len = struct.unpack("<HH", fh.read(4))
-        begin = fh.tell() + name_len + extra_len
-        if whole is not None:
-            return UntypedStorage._wrap(whole[begin:begin + nbytes], _device("cpu"))
-    storage = UntypedStorage(nbytes)
-    if nbytes:
-        buf = memoryview(storage._data[:nbytes])
-        if seekable:
-            fh.seek(begin)
-            if fh.readinto(buf) == nbytes:
-                return storage
-        with zf.open(info) as src:
-            src.readinto(buf)
-    return storage
 
 
 def _restorer(map_location):
@@ -549,6 +752,12 @@ def _place(storage, location, target, map_location):
         target = _device(location)
     if target.type == "cpu":
         return storage
-    backend_for_device(target)  # raises lantern's CUDA-unavailable error when there is no GPU
+    try:
+        backend_for_device(target)
+    except Exception:  # torch's error for a device this build cannot reach
+        raise RuntimeError(f"Attempting to deserialize object on a {target.type.upper()} device but "
+                           f"torch.{target.type}.is_available() is False. If you are running on a CPU-only machine, "
+                           "please use torch.load with map_location=torch.device('cpu') to map your storages to the "
+                           "CPU.") from None
     flat = make_tensor(storage, (storage.nbytes(),), (1,), 0, dt.uint8, backend_for_device(storage.device))
     return flat.to(target)._storage

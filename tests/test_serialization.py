@@ -225,14 +225,15 @@ def test_map_location():
             lib.load(buf, map_location="cuda")
 
 
-def test_unsupported_files_fail_clearly():
+def test_explicit_pickle_module_with_weights_only_fails_like_torch():
     buf = io.BytesIO()
-    torch.save({"a": torch.ones(2)}, buf, _use_new_zipfile_serialization=False)
-    buf.seek(0)
-    with pytest.raises(RuntimeError, match="legacy"):
-        lantern.load(buf)
-    with pytest.raises(RuntimeError, match="explicit pickle_module"):
-        lantern.load(buf, pickle_module=pickle)
+    torch.save({"a": torch.ones(2)}, buf)
+    for lib in (torch, lantern):
+        buf.seek(0)
+        with pytest.raises(RuntimeError, match="explicit pickle_module"):
+            lib.load(buf, pickle_module=pickle, weights_only=True)
+        buf.seek(0)
+        assert lib.load(buf, pickle_module=pickle)["a"].tolist() == [1.0, 1.0]  # weights_only then defaults to False
 
 
 def test_saving_one_storage_as_two_dtypes_fails_like_torch():

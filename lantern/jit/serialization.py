@@ -317,27 +317,30 @@ def _write(fh, prefix, records):
 
 # ---- load -----------------------------------------------------------------------------------------------------------
 
-class _ScriptUnpickler(_ser._Unpickler):
-    """lantern.load's unpickler (weights only), also accepting `__torch__` classes as _Object stand-ins."""
+class _ScriptClasses:
+    """The `__torch__.*` classes data.pkl names: a stand-in class per name (NEWOBJ + BUILD make _Objects of them),
+    offered to lantern.load's weights-only unpickler next to its allow-list."""
 
-    def __init__(self, file, storage_loader):
-        super().__init__(file, True, storage_loader)
-        self._classes = {}
+    def __init__(self):
+        self.classes = {}
 
-    def find_class(self, module, name):
-        if module == "__torch__" or module.startswith("__torch__."):
-            qualname = f"{module}.{name}"
-            if qualname not in self._classes:
-                self._classes[qualname] = _record_class(qualname)
-            return self._classes[qualname]
-        return super().find_class(module, name)
+    def __call__(self, module, name):
+        if module != "__torch__" and not module.startswith("__torch__."):
+            return None
+        qualname = f"{module}.{name}"
+        if not all(part.isidentifier() for part in qualname.split(".")):
+            raise pickle.UnpicklingError(f"invalid TorchScript class name {qualname!r:.80} in the archive")
+        if qualname not in self.classes:
+            self.classes[qualname] = _record_class(qualname)
+        return self.classes[qualname]
 
 
 def load(f, map_location=None, _extra_files=None):
     """Read a TorchScript archive written by lantern.jit.save from a path or binary file: a RecursiveScriptModule.
 
     map_location moves the tensors as in lantern.load; `_extra_files` (a dict of names) is filled in place with
-    the bytes of those extra files."""
+    the bytes of those extra files. Loading runs no Python named by the file: every call in the IR must be a
+    registered operator or one of the functions lantern.jit.archive_check allows, checked before anything runs."""
     if isinstance(f, (str, os.PathLike)):
         if not os.path.exists(f):
             raise ValueError(f"The provided filename {f} does not exist")
@@ -353,111 +356,167 @@ def _load(fh, map_location, extra_files):
     if magic != b"PK\x03\x04":
         raise RuntimeError("lantern.jit.load reads TorchScript archives (zip files written by lantern.jit.save); "
                            "this file is not a zip archive")
-    with zipfile.ZipFile(fh) as zf:
-        infos = {i.filename: i for i in zf.infolist()}
-        prefix = next(iter(infos)).split("/", 1)[0] + "/"
-        if prefix + "constants.pkl" not in infos:
+    with _ser._open_zip(fh) as zf:
+        archive = _ser._Archive(zf, fh)
+        if not archive.has("constants.pkl"):
             raise RuntimeError("PytorchStreamReader failed locating file constants.pkl: file not found (this is not "
                                "a TorchScript archive; a torch.save/lantern.save checkpoint loads with lantern.load)")
-        if prefix + "code/__torch__.ir" not in infos:
+        if not archive.has("code/__torch__.ir"):
             raise RuntimeError("this TorchScript archive was written by torch.jit.save: it holds TorchScript source, "
                                "which lantern cannot compile; lantern.jit.load reads the archives lantern.jit.save "
                                "writes (they also store each method's IR)")
-        ir = json.loads(zf.read(prefix + "code/__torch__.ir").decode())
-        if ir.get("format") != _IR_FORMAT:
-            raise RuntimeError(f"unsupported lantern TorchScript IR format {ir.get('format')!r}")
+        ir = _read_ir(archive.read("code/__torch__.ir"))
         for name in extra_files or {}:  # as torch: a name the archive lacks reads as b""
-            member = prefix + "extra/" + name
-            extra_files[name] = zf.read(member) if member in infos else b""
-        loader = _StorageLoader(zf, infos, prefix, fh, map_location)
-        constants = _unpickle(zf.read(prefix + "constants.pkl"), loader.reader("constants/"))
-        root = _unpickle(zf.read(prefix + "data.pkl"), loader.reader("data/"))
-    graphs = _Graphs(ir["classes"], constants)
+            extra_files[name] = archive.read("extra/" + name) if archive.has("extra/" + name) else b""
+        classes = _ScriptClasses()
+        constants = _unpickle(archive, "constants.pkl", "constants/", map_location, classes)
+        root = _unpickle(archive, "data.pkl", "data/", map_location, classes)
+    graphs = _Graphs(ir["classes"], constants, _layouts(root, ir["classes"]))
     return _build(root, graphs)
 
 
-class _StorageLoader:
-    """Reads storage records of the archive for the unpicklers, placing them as map_location says."""
-
-    def __init__(self, zf, infos, prefix, fh, map_location):
-        self.zf, self.infos, self.prefix, self.fh = zf, infos, prefix, fh
-        self.map_location = map_location
-        self.restore = _ser._restorer(map_location)
-        self.loaded = {}
-
-    def reader(self, folder):
-        def load_storage(dtype, key, location, numel):
-            name = self.prefix + folder + key
-            storage = self.loaded.get(name)
-            if storage is None:
-                raw = _ser._read_storage(self.zf, self.infos[name], numel * dtype.itemsize, None, self.fh)
-                storage = _ser._place(raw, location, self.restore(location), self.map_location)
-                self.loaded[name] = storage
-            return _ser._TypedStorage(storage, dtype)
-        return load_storage
+def _read_ir(raw):
+    """code/__torch__.ir's JSON, its layout checked (the graphs themselves are checked as they are decoded)."""
+    from .archive_check import check_ir_layout
+    try:
+        ir = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise RuntimeError(f"code/__torch__.ir is not valid JSON: {e}") from None
+    if not isinstance(ir, dict) or ir.get("format") != _IR_FORMAT:
+        raise RuntimeError(f"unsupported lantern TorchScript IR format "
+                           f"{ir.get('format') if isinstance(ir, dict) else type(ir).__name__!r}")
+    check_ir_layout(ir)
+    return ir
 
 
-def _unpickle(payload, storage_loader):
-    return _ScriptUnpickler(io.BytesIO(payload), storage_loader).load()
+def _unpickle(archive, pickle_name, folder, map_location, classes):
+    reader = _ser._StorageReader(archive, folder, map_location)
+    unpickler = _ser._unpickler(io.BytesIO(archive.read(pickle_name)), True, reader.persistent_load,
+                                extra_globals=classes)
+    try:
+        return reader.finish(unpickler.load)
+    except pickle.UnpicklingError as e:
+        raise pickle.UnpicklingError(f"lantern.jit.load: {pickle_name}: {e}") from None
 
 
 class _Graphs:
-    """Each class's method graphs, parsed once and shared by every module of that class."""
+    """Each class's method graphs, parsed and checked (lantern.jit.archive_check) once, shared by every module of
+    that class."""
 
-    def __init__(self, classes, constants):
+    def __init__(self, classes, constants, layouts):
         self.classes = classes
-        self.constants = constants
+        self.constants = constants if isinstance(constants, tuple) else ()
+        self.layouts = layouts
         self.parsed = {}
 
     def methods(self, qualname):
         if qualname not in self.parsed:
-            info = self.classes.get(qualname)
-            if info is None:
-                raise RuntimeError(f"the archive's data.pkl names class {qualname}, which code/__torch__.ir lacks")
-            self.parsed[qualname] = {name: self.decode(rec) for name, rec in info["methods"].items()}
+            methods = self.classes[qualname]["methods"]
+            self.parsed[qualname] = {name: self.decode(rec, qualname) for name, rec in methods.items()}
         return self.parsed[qualname]
 
-    def decode(self, record):
+    def decode(self, record, self_class):
+        from .archive_check import check_graph
         from .ir import parse_ir
-        graph = parse_ir(record["ir"])
+        try:
+            graph = parse_ir(record["ir"])
+        except (ValueError, IndexError, KeyError, TypeError, AttributeError) as e:
+            raise RuntimeError(f"lantern.jit.load: a graph of the archive does not parse: {e}") from None
         nodes = list(_all_nodes(graph.block()))
         for node in nodes:
             value = node.attrs.get("value") if node.kind() == "prim::Constant" else None
             if isinstance(value, str) and value.startswith(_CONSTANT_PREFIX) and \
                     type(node.output().type()).__name__ == "TensorType":
-                node.attrs["value"] = self.constants[int(value[len(_CONSTANT_PREFIX):])]
+                node.attrs["value"] = self.constant(value)
         for ref in record["refs"]:
+            if not 0 <= ref["node"] < len(nodes):
+                raise RuntimeError(f"lantern.jit.load: a reference of code/__torch__.ir names node {ref['node']}, "
+                                   f"but its graph has {len(nodes)}")
             attrs = nodes[ref["node"]].attrs
             if ref.get("absent"):
                 attrs.pop(ref["attribute"], None)
             else:
                 attrs[ref["attribute"]] = self._decode_ref(ref)
+        check_graph(graph, self.layouts, self_class)
         return graph
+
+    def constant(self, name):
+        index = name[len(_CONSTANT_PREFIX):]
+        if not index.isdigit() or int(index) >= len(self.constants) or \
+                not isinstance(self.constants[int(index)], TensorImpl):
+            raise RuntimeError(f"lantern.jit.load: the archive uses tensor constant {name}, which constants.pkl "
+                               "lacks")
+        return self.constants[int(index)]
 
     def _decode_ref(self, ref):
         if "python" in ref:
+            from .archive_check import allowed_python
             from .frontend_emit import _PythonRef
-            if not ref["python"].startswith(("lantern.", "Tensor.")):
-                raise RuntimeError(f"this archive calls {ref['python']}, which is not a lantern function")
+            allowed_python(ref["python"], ref["attr"])
             return _PythonRef(ref["python"], ref["kwnames"], ref["attr"])
         from .frontend import _FunctionRef
         from .module import ScriptFunction
-        return _FunctionRef(ref["function"], ScriptFunction(ref["function"], self.decode(ref)))
+        return _FunctionRef(ref["function"], ScriptFunction(ref["function"], self.decode(ref, None)))
+
+
+def _layouts(root, classes):
+    """qualname -> archive_check.ClassLayout for every class of the module tree under `root` (data.pkl's objects),
+    each checked: declared in code/__torch__.ir, its state a dict of allowed names, the same children for every
+    module of one class, no module its own ancestor."""
+    from .archive_check import ClassLayout, check_member_name
+    layouts, seen = {}, set()
+
+    def visit(obj, path):
+        if not isinstance(obj, _Object):
+            raise RuntimeError(f"lantern.jit.load: {path} is a {type(obj).__name__}, not a TorchScript module")
+        if id(obj) in path_ids:
+            raise RuntimeError(f"lantern.jit.load: module {path} contains itself")
+        qualname = type(obj)._qualname
+        info = classes.get(qualname)
+        if info is None:
+            raise RuntimeError(f"the archive's data.pkl names class {qualname}, which code/__torch__.ir lacks")
+        state = obj.state
+        if type(state) is not dict or not all(type(k) is str for k in state):
+            raise RuntimeError(f"lantern.jit.load: the state of {path} is not a dict of names")
+        for name in state:
+            check_member_name(name, "attribute") if name != "training" else None
+        if type(state.get("training", True)) is not bool:
+            raise RuntimeError(f"lantern.jit.load: {path}.training is not a bool")
+        missing = [n for n in info["parameters"] + info["buffers"] if n not in state]
+        if missing:
+            raise RuntimeError(f"lantern.jit.load: {path} lacks its parameters/buffers {missing}")
+        children = {name: type(v)._qualname for name, v in state.items() if isinstance(v, _Object)}
+        layout = ClassLayout(qualname, [n for n in state if n not in children], children, info["methods"])
+        known = layouts.setdefault(qualname, layout)
+        if known.children != layout.children or known.data != layout.data:
+            raise RuntimeError(f"lantern.jit.load: modules of class {qualname} differ in their attributes")
+        path_ids.add(id(obj))
+        for name, child in state.items():
+            if isinstance(child, _Object):
+                visit(child, f"{path}.{name}")
+        path_ids.discard(id(obj))
+        seen.add(id(obj))
+
+    path_ids = set()
+    visit(root, "the root module")
+    return layouts
 
 
 def _build(obj, graphs):
     from ..nn.parameter import Parameter
     from .module import RecursiveScriptModule
     qualname = type(obj)._qualname
-    info = graphs.classes.get(qualname)
-    if info is None:
-        raise RuntimeError(f"the archive's data.pkl names class {qualname}, which code/__torch__.ir lacks")
+    info = graphs.classes[qualname]
     state = dict(obj.state)
     params = {}
     for name in info["parameters"]:
         t = state.pop(name)
+        if t is not None and not isinstance(t, TensorImpl):
+            raise RuntimeError(f"lantern.jit.load: parameter {name} of {qualname} is a {type(t).__name__}")
         params[name] = None if t is None else Parameter(t, t.requires_grad)
     buffers = {name: state.pop(name) for name in info["buffers"]}
+    if any(b is not None and not isinstance(b, TensorImpl) for b in buffers.values()):
+        raise RuntimeError(f"lantern.jit.load: a buffer of {qualname} is not a tensor")
     training = state.pop("training", True)
     submodules = {name: _build(v, graphs) for name, v in state.items() if isinstance(v, _Object)}
     attributes = {name: v for name, v in state.items() if name not in submodules}
