@@ -27,15 +27,9 @@ from .grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from .kernel import autograd_kernel
+from .variable import Variable  # noqa: F401
 
 dispatcher.set_autograd_kernel(autograd_kernel)
-
-
-def Variable(data, requires_grad=False, volatile=False):
-    """Variable and Tensor are one class: this returns a plain lantern.Tensor (optionally requiring grad)."""
-    if not isinstance(data, TensorImpl):
-        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
-    return data.detach().requires_grad_(requires_grad) if requires_grad else data
 
 
 def _as_tuple(x):
