@@ -229,8 +229,12 @@ class _ReturnType:
         return f"lantern.return_types.{type(self).__name__}(\n{body})"
 
 
+RETURN_TYPES = {}  # name -> type, every op's; lantern.return_types shows them as torch.return_types does
+
+
 def return_type(name, fields):
-    return type(name, (_ReturnType, namedtuple(name, fields)), {"__slots__": ()})
+    made = RETURN_TYPES[name] = type(name, (_ReturnType, namedtuple(name, fields)), {"__slots__": ()})
+    return made
 
 
 max_rt = return_type("max", ["values", "indices"])
