@@ -1,4 +1,4 @@
-"""Dispatch keys, highest priority first: Tracer (JIT) > Autograd > the backends CUDA / CPU / Meta.
+"""Dispatch keys, highest priority first: Autocast > Tracer (JIT) > Autograd > the backends CUDA / CPU / Meta.
 
 >>> DispatchKey.Autograd > DispatchKey.CPU
 True
@@ -12,6 +12,7 @@ class DispatchKey(enum.IntEnum):
     CUDA = 3
     Autograd = 10
     Tracer = 20
+    Autocast = 30
 
 
 BACKEND_KEYS = {"cpu": DispatchKey.CPU, "cuda": DispatchKey.CUDA, "meta": DispatchKey.Meta}

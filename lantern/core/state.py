@@ -1,4 +1,4 @@
-"""Thread-local dispatch state (PyTorch's TLS): grad mode, inference mode, and the observers of dispatch.
+"""Thread-local dispatch state (PyTorch's TLS): grad mode, inference mode, autocast, and the observers of dispatch.
 
 `observed` is True while anything watches the dispatcher (a JIT tracer, the dispatch trace); the dispatcher's hot
 path tests only that one flag.
@@ -16,10 +16,12 @@ class _DispatchState(threading.local):
     anomaly = False        # autograd anomaly detection (records forward tracebacks, checks for NaN)
     tracer = None          # the active JIT tracer (the Tracer dispatch key), if any
     dispatch_trace = None  # the outermost dispatch watcher (trace printer, profiler: lantern.profiler.watchers)
+    autocast = None        # while CPU autocast is on (the Autocast key): its lower-precision dtype (lantern.amp)
     observed = False       # the dispatcher's one hot-path test: anything above needs the slow path
 
     def refresh(self):
-        self.observed = self.tracer is not None or self.dispatch_trace is not None or self.inference_mode
+        self.observed = (self.tracer is not None or self.dispatch_trace is not None or self.inference_mode
+                         or self.autocast is not None)
 
 
 tls = _DispatchState()

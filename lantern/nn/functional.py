@@ -12,6 +12,7 @@ nn_extra.py or nn_attention.py (op records with derivatives, or composites) and 
 from ..ops import (
     nn_activation as _nn_activation, nn_attention as _nn_attention, nn_conv as _nn_conv, nn_extra as _nn_extra,
     nn_loss as _nn_loss, nn_misc as _nn_misc, nn_norm as _nn_norm, registry as _registry,
+    autocast as _autocast, autocast_policy as _autocast_policy,
 )
 
 for _module in (_nn_conv, _nn_activation, _nn_loss, _nn_norm, _nn_misc, _nn_extra, _nn_attention):
@@ -23,3 +24,10 @@ globals().update({name: fn for name, fn in _registry.COMPOSITES.items()
                   if getattr(fn, "__wrapped__", None) is globals().get(name)})
 for _name in ("linear", "dropout", "layer_norm", "batch_norm", "group_norm", "instance_norm"):
     globals()[_name] = _registry.observed(_name, globals()[_name])
+
+# the plain functions with an autocast policy (cross_entropy, pad, ...) get the Autocast stage in front; composites
+# have it in their wrappers already, and ops that are registered meet it in the dispatcher
+for _name in _autocast_policy.FUNCTIONS:
+    _fn = globals().get(_name)
+    if _fn is not None and _name not in _registry.REGISTRY and not hasattr(_fn, "__wrapped__"):
+        globals()[_name] = _autocast.stage(_name, _fn)

@@ -1,8 +1,9 @@
 """The dispatcher: from an op and its arguments to one kernel, highest dispatch key first.
 
-Keys, high to low: Tracer (a JIT trace is recording) > Autograd (grad mode is on and an input requires grad) >
-the backend of the inputs (CUDA / CPU / Meta). A kernel may redispatch below its own key: the autograd kernel
-computes through `redispatch(op, args, DispatchKey.Autograd)` and then records a graph node.
+Keys, high to low: Autocast (lantern.autocast is on: lantern.ops.autocast) > Tracer (a JIT trace is recording) >
+Autograd (grad mode is on and an input requires grad) > the backend of the inputs (CUDA / CPU / Meta). A kernel may
+redispatch below its own key: the autograd kernel computes through `redispatch(op, args, DispatchKey.Autograd)` and
+then records a graph node.
 
 >>> from lantern.ops import dispatcher, registry
 >>> x = lantern.ones(2)
@@ -17,6 +18,7 @@ from ..core.device import device as _device
 _BACKENDS = {}          # device type -> Backend
 _AUTOGRAD_KERNEL = [None]  # the generic autograd kernel, installed by lantern.autograd
 _TRACER_KERNEL = [None]    # the JIT tracer kernel, installed by lantern.jit
+_AUTOCAST = [None, None]   # the autocast kernel and its explain(op), installed by lantern.ops.autocast
 
 
 def register_backend(device_type, backend):
@@ -37,6 +39,10 @@ def set_autograd_kernel(fn):
 
 def set_tracer_kernel(fn):
     _TRACER_KERNEL[0] = fn
+
+
+def set_autocast_kernel(fn, explain):
+    _AUTOCAST[:] = [fn, explain]
 
 
 def _mixed_devices(op, tensors):
@@ -148,7 +154,9 @@ def call(op, args):
 
 
 def redispatch(op, args, below):
-    """Run `op` with every key at or above `below` excluded (used by the autograd and tracer kernels)."""
+    """Run `op` with every key at or above `below` excluded (used by the autocast, tracer and autograd kernels)."""
+    if below > DispatchKey.Tracer and tls.tracer is not None and _TRACER_KERNEL[0] is not None:
+        return _TRACER_KERNEL[0](op, args)
     backend, needs_grad = _scan(op, args)
     if below > DispatchKey.Autograd and needs_grad and tls.grad_enabled and _AUTOGRAD_KERNEL[0] is not None:
         return _AUTOGRAD_KERNEL[0](op, args, backend)
@@ -175,6 +183,9 @@ def explain_keys(op, args):
     keys = []
     if tls.tracer is not None and _TRACER_KERNEL[0] is not None:
         keys.append((DispatchKey.Tracer, "a JIT trace is recording"))
+    autocast_why = _AUTOCAST[1](op) if tls.autocast is not None and _AUTOCAST[1] is not None else None
+    if autocast_why is not None:
+        keys.append((DispatchKey.Autocast, autocast_why))
     if needs_grad and _AUTOGRAD_KERNEL[0] is not None:
         if tls.grad_enabled:
             keys.append((DispatchKey.Autograd, "an input requires grad and grad mode is on"))
@@ -186,13 +197,13 @@ def explain_keys(op, args):
 
 
 def call_observed(op, args):
-    """The dispatch path while something watches: the JIT tracer records, the dispatch trace prints, and
-    inference_mode marks what it makes as inference tensors."""
+    """The dispatch path while something watches or autocast is on: the dispatch trace prints, autocast casts,
+    the JIT tracer records, and inference_mode marks what it makes as inference tensors."""
     trace = tls.dispatch_trace
     if trace is not None:
-        result = trace.around(op, args, lambda: _call_with_tracer(op, args))
+        result = trace.around(op, args, lambda: _call_below_watchers(op, args))
     else:
-        result = _call_with_tracer(op, args)
+        result = _call_below_watchers(op, args)
     if tls.inference_mode and op.schema.alias == "new":
         for t in (result if isinstance(result, tuple) else (result,)):
             if isinstance(t, TensorImpl):
@@ -206,8 +217,9 @@ def refuse_inference_write(t):
                        "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
-def _call_with_tracer(op, args):
-    tracer_kernel = _TRACER_KERNEL[0]
-    if tls.tracer is not None and tracer_kernel is not None:
-        return tracer_kernel(op, args)
-    return redispatch(op, args, DispatchKey.Tracer)
+def _call_below_watchers(op, args):
+    """The keys beneath the watchers, highest first: Autocast while it is on, then the tracer and the rest."""
+    autocast_kernel = _AUTOCAST[0]
+    if tls.autocast is not None and autocast_kernel is not None:
+        return autocast_kernel(op, args)
+    return redispatch(op, args, DispatchKey.Autocast)

@@ -13,8 +13,10 @@ Three ways to declare an op, by how its output is made:
 """
 import functools
 import inspect
+import threading
 
 from ..core.state import tls
+from . import autocast, autocast_policy
 from .schema import parse_schema
 
 REGISTRY = {}
@@ -147,34 +149,47 @@ def custom(text, kernel, meta=None, backends=None, method=True):
     return _register(op)
 
 
-# True while some thread has dispatch watchers (lantern.profiler.watchers sets it): a module global, cheaper to
-# test than the thread-local state on every composite call
+# True while some thread has dispatch watchers or autocast on (lantern.profiler.watchers and lantern.amp set it
+# through count_watching): a module global, cheaper to test than the thread-local state on every composite call
 watched = False
+_watching = {"watchers": 0, "autocast": 0}   # threads with watchers / with autocast on
+_watching_lock = threading.Lock()
+
+
+def count_watching(reason, change):
+    """A thread starts (+1) or stops (-1) having `reason` ('watchers' or 'autocast'): keep `watched` in step."""
+    global watched
+    with _watching_lock:
+        _watching[reason] += change
+        watched = any(_watching.values())
 
 
 def observed(name, fn):
     """`fn` wrapped so that dispatch watchers (the profiler, the dispatch trace) see each call as an op `name`, the
-    parent of the ops it dispatches, as PyTorch's profiler shows aten::matmul over aten::mm. Unwatched, the wrapper
-    costs one flag test; it takes fn's own parameters (no *args packing) where it can, and functools.wraps keeps
-    fn's name, docstring and signature."""
-    return functools.update_wrapper(_exact_wrapper(name, fn) or _generic_wrapper(name, fn), fn)
+    parent of the ops it dispatches, as PyTorch's profiler shows aten::matmul over aten::mm; a composite with an
+    autocast policy (matmul, linear, conv2d) also runs behind the Autocast key there (lantern.ops.autocast.stage).
+    Unwatched and without autocast, the wrapper costs one flag test; it takes fn's own parameters (no *args packing)
+    where it can, and functools.wraps keeps fn's name, docstring and signature."""
+    staged = autocast.stage(name, fn) if name in autocast_policy.FUNCTIONS else fn
+    return functools.update_wrapper(_exact_wrapper(name, fn, staged) or _generic_wrapper(name, fn, staged), fn)
 
 
-def _generic_wrapper(name, fn):
+def _generic_wrapper(name, fn, staged):
     def wrapper(*args, **kwargs):
         if watched:
             watcher = tls.dispatch_trace
             if watcher is not None:
-                return watcher.composite(name, fn, args, kwargs)
+                return watcher.composite(name, staged, args, kwargs)
+            return staged(*args, **kwargs)
         return fn(*args, **kwargs)
     return wrapper
 
 
-_RESERVED = {"watched", "tls", "_fn", "_name", "_d", "_w", "wrapper"}
+_RESERVED = {"watched", "tls", "_fn", "_staged", "_name", "_d", "_w", "wrapper"}
 _KINDS = inspect.Parameter
 
 
-def _exact_wrapper(name, fn):
+def _exact_wrapper(name, fn, staged):
     """A wrapper generated with fn's parameter list, passing them on as they are: twice as fast as *args, **kwargs.
     The watchers get the positional parameters as args and the keyword-only ones as kwargs. None when fn's
     signature is unknown or uses a name the wrapper needs."""
@@ -212,17 +227,18 @@ def _exact_wrapper(name, fn):
         if p.kind is _KINDS.POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind is not p.kind):
             heads.append("/")
     args = f"({', '.join(positional)}{',' if len(positional) == 1 else ''})"
-    source = (f"def _make(_fn, _name, _d):\n"
+    source = (f"def _make(_fn, _staged, _name, _d):\n"
               f"    def wrapper({', '.join(heads)}):\n"
               f"        if watched:\n"
               f"            _w = tls.dispatch_trace\n"
               f"            if _w is not None:\n"
-              f"                return _w.composite(_name, _fn, {args}, {{{', '.join(keywords)}}})\n"
+              f"                return _w.composite(_name, _staged, {args}, {{{', '.join(keywords)}}})\n"
+              f"            return _staged({', '.join(calls)})\n"
               f"        return _fn({', '.join(calls)})\n"
               f"    return wrapper\n")
     space = {}
     exec(compile(source, f"<lantern composite {name}>", "exec"), globals(), space)
-    return space["_make"](fn, name, defaults)
+    return space["_make"](fn, staged, name, defaults)
 
 
 def composite(name, fn, method=True):

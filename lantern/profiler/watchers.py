@@ -19,21 +19,13 @@ the kernel, so that what another watcher does (formatting a trace line, say) is 
 >>> counter.calls, tls.dispatch_trace is None
 (2, True)
 """
-import threading
-
 from ..core.state import tls
 from ..ops import registry
-
-_chains = 0   # threads whose chain of watchers is not empty
-_lock = threading.Lock()
 
 
 def _count_chain(change):
     """This thread's chain became non-empty (+1) or empty (-1): composite ops test `registry.watched` first."""
-    global _chains
-    with _lock:
-        _chains += change
-        registry.watched = _chains > 0
+    registry.count_watching("watchers", change)
 
 
 _frontends = {}
