@@ -280,7 +280,7 @@ class Tensor(TensorImpl):
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], dt.dtype):
             return call(_op("view.dtype"), (self, shape[0]))
-        return call(_op("view"), (self, binding._int_list(shape)))
+        return call(_op("view"), (self, binding._int_list(shape, "view")))
 
     def view_as(self, other):
         return self.view(other._size)
@@ -288,7 +288,7 @@ class Tensor(TensorImpl):
     def reshape(self, *shape):
         """A view when strides allow one, else a copy (PyTorch's rule)."""
         from .ops.views import infer_size, view_strides
-        shape = infer_size(binding._int_list(shape), self.numel())
+        shape = infer_size(binding._int_list(shape, "reshape", "shape"), self.numel())
         if view_strides(self._size, self._stride, shape) is not None:
             return call(_op("view"), (self, shape))
         return call(_op("_unsafe_view"), (self.clone(memory_format=contiguous_format), shape))
@@ -300,7 +300,6 @@ class Tensor(TensorImpl):
         n = self.dim()
         if n == 0:
             return self.reshape(1)
-        s, e = self._wrap_dim(start_dim), self._wrap_dim(end_dim)
         if s > e:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if s == e:
@@ -314,14 +313,14 @@ class Tensor(TensorImpl):
         return self.reshape(-1)
 
     def expand(self, *sizes):
-        return call(_EXPAND, (self, binding._int_list(sizes)))
+        return call(_EXPAND, (self, binding._int_list(sizes, "expand")))
 
     def expand_as(self, other):
         return self.expand(other._size)
 
     def sum_to_size(self, *size):
         """Sum broadcast dims away so the result has `size` (the inverse of expand)."""
-        size = tuple(binding._int_list(size))
+        size = tuple(binding._int_list(size, "sum_to_size"))
         lead = self.dim() - len(size)
         if lead < 0 or any(s != 1 and s != n for s, n in zip(size, self._size[lead:])):
             raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self._size)}}}.")
@@ -329,6 +328,7 @@ class Tensor(TensorImpl):
         out = self.sum(dims, True) if dims else self
         return out.view(size) if lead else out
 
+        s, e = self._wrap_dim(start_dim), self._wrap_dim(end_dim)
     def contiguous(self, memory_format=contiguous_format):
         if self.is_contiguous(memory_format):
             return self
@@ -637,6 +637,11 @@ class Tensor(TensorImpl):
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
         return call(_op("full"), (tuple(size), fill_value, dtype or self.dtype, None, device or self.device, None,
                                   requires_grad))
+        if not isinstance(other, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(other).__name__}")
+        if self.requires_grad and not (other.dtype.is_floating_point or other.dtype.is_complex):
+            raise RuntimeError(f"data set to a tensor that requires gradients must be floating point or complex "
+                               f"dtype (got {other.dtype}; convert it with .float() first, or detach this tensor)")
 
     def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
         return call(_op("empty_strided"), (tuple(size), tuple(stride), dtype or self.dtype, None,
@@ -657,7 +662,7 @@ class Tensor(TensorImpl):
         return self
 
     def resize_(self, *sizes, memory_format=None):
-        return self._resize(binding._int_list(sizes))
+        return self._resize(binding._int_list(sizes, "resize_"))
 
     def resize_as_(self, other):
         return self._resize(other._size)
@@ -719,7 +724,7 @@ def _alias_detached(t):
 
 
 def _new_factory(self, name, size, dtype, device, requires_grad):
-    return call(_op(name), (binding._int_list(size), dtype or self.dtype, None, device or self.device, None,
+    return call(_op(name), (binding._int_list(size, "new_" + name), dtype or self.dtype, None, device or self.device, None,
                             requires_grad, None))
 
 

@@ -18,7 +18,9 @@ _SOURCES = {}
 
 
 def _int_list(values, name="", arg="size"):
-    """`view(2, 3)` and `view((2, 3))` both mean the sizes (2, 3); anything but ints is a TypeError."""
+    """`view(2, 3)` and `view((2, 3))` both mean the sizes (2, 3); anything but ints, or nothing, is a TypeError."""
+    if not values:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "{arg}" (pass the {arg}, () for none)')
     plain = values[0] if len(values) == 1 and values[0].__class__ is tuple else values
     for v in plain:  # the common case, ints already: nothing to convert
         if v.__class__ is not int:

@@ -359,6 +359,8 @@ def _along_dim_key(xp, index, d):
 
 def _gather_meta(self, dim, index, sparse_grad=False):
     d = wrap_dim(dim, self.dim())
+    if index.numel() == 0:  # an empty index gathers nothing: PyTorch checks neither its dtype nor its shape
+        return index._size, self.dtype
     _check_int_index("gather", index)
     _check_gather_shape(self, d, index)
     return index._size, self.dtype
@@ -520,7 +522,13 @@ def _index_select_meta(self, dim, index):
     d = wrap_dim(dim, self.dim())
     _check_index_vector("index_select", index)
     if self.dim() == 0:
+        if index.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} "
+                               "value(s) (a 0-d tensor has one element: index it with [0])")
         return (), self.dtype
+    if index.numel() and self.dim() > 1 and self._size[d] == 0:
+        raise RuntimeError(f"index_select(): self indexing axis dim should be positive (dimension {d} of "
+                           f"{shape_str(self._size)} is empty, so no index can select from it)")
     return self._size[:d] + (index.numel(),) + self._size[d + 1:], self.dtype
 
 
@@ -531,10 +539,16 @@ def _check_slice_indices(name, index, n, d, error=IndexError, lowest=0):
                     "(index out of range in self)")
 
 
+def _index_select_range_error(self, d):
+    """PyTorch's class for an index out of range: its CPU kernels for dim 1 and for empty inputs raise
+    RuntimeError ("INDICES element is out of DATA bounds"), the others IndexError."""
+    return RuntimeError if self.ndim > 1 and (d == 1 or self.size == 0) else IndexError
+
+
 def _index_select_impl(xp, out, dtype, self, dim, index):
     self, out, index = _at_least_1d(self), _at_least_1d(out), index.reshape(-1)
     d = dim % self.ndim
-    _check_slice_indices("index_select", index, self.shape[d], d)
+    _check_slice_indices("index_select", index, self.shape[d], d, _index_select_range_error(self, d))
     out[...] = xp.take(self, index, axis=d)
 
 
@@ -783,10 +797,11 @@ def _nonzero(backend, self):
     xp = backend.xp
     a = backend.array(self)
     if a.ndim == 0:  # one row with no columns when the value is nonzero
-        return backend.empty_strided((int(a != 0), 0), (1, 1), dt.int64)
+        count = int(a != 0)
+        return backend.empty_strided((count, 0), (1, count), dt.int64)
     columns = xp.nonzero(a)
     count = len(columns[0])
-    out = backend.empty_strided((count, a.ndim), (1, max(count, 1)), dt.int64)  # column-major, as ATen's
+    out = backend.empty_strided((count, a.ndim), (1, count), dt.int64)  # column-major, as ATen's
     if count:
         backend.array(out)[...] = xp.stack(columns, axis=1)
     return out

@@ -154,7 +154,7 @@ def _matmul(input, other):
         return call(_mm, (input, other))
     if da >= 3 and db <= 2:
         # fold the batch into the rows: one BLAS call instead of a batched product
-        rows = input.reshape(-1, input._size[-1])
+        rows = input.reshape(_prod(input._size[:-1]), input._size[-1])  # not -1: an empty k leaves it unknown
         if db == 1:
             return call(_mv, (rows, other)).view(input._size[:-1])
         return call(_mm, (rows, other)).view(input._size[:-1] + (other._size[-1],))
@@ -166,8 +166,8 @@ def _matmul(input, other):
     if b._size[-2] != k:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{_prod(batch)}, {k}] but got: [{_prod(batch)}, {b._size[-2]}].")
-    a3 = a.expand(batch + (n, k)).reshape(-1, n, k)
-    b3 = b.expand(batch + (k, m)).reshape(-1, k, m)
+    a3 = a.expand(batch + (n, k)).reshape(_prod(batch), n, k)
+    b3 = b.expand(batch + (k, m)).reshape(_prod(batch), k, m)
     out = call(_bmm, (a3, b3)).view(batch + (n, m))
     if da == 1:
         out = out.squeeze(-2)

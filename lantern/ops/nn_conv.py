@@ -772,7 +772,7 @@ def _avg_args(self, kernel_size, stride, padding, ceil_mode, divisor_override):
 
 def _avg_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
               divisor_override=None):
-    if self.dtype.is_complex or self.dtype is dt.bool:
+    if not (self.dtype.is_floating_point or self.dtype is dt.int64):  # PyTorch's CPU kernel: these dtypes only
         raise NotImplementedError(f"\"avg_pool2d\" not implemented for '{self.dtype.legacy}'")
     return _avg_args(self, kernel_size, stride, padding, ceil_mode, divisor_override)[0], self.dtype
 

@@ -154,11 +154,37 @@ structured("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor?
            inplace=False, out=False, method=False)
 
 
+def _nll_batch_shape(self, target):
+    """The loss's shape before reduction (the batch's), with the target's shape checked as PyTorch checks it, so
+    that a call wrong in several ways gets PyTorch's exception class: input rank, batch size, the rest."""
+    shapes = f"(nll_loss of input shape {shape_str(self._size)}, target shape {shape_str(target._size)})"
+    if self.dim() == 0:
+        raise ValueError(f"Expected 1 or more dimensions (got 0) {shapes}: input is (C,) or (N, C, ...)")
+    if self.dim() == 1:
+        if target.dim() > 1:
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported {shapes}")
+        if target._size not in ((), (1,)):
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target._size[0]} "
+                             f"{shapes}")
+        return ()
+    if not target._size:
+        raise (IndexError("Dimension specified as 0 but tensor has no dimensions") if self._size[0] == 0 else
+               ValueError(f"Expected input batch_size ({self._size[0]}) to match target batch_size (0). {shapes}"))
+    if self._size[0] != target._size[0]:
+        raise ValueError(f"Expected input batch_size ({self._size[0]}) to match target batch_size "
+                         f"({target._size[0]}). {shapes}")
+    batch = self._size[:1] + self._size[2:]
+    if self.dim() == 2 and target.dim() != 1:
+        raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported {shapes}")
+    if target._size != batch:
+        raise RuntimeError(f"Expected target size {shape_str(batch)}, got {shape_str(target._size)} {shapes}")
+    return batch
+
+
 def _nll_loss_meta(self, target, weight=None, reduction=1, ignore_index=-100):
     _require_tensor("nll_loss", self)
     _require_tensor("nll_loss", target, 2, "target")
-    if self.dim() == 0:
-        raise ValueError("Expected 1 or more dimensions (got 0) (nll_loss: input is (C,) or (N, C, ...))")
+    batch = _nll_batch_shape(self, target)
     if target.dtype not in (dt.int64, dt.uint8):
         got = target.dtype.legacy.replace("Tensor", "")
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {got} (nll_loss: pass class indices "
@@ -175,6 +201,7 @@ def _nll_loss_meta(self, target, weight=None, reduction=1, ignore_index=-100):
                            f"weight tensor of shape: {shape_str(weight._size)}")
     if self.dtype.category != dt.FLOATING:
         raise NotImplementedError(f'"nll_loss_out_frame" not implemented for \'{self.dtype.legacy}\'')
+    target = target.reshape(()) if x.ndim == 1 else target  # unbatched: a 0-d target or one of shape (1,)
     return (batch if reduction == 0 else ()), self.dtype
 
 
@@ -201,6 +228,7 @@ structured("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduct
 
 def _nll_loss_backward_meta(grad_output, self, target, weight=None, reduction=1, ignore_index=-100):
     return self._size, self.dtype
+    target = target.reshape(()) if out.ndim == 1 else target
 
 
 def _nll_loss_backward_impl(xp, out, dtype, grad_output, self, target, weight=None, reduction=1, ignore_index=-100):
@@ -332,7 +360,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = _reduction_enum(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 1 if input.dim() > 1 else 0
+    class_dim = 0 if input.dim() == 1 else 1  # a 0-d input fails in log_softmax over dim 1, as in PyTorch
     if (input.dim() == 2 and weight is None and label_smoothing == 0.0 and target._size != input._size
             and input.dtype in (dt.float32, dt.float64)):  # float16 rounds log_softmax first in PyTorch's path
         return _op("_cross_entropy_index", input, target, reduction, ignore_index)[0]

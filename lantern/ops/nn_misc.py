@@ -48,7 +48,7 @@ def linear(input, weight, bias=None):
     if input.dim() == 2 and bias is not None and weight.dim() == 2:
         return _op("addmm", bias, input, weight.t(), 1, 1)
     out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    return out if bias is None else out.add_(bias)  # in place, as PyTorch: the result keeps the product's dtype
 
 
 # ---- dropout, embedding, one_hot -----------------------------------------------------------------------------
@@ -210,7 +210,7 @@ def _embedding_kernel(backend, weight, indices, padding_idx=-1, scale_grad_by_fr
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D (embedding got weight of shape {shape_str(weight._size)})")
     out = backend.empty(indices._size + weight._size[1:], weight.dtype)
-    if backend.xp is not None and out.numel():
+    if backend.xp is not None and indices.numel():
         rows = backend.array(indices)
         if ((rows < 0) | (rows >= weight._size[0])).any():
             raise IndexError("index out of range in self")

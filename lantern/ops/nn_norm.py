@@ -36,6 +36,18 @@ def _normalize_rows(xp, x, axes, eps):
     return centered * rstd, mean, var, rstd
 
 
+def _check_parameter_dtypes(name, input, weight, bias):
+    """PyTorch's CPU kernels take weight and bias of the input's dtype, or float32 ones for a float16/bfloat16
+    input; anything else is a RuntimeError, not a silent cast."""
+    params = [t for t in (weight, bias) if t is not None]
+    if all(t.dtype is input.dtype for t in params) or \
+            (input.dtype in (dt.float16, dt.bfloat16) and all(t.dtype is dt.float32 for t in params)):
+        return
+    got = ", ".join(f"{n} {t.dtype}" for n, t in (("weight", weight), ("bias", bias)) if t is not None)
+    raise RuntimeError(f"mixed dtype (CPU): all inputs must share same datatype ({name}: input {input.dtype}, "
+                       f"{got}; cast the parameters with .to({input.dtype}))")
+
+
 def _layer_norm_shapes(input, normalized_shape, weight, bias):
     _require_tensor("layer_norm", input)
     normalized_shape = tuple(normalized_shape)
@@ -48,6 +60,7 @@ def _layer_norm_shapes(input, normalized_shape, weight, bias):
         if t is not None and t._size != normalized_shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{shape_str(t._size)} and normalized_shape = {shape_str(normalized_shape)}")
+    _check_parameter_dtypes("layer_norm", input, weight, bias)
     if input.dtype.category != dt.FLOATING:
         raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for \'{input.dtype.legacy}\'')
     stats = input._size[:input.dim() - k] + (1,) * k

@@ -477,8 +477,9 @@ def _div_meta(a, b, rounding_mode=None):
     return shape, dtype
 
 
-def _int_zero_check(xp, b):
-    if xp.any(xp.asarray(b) == 0):
+def _int_zero_check(xp, b, out):
+    """A zero divisor is an error only where it meets a dividend: an empty output divides nothing."""
+    if out.size and xp.any(xp.asarray(b) == 0):
         raise RuntimeError("ZeroDivisionError (integer division by zero: the divisor has a 0)")
 
 
@@ -487,7 +488,7 @@ def _div_impl(xp, out, dtype, a, b, rounding_mode=None):
     if rounding_mode is None:
         xp.true_divide(a, b, out=out, casting="unsafe")
     elif dtype.kind in "iu":
-        _int_zero_check(xp, b)
+        _int_zero_check(xp, b, out)
         if rounding_mode == "floor":
             xp.floor_divide(a, b, out=out, casting="unsafe")
         else:  # C-style truncation: the quotient of the magnitudes, with the sign of the product
@@ -508,7 +509,7 @@ def _int_safe(ufunc):
     def impl(xp, out, dtype, a, b):
         b = as_dtype(xp, b, dtype)
         if dtype.kind in "iu":
-            _int_zero_check(xp, b)
+            _int_zero_check(xp, b, out)
         ufunc(as_dtype(xp, a, dtype), b, out=out, casting="unsafe")
     impl.__name__ = ufunc.__name__
     return impl

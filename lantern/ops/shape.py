@@ -68,11 +68,11 @@ structured("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_meta, _cat_impl, i
 def _stack_meta(tensors, dim=0):
     _tensor_list("stack", tensors, RuntimeError)
     ref = tensors[0]
+    d = wrap_dim(dim, ref.dim() + 1)  # the dim first, then the sizes: PyTorch's order
     for i, t in enumerate(tensors):
         if t._size != ref._size:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {shape_str(ref._size)} at "
                                f"entry 0 and {shape_str(t._size)} at entry {i}")
-    d = wrap_dim(dim, ref.dim() + 1)
     return ref._size[:d] + (len(tensors),) + ref._size[d:], operands_result_type(list(tensors))
 
 

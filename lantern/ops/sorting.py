@@ -132,6 +132,9 @@ composite("msort", msort)
 def _topk_shape(self, k, dim):
     d = wrap_dim(dim, self.dim())
     _no_complex("topk", self)
+    if self.dtype is dt.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU (topk: convert with .to(lantern.uint8) first, "
+                           "or use sort)")
     n = self._size[d] if self.dim() else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (topk: k={k} for a dim of size {n} in a tensor of shape "

@@ -6,7 +6,7 @@ of ops per parameter. lantern's equivalent skips the dispatcher: under no_grad, 
 calls on the raw arrays. The arithmetic is the for-loop's, operation for operation (each op's rounding and operand
 order, so results are bitwise equal), in-place writes bump the same version counters, and the state keeps its
 layout. Anything else (a first step, which creates the state; tensor hyperparameters; sparse, complex or half
-precision parameters; `differentiable=True`) returns False and the caller runs its ordinary loop.
+precision parameters; a grad of another shape than its parameter's; `differentiable=True`) returns False and the caller runs its ordinary loop.
 
 >>> import lantern
 >>> w = lantern.tensor([1.], requires_grad=True)
@@ -38,7 +38,7 @@ def _arrays(group):
             continue
         backend = p._backend
         if (backend.xp is None or p.dtype not in _DTYPES or grad.dtype is not p.dtype or grad._backend is not backend
-                or grad.is_sparse or p._is_inference):
+                or grad.is_sparse or p._is_inference or grad._size != p._size):  # the loop's ops check shapes
             return None
         items.append((p, backend.array(p), backend.array(grad)))
     return items
