@@ -16,7 +16,7 @@ from .core.dtype import (  # noqa: E402,F401
     bfloat16, bool, complex64, complex128, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo,
     int8, int16, int32, int64, set_default_dtype, uint8,
 )
-from .core.device import device  # noqa: E402,F401
+from .core.device import device, get_default_device, set_default_device  # noqa: E402,F401
 from .core.layout import (  # noqa: E402,F401
     channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,
 )
@@ -32,7 +32,8 @@ from .ops import (  # noqa: E402,F401  (importing an ops module registers its op
     nn_extra as _nn_extra, nn_attention as _nn_attention,
 )
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401
-from .backends import cuda  # noqa: E402,F401
+from . import backends, cuda, xpu, mps, accelerator  # noqa: E402,F401  (a CPU build's accelerator surface)
+from .backends.precision import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402,F401
 from .backends.cpu_threads import get_num_threads, set_num_threads  # noqa: E402,F401
 
 from . import autograd  # noqa: E402,F401
@@ -47,11 +48,14 @@ from ._functions import *  # noqa: E402,F401,F403
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
 from . import debug, random, linalg, nn, optim, utils, serialization, vision, jit, onnx, inspect, profiler  # noqa: E402,F401,E501
 from . import distributed  # noqa: E402,F401
-from .serialization import *  # noqa: E402,F401,F403
 from . import amp  # noqa: E402,F401
 from .amp import GradScaler, autocast  # noqa: E402,F401
 from .amp.grad_scaler import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: E402,F401
 from .amp.state import *  # noqa: E402,F401,F403
+from .serialization import *  # noqa: E402,F401,F403
+from ._legacy_types import CPU_TYPES as _CPU_TYPES, set_default_tensor_type  # noqa: E402,F401
+globals().update(_CPU_TYPES)  # lantern.FloatTensor, LongTensor, ... (legacy typed constructors)
+OutOfMemoryError = cuda.OutOfMemoryError
 from .random import *  # noqa: E402,F401,F403
 
 half, float, double = float16, float32, float64

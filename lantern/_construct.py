@@ -18,6 +18,7 @@ from .core.device import CPU, device as _device
 from .core.layout import preserve_format
 from .core.promotion import promote_types
 from .core.size import Size
+from .core.state import tls
 from .core.storage import UntypedStorage, wrap_numpy_memory
 from .core.tensor_impl import TensorImpl, make_tensor
 from .ops.dispatcher import backend_for_device, call
@@ -243,7 +244,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     lantern.Size([0])
     """
     _check_dtype_arg(dtype)
-    device = CPU if device is None else _device(device)
+    device = (tls.default_device or CPU) if device is None else _device(device)
     if isinstance(data, TensorImpl):
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than lantern.tensor(sourceTensor).",
@@ -307,6 +308,12 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
 def legacy_tensor_new(cls, *args, **kwargs):
     """`lantern.Tensor(2, 3)` and `Tensor(Size([2, 3]))` (uninitialised, of sizes), `Tensor([1, 2])` (a float
     copy), `Tensor(t)` (t itself), `Tensor()` (empty)."""
+    return legacy_new(dt.get_default_dtype(), args, kwargs)
+
+
+def legacy_new(dtype, args, kwargs):
+    """The legacy constructors' rules, for `lantern.Tensor` (the default dtype) and `lantern.FloatTensor` & co.:
+    sizes give an uninitialised tensor, a sequence or array a converted copy, a tensor of `dtype` itself."""
     device = kwargs.pop("device", None)
     if kwargs:
         raise TypeError(f"new() received an invalid combination of arguments - got {list(kwargs)}")
@@ -314,16 +321,22 @@ def legacy_tensor_new(cls, *args, **kwargs):
         raise RuntimeError(f"legacy constructor expects device type: cpu but device type: {_device(device).type} "
                            "was passed")
     if not args:
-        return tensor([], dtype=dt.get_default_dtype())
+        return tensor([], dtype=dtype, device=CPU)
     if len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
         data = args[0]
         if isinstance(data, TensorImpl):
+            if data.dtype is not dtype:
+                raise TypeError(f"expected {dtype.legacy}Tensor data (got a tensor of dtype {data.dtype})")
             return data
+        if isinstance(data, np.ndarray):
+            return tensor(data, dtype=dtype, device=CPU)
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
         if not _is_sequence(data):
             raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
-        return tensor(data, dtype=dt.get_default_dtype())
+        return tensor(data, dtype=dtype, device=CPU)
     sizes = tuple(args[0]) if isinstance(args[0], Size) else args
-    return call(get("empty"), (sizes, dt.get_default_dtype(), None, None, None, False, None))
+    return call(get("empty"), (sizes, dtype, None, CPU, None, False, None))
 
 
 # ---- pickling: tensors pickle as (storage, offset, size, stride), so views in one pickle keep sharing ---------------

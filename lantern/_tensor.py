@@ -200,13 +200,42 @@ class Tensor(TensorImpl):
         return self.to(_device("cuda" if device is None else device))
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
-        """Without arguments: the legacy type string ('torch.FloatTensor'); with one: a converted tensor."""
+        """Without arguments: the legacy type string ('torch.FloatTensor'); with a dtype, a legacy type or its name
+        ('torch.DoubleTensor'): the tensor converted to it (see lantern._legacy_types)."""
+        from ._legacy_types import convert_type, type_string
+    def xpu(self, device=None, non_blocking=False, memory_format=preserve_format):
+        return self.to(_device("xpu" if device is None else device))
+
+    def mtia(self, device=None, non_blocking=False, memory_format=preserve_format):
+        return self.to(_device("mtia" if device is None else device))
+
+    def ipu(self, device=None, non_blocking=False, memory_format=preserve_format):
+        return self.to(_device("ipu" if device is None else device))
+
+    # ---- memory shared with other processes, pinned for accelerator copies ----------------------------------------
+    def share_memory_(self):
+        """Move the storage into memory shared with forked processes (torch.multiprocessing's Hogwild! training)."""
+        self._storage.share_memory_()
+        return self
+
+    def is_shared(self):
+        return self._storage.is_shared()
+
+    def is_pinned(self, device=None):
+        """Whether the memory is page-locked for fast copies to an accelerator: never, there is none."""
+        return False
+
+    def pin_memory(self, device=None):
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    def record_stream(self, stream):
+        """Mark the memory as used by a CUDA stream; no CUDA stream can exist in this build."""
+        raise RuntimeError(f"record_stream: unknown parameter type {type(stream).__name__} (expected a CUDA stream, "
+                           "which this build cannot make)")
+
         if dtype is None:
-            prefix = "torch." if self.device.type == "cpu" else f"torch.{self.device.type}."
-            return f"{prefix}{self.dtype.legacy}Tensor"
-        if isinstance(dtype, str):
-            dtype = _LEGACY_TYPES[dtype.rpartition(".")[2]]
-        return self.to(dtype)
+            return type_string(self.dtype, self.device.type)
+        return convert_type(self, dtype)
 
     def type_as(self, other):
         return self.to(other.dtype)
@@ -734,9 +763,6 @@ def _minmax(self, name, pairwise, dim, keepdim):
     if isinstance(dim, TensorImpl):
         return call(_op(pairwise), (self, dim))
     return call(_op(name + ".dim"), (self, dim, keepdim))
-
-
-_LEGACY_TYPES = {d.legacy + "Tensor": d for d in dt.ALL}
 
 
 def _parse_to(self, args, kwargs):

@@ -278,5 +278,4 @@ def test_type_conversion():
 def test_to_errors():
     raises_like(lambda m, x: x.to("nope"), sample("float32"))
     raises_like(lambda m, x: x.to(m.float32, bogus=1), sample("float32"))
-    with pytest.raises(RuntimeError, match="CUDA"):
-        lantern.ones(2).to("cuda") if not torch.cuda.is_available() else (_ for _ in ()).throw(RuntimeError("CUDA"))
+    raises_like(lambda m, x: x.to("cuda"), sample("float32"), match="Torch not compiled with CUDA enabled")

@@ -78,3 +78,15 @@ class CPUBackend(Backend):
 
 cpu = CPUBackend()
 install_backend(cpu)
+
+
+def get_cpu_capability():
+    """torch.backends.cpu.get_cpu_capability(): the widest vector instruction set the CPU kernels may use, named as
+    PyTorch names it ('AVX512', 'AVX2' or 'DEFAULT'), here read from NumPy's CPU dispatch (which runs lantern's
+    kernels)."""
+    from numpy._core._multiarray_umath import __cpu_features__ as features
+    if all(features.get(f) for f in ("AVX512F", "AVX512BW", "AVX512VL", "AVX512DQ")):
+        return "AVX512"
+    if features.get("AVX2") and features.get("FMA3"):
+        return "AVX2"
+    return "DEFAULT"

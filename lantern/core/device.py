@@ -1,39 +1,54 @@
-"""device: where a tensor's memory lives ('cpu', 'cuda:0', 'meta').
+"""device: where a tensor's memory lives ('cpu', 'cuda:0', 'meta'), and the default device factories use.
+
+lantern runs as PyTorch's CPU build does: every device type torch names is a valid `device`, but only 'cpu' and
+'meta' hold tensors; asking for memory on another raises the error PyTorch's CPU build raises.
 
 >>> lantern.device('cuda:1')
 device(type='cuda', index=1)
 >>> str(lantern.device('cpu'))
 'cpu'
+>>> with lantern.device('meta'):              # a device is also a context: factories inside default to it
+...     lantern.zeros(2).device
+device(type='meta')
 """
+from .state import tls
 
-KNOWN_TYPES = ("cpu", "cuda", "meta")
+# Every device type PyTorch's device parser knows, in the order its error message lists them.
+KNOWN_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+               "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 
 
 class device:
-    """A device type plus an optional index; equal devices compare equal and hash alike."""
+    """A device type plus an optional index; equal devices compare equal and hash alike.
+
+    Used as a context manager it sets the default device of factory functions until the block ends."""
 
     __slots__ = ("type", "index")
 
-    def __new__(cls, type_or_str, index=None):
+    def __new__(cls, type_or_str=None, index=None, *, type=None):
+        if type is not None:
+            type_or_str = type
         if isinstance(type_or_str, device):
             return type_or_str
         if isinstance(type_or_str, int) and not isinstance(type_or_str, bool):
-            type_or_str, index = "cuda", type_or_str
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         if not isinstance(type_or_str, str):
             raise TypeError("device() received an invalid combination of arguments - got "
-                            f"({type(type_or_str).__name__})")
+                            f"({_type_name(type_or_str)})")
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+            raise TypeError(f"device(): argument 'index' (position 2) must be int, not {_type_name(index)}")
         kind = type_or_str
         if ":" in type_or_str:
             if index is not None:
-                raise ValueError("type (string) must not include an index because index was passed explicitly: "
-                                 f"{type_or_str}")
+                raise RuntimeError("type (string) must not include an index because index was passed explicitly: "
+                                   f"{type_or_str}")
             kind, _, idx = type_or_str.partition(":")
-            if not idx.isdigit():
+            if not idx.isdigit() or (len(idx) > 1 and idx[0] == "0"):
                 raise RuntimeError(f"Invalid device string: '{type_or_str}'")
             index = int(idx)
         if kind not in KNOWN_TYPES:
-            raise RuntimeError(
-                f"Expected one of cpu, cuda, meta device type at start of device string: {type_or_str}")
+            raise RuntimeError(f"Expected one of {', '.join(KNOWN_TYPES)} device type at start of device string: "
+                               f"{type_or_str}")
         if index is not None and index < 0:
             raise RuntimeError("Device index must not be negative")
         self = object.__new__(cls)
@@ -42,7 +57,7 @@ class device:
         return self
 
     def __setattr__(self, name, value):
-        raise AttributeError("device objects are immutable")
+        raise AttributeError(f"attribute '{name}' of 'torch.device' objects is not writable")
 
     def __eq__(self, other):
         if isinstance(other, str):
@@ -63,9 +78,46 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    def __enter__(self):
+        tls.outer_default_devices += (tls.default_device,)
+        tls.default_device = self
+        return self
+
+    def __exit__(self, *exc):
+        tls.default_device = tls.outer_default_devices[-1]
+        tls.outer_default_devices = tls.outer_default_devices[:-1]
+
+
+def _type_name(value):
+    return type(value).__name__
+
 
 CPU = device("cpu")
 META = device("meta")
+
+
+def set_default_device(dev):
+    """The device factory functions (zeros, arange, tensor, ...) use when given none; None means CPU again.
+
+    >>> lantern.set_default_device('meta'); lantern.ones(2).device
+    device(type='meta')
+    >>> lantern.set_default_device(None); lantern.ones(2).device
+    device(type='cpu')
+    """
+    tls.default_device = None if dev is None else device(dev)
+
+
+def get_default_device():
+    """The default device of factories (CPU unless set_default_device or `with device(...)` said otherwise).
+
+    Like PyTorch's CPU build, a CUDA default without an index is reported only if a CUDA device can be resolved,
+    which is never here: that raises the CUDA error."""
+    dev = tls.default_device
+    if dev is None:
+        return CPU
+    if dev.type in ("cuda", "xpu") and dev.index is None:
+        raise device_unavailable_error(dev.type)
+    return dev
 
 
 def _cupy_status():
@@ -81,7 +133,19 @@ def _cupy_status():
     return "lantern's CUDA kernels are not implemented yet"
 
 
-def cuda_unavailable_error():
-    """The error for any CUDA request when lantern cannot run CUDA kernels, saying why."""
-    return RuntimeError(f"lantern was asked for a CUDA tensor, but CUDA is not available: {_cupy_status()}. "
-                        "Use device='cpu' (or 'meta' for shapes only).")
+def not_compiled_error(name):
+    """PyTorch's CPU-build error for a CUDA or XPU request: AssertionError 'Torch not compiled with CUDA enabled'."""
+    if name == "CUDA":
+        return AssertionError(f"Torch not compiled with CUDA enabled (lantern: {_cupy_status()}; use device='cpu', "
+                              "or 'meta' for shapes only)")
+    return AssertionError(f"Torch not compiled with {name} enabled")
+
+
+def device_unavailable_error(device_type):
+    """The error PyTorch's CPU build raises when memory is asked for on `device_type` (anything but cpu/meta)."""
+    if device_type in ("cuda", "xpu", "mtia"):
+        return not_compiled_error(device_type.upper())
+    if device_type == "lazy":  # torch registers the lazy device but has no kernels for it
+        return NotImplementedError("Could not run 'aten::empty.memory_format' with arguments from the 'Lazy' "
+                                   "backend: lantern, like PyTorch's CPU build, has no lazy tensor kernels")
+    return RuntimeError(f"PyTorch is not linked with support for {device_type} devices")

@@ -18,6 +18,8 @@ class _DispatchState(threading.local):
     dispatch_trace = None  # the outermost dispatch watcher (trace printer, profiler: lantern.profiler.watchers)
     autocast = None        # while CPU autocast is on (the Autocast key): its lower-precision dtype (lantern.amp)
     observed = False       # the dispatcher's one hot-path test: anything above needs the slow path
+    default_device = None  # factories' device when they are given none (lantern.set_default_device); None: CPU
+    outer_default_devices = ()  # the defaults that enclosing `with lantern.device(...)` blocks will restore
 
     def refresh(self):
         self.observed = (self.tracer is not None or self.dispatch_trace is not None or self.inference_mode

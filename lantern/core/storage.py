@@ -116,6 +116,28 @@ class UntypedStorage:
             allocator.free(old, old_n)
         return self
 
+    def share_memory_(self):
+        """Move the bytes into an anonymous shared mapping, which forked processes keep sharing (what
+        torch.multiprocessing relies on for Hogwild! training); a no-op when already shared or on the meta device.
+        Shared storage cannot be resized, as in PyTorch."""
+        if self._data is None or self.is_shared():
+            return self
+        import mmap
+        shared = np.frombuffer(mmap.mmap(-1, max(self._nbytes, 1)), np.uint8)
+        shared[:self._nbytes] = self._data[:self._nbytes]
+        old, allocator = self._data, self._allocator
+        self._data, self._ptr, self._allocator, self.resizable = shared, None, None, False
+        self._gen += 1
+        if allocator is not None:
+            allocator.free(old, self._nbytes)
+        return self
+
+    def is_shared(self):
+        """Whether share_memory_() moved these bytes into shared memory."""
+        import mmap
+        base = None if self._data is None else self._data.base
+        return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+
     def __getitem__(self, i):
         return int(self._data[i])
 

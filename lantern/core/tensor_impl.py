@@ -139,13 +139,16 @@ class TensorImpl:
         return self._backend.device.type == "meta"
 
     is_sparse = False
+    is_sparse_csr = False
     is_quantized = False
     is_mkldnn = False
     is_nested = False
+    # Devices lantern has no backend for, as in PyTorch's CPU build: no tensor is ever on them.
+    is_xpu = is_mps = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = False
 
     def get_device(self):
         dev = self._backend.device
-        return -1 if dev.type == "cpu" else (dev.index or 0)
+        return -1 if dev.type in ("cpu", "meta") else (dev.index or 0)
 
     def is_floating_point(self):
         return self.dtype.is_floating_point

@@ -29,8 +29,8 @@ def backend_for_device(dev):
     try:
         return _BACKENDS[_device(dev).type]
     except KeyError:
-        from ..core.device import cuda_unavailable_error
-        raise cuda_unavailable_error() from None
+        from ..core.device import device_unavailable_error
+        raise device_unavailable_error(_device(dev).type) from None
 
 
 def set_autograd_kernel(fn):
@@ -94,6 +94,8 @@ def _scan(op, args):
     if backend is None:
         pos = op.device_position
         dev = args[pos] if pos is not None else None
+        if dev is None and pos is not None:  # a factory given no device: the default (lantern.set_default_device)
+            dev = tls.default_device
         backend = _BACKENDS["cpu"] if dev is None else backend_for_device(dev)
     return backend, needs_grad
 
