@@ -120,8 +120,11 @@ def autograd_kernel(op, args, backend):
             result._grad_fn = node
         if alias == "view":
             record_view(result)
-    if saves_result:  # after the history is set: a pack hook sees the output as the user will
-        saved["result"] = (tuple(save_value(o, True, i) for i, o in enumerate(result))
+    for name, index in saves_result:  # after the history is set: a pack hook sees the output as the user will
+        if index is not None:
+            saved[name] = save_value(result[index], True, index)
+        else:
+            saved[name] = (tuple(save_value(o, True, i) for i, o in enumerate(result))
                            if multi else save_value(result, True, 0))
     return result
 

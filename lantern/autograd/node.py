@@ -51,6 +51,12 @@ class OpNode(Node):
                 return None  # not saved: no formula that reads it runs for this call
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def __dir__(self):
+        """The `_saved_<name>` attributes join the listing, as on PyTorch's nodes (those not saved read None)."""
+        d = self.derivative
+        names = [n for n, _, _ in d.save_plan] + [n for n, _ in d.output_plan]
+        return sorted(set(super().__dir__()) | {"_saved_" + n for n in names})
+
 
 class _Freed:
     """Stands in for a saved tensor after backward released it."""

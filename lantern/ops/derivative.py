@@ -8,7 +8,11 @@ argument's geometry alone (size, stride, offset, dtype, device: saving it keeps 
 later in-place writes; a list of them for a list argument, as cat saves), and the helpers in
 lantern.ops.derivative_helpers. Formulas are written with lantern ops, so they are differentiable themselves (double
 backward). The names a formula uses decide what the graph node
-saves: `mul` saves `other` and `self`, `exp` (formula `grad * conj(result)`) saves only its output.
+saves: `mul` saves `other` and `self`, `exp` (formula `grad * conj(result)`) saves only its output. Of a
+multi-output op, a formula reads one output by its name (`indices` of max.dim) or, when the outputs are unnamed,
+as PyTorch's derivatives.yaml does, by `result0`, `result1`, ...: only the outputs read are saved, each under that
+name (native_layer_norm saves `result1` and `result2`, its mean and rstd, never its output 0, which the user may
+then modify in place); `result` saves them all.
 
 >>> d = get("mul").derivative
 >>> d.node_name((None, None)), [name for name, _, _ in d.save_plan]
@@ -58,7 +62,10 @@ class Derivative:
         # <arg>_meta: the argument's geometry; for a list of tensors (cat's), a list of geometries
         meta_names = {a.name + "_meta": (i, "metas" if a.is_list else "meta") for i, a in enumerate(args)
                       if a.is_tensor}
-        self.out_names = [r.name for r in op.schema.returns if r.name not in ("_", "")]
+        returns = op.schema.returns
+        # the names that read one output of a multi-output op: its name, or result<k> when unnamed
+        output_names = {} if len(returns) < 2 else {
+            (r.name if r.name not in ("_", "") else f"result{k}"): k for k, r in enumerate(returns)}
         for arg in formulas:
             if arg not in arg_names:
                 raise ValueError(f"derivative for {op.name}: {arg!r} is not an argument of {op.schema.text}")
@@ -80,12 +87,13 @@ class Derivative:
         self.save_plan = [(n, index_of[n], "tensor" if args[index_of[n]].is_tensor else "value")
                           for n in order if n in index_of]
         self.save_plan += [(n, *meta_names[n]) for n in order if n in meta_names]
-        result_names = {"result"} | set(self.out_names)
+        # the outputs to save, (name, output index or None for the whole result), in order of first use
+        self.output_plan = [(n, output_names.get(n)) for n in order if n == "result" or n in output_names]
         # a saved tensor is kept only if a formula that will run needs it (PyTorch saves `self` for mul only
         # when `other` requires grad): for each tensor name, the formulas that read it
         self._readers = {n: tuple(k for k, u in enumerate(uses) if n in u) for n, _, kind in self.save_plan
                          if kind == "tensor"}
-        self._readers["result"] = tuple(k for k, u in enumerate(uses) if u & result_names)
+        self._readers.update({n: tuple(k for k, u in enumerate(uses) if n in u) for n, _ in self.output_plan})
         self._plans = {}
         self.tensor_names = tuple(self._readers)
         self.node_cls = None  # filled by the autograd layer when the node name does not depend on the call
@@ -98,13 +106,14 @@ class Derivative:
         self.backward = namespace[f"backward_of_{base}"]
 
     def plan(self, needs):
-        """(what to save, whether to save the output) when the formulas flagged in `needs` will run."""
+        """(what to save of the arguments, which outputs to save) when the formulas flagged in `needs` will run."""
         plan = self._plans.get(needs)
         if plan is None:
             def read(name):
                 return any(needs[k] for k in self._readers[name])
             entries = tuple(e for e in self.save_plan if e[2] != "tensor" or read(e[0]))
-            plan = self._plans[needs] = (entries, read("result"))
+            outputs = tuple(e for e in self.output_plan if read(e[0]))
+            plan = self._plans[needs] = (entries, outputs)
         return plan
 
     def _generate(self, base, used):
@@ -115,11 +124,8 @@ class Derivative:
         for name, _, kind in self.save_plan:
             lines.append(f"    {name} = unpack(saved.get('{name}'), node)" if kind == "tensor" else
                          f"    {name} = saved['{name}']")
-        if self._readers["result"]:
-            lines.append("    result = unpack(saved.get('result'), node)")
-            if self.out_names:
-                lines.append(f"    {', '.join(self.out_names)}, = result if result is not None else "
-                             f"({', '.join(['None'] * len(self.out_names))},)")
+        for name, _ in self.output_plan:
+            lines.append(f"    {name} = unpack(saved.get('{name}'), node)")
         lines.append("    needs = node.needs")
         lines.append("    return (")
         for k, (_, _, text) in enumerate(self.formulas):

@@ -693,9 +693,9 @@ def _vector_norm_impl(xp, out, dtype, x, ord=2, dim=None, keepdim=False, dtype_a
     out[...] = value
 
 
-structured("linalg_vector_norm(Tensor x, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+structured("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
            "ScalarType? dtype=None) -> Tensor", _vector_norm_meta, _vector_norm_impl, inplace=False,
-           exact_out_dtype=True)
+           exact_out_dtype=True, method=False)
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -1313,7 +1313,7 @@ _derivative("addbmm", self="scaled(grad, beta)",
             batch1="scaled(grad.expand((batch2_meta.size[0],) + grad._size).bmm(mH(batch2)), alpha)",
             batch2="scaled(mH(batch1).bmm(grad.expand((batch1_meta.size[0],) + grad._size)), alpha)")
 _derivative("vdot", self="conj(grad) * other", other="self * grad")
-_derivative("linalg_vector_norm", x="vector_norm_backward(grad, x, ord, result, dim, keepdim)")
+_derivative("linalg_vector_norm", self="vector_norm_backward(grad, self, ord, result, dim, keepdim)")
 _derivative("linalg_inv_ex", A="-(mH(inverse) @ (grad @ mH(inverse)))")
 _derivative("linalg_det", A="det_backward(grad, A, result)")
 _derivative("linalg_slogdet", A="slogdet_backward(grads[0], grads[1], A, sign)")

@@ -687,7 +687,7 @@ def _max_pool_kernel(backend, self, kernel_size, stride=(), padding=0, dilation=
 
 
 custom("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-       "int[2] dilation=1, bool ceil_mode=False) -> (Tensor output, Tensor indices)", _max_pool_kernel, _max_pool_meta,
+       "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", _max_pool_kernel, _max_pool_meta,
        method=False)
 
 
@@ -991,7 +991,7 @@ def _adaptive_max_kernel(backend, self, output_size):
     return values, indices
 
 
-custom("adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor output, Tensor indices)",
+custom("adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
        _adaptive_max_kernel, _adaptive_max_meta, method=False)
 
 
@@ -1501,7 +1501,7 @@ derivative("convolution", helpers=_HELPERS,
            bias="conv_bias_backward(grad)")
 derivative("constant_pad_nd", helpers=_HELPERS, self="pad_backward(grad, pad)")
 derivative("max_pool2d_with_indices", name="MaxPool2DWithIndicesBackward0", helpers=_HELPERS,
-           self="max_pool_backward(grad, indices, self_meta, kernel_size, stride, dilation)")
+           self="max_pool_backward(grad, result1, self_meta, kernel_size, stride, dilation)")
 derivative("avg_pool2d", name="AvgPool2DBackward0", helpers=_HELPERS,
            self="call_op('avg_pool2d_backward', grad, self_meta.size, kernel_size, stride, padding, ceil_mode, "
                 "count_include_pad, divisor_override)")
@@ -1513,7 +1513,7 @@ derivative("_adaptive_avg_pool2d", name="AdaptiveAvgPool2DBackward0", helpers=_H
 derivative("_adaptive_avg_pool2d_backward", name="AdaptiveAvgPool2DBackwardBackward0", helpers=_HELPERS,
            grad_output="call_op('_adaptive_avg_pool2d', grad, grad_output_meta.size[-2:])")
 derivative("adaptive_max_pool2d", name="AdaptiveMaxPool2DBackward0", helpers=_HELPERS,
-           self="max_pool_backward(grad, indices, self_meta)")
+           self="max_pool_backward(grad, result1, self_meta)")
 derivative("im2col", helpers=_HELPERS, name="Im2ColBackward0",
            self="call_op('col2im', grad, self_meta.size[-2:], kernel_size, dilation, padding, stride)")
 derivative("col2im", helpers=_HELPERS, name="Col2ImBackward0",

@@ -813,7 +813,7 @@ derivative("nll_loss", name=lambda args: "NllLoss2DBackward0" if args[0].dim() =
 derivative("nll_loss_backward", grad_output="_op('nll_loss', grad, target, weight, reduction, ignore_index)",
            helpers=_HELPERS)
 derivative("_cross_entropy_index", name="NllLossBackward0",
-           self="_cross_entropy_index_grad(grads, result[1], target, reduction, ignore_index)", helpers=_HELPERS)
+           self="_cross_entropy_index_grad(grads, result1, target, reduction, ignore_index)", helpers=_HELPERS)
 derivative("_cross_entropy_index_backward",
            grad_output="_cross_entropy_backward_grad_output(grad, probs, target, reduction, ignore_index)",
            probs="grad * (_kept_rows(target, reduction, ignore_index, grad.dtype)[0] * grad_output).unsqueeze(1)",

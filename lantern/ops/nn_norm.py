@@ -359,10 +359,10 @@ def _layer_dims(input, normalized_shape):
     return tuple(range(input.dim() - len(normalized_shape), input.dim()))
 
 
-def _layer_norm_input_grad(grad, input, normalized_shape, weight, eps, result):
+def _layer_norm_input_grad(grad, input, normalized_shape, weight, eps, mean, rstd):
     if grad is None:  # only the mean / rstd outputs were used: PyTorch gives them no gradient either
         return None
-    return _op("_layer_norm_input_backward", grad, input, tuple(normalized_shape), result[1], result[2], weight, eps)
+    return _op("_layer_norm_input_backward", grad, input, tuple(normalized_shape), mean, rstd, weight, eps)
 
 
 def _layer_norm_backward_grad_out(grad, input, normalized_shape, mean, rstd, weight, eps):
@@ -398,29 +398,29 @@ def _channel_dims(input):
     return (0,) + tuple(range(2, input.dim())), (1, input._size[1]) + (1,) * (input.dim() - 2)
 
 
-def _batch_norm_xhat(input, stats, training, eps):
+def _batch_norm_xhat(input, mean, rstd, training, eps):
     """(standardized input, rstd): the batch's statistics recomputed from input when training; in evaluation the
     running ones the forward saved (its outputs 1 and 2), constants with respect to input."""
     dims, shape = _channel_dims(input)
     if training:
         return _standardized(input, dims, eps)
-    rstd = stats[2].view(shape)
-    return (input - stats[1].view(shape)) * rstd, rstd
+    rstd = rstd.view(shape)
+    return (input - mean.view(shape)) * rstd, rstd
 
 
-def _batch_norm_input_grad(grad, input, weight, stats, training, eps):
+def _batch_norm_input_grad(grad, input, weight, mean, rstd, training, eps):
     if grad is None:  # only the saved statistics (outputs 1, 2) were used: they carry no gradient to the input
         return None
     dims, shape = _channel_dims(input)
     g = grad if weight is None else grad * weight.view(shape)
-    xhat, rstd = _batch_norm_xhat(input, stats, training, eps)
+    xhat, rstd = _batch_norm_xhat(input, mean, rstd, training, eps)
     return _normalization_input_grad(g, xhat, rstd, dims) if training else g * rstd
 
 
-def _batch_norm_weight_grad(grad, input, stats, training, eps):
+def _batch_norm_weight_grad(grad, input, mean, rstd, training, eps):
     if grad is None:
         return None
-    return (grad * _batch_norm_xhat(input, stats, training, eps)[0]).sum(_channel_dims(input)[0])
+    return (grad * _batch_norm_xhat(input, mean, rstd, training, eps)[0]).sum(_channel_dims(input)[0])
 
 
 _HELPERS = {name: globals()[name] for name in (
@@ -429,7 +429,7 @@ _HELPERS = {name: globals()[name] for name in (
     "_batch_norm_weight_grad", "_channel_dims",
 )}
 
-derivative("native_layer_norm", input="_layer_norm_input_grad(grad, input, normalized_shape, weight, eps, result)",
+derivative("native_layer_norm", input="_layer_norm_input_grad(grad, input, normalized_shape, weight, eps, result1, result2)",
            weight="_layer_norm_weight_grad(grad, input, normalized_shape, eps)", bias="grad", helpers=_HELPERS)
 derivative("_layer_norm_input_backward",
            grad_out="_layer_norm_backward_grad_out(grad, input, normalized_shape, mean, rstd, weight, eps)",
@@ -437,6 +437,6 @@ derivative("_layer_norm_input_backward",
            weight="_layer_norm_backward_weight(grad, grad_out, input, normalized_shape, mean, rstd, eps)",
            helpers=_HELPERS)
 derivative("native_batch_norm",
-           input="_batch_norm_input_grad(grad, input, weight, result, training, eps)",
-           weight="_batch_norm_weight_grad(grad, input, result, training, eps)",
+           input="_batch_norm_input_grad(grad, input, weight, result1, result2, training, eps)",
+           weight="_batch_norm_weight_grad(grad, input, result1, result2, training, eps)",
            bias="None if grad is None else grad.sum(_channel_dims(grad)[0])", helpers=_HELPERS)

@@ -1211,7 +1211,7 @@ def _special_derivative(op_name, **kw):
 
 _special_derivative("erf", self="grad * TWO_OVER_SQRT_PI * (-self * self).exp()")
 _special_derivative("erfc", self="-grad * TWO_OVER_SQRT_PI * (-self * self).exp()")
-_special_derivative("erfinv", self="grad * HALF_SQRT_PI * (result * result).exp()")
+_special_derivative("erfinv", self="grad * HALF_SQRT_PI * self.erfinv().square().exp()")
 _special_derivative("lgamma", self="grad * self.digamma()")
 _special_derivative("digamma", self="grad * polygamma(1, self)")
 _special_derivative("polygamma", self="grad * polygamma(n + 1, self)")

@@ -917,7 +917,7 @@ derivative("std.correction", name="StdBackward0", helpers=_HELPERS,
 derivative("var_mean.correction", name="VarMeanBackward0", helpers=_HELPERS,
            self="var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)")
 derivative("std_mean.correction", name="StdMeanBackward0", helpers=_HELPERS,
-           self="std_mean_backward(grads[0], grads[1], self, result[0], dim, correction, keepdim)")
+           self="std_mean_backward(grads[0], grads[1], self, result0, dim, correction, keepdim)")
 derivative("logsumexp", helpers=_HELPERS, self="logsumexp_backward(grad, self, result, dim, keepdim)")
 derivative("nansum", helpers=_HELPERS, self="nansum_backward(grad, self, dim, keepdim)")
 derivative("aminmax", helpers=_HELPERS, self="aminmax_backward(grads[0], grads[1], self, min, max, dim, keepdim)")
