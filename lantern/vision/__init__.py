@@ -1,2 +1,4 @@
-"""lantern.vision: a small torchvision subset for the demo (transforms)."""
-from . import transforms  # noqa: F401
+"""lantern.vision (torchvision under `python -m lantern.compat`): datasets, transforms, models and utils."""
+from . import datasets, models, transforms, utils  # noqa: F401
+
+__all__ = ["datasets", "models", "transforms", "utils"]
