@@ -62,7 +62,8 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402
+from .version import __version__  # noqa: E402,F401
 
 
 def set_anomaly_enabled(enabled, check_nan=True):
