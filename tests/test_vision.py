@@ -4,6 +4,8 @@ import gzip
 import importlib
 import os
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from PIL import Image
 import lantern
 from lantern.vision import datasets, models, transforms, utils
 from lantern.vision.transforms import functional as F
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from torchvision_oracle import torchvision
 
 TV = torchvision.transforms
@@ -423,3 +426,31 @@ def test_every_public_name_is_torchvisions(ours):
     theirs = importlib.import_module(ours.__name__.replace("lantern.vision", "torchvision")
                                      .replace("transforms.transforms", "transforms"))
     assert ours.__all__ and [name for name in ours.__all__ if not hasattr(theirs, name)] == []
+
+
+COMPAT_SCRIPT = '''
+import torch, torchvision
+import torchvision.transforms.functional as TF
+from torchvision import datasets, models, transforms, utils
+from torch.utils.tensorboard import SummaryWriter
+data = datasets.FakeData(size=4, image_size=(3, 8, 8), transform=transforms.Compose([
+    transforms.RandomHorizontalFlip(), transforms.CenterCrop(6), transforms.ToTensor()]))
+batch = torch.stack([data[i][0] for i in range(4)])
+model = models.resnet18(num_classes=3)
+with SummaryWriter(LOG_DIR) as writer:
+    writer.add_scalar("logit", model(batch).mean(), 0)
+    writer.add_image("grid", utils.make_grid(batch), 0)
+print(type(model).__module__, type(TF.hflip(batch)).__module__, *batch.shape)
+'''
+
+
+def test_torchvision_and_tensorboard_resolve_under_compat(tmp_path):
+    script = tmp_path / "program.py"
+    script.write_text(COMPAT_SCRIPT.replace("LOG_DIR", repr(str(tmp_path / "runs"))))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-m", "lantern.compat", str(script)], capture_output=True, text=True,
+                          cwd=root, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["lantern.vision.models.resnet", "lantern._tensor", "4", "3", "6", "6"]
+    events = EventAccumulator(str(tmp_path / "runs"), size_guidance={"images": 0}).Reload()
+    assert events.Tags()["scalars"] == ["logit"] and events.Tags()["images"] == ["grid"]

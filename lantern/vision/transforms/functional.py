@@ -335,7 +335,7 @@ def pad(img, padding, fill=0, padding_mode="constant"):
             padded = _pad_constant(array, widths, fill, channels_last=True)
         else:
             padded = np.pad(array, widths, mode=numpy_mode)
-        out = _pil().fromarray(padded, mode=img.mode) if img.mode != "P" else _pil().fromarray(padded)
+        out = _pil().fromarray(np.ascontiguousarray(padded))
         if img.mode == "P":
             out.putpalette(img.getpalette())
         return out
