@@ -1,4 +1,5 @@
-"""lantern.nn.utils: gradient clipping, parameter <-> vector, and rnn (packed sequences)."""
+"""lantern.nn.utils: gradient clipping, parameter <-> vector, rnn (packed sequences) and weight_norm."""
 from . import clip_grad, convert_parameters, rnn  # noqa: F401
 from .clip_grad import *  # noqa: F401,F403
 from .convert_parameters import *  # noqa: F401,F403
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401  (the function hides its module, as in torch)
