@@ -72,7 +72,7 @@ def g(module, name):
 P = b"\x80\x02"
 _RECORD = ("data/0", np.array(_HONEST, dtype=np.float32).tobytes())
 _FLOAT_PID = b"(" + s("storage") + g("torch", "FloatStorage") + s("0") + s("cpu") + b"K\x03tQ"
-_UNTYPED_PID = b"(" + s("storage") + g("torch", "UntypedStorage") + s("0") + s("cpu") + b"K\x0ctQ"
+_UNTYPED_PID = b"(" + s("storage") + g("torch.storage", "UntypedStorage") + s("0") + s("cpu") + b"K\x0ctQ"
 _CODE = s(f"__import__({_THIS!r}).RAN.append('ran')")
 
 
@@ -138,9 +138,8 @@ CODE_PAYLOADS = {
     "pickle.loads of a nested pickle": P + g("pickle", "loads") + b"(C\x05cos\nsystem\ntR.",
     "nested pickle through _codecs.encode": P + g("_codecs", "encode") + b"(" + s("cos\nsystem\n(S'true'\ntR.")
                                             + s("latin1") + b"tRq\x00" + g("pickle", "loads") + b"(h\x00tR.",
-    "allowed callable re-bound from the memo": P + g("collections", "OrderedDict") + b"q\x00" + g("os", "system")
-                                               + b"q\x01h\x00(tR.",
-    "persistent id that is not a storage": P + b"(" + s("module") + g("os", "system") + b"tQ.",
+    "REDUCE of something that is not an allowed global": P + b"K\x05)R.",
+    "persistent id that is not a storage": P + b"(" + s("module") + g("collections", "OrderedDict") + b"tQ.",
 }
 
 
@@ -179,7 +178,6 @@ GLOBAL_PAYLOADS = {
     "patch Size.numel": P + g("torch", "Size") + b"N}" + s("numel") + g("builtins", "set") + b"s\x86b.",
     "patch Tensor.__add__": P + g("torch", "Tensor") + b"}" + s("__add__") + g("builtins", "set") + b"sb.",
     # ... a loaded storage's byte count (typed and untyped) ...
-    "rewrite an untyped storage's byte count": P + _UNTYPED_PID + b"N}" + s("_nbytes") + b"J\x40\x42\x0f\x00s\x86b.",
     # ... and containers the load did not make
     "SETITEM on a global": P + g("torch", "float32") + s("k") + b"K\x01s.",
     "APPEND on a global": P + g("torch", "Size") + b"K\x01a.",
@@ -192,13 +190,17 @@ def test_payloads_cannot_change_library_globals(name):
     assert isinstance(err, pickle.UnpicklingError) and "Weights only load failed" in str(err)
 
 
-@pytest.mark.parametrize("state", [b"}" + s("dtype") + g("torch", "int32") + b"s",
-                                   b"N}" + s("_nbytes") + b"J\x40\x42\x0f\x00s\x86"],
-                         ids=["its dtype", "its byte count"])
-def test_build_on_a_loaded_storage_is_refused_where_torch_allows_it(state):
-    """torch applies BUILD to the TypedStorage it just loaded (its dtype or byte count changes under the tensors
-    that use it); lantern refuses BUILD on anything but tensors, OrderedDicts and the user's allowed classes."""
-    data = checkpoint(P + _FLOAT_PID + state + b"b.", [_RECORD])
+_NBYTES = b"N}" + s("_nbytes") + b"J\x40\x42\x0f\x00s\x86"
+
+
+@pytest.mark.parametrize("payload", [_FLOAT_PID + b"}" + s("dtype") + g("torch", "int32") + b"s",
+                                     _FLOAT_PID + _NBYTES, _UNTYPED_PID + _NBYTES],
+                         ids=["a typed storage's dtype", "a typed storage's byte count",
+                              "an untyped storage's byte count"])
+def test_build_on_a_loaded_storage_is_refused_where_torch_allows_it(payload):
+    """torch applies BUILD to the storage it just loaded (its dtype or byte count changes under the tensors that
+    use it); lantern refuses BUILD on anything but tensors, OrderedDicts and the user's allowed classes."""
+    data = checkpoint(P + payload + b"b.", [_RECORD])
     assert error_of(lambda: torch.load(io.BytesIO(data))) is None
     before = snapshot()
     with pytest.raises(pickle.UnpicklingError, match="did not create"):
@@ -248,6 +250,13 @@ def test_lantern_classes_are_allowed_under_torchs_module_path():
 def test_storage_types_and_returned_objects_are_immutable():
     with pytest.raises(AttributeError):
         ser._STORAGE_TYPES[lantern.float32].dtype = lantern.int32
+    for attribute, value in (("itemsize", 3), ("is_floating_point", False)):
+        messages = []
+        for lib in (torch, lantern):
+            with pytest.raises(AttributeError) as err:
+                setattr(lib.float32, attribute, value)
+            messages.append(str(err.value).replace("torch.", "lantern."))
+        assert messages[0] == messages[1]
     got = lantern.load(io.BytesIO(checkpoint(P + g("torch", "FloatStorage") + b".")))
     with pytest.raises(AttributeError):
         got.dtype = lantern.int32

@@ -14,20 +14,27 @@ BOOL, INTEGRAL, FLOATING, COMPLEX = range(4)
 
 
 class dtype:
-    """One element type: its name, NumPy dtype, size and promotion category."""
+    """One element type: its name, NumPy dtype, size and promotion category. Immutable, as torch's: every tensor
+    shares these objects."""
 
     __slots__ = ("name", "np", "itemsize", "category", "is_signed", "legacy", "is_floating_point", "is_complex",
                  "__weakref__")
 
     def __init__(self, name, np_dtype, category, is_signed, legacy):
-        self.name = name
-        self.np = np.dtype(np_dtype)
-        self.itemsize = self.np.itemsize
-        self.category = category
-        self.is_signed = is_signed
-        self.legacy = legacy  # the old tensor-type name: 'Float' for torch.FloatTensor
-        self.is_floating_point = category == FLOATING  # plain attributes: hot paths read them
-        self.is_complex = category == COMPLEX
+        np_dtype = np.dtype(np_dtype)
+        fields = {"name": name, "np": np_dtype, "itemsize": np_dtype.itemsize, "category": category,
+                  "is_signed": is_signed,
+                  "legacy": legacy,  # the old tensor-type name: 'Float' for torch.FloatTensor
+                  "is_floating_point": category == FLOATING,  # plain attributes: hot paths read them
+                  "is_complex": category == COMPLEX}
+        for field, value in fields.items():
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"attribute '{name}' of 'lantern.dtype' objects is not writable")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"attribute '{name}' of 'lantern.dtype' objects is not writable")
 
     def to_real(self):
         """complex64 -> float32; real types map to themselves."""
