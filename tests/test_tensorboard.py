@@ -37,6 +37,11 @@ def _write(library, tensorboard_module, log_dir, calls, **writer_kwargs):
     return _events_by_run(log_dir)
 
 
+def _ramp(*shape, low=0.0, high=1.0):
+    """Evenly spaced float32 values in `shape`, the same array for both libraries."""
+    return np.linspace(low, high, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+
+
 CASES = {
     "scalar_python_numbers": lambda w, t: [w.add_scalar("loss", 0.25, 0), w.add_scalar("loss", 3, 1),
                                            w.add_scalar("acc", np.float32(0.5))],
@@ -47,17 +52,17 @@ CASES = {
     "scalar_from_graph": lambda w, t: w.add_scalar("y", (t.ones(3, requires_grad=True) * 2).sum(), 7),
     "scalars_group": lambda w, t: [w.add_scalars("run/loss", {"train": 1.0, "test": t.tensor(2.0)}, 1),
                                    w.add_scalars("run/loss", {"train": 0.5, "test": 1.5}, 2)],
-    "histogram_default_bins": lambda w, t: w.add_histogram("w", t.linspace(-3, 5, 101), 1),
+    "histogram_default_bins": lambda w, t: w.add_histogram("w", t.tensor(_ramp(101, low=-3, high=5)), 1),
     "histogram_rules": lambda w, t: [w.add_histogram("a", np.arange(50.0) ** 1.5, 1, bins="auto"),
                                      w.add_histogram("b", t.arange(40).reshape(4, 10), 2, bins=17, max_bins=5),
                                      w.add_histogram("c", t.tensor([0.5, 0.5, 7.0]), 3, bins=[0, 1, 2, 8, 9])],
-    "image_chw_float": lambda w, t: w.add_image("img", t.linspace(-0.2, 1.2, 3 * 4 * 5).reshape(3, 4, 5), 1),
+    "image_chw_float": lambda w, t: w.add_image("img", t.tensor(_ramp(3, 4, 5, low=-0.2, high=1.2)), 1),
     "image_hwc_uint8": lambda w, t: w.add_image("img", t.arange(60).reshape(4, 5, 3).to(t.uint8) * 4, 1,
                                                 dataformats="HWC"),
-    "image_gray_hw": lambda w, t: [w.add_image("g", t.linspace(0, 1, 20).reshape(4, 5), 1, dataformats="HW"),
-                                   w.add_image("c1", t.linspace(0, 1, 20).reshape(1, 4, 5), 2)],
-    "images_batch": lambda w, t: [w.add_images("grid", t.linspace(0, 1, 10 * 3 * 2 * 3).reshape(10, 3, 2, 3), 1),
-                                  w.add_images("nhwc", t.linspace(0, 1, 3 * 2 * 3).reshape(3, 2, 3, 1), 2,
+    "image_gray_hw": lambda w, t: [w.add_image("g", t.tensor(_ramp(4, 5)), 1, dataformats="HW"),
+                                   w.add_image("c1", t.tensor(_ramp(1, 4, 5)), 2)],
+    "images_batch": lambda w, t: [w.add_images("grid", t.tensor(_ramp(10, 3, 2, 3)), 1),
+                                  w.add_images("nhwc", t.tensor(_ramp(3, 2, 3, 1)), 2,
                                                dataformats="NHWC")],
     "text": lambda w, t: [w.add_text("notes", "loss went **down**", 1), w.add_text("notes", "Grüße ✓", 2)],
     "hparams": lambda w, t: w.add_hparams({"lr": 0.01, "optimizer": "adam", "layers": 3, "nesterov": True,

@@ -4,11 +4,11 @@
 configuration lists them; `avgpool` to 7x7; `classifier`: 4096-4096-num_classes with dropout.
 
 >>> import lantern
->>> model = vgg11(num_classes=10)
->>> model(lantern.randn(1, 3, 32, 32)).shape
-lantern.Size([1, 10])
->>> [name for name in model.state_dict() if name.startswith("classifier")][:2]
-['classifier.0.weight', 'classifier.0.bias']
+>>> features = make_layers(CONFIGS["A"], batch_norm=True)          # vgg11_bn's convolutional part
+>>> features(lantern.randn(1, 3, 32, 32)).shape                    # five 2x2 pools: 32 -> 1
+lantern.Size([1, 512, 1, 1])
+>>> list(features.state_dict())[:3]
+['0.weight', '0.bias', '1.weight']
 """
 from ... import flatten, nn
 from ._api import refuse_pretrained_weights
