@@ -22,6 +22,7 @@ import os
 import struct
 import sys
 
+from ._weights_only_unpickler import _ascii
 from .core.device import device as _device
 from .core.storage import UntypedStorage
 
@@ -72,7 +73,7 @@ class _LegacyStorages:
 
     def persistent_load(self, pid):
         from . import serialization as ser
-        if type(pid) is tuple and len(pid) == 4 and ser._ascii(pid[0]) == "module":
+        if type(pid) is tuple and len(pid) == 4 and _ascii(pid[0]) == "module":
             return pid[1]  # a whole module's class (weights_only=False only: the weights-only unpickler refuses it)
         storage_type, key, location, numel, (view,) = ser._storage_record(pid, 6)
         if view is not None:

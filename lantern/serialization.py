@@ -37,6 +37,7 @@ import zipfile
 
 import numpy as np
 
+from ._weights_only_unpickler import _ascii
 from .core import dtype as dt
 from .core.device import device as _device
 from .core.size import Size
@@ -558,8 +559,7 @@ class _Archive:
         if "/" not in first:
             raise RuntimeError(f"file in archive is not in a subdirectory: {first}")
         self.prefix = first.split("/", 1)[0] + "/"
-        fh.seek(0, os.SEEK_END)
-        self.file_size = fh.tell()
+        self.data_end = zf.start_dir  # records lie before the central directory
 
     def has(self, name):
         return self.prefix + name in self.infos
@@ -587,9 +587,9 @@ class _Archive:
                                "corrupted")
         name_len, extra_len = struct.unpack("<HH", header[26:30])
         begin = info.header_offset + 30 + name_len + extra_len
-        if begin + info.file_size > self.file_size:
+        if begin + info.file_size > self.data_end:
             raise RuntimeError(f"PytorchStreamReader failed reading file {name}: the record reaches past the end of "
-                               "the file (truncated?)")
+                               "the data (into the central directory or beyond the file: truncated or damaged)")
         return begin
 
 
@@ -633,15 +633,6 @@ def _storage_record(pid, fields):
     return storage_type, key, location, numel, pid[5:]
 
 
-def _ascii(s):
-    if isinstance(s, bytes):
-        try:
-            return s.decode("ascii")
-        except UnicodeDecodeError:
-            return None
-    return s
-
-
 class _StorageReader:
     """Gives data.pkl (or lantern.jit's constants.pkl) its storages: each record under `folder` read once, its size
     checked against the persistent id before any memory is allocated, filled completely from the file (never
@@ -681,17 +672,18 @@ class _StorageReader:
 
     def _read(self, name, info, nbytes):
         """A CPU storage holding the record's bytes: a window on the mmap, read straight from the file into the new
-        storage (a stored record), or decompressed through zipfile."""
+        storage (a stored record), or through zipfile (decompressing, or for a file object without readinto)."""
         archive = self.archive
         if info.compress_type == zipfile.ZIP_STORED:
             begin = archive.payload_start(name, info)
             if self.whole is not None:
                 return UntypedStorage._wrap(self.whole[begin:begin + nbytes], _device("cpu"))
-            storage = _allocate(nbytes)
-            archive.fh.seek(begin)
-            _fill(storage, nbytes, archive.fh.readinto, name)
-            return storage
-        if nbytes > info.compress_size * 1100 + 1024:  # deflate expands at most ~1032x: the size is a lie
+            if hasattr(archive.fh, "readinto"):
+                storage = _allocate(nbytes)
+                archive.fh.seek(begin)
+                _fill(storage, nbytes, archive.fh.readinto, name)
+                return storage
+        elif nbytes > info.compress_size * 1100 + 1024:  # deflate expands at most ~1032x: the size is a lie
             raise RuntimeError(f"PytorchStreamReader failed reading file {name}: its size {nbytes} cannot come "
                                f"from {info.compress_size} compressed bytes")
         storage = _allocate(nbytes)

@@ -464,7 +464,7 @@ def _layouts(root, classes):
     each checked: declared in code/__torch__.ir, its state a dict of allowed names, the same children for every
     module of one class, no module its own ancestor."""
     from .archive_check import ClassLayout, check_member_name
-    layouts, seen = {}, set()
+    layouts, path_ids = {}, set()  # path_ids: the modules from the root down to the one being visited
 
     def visit(obj, path):
         if not isinstance(obj, _Object):
@@ -479,7 +479,8 @@ def _layouts(root, classes):
         if type(state) is not dict or not all(type(k) is str for k in state):
             raise RuntimeError(f"lantern.jit.load: the state of {path} is not a dict of names")
         for name in state:
-            check_member_name(name, "attribute") if name != "training" else None
+            if name != "training":
+                check_member_name(name, "attribute")
         if type(state.get("training", True)) is not bool:
             raise RuntimeError(f"lantern.jit.load: {path}.training is not a bool")
         missing = [n for n in info["parameters"] + info["buffers"] if n not in state]
@@ -495,9 +496,7 @@ def _layouts(root, classes):
             if isinstance(child, _Object):
                 visit(child, f"{path}.{name}")
         path_ids.discard(id(obj))
-        seen.add(id(obj))
 
-    path_ids = set()
     visit(root, "the root module")
     return layouts
 
