@@ -93,7 +93,7 @@ class _LegacyStorages:
         if target.type == "meta":
             return UntypedStorage(nbytes, device="meta")
         if target.type != "cpu":
-            ser._place(UntypedStorage(0), location, target, None)  # raises torch's error when the device is absent
+            ser._check_reachable(target)
             raise RuntimeError(f"lantern reads legacy checkpoints onto the CPU (this one asks for {target}): load "
                                "with map_location='cpu', then move the tensors")
         self.reserved += nbytes + 8

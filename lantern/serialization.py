@@ -209,11 +209,19 @@ def _names():
     return _NAMES
 
 
+def _bytearray(source=b"", encoding=None):
+    """builtins.bytearray as a checkpoint may call it (from bytes, or a str and its encoding, as pickle writes it):
+    never from a count, which would let a few bytes of file allocate any amount of memory."""
+    if not isinstance(source, (bytes, str)):
+        raise pickle.UnpicklingError(f"bytearray in a checkpoint must be built from bytes, got {type(source)}")
+    return bytearray(source, encoding) if encoding is not None else bytearray(source)
+
+
 _SAFE_BUILTINS = {
     ("collections", "OrderedDict"): collections.OrderedDict,
     ("collections", "Counter"): collections.Counter,
     ("_codecs", "encode"): codecs.encode,  # protocol 2 writes bytes as _codecs.encode(str, 'latin1')
-    ("builtins", "bytearray"): bytearray,
+    ("builtins", "bytearray"): _bytearray,
     ("builtins", "set"): set,
     ("builtins", "complex"): complex,
 }
@@ -744,12 +752,17 @@ def _place(storage, location, target, map_location):
         target = _device(location)
     if target.type == "cpu":
         return storage
+    _check_reachable(target)
+    flat = make_tensor(storage, (storage.nbytes(),), (1,), 0, dt.uint8, backend_for_device(storage.device))
+    return flat.to(target)._storage
+
+
+def _check_reachable(target):
+    """torch's error when a checkpoint asks for a device this process cannot use."""
     try:
         backend_for_device(target)
-    except Exception:  # torch's error for a device this build cannot reach
+    except Exception:
         raise RuntimeError(f"Attempting to deserialize object on a {target.type.upper()} device but "
                            f"torch.{target.type}.is_available() is False. If you are running on a CPU-only machine, "
                            "please use torch.load with map_location=torch.device('cpu') to map your storages to the "
                            "CPU.") from None
-    flat = make_tensor(storage, (storage.nbytes(),), (1,), 0, dt.uint8, backend_for_device(storage.device))
-    return flat.to(target)._storage

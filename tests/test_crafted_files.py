@@ -194,6 +194,16 @@ def test_payloads_cannot_change_library_globals(name):
 _NBYTES = b"N}" + s("_nbytes") + b"J\x40\x42\x0f\x00s\x86"
 
 
+def test_bytearray_cannot_be_asked_for_by_size():
+    """builtins.bytearray is on torch's allow-list; from a count, 16 bytes of file could ask for any amount of memory
+    (torch raises MemoryError for 10**18; a smaller count is allocated). lantern builds it from bytes only."""
+    data = checkpoint(P + g("builtins", "bytearray") + b"(\x8a\x08" + (10 ** 18).to_bytes(8, "little") + b"tR.")
+    with pytest.raises(MemoryError):
+        torch.load(io.BytesIO(data))
+    with pytest.raises(pickle.UnpicklingError, match="bytearray in a checkpoint must be built from bytes"):
+        lantern.load(io.BytesIO(data))
+
+
 @pytest.mark.parametrize("payload", [_FLOAT_PID + b"}" + s("dtype") + g("torch", "int32") + b"s",
                                      _FLOAT_PID + _NBYTES, _UNTYPED_PID + _NBYTES],
                          ids=["a typed storage's dtype", "a typed storage's byte count",
