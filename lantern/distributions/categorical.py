@@ -1,0 +1,90 @@
+"""Categorical (torch.distributions.categorical): one of K classes, from probs or logits over the last dim.
+
+>>> import lantern
+>>> from lantern.distributions import Categorical
+>>> c = Categorical(probs=lantern.tensor([0.25, 0.75]))
+>>> c.log_prob(lantern.tensor(1)).exp().item(), c.sample((3,)).shape
+(0.75, lantern.Size([3]))
+"""
+import lantern
+from lantern.core.size import Size
+
+from . import constraints
+from .distribution import Distribution
+from .utils import logits_to_probs, probs_to_logits
+
+__all__ = ["Categorical"]
+
+
+class Categorical(Distribution):
+    """probs are normalised to sum to 1, logits to log-probabilities; batch_shape is the parameter's leading dims."""
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            if probs.dim() < 1:
+                raise ValueError("`probs` parameter must be at least one-dimensional.")
+            self.probs = probs / probs.sum(-1, keepdim=True)
+        else:
+            if logits.dim() < 1:
+                raise ValueError("`logits` parameter must be at least one-dimensional.")
+            self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+        self._param = self.probs if probs is not None else self.logits
+        self._num_events = self._param.size()[-1]
+        batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else Size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def __getattr__(self, name):  # the parameterisation not given is derived on first use, as torch's lazy_property
+        if name == "probs":
+            value = logits_to_probs(self.__dict__["logits"])
+        elif name == "logits":
+            value = probs_to_logits(self.__dict__["probs"])
+        else:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        self.__dict__[name] = value
+        return value
+
+    @property
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    @property
+    def mean(self):
+        return lantern.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    @property
+    def mode(self):
+        return self.probs.argmax(dim=-1)
+
+    @property
+    def variance(self):
+        return lantern.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    def sample(self, sample_shape=Size()):
+        sample_shape = Size(sample_shape)
+        probs_2d = self.probs.reshape(-1, self._num_events)
+        samples_2d = lantern.multinomial(probs_2d, sample_shape.numel(), True).T
+        return samples_2d.reshape(self._extended_shape(sample_shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = value.long().unsqueeze(-1)
+        value, log_pmf = lantern.broadcast_tensors(value, self.logits)
+        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
+
+    def entropy(self):
+        logits = self.logits.clamp(min=lantern.finfo(self.logits.dtype).min)
+        return -(logits * self.probs).sum(-1)
+
+    def enumerate_support(self, expand=True):
+        values = lantern.arange(self._num_events, dtype=lantern.long)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
