@@ -1,24 +1,26 @@
 """Random number generators: `Generator` objects, the default generator, and the module-level seeding functions.
 
-A Generator wraps a NumPy PCG64 bit generator. The same seed gives the same numbers in lantern, run after run;
-PyTorch's own stream (a Mersenne Twister) is not reproduced. Like PyTorch, an unseeded program starts from a fixed
-default seed, so it too repeats.
+A Generator is PyTorch's CPU generator: a Mersenne Twister seeded as ATen seeds it (lantern.core.mt19937), whose
+words the random ops turn into values with ATen's own algorithms (lantern.ops.random_draws). So a seed gives the
+numbers torch gives, and an unseeded program starts, as in torch, from the fixed default seed.
 
->>> g = lantern.Generator().manual_seed(0)
->>> first = lantern.rand(3, generator=g).tolist()
->>> _ = g.manual_seed(0)
->>> lantern.rand(3, generator=g).tolist() == first
-True
+>>> _ = lantern.manual_seed(0)
+>>> lantern.rand(3)                                  # torch.manual_seed(0); torch.rand(3) prints the same
+tensor([0.4963, 0.7682, 0.0885])
+>>> lantern.get_rng_state().shape                    # torch's 5056-byte state: it loads in either library
+lantern.Size([5056])
 >>> with lantern.random.fork_rng():
 ...     _ = lantern.randn(5)          # draws inside do not move the default generator outside
 """
 import contextlib
 import os
+import struct
 
 import numpy as np
 
 from .core import dtype as dt
 from .core.device import device as _device
+from .core.mt19937 import MT19937, STATE_WORDS
 from .core.tensor_impl import TensorImpl
 from ._construct import tensor
 from .ops import random as _random_ops
@@ -29,10 +31,13 @@ __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_see
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
 _SEED_RANGE = (-2**63, 2**64)  # the seeds PyTorch accepts; negative ones wrap modulo 2**64
-# The state as bytes: the seed (8), PCG64's 128-bit state and increment (16 + 16), and the buffered 32-bit half of a
-# 64-bit draw with its flag (4 + 4).
-_STATE_FIELDS = (("seed", 8), ("state", 16), ("inc", 16), ("has_uint32", 4), ("uinteger", 4))
-STATE_SIZE = sum(n for _, n in _STATE_FIELDS)
+
+# torch's CPUGeneratorImplState, little-endian: the seed, the engine's left/seeded/next counters and 624 words
+# (each in 8 bytes), the legacy normal_x/normal_y/normal_rho doubles and is-valid flag (normal_y holds the kept
+# double normal), then the kept float normal and its flag.
+_HEAD = struct.Struct(f"<QiiQ{STATE_WORDS}Q")
+_TAIL = struct.Struct("<dddi4xf?3x")
+STATE_SIZE = _HEAD.size + _TAIL.size   # 5056
 
 
 class Generator:
@@ -43,7 +48,7 @@ class Generator:
     (67280421310721, device(type='cpu'))
     """
 
-    __slots__ = ("device", "_seed", "numpy_generator")
+    __slots__ = ("device", "_seed", "engine", "next_double_normal", "next_float_normal")
 
     def __init__(self, device="cpu"):
         device = _device("cpu" if device is None else device)
@@ -51,6 +56,7 @@ class Generator:
             raise RuntimeError(f"lantern has random generators only for the CPU, not for {device.type}; "
                                "use Generator('cpu')")
         self.device = device
+        self.engine = MT19937(DEFAULT_SEED)
         self.manual_seed(DEFAULT_SEED)
 
     def manual_seed(self, seed):
@@ -61,7 +67,8 @@ class Generator:
         if not _SEED_RANGE[0] <= seed < _SEED_RANGE[1]:
             raise ValueError("Overflow when unpacking long long")
         self._seed = seed % 2**64
-        self.numpy_generator = np.random.Generator(np.random.PCG64(self._seed))
+        self.engine.seed(self._seed)
+        self.next_double_normal = self.next_float_normal = None
         return self
 
     def seed(self):
@@ -74,7 +81,8 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """The full state as a uint8 tensor (a copy): `set_state` with it replays the same numbers."""
+        """The full state as a uint8 tensor in torch's layout (a copy): `set_state` with it, in lantern or torch,
+        replays the same numbers."""
         return tensor(np.frombuffer(self._state_bytes(), dtype=np.uint8), dtype=dt.uint8)
 
     def set_state(self, new_state):
@@ -83,8 +91,8 @@ class Generator:
         if new_state.dtype is not dt.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor (a uint8 tensor, as get_state() returns)")
         if new_state.numel() != STATE_SIZE:
-            raise RuntimeError(f"Expected a lantern PCG64 generator state of size {STATE_SIZE} but found the input "
-                               f"RNG state size to be {new_state.numel()}")
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {STATE_SIZE} but found the input RNG state "
+                               f"size to be {new_state.numel()}")
         self._load_state_bytes(bytes(new_state.reshape(-1).tolist()))
         return self
 
@@ -93,21 +101,21 @@ class Generator:
         return _generator_from_state(self._state_bytes())
 
     def _state_bytes(self):
-        bits = self.numpy_generator.bit_generator.state
-        values = {"seed": self._seed, **bits["state"], "has_uint32": bits["has_uint32"],
-                  "uinteger": bits["uinteger"]}
-        return b"".join(values[name].to_bytes(n, "little") for name, n in _STATE_FIELDS)
+        left, next_ = self.engine.position()
+        double_valid, float_valid = self.next_double_normal is not None, self.next_float_normal is not None
+        head = _HEAD.pack(self._seed, left, 1, next_, *self.engine.words().tolist())
+        return head + _TAIL.pack(0.0, self.next_double_normal if double_valid else 0.0, 0.0, double_valid,
+                                 self.next_float_normal if float_valid else 0.0, float_valid)
 
     def _load_state_bytes(self, data):
-        values, at = {}, 0
-        for name, n in _STATE_FIELDS:
-            values[name] = int.from_bytes(data[at:at + n], "little")
-            at += n
-        self._seed = values["seed"]
-        self.numpy_generator = np.random.Generator(np.random.PCG64())
-        self.numpy_generator.bit_generator.state = {
-            "bit_generator": "PCG64", "state": {"state": values["state"], "inc": values["inc"]},
-            "has_uint32": values["has_uint32"], "uinteger": values["uinteger"]}
+        seed, left, _seeded, next_, *words = _HEAD.unpack_from(data)
+        _, normal_y, _, double_valid, float_normal, float_valid = _TAIL.unpack_from(data, _HEAD.size)
+        if not 1 <= left <= STATE_WORDS:
+            raise RuntimeError("Invalid mt19937 state")
+        self._seed = seed
+        self.engine.restore(words, left, next_)
+        self.next_double_normal = normal_y if double_valid else None
+        self.next_float_normal = float_normal if float_valid else None
 
     def __reduce__(self):
         return (_generator_from_state, (self._state_bytes(),))

@@ -70,18 +70,53 @@ def _norm_cdf(x):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std^2) restricted to [a, b], by inverting the normal CDF on a uniform draw over [a, b]'s
-    probability interval (so no sample is rejected)."""
+    """Fill with N(mean, std^2) restricted to [a, b], by rejection as torch 2.13 samples it: when [a, b] holds more
+    than 30% of the mass, draw normals and redraw those outside until none is left; otherwise propose uniform values
+    on [a, b] and keep each with probability pdf(x) / pdf(the mode on [a, b])."""
     if tensor.is_meta:
         return tensor
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    low, high = _norm_cdf((a - mean) / std), _norm_cdf((b - mean) / std)
     with no_grad():
-        tensor.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
-        tensor.erfinv_().mul_(std * math.sqrt(2.0)).add_(mean)
-        return tensor.clamp_(min=a, max=b)
+        if _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std) > 0.3:
+            _redraw_outside(tensor, mean, std, a, b, generator)
+        else:
+            _accept_uniform_proposals(tensor, mean, std, a, b, generator)
+    return tensor
+
+
+def _redraw_outside(tensor, mean, std, a, b, generator):
+    low, high = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()   # the bounds as the dtype rounds them
+    result = tensor.normal_(mean, std, generator=generator)
+    while True:
+        outside = (result < low) | (result > high)
+        if not outside.any():
+            break
+        result = _fns.where(outside, _fns.empty_like(result).normal_(mean, std, generator=generator), result)
+    if result is not tensor:
+        tensor.copy_(result)
+
+
+def _accept_uniform_proposals(tensor, mean, std, a, b, generator):
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+    accept_draws = _fns.empty_like(tensor)
+
+    def rejected(candidates):
+        """log u > log(pdf(x) / pdf(mode)) for a fresh uniform u per element (overwrites candidates)."""
+        log_ratio = candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        return accept_draws.uniform_(generator=generator).log_().gt(log_ratio)
+
+    tensor.uniform_(a, b, generator=generator)
+    pending = rejected(tensor.clone())
+    result = tensor
+    while pending.any():
+        candidates = _fns.empty_like(tensor).uniform_(a, b, generator=generator)
+        result = _fns.where(pending, candidates, result)
+        pending = _fns.where(pending, rejected(candidates), pending)
+    if result is not tensor:
+        tensor.copy_(result)
 
 
 def constant_(tensor, val):
@@ -215,10 +250,8 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     num_zeros = math.ceil(sparsity * rows)
     with no_grad():
         tensor.normal_(0, std, generator=generator)
-        if num_zeros:
-            # a random permutation of the rows per column: argsort of independent uniform keys
-            keys = tensor.new_empty((rows, cols)).uniform_(generator=generator)
-            tensor.scatter_(0, keys.argsort(0)[:num_zeros], 0.0)
+        for col in range(cols):   # as torch: each column's zero rows from the default generator's randperm
+            tensor[_fns.randperm(rows)[:num_zeros], col] = 0
     return tensor
 
 

@@ -254,10 +254,15 @@ def _arange(backend, start, end=None, step=1, dtype=None, layout=None, device=No
 custom(f"arange(Scalar start, Scalar? end=None, Scalar step=1, {FACTORY_KW}) -> Tensor", _arange, _arange)
 
 
-def _linspace_values(xp, start, end, steps):
+_LINSPACE_WORK_DTYPES = {dt.float32: np.float32, dt.complex64: np.complex64}   # others: float64 / complex128
+
+
+def _linspace_values(xp, start, end, steps, dtype):
     """start + i*step for the first half, end - (steps-1-i)*step for the second, as PyTorch computes it, so that
-    both ends are exact."""
-    kind = np.complex128 if isinstance(start, complex) or isinstance(end, complex) else np.float64
+    both ends are exact; in the output's precision for float32 and complex64, as PyTorch's kernel."""
+    wide = np.complex128 if isinstance(start, complex) or isinstance(end, complex) else np.float64
+    kind = _LINSPACE_WORK_DTYPES.get(dtype, wide)
+    start, end = kind(start), kind(end)
     if steps == 1:
         return xp.full(1, start, dtype=kind)
     step = (end - start) / (steps - 1)
@@ -279,7 +284,7 @@ def _space(fn, backend, start, end, steps, dtype, layout, pin_memory):
     if dtype.category == dt.INTEGRAL:
         start, end = int(start.real), int(end.real)
     t = new_tensor(backend, fn, (steps,), dtype, layout, pin_memory)
-    values = None if backend.xp is None else _linspace_values(backend.xp, start, end, steps)
+    values = None if backend.xp is None else _linspace_values(backend.xp, start, end, steps, dtype)
     return t, values
 
 

@@ -152,9 +152,13 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """leaky_relu with a random slope in [lower, upper] per element when training, their mean otherwise."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slopes = _COMPOSITES["empty_like"](input).uniform_(lower, upper)
-    scaled = _where(input >= 0, 1.0, slopes)
-    return input.mul_(scaled) if inplace else input * scaled
+    # As ATen: a slope for each element <= 0 only, drawn in order as a uniform double, the others keep slope 1.
+    negative = input <= 0
+    slopes = _COMPOSITES["ones_like"](input)
+    count = int(negative.sum().item())
+    draws = _op("empty", (count,), dt.float64, None, input.device, None, None).uniform_(lower, upper)
+    slopes[negative] = draws.to(input.dtype)
+    return input.mul_(slopes) if inplace else input * slopes
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):

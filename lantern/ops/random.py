@@ -3,8 +3,9 @@ in-place samplers uniform_, normal_, random_, bernoulli_, exponential_, geometri
 draws from a lantern.Generator: the one passed as `generator=`, else the default generator (installed here by
 lantern.random).
 
-Kernels check their arguments as PyTorch does, then fill NumPy arrays; on the meta device they only check and make
-shapes, and draw nothing.
+Kernels check their arguments as PyTorch does, then fill NumPy arrays with the values ATen's CPU kernels draw from
+the same generator state (lantern.ops.random_draws), in the order ATen visits the elements; on the meta device they
+only check and make shapes, and draw nothing.
 
 >>> g = lantern.Generator().manual_seed(0)
 >>> lantern.rand(2, 3, generator=g).dtype, lantern.randint(3, 10, (2, 2), generator=g).dtype
@@ -13,6 +14,8 @@ shapes, and draw nothing.
 [0, 1, 2, 3, 4]
 >>> lantern.multinomial(lantern.tensor([0.0, 1.0, 0.0]), 2, replacement=True, generator=g).tolist()
 [1, 1]
+>>> lantern.randint(0, 10, (5,), generator=g.manual_seed(0)).tolist()     # torch.randint with the same seed
+[4, 9, 3, 0, 3]
 """
 import math
 import warnings
@@ -31,10 +34,13 @@ from .meta_util import broadcast_shapes
 from .pointwise import _require_tensor
 from .registry import composite, custom, get
 from .derivative import derivative, nondifferentiable
+from . import random_draws as draws
 
 _GENERATOR_KW = "*, Generator? generator=None"
 _RANDOM_FACTORY_KW = "*, Generator? generator=None, " + FACTORY_KW[3:]
 _MANTISSA_DIGITS = {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}
+# The dtypes whose integer draws take a 64-bit word when the range reaches 2**32 (ATen's uniform_int_from_to).
+_WIDE_INTEGER_DRAWS = (dt.int64, dt.float64, dt.float32, dt.bfloat16)
 _DEFAULT_GENERATOR = [None]
 
 
@@ -43,29 +49,44 @@ def set_default_generator(generator):
     _DEFAULT_GENERATOR[0] = generator
 
 
-def _rng(generator):
-    """The NumPy generator behind a lantern.Generator (the default one for None)."""
+def _gen(generator):
+    """The lantern.Generator to draw from: `generator`, or the default one for None."""
     g = _DEFAULT_GENERATOR[0] if generator is None else generator
-    try:
-        return g.numpy_generator
-    except AttributeError:
-        raise TypeError(f"generator must be a lantern.Generator, not {type(generator).__name__}") from None
+    if not hasattr(g, "engine"):
+        raise TypeError(f"generator must be a lantern.Generator, not {type(generator).__name__}")
+    return g
 
 
-# ---- writing samples ------------------------------------------------------------------------------------------
+# ---- writing samples in ATen's visiting order ------------------------------------------------------------------
+
+def _memory_order(t):
+    """t's dimensions from the largest stride to the smallest: walking them in this order visits t's elements in
+    memory order, as ATen's TensorIterator does."""
+    return sorted(range(t.dim()), key=lambda d: -t._stride[d])
+
+
+def _in_memory_order_of(t, array):
+    """The values of `array` (shaped like t) in t's memory order, flat."""
+    return array.transpose(_memory_order(t)).ravel()
+
 
 def _write(backend, t, values):
-    backend.array(t)[...] = values if backend.device.type == "cpu" else backend.from_host(values)
+    """Write flat `values`, given in t's memory order."""
+    target = backend.array(t).transpose(_memory_order(t))
+    values = values.reshape(target.shape)
+    target[...] = values if backend.device.type == "cpu" else backend.from_host(values)
 
 
 def _fill(backend, t, draw):
-    """Write draw(real dtype) into `t`; a complex tensor gets independent draws for its real and imaginary parts."""
+    """Write draw(count, real NumPy dtype, contiguous) into `t`. A complex tensor is filled through its real view,
+    as ATen does: 2 * numel values, real and imaginary parts alternating."""
     if backend.xp is None or t.numel() == 0:
         return
-    real = t.dtype.to_real()
-    values = draw(real)
-    if t.dtype.category == dt.COMPLEX:
-        values = values + 1j * draw(real)
+    n = t.numel()
+    is_complex = t.dtype.category == dt.COMPLEX
+    values = draw(2 * n if is_complex else n, t.dtype.to_real().np, t.is_contiguous())
+    if is_complex:
+        values = values[0::2] + 1j * values[1::2]
     _write(backend, t, values)
 
 
@@ -75,25 +96,6 @@ def _sampled_in_place(op_name, backend, self, sample):
     sample()
     self._vc[0] += 1
     return self
-
-
-def _unit_uniform(rng, shape, real):
-    """Uniform [0, 1) values on the grid of `real`'s mantissa, so rounding into the dtype can never reach 1."""
-    if real is dt.float64:
-        return rng.random(shape)
-    if real is dt.float32:
-        return rng.random(shape, dtype=np.float32)
-    scale = 1 << _MANTISSA_DIGITS[real]
-    return rng.integers(0, scale, shape) / scale
-
-
-def _draw_dtype(real):
-    """NumPy draws float32 or float64; the half types are drawn as float32 and rounded."""
-    return np.float64 if real is dt.float64 else np.float32
-
-
-def _standard_normal(rng, shape, real):
-    return rng.standard_normal(shape, dtype=_draw_dtype(real))
 
 
 # ---- uniform ----------------------------------------------------------------------------------------------------
@@ -115,8 +117,8 @@ def _check_uniform(dtype, from_, to):
 
 def _fill_uniform(backend, t, from_, to, generator):
     _check_uniform(t.dtype, from_, to)
-    shape = t._size
-    _fill(backend, t, lambda real: _unit_uniform(_rng(generator), shape, real) * (to - from_) + from_)
+    gen = _gen(generator)
+    _fill(backend, t, lambda n, real, _: draws.uniform(gen, n, real, from_, to))
 
 
 def _rand(backend, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
@@ -151,8 +153,8 @@ def _fill_normal(backend, t, mean, std, generator):
     _check_normal_dtype(t)
     if t.dtype.category == dt.COMPLEX:
         std = std / math.sqrt(2)
-    shape = t._size
-    _fill(backend, t, lambda real: _standard_normal(_rng(generator), shape, real) * std + mean)
+    gen = _gen(generator)
+    _fill(backend, t, lambda n, real, contiguous: draws.normal(gen, n, real, mean, std, contiguous))
 
 
 def _randn(backend, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
@@ -181,12 +183,17 @@ def _check_std_tensor(backend, std):
 
 
 def _normal_around(backend, shape, dtype, mean, std, generator):
-    """A new tensor of N(0, std) + mean, where mean and std are tensors (broadcast to `shape`) or floats."""
+    """A new tensor of N(0, std) + mean, where mean and std are tensors (broadcast to `shape`) or floats: as ATen,
+    N(0, std) then + mean for a float std, N(0, 1) * std + mean for a tensor std."""
     t = backend.empty(shape, dtype)
     _check_normal_dtype(t)
     if backend.xp is not None:
         mean, std = (backend.array(x) if isinstance(x, TensorImpl) else x for x in (mean, std))
-        _fill_normal(backend, t, 0.0, std, generator)
+        if isinstance(std, float):
+            _fill_normal(backend, t, 0.0, std, generator)
+        else:
+            _fill_normal(backend, t, 0.0, 1.0, generator)
+            backend.array(t)[...] *= std
         backend.array(t)[...] += mean
     return t
 
@@ -251,10 +258,8 @@ def _exponential_(backend, self, lambd=1.0, generator=None):
     if self.numel() and self.dtype.category != dt.FLOATING:
         raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {self.dtype.legacy}")
-    shape = self._size
-
-    def draw(real):
-        return _rng(generator).standard_exponential(shape, dtype=_draw_dtype(real)) / lambd
+    gen = _gen(generator)
+    draw = lambda n, real, _: draws.exponential(gen, n, lambd)  # noqa: E731
     return _sampled_in_place("exponential_", backend, self, lambda: _fill(backend, self, draw))
 
 
@@ -313,8 +318,10 @@ def _random_range(dtype, from_=None, to=None):
 
 
 def _fill_integers(backend, t, low, high, generator):
+    """Integers drawn uniformly from [low, high] (inclusive)."""
     if backend.xp is not None and t.numel():
-        _write(backend, t, _rng(generator).integers(low, high, t._size, dtype=np.int64, endpoint=True))
+        wide = t.dtype in _WIDE_INTEGER_DRAWS
+        _write(backend, t, draws.integers_in(_gen(generator), t.numel(), low, high - low + 1, wide))
 
 
 def _random_(backend, self, from_=None, to=None, generator=None):
@@ -349,7 +356,7 @@ def _randperm(backend, n, generator=None, dtype=None, layout=None, device=None, 
     t = new_tensor(backend, "randperm", (n,), dtype or dt.int64, layout, pin_memory)
     _check_randperm_dtype(n, t.dtype)
     if backend.xp is not None:
-        _write(backend, t, _rng(generator).permutation(n))
+        _write(backend, t, draws.randperm(_gen(generator), n))
     return finish(t, requires_grad)
 
 
@@ -415,9 +422,13 @@ def _check_p_tensor(backend, p):
 
 
 def _fill_bernoulli(backend, t, p, generator):
-    """1 where a uniform draw falls below p (a float, or an array broadcast to t's shape), else 0."""
+    """1 where a uniform draw falls below p (a float, or an array of t's shape), else 0."""
     if backend.xp is not None and t.numel():
-        _write(backend, t, _rng(generator).random(t._size) < p)
+        gen = _gen(generator)
+        if isinstance(p, float):
+            _write(backend, t, draws.bernoulli_scalar(gen, t.numel(), p))
+        else:
+            _write(backend, t, draws.bernoulli_tensor(gen, _in_memory_order_of(t, p)))
 
 
 def _bernoulli(backend, self, p=None, generator=None):
@@ -471,10 +482,9 @@ def _geometric_(backend, self, p, generator=None):
     if self.dtype.category in (dt.BOOL, dt.COMPLEX):
         raise not_implemented_for("geometric_cpu", self.dtype)
 
-    def sample():
-        if backend.xp is not None and self.numel():
-            _write(backend, self, _rng(generator).geometric(p, self._size))
-    return _sampled_in_place("geometric_", backend, self, sample)
+    gen = _gen(generator)
+    draw = lambda n, real, _: draws.geometric(gen, n, p)  # noqa: E731
+    return _sampled_in_place("geometric_", backend, self, lambda: _fill(backend, self, draw))
 
 
 _C_LONG_NAMES = {dt.int64: "long int", dt.int16: "short int"}  # the spelling in cauchy_'s dtype message
@@ -486,10 +496,8 @@ def _cauchy_(backend, self, median=0.0, sigma=1.0, generator=None):
     if self.dtype.category != dt.FLOATING:
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a floating "
                            f"point but you specified {_C_LONG_NAMES.get(self.dtype, C_TYPE_NAMES[self.dtype])}")
-    shape = self._size
-
-    def draw(real):
-        return median + sigma * np.tan(np.pi * (_unit_uniform(_rng(generator), shape, dt.float64) - 0.5))
+    gen = _gen(generator)
+    draw = lambda n, real, _: draws.cauchy(gen, n, median, sigma)  # noqa: E731
     return _sampled_in_place("cauchy_", backend, self, lambda: _fill(backend, self, draw))
 
 
@@ -498,10 +506,8 @@ def _log_normal_(backend, self, mean=1.0, std=2.0, generator=None):
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
     if self.dtype.category != dt.FLOATING:
         raise not_implemented_for("log_normal_cpu", self.dtype)
-    shape = self._size
-
-    def draw(real):
-        return np.exp(_standard_normal(_rng(generator), shape, dt.float64) * std + mean)
+    gen = _gen(generator)
+    draw = lambda n, real, _: np.exp(draws.normal_serial(gen, n, mean, std))  # noqa: E731
     return _sampled_in_place("log_normal_", backend, self, lambda: _fill(backend, self, draw))
 
 
@@ -524,8 +530,8 @@ def _poisson(backend, self, generator=None):
     if not (rates >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     finite = np.isfinite(rates)
-    counts = _rng(generator).poisson(np.where(finite, rates, 0.0))
-    _write(backend, out, np.where(finite, counts, rates))  # an infinite rate gives inf, as PyTorch's sampler
+    counts = draws.poisson(_gen(generator), np.where(finite, rates, 0.0))
+    _write(backend, out, np.where(finite.ravel(), counts, rates.ravel()))  # an infinite rate gives inf, as torch
     return out
 
 
@@ -546,21 +552,16 @@ def _check_multinomial(self, num_samples, replacement):
     return num_samples
 
 
-def _multinomial_draw(rng, weights, num_samples, replacement):
-    """Category indices, one row of draws per row of `weights` (float64, rows x categories).
+def _multinomial_draw(gen, probabilities, num_samples, replacement):
+    """Category indices, one row of draws per row of `probabilities` (rows x categories, in the input's dtype).
 
-    With replacement: the inverse CDF of every row at once (rows offset by their index so one searchsorted serves
-    all). Without: the Gumbel top-k trick, which samples successively without replacement in one argsort."""
-    rows, n = weights.shape
-    if replacement:
-        cdf = np.cumsum(weights, axis=1)
-        cdf /= cdf[:, -1:]
-        offsets = np.arange(rows)[:, None]
-        flat = np.searchsorted((cdf + offsets).ravel(), (rng.random((rows, num_samples)) + offsets).ravel(),
-                               side="right").reshape(rows, num_samples)
-        return np.clip(flat - offsets * n, 0, n - 1)
-    with np.errstate(divide="ignore"):
-        keys = np.log(weights) - np.log(rng.standard_exponential((rows, n)))
+    As ATen: with replacement (and more than one sample), the inverse CDF of each row at uniform doubles; otherwise
+    the top k of p / q with q ~ Exponential(1) drawn in the input's dtype (the Gumbel-max trick, exponentiated),
+    which samples successively without replacement."""
+    if replacement and num_samples > 1:
+        return draws.multinomial_with_replacement(gen, probabilities.astype(np.float64), num_samples)
+    q = draws.exponential(gen, probabilities.size, 1.0).astype(probabilities.dtype).reshape(probabilities.shape)
+    keys = probabilities / q
     return np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
 
 
@@ -577,7 +578,9 @@ def _multinomial(backend, self, num_samples, replacement=False, generator=None):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if not (weights.sum(1) > 0).all():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    _write(backend, out, _multinomial_draw(_rng(generator), weights, num_samples, replacement).reshape(shape))
+    probabilities = backend.array(self).reshape(-1, self._size[-1])
+    samples = _multinomial_draw(_gen(generator), probabilities, num_samples, replacement)
+    backend.array(out)[...] = samples.reshape(shape)
     return out
 
 
