@@ -284,6 +284,14 @@ def test_random_transforms_use_their_drawn_parameters_as_torchvision_would():
 def test_colour_adjustments_match_torchvision(adjust, factor):
     np.testing.assert_array_equal(np.asarray(getattr(F, adjust)(RGB, factor)),
                                   np.asarray(getattr(TVF, adjust)(RGB, factor)))
+    images = FLOAT_IMAGE.copy()
+    images[0, :, 0, 0] = 0.5                   # a grey pixel: no hue
+    images[0, 0, 1, 1] = images[0, 1, 1, 1]    # red and green tie for the largest channel
+    for image in (images, (images * 255).astype(np.uint8), images[:, :1]):
+        got = getattr(F, adjust)(lantern.tensor(image), factor)
+        expected = getattr(TVF, adjust)(torch.tensor(image), factor)
+        assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=2e-6)
 
 
 def test_colour_jitter_repr_and_range():
@@ -291,6 +299,7 @@ def test_colour_jitter_repr_and_range():
     assert repr(ours) == repr(theirs)
     lantern.manual_seed(0)
     assert ours(RGB).size == RGB.size
+    assert ours(lantern.tensor(FLOAT_IMAGE)).shape == FLOAT_IMAGE.shape
     with pytest.raises(ValueError, match="hue values should be between"):
         transforms.ColorJitter(hue=0.7)
 

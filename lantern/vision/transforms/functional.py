@@ -17,7 +17,8 @@ import numbers
 
 import numpy as np
 
-from ... import Tensor, as_tensor, float32, from_numpy, get_default_dtype, uint8
+from ... import (Tensor, as_tensor, float32, from_numpy, get_default_dtype, int64, ones_like, stack, uint8, where,
+                zeros_like)
 
 __all__ = ["InterpolationMode", "get_dimensions", "get_image_size", "get_image_num_channels", "to_tensor",
            "pil_to_tensor", "to_pil_image", "convert_image_dtype", "normalize", "resize", "crop", "center_crop",
@@ -385,38 +386,103 @@ def to_grayscale(img, num_output_channels=1):
     return rgb_to_grayscale(img, num_output_channels)
 
 
-def _enhance(img, enhancer, factor, name):
-    if not _is_pil(img):
-        raise NotImplementedError(f"lantern's {name} works on PIL images only (convert tensors with ToPILImage)")
+def _blend(img, other, ratio):
+    """ratio * img + (1 - ratio) * other, clamped to the image range ([0, 1] floats, [0, 255] integers)."""
+    bound = 1.0 if img.is_floating_point() else 255.0
+    return (ratio * img + (1.0 - ratio) * other).clamp(0, bound).to(img.dtype)
+
+
+def _enhance(img, enhancer, factor):
     from PIL import ImageEnhance
 
     return getattr(ImageEnhance, enhancer)(img).enhance(factor)
 
 
+def _check_factor(factor, name):
+    if factor < 0:
+        raise ValueError(f"{name} ({factor}) is not non-negative.")
+
+
 def adjust_brightness(img, brightness_factor):
     """Blend with black: 0 gives black, 1 the image, 2 twice as bright."""
-    return _enhance(img, "Brightness", brightness_factor, "adjust_brightness")
+    _check_factor(brightness_factor, "brightness_factor")
+    _check_image(img)
+    if _is_pil(img):
+        return _enhance(img, "Brightness", brightness_factor)
+    return _blend(img, zeros_like(img), brightness_factor)
 
 
 def adjust_contrast(img, contrast_factor):
-    """Blend with the mean grey: 0 gives a grey image, 1 the image."""
-    return _enhance(img, "Contrast", contrast_factor, "adjust_contrast")
+    """Blend with the mean grey level: 0 gives a flat grey image, 1 the image."""
+    _check_factor(contrast_factor, "contrast_factor")
+    _check_image(img)
+    if _is_pil(img):
+        return _enhance(img, "Contrast", contrast_factor)
+    dtype = img.dtype if img.is_floating_point() else float32
+    grey = rgb_to_grayscale(img) if img.shape[-3] == 3 else img
+    return _blend(img, grey.to(dtype).mean(dim=(-3, -2, -1), keepdim=True), contrast_factor)
 
 
 def adjust_saturation(img, saturation_factor):
     """Blend with the greyscale image: 0 gives grey, 1 the image."""
-    return _enhance(img, "Color", saturation_factor, "adjust_saturation")
+    _check_factor(saturation_factor, "saturation_factor")
+    _check_image(img)
+    if _is_pil(img):
+        return _enhance(img, "Color", saturation_factor)
+    return img if img.shape[-3] == 1 else _blend(img, rgb_to_grayscale(img), saturation_factor)
 
 
 def adjust_hue(img, hue_factor):
     """Rotate the hue by `hue_factor` turns (in [-0.5, 0.5]) in HSV space."""
     if not -0.5 <= hue_factor <= 0.5:
         raise ValueError(f"hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
-    if not _is_pil(img):
-        raise NotImplementedError("lantern's adjust_hue works on PIL images only (convert tensors with ToPILImage)")
-    if img.mode in {"L", "1", "I", "F"}:
+    _check_image(img)
+    if _is_pil(img):
+        if img.mode in {"L", "1", "I", "F"}:
+            return img
+        hue, saturation, value = img.convert("HSV").split()
+        shifted = (np.asarray(hue).astype(np.int16) + np.int16(hue_factor * 255)).astype(np.uint8)  # wraps around
+        return _pil().merge("HSV", (_pil().fromarray(shifted), saturation, value)).convert(img.mode)
+    if img.shape[-3] == 1:
         return img
-    hue, saturation, value = img.convert("HSV").split()
-    shifted = (np.asarray(hue).astype(np.int16) + np.int16(hue_factor * 255)).astype(np.uint8)  # wraps around
-    return _pil().merge("HSV", (_pil().fromarray(shifted, "L"), saturation, value)).convert(img.mode)
+    hue, saturation, value = _rgb_to_hsv(convert_image_dtype(img, float32)).unbind(dim=-3)
+    rotated = stack(((hue + hue_factor) % 1.0, saturation, value), dim=-3)
+    return convert_image_dtype(_hsv_to_rgb(rotated), img.dtype)
 
+
+def _rgb_to_hsv(img):
+    """(..., 3, H, W) RGB in [0, 1] to HSV, hue in turns [0, 1); grey pixels get hue and saturation 0."""
+    r, g, b = img.unbind(dim=-3)
+    value = img.amax(dim=-3)
+    chroma = value - img.amin(dim=-3)
+    grey = chroma == 0
+    saturation = chroma / where(grey, ones_like(value), value)
+    chroma = where(grey, ones_like(chroma), chroma)
+    # the hue sector starts at the largest channel: red 0, green 1/3, blue 2/3 of a turn (ties go to red, then green)
+    from_red = (g - b) / chroma
+    from_green = 2.0 + (b - r) / chroma
+    from_blue = 4.0 + (r - g) / chroma
+    sixths = where(value == r, from_red, where(value == g, from_green, from_blue))
+    hue = ((sixths / 6.0) + 1.0).fmod(1.0)
+    return stack((where(grey, zeros_like(hue), hue), saturation, value), dim=-3)
+
+
+def _hsv_to_rgb(img):
+    """(..., 3, H, W) HSV (hue in turns) to RGB: the hexcone model, one formula per sixth of a turn."""
+    hue, saturation, value = img.unbind(dim=-3)
+    sector = (hue * 6.0).floor()
+    fraction = hue * 6.0 - sector
+    sector = sector.to(int64) % 6
+    low = (value * (1.0 - saturation)).clamp(0.0, 1.0)
+    falling = (value * (1.0 - saturation * fraction)).clamp(0.0, 1.0)
+    rising = (value * (1.0 - saturation * (1.0 - fraction))).clamp(0.0, 1.0)
+    # (red, green, blue) in sectors 0..5
+    table = [(value, rising, low), (falling, value, low), (low, value, rising), (low, falling, value),
+             (rising, low, value), (value, low, falling)]
+    channels = []
+    for channel in range(3):
+        picked = table[5][channel]
+        for index in range(4, -1, -1):
+            picked = where(sector == index, table[index][channel], picked)
+        channels.append(picked)
+    return stack(channels, dim=-3)

@@ -342,7 +342,7 @@ class Grayscale(Module):
 
 
 class ColorJitter(Module):
-    """Random brightness, contrast, saturation and hue changes, applied in a random order (PIL images).
+    """Random brightness, contrast, saturation and hue changes, applied in a random order.
 
     Each of brightness/contrast/saturation is a number v (factor drawn from [max(0, 1 - v), 1 + v]) or a (min, max)
     range; hue is h in [0, 0.5] (shift drawn from [-h, h]) or a range within [-0.5, 0.5]."""
