@@ -183,7 +183,8 @@ RULES = [
     ("torch.export.*", ".*", "torch.export: lantern captures graphs with its own JIT (lantern.jit)"),
     ("torch.compiler.*", ".*", "TorchDynamo/Inductor controls: lantern has no Dynamo"),
     ("torch.func.*", ".*", "functorch transforms (vmap, grad, jacrev): not implemented yet"),
-    ("torch.distributions.*", ".*", "probability distributions: not implemented yet"),
+    ("torch.distributions.*", ".*", "not implemented yet (lantern.distributions has Categorical, Bernoulli, Normal, "
+     "Uniform and their KL pairs)"),
     ("torch.sparse.*", ".*", "sparse tensors: come with the extension-points issue (lantern is dense and strided)"),
     ("torch.masked.*", ".*", "masked tensors: not implemented yet (lantern is dense and strided)"),
     ("torch.nested.*", ".*", "nested (jagged) tensors: not implemented yet (lantern is dense and strided)"),

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -185,3 +186,19 @@ def test_whole_model_save_and_weights_only_load_under_compat(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["refused True", "context NonDynamicallyQuantizableLinear True",
                                         "added True"]
+
+
+# ---- SyncBatchNorm in one process --------------------------------------------------------------------------------
+
+def test_sync_batchnorm_is_batchnorm_in_one_process():
+    from nn_oracle import check_module, same, same_error
+    check_module(lambda nn: nn.SyncBatchNorm(3, momentum=None), np.random.default_rng(0).random((4, 3, 5)).astype(np.float32))
+    same(lambda lib: repr(lib.nn.SyncBatchNorm(3, bias=False)))
+    same_error(lambda lib: lib.nn.SyncBatchNorm(3)(lib.ones(3)))
+    same_error(lambda lib: lib.nn.SyncBatchNorm(0)(lib.ones(2, 0)))
+
+    def convert(lib):
+        model = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 1), lib.nn.BatchNorm2d(4, bias=False)).eval()
+        converted = lib.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+        return repr(converted), converted[1].training, converted[1].running_var is model[1].running_var
+    same(convert)

@@ -19,7 +19,7 @@ from .. import functional as F
 from ._layer_params import affine_params, ones_zeros_
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -106,3 +106,37 @@ class BatchNorm2d(_BatchNorm):
 class BatchNorm3d(_BatchNorm):
     """Batch normalisation over (N, C, D, H, W) input."""
     _input_dims, _dims_message = (5,), "5D"
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation whose statistics are shared across processes while training under torch.distributed.
+
+    Without an initialized process group (in lantern, always) it normalises with the local batch, exactly as
+    BatchNorm does, which is what torch's SyncBatchNorm does in a single process too."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """`module` with every BatchNorm*d replaced by a SyncBatchNorm sharing its parameters and buffers."""
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = cls(module.num_features, module.eps, module.momentum, module.affine,
+                            module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                converted.weight, converted.bias = module.weight, module.bias
+            converted.running_mean, converted.running_var = module.running_mean, module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted
