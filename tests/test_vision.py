@@ -84,6 +84,19 @@ def test_mnist_with_transforms_matches_torchvision(tmp_path):
     assert repr(ours).splitlines()[:4] == repr(theirs).splitlines()[:4]
 
 
+def test_mnist_reads_the_processed_files_older_torchvision_saved(tmp_path):
+    processed = tmp_path / "MNIST" / "processed"
+    os.makedirs(processed)
+    images, labels = torch.randint(0, 256, (3, 28, 28), dtype=torch.uint8), torch.tensor([4, 0, 9])
+    torch.save((images, labels), processed / "test.pt")
+    with pytest.raises(RuntimeError, match="Dataset not found"):   # both files, or neither is used
+        datasets.MNIST(tmp_path, train=False)
+    torch.save((images[:1], labels[:1]), processed / "training.pt")
+    for train in (True, False):
+        ours, theirs = datasets.MNIST(tmp_path, train=train), torchvision.datasets.MNIST(tmp_path, train=train)
+        assert_same_samples(ours, theirs)
+
+
 def test_mnist_download_unpacks_gz_files_and_is_clear_when_files_are_missing(tmp_path):
     write_mnist(tmp_path / "packed", packed=True)
     with pytest.raises(RuntimeError, match="Dataset not found. You can use download=True to download it"):

@@ -1,4 +1,5 @@
-"""MNIST, FashionMNIST and KMNIST read from their IDX files under `root/<ClassName>/raw`.
+"""MNIST, FashionMNIST and KMNIST read from their IDX files under `root/<ClassName>/raw` (or, as torchvision does
+when they are there, from the `processed/training.pt` and `test.pt` that torchvision before 0.9 saved).
 
 The IDX format (Yann LeCun's): a big-endian header of two zero bytes, a type code (0x08 uint8, 0x09 int8, 0x0B
 int16, 0x0C int32, 0x0D float32, 0x0E float64) and the number of dimensions, one int32 per dimension, then the values.
@@ -50,6 +51,13 @@ class MNIST(VisionDataset):
     def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
         super().__init__(root, transform=transform, target_transform=target_transform)
         self.train = train
+        processed = os.path.join(self.root, type(self).__name__, "processed")
+        legacy_files = [os.path.join(processed, name) for name in ("training.pt", "test.pt")]
+        if all(os.path.isfile(path) for path in legacy_files):  # what torchvision before 0.9 saved; read first
+            from ...serialization import load
+
+            self.data, self.targets = load(legacy_files[0 if train else 1], weights_only=True)
+            return
         if download:
             self.download()
         if not self._check_exists():
