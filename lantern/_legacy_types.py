@@ -15,7 +15,6 @@ and isinstance asks "a tensor of this dtype on this device?". Tensors stay plain
 import warnings
 
 from .core import dtype as dt
-from .core.device import device_unavailable_error
 from .core.layout import strided
 from .core.tensor_impl import TensorImpl
 
@@ -85,8 +84,9 @@ def resolve_type(spec):
 def convert_type(tensor, spec):
     """Tensor.type(spec): `tensor` as the dtype (and device) that `spec` names."""
     dtype, device_type = resolve_type(spec)
-    if device_type not in (None, "cpu", tensor.device.type):
-        raise device_unavailable_error(device_type)
+    if device_type not in (None, "cpu", tensor.device.type):  # PyTorch's CPU build fails loading its CUDA library
+        raise RuntimeError(f"Cannot initialize {device_type.upper()} without ATen_{device_type} library: Torch not "
+                           f"compiled with {device_type.upper()} enabled")
     return tensor.to(dtype)
 
 

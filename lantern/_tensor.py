@@ -9,6 +9,7 @@ and the frontends of overloaded ops (`max(dim)` vs `max(other)`, `view(dtype)` v
 (14.0, False, [2.0, 4.0])
 """
 import functools
+import inspect
 import numbers
 import warnings
 import weakref
@@ -20,7 +21,7 @@ from .core import dtype as dt
 from .core.device import device as _device
 from .core.layout import contiguous_format, preserve_format
 from .core.tensor_impl import TENSOR_CLASS, TensorImpl
-from .ops import binding, registry
+from .ops import binding, keyword_aliases, registry
 from .ops.dispatcher import call, entry
 from .core.state import tls as _tls
 
@@ -306,10 +307,10 @@ class Tensor(TensorImpl):
         return self
 
     # ---- overloaded op frontends -------------------------------------------------------------------------------
-    def view(self, *shape):
-        if len(shape) == 1 and isinstance(shape[0], dt.dtype):
-            return call(_op("view.dtype"), (self, shape[0]))
-        return call(_op("view"), (self, binding._int_list(shape, "view")))
+    def view(self, *size):
+        if len(size) == 1 and isinstance(size[0], dt.dtype):
+            return call(_op("view.dtype"), (self, size[0]))
+        return call(_op("view"), (self, binding._int_list(size, "view")))
 
     def view_as(self, other):
         return self.view(other._size)
@@ -341,8 +342,8 @@ class Tensor(TensorImpl):
     def ravel(self):
         return self.reshape(-1)
 
-    def expand(self, *sizes):
-        return call(_EXPAND, (self, binding._int_list(sizes, "expand")))
+    def expand(self, *size):
+        return call(_EXPAND, (self, binding._int_list(size, "expand")))
 
     def expand_as(self, other):
         return self.expand(other._size)
@@ -438,7 +439,15 @@ class Tensor(TensorImpl):
             return tuple(self.narrow(d, 0, 0) for _ in range(chunks))
         return self.split(-(-n // chunks), d)
 
-    def tensor_split(self, indices_or_sections, dim=0):
+    def tensor_split(self, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                     tensor_indices_or_sections=None):
+        """Split into `sections` near-equal parts or at `indices` (one positional argument, or its overload's
+        keyword, as in PyTorch)."""
+        given = [g for g in (indices_or_sections, sections, indices, tensor_indices_or_sections) if g is not None]
+        if len(given) != 1:
+            raise TypeError("tensor_split() received an invalid combination of arguments: give one of "
+                            "indices_or_sections (by position), sections=, indices= or tensor_indices_or_sections=")
+        indices_or_sections = given[0]
         d = self._wrap_dim(dim)
         n = self._size[d]
         if isinstance(indices_or_sections, int):
@@ -456,11 +465,11 @@ class Tensor(TensorImpl):
             out.append(self.narrow(d, a, max(b - a, 0)))
         return tuple(out)
 
-    def max(self, dim=None, keepdim=False):
-        return _minmax(self, "max", "maximum", dim, keepdim)
+    def max(self, dim=None, keepdim=False, *, other=None):
+        return _minmax(self, "max", "maximum", dim if other is None else other, keepdim)
 
-    def min(self, dim=None, keepdim=False):
-        return _minmax(self, "min", "minimum", dim, keepdim)
+    def min(self, dim=None, keepdim=False, *, other=None):
+        return _minmax(self, "min", "minimum", dim if other is None else other, keepdim)
 
     def clamp(self, min=None, max=None):
         return call(_op("clamp"), (self, min, max))
@@ -690,8 +699,8 @@ class Tensor(TensorImpl):
         self._size, self._stride, self._nd = shape, contiguous_strides(shape), None
         return self
 
-    def resize_(self, *sizes, memory_format=None):
-        return self._resize(binding._int_list(sizes, "resize_"))
+    def resize_(self, *size, memory_format=None):
+        return self._resize(binding._int_list(size, "resize_"))
 
     def resize_as_(self, other):
         return self._resize(other._size)
@@ -872,6 +881,12 @@ def _install_methods():
         "__matmul__": lambda s, o: registry.COMPOSITES["matmul"](s, o),
         "__rmatmul__": lambda s, o: registry.COMPOSITES["matmul"](o, s),
         "__and__": _binary("bitwise_and"), "__rand__": _binary("bitwise_and"), "__iand__": _inplace("bitwise_and"),
+    for cls in (TensorImpl, Tensor):  # the hand-written methods take axis=, keepdims=, size= too
+        for name, fn in list(cls.__dict__.items()):
+            if inspect.isfunction(fn) and not name.startswith("__"):
+                wrapped = keyword_aliases.with_keyword_aliases(fn)
+                if wrapped is not fn:
+                    setattr(Tensor, name, wrapped)
         "__or__": _binary("bitwise_or"), "__ror__": _binary("bitwise_or"), "__ior__": _inplace("bitwise_or"),
         "__xor__": _binary("bitwise_xor"), "__rxor__": _binary("bitwise_xor"), "__ixor__": _inplace("bitwise_xor"),
         "__lshift__": _binary("bitwise_left_shift"), "__rlshift__": _reflected("bitwise_left_shift"),

@@ -11,6 +11,7 @@ def add(input, other, *, alpha=1, out=None):
 
 (`op.scan or entry(op)` is the op's generated dispatcher entry: the same as call(op, args), one call shorter.)
 """
+from . import keyword_aliases
 from .dispatcher import call, entry
 from .registry import REGISTRY
 
@@ -42,8 +43,10 @@ def _int_list(values, name="", arg="size"):
 
 
 def _params(schema, method):
-    """(signature text, argument names in schema order) for a binding."""
-    sig, names, star = [], [], False
+    """(signature text, argument names in schema order, varargs name, required parameters given a placeholder
+    default) for a binding. A required `dim` gets the placeholder keyword_aliases.REQUIRED, so that `axis=` can
+    fill it, and so does every required positional parameter after it (Python wants defaults to the end)."""
+    sig, names, star, placeholders = [], [], False, []
     args = schema.args
     varargs = None
     first = args[1] if method and len(args) > 1 else (args[0] if not method and args else None)
@@ -66,20 +69,29 @@ def _params(schema, method):
         if a.kwarg_only and not star:
             sig.append("*")
             star = True
-        sig.append(name if a.required else f"{name}={a.default!r}")
-    return sig, names, varargs
+        if a.required and not a.kwarg_only and (placeholders or name in keyword_aliases.NUMPY_NAMES.values()):
+            placeholders.append(name)
+            sig.append(f"{name}=_REQUIRED")
+        else:
+            sig.append(name if a.required else f"{name}={a.default!r}")
+    return sig, names, varargs, placeholders
 
 
 def make_binding(op, method=False, name=None, out_op=None):
     """Generate `def name(...)` for op (a function, or a Tensor method when `method`)."""
     schema = op.schema
     name = name or schema.name
-    sig, names, varargs = _params(schema, method)
+    sig, names, varargs, placeholders = _params(schema, method)
     if out_op is not None:
         if "*" not in sig and not any(s.startswith("*") for s in sig):
             sig.append("*")
         sig.append("out=None")
+    targets = keyword_aliases.plan(names, varargs)
+    if targets:  # other spellings a call may use (axis=, keepdims=, size=): see lantern.ops.keyword_aliases
+        sig.append("**_aliases")
     lines = [f"def {name}({', '.join(sig)}):"]
+    lines += keyword_aliases.binding_lines(name, targets, varargs)
+    lines += keyword_aliases.placeholder_lines(name, placeholders)
     if varargs:
         lines.append(f"    {varargs} = _int_list({varargs}, {name!r}, {varargs!r})")
     packed = ", ".join(names) + ("," if len(names) == 1 else "")
@@ -90,7 +102,9 @@ def make_binding(op, method=False, name=None, out_op=None):
     else:
         lines.append(f"    return (op.scan or entry(op))(({packed}))")
     source = "\n".join(lines)
-    namespace = {"call": call, "entry": entry, "op": op, "op_out": out_op, "_int_list": _int_list}
+    namespace = {"call": call, "entry": entry, "op": op, "op_out": out_op, "_int_list": _int_list,
+                 "_resolve_aliases": keyword_aliases.resolve, "_REQUIRED": keyword_aliases.REQUIRED,
+                 "_missing": keyword_aliases.missing}
     exec(compile(source, f"<lantern binding {op.name}>", "exec"), namespace)
     fn = namespace[name]
     fn.__doc__ = f"{schema.text}\n\nGenerated from lantern's op registry; see lantern.ops.registry.get({op.name!r})."

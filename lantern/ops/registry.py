@@ -16,7 +16,7 @@ import inspect
 import threading
 
 from ..core.state import tls
-from . import autocast, autocast_policy
+from . import autocast, autocast_policy, keyword_aliases
 from .schema import parse_schema
 
 REGISTRY = {}
@@ -185,7 +185,8 @@ def _generic_wrapper(name, fn, staged):
     return wrapper
 
 
-_RESERVED = {"watched", "tls", "_fn", "_staged", "_name", "_d", "_w", "wrapper"}
+_RESERVED = {"watched", "tls", "_fn", "_staged", "_name", "_d", "_w", "wrapper", "_aliases", "_resolve_aliases",
+             "_REQUIRED", "_missing"}
 _KINDS = inspect.Parameter
 
 
@@ -199,7 +200,10 @@ def _exact_wrapper(name, fn, staged):
         return None
     if any(p.name in _RESERVED for p in params):
         return None
-    defaults, heads, calls, positional, keywords = [], [], [], [], []
+    varargs = next((p.name for p in params if p.kind is _KINDS.VAR_POSITIONAL), None)
+    targets = () if any(p.kind is _KINDS.VAR_KEYWORD for p in params) else keyword_aliases.plan(
+        [p.name for p in params if p.kind in (_KINDS.POSITIONAL_OR_KEYWORD, _KINDS.KEYWORD_ONLY)], varargs)
+    defaults, heads, calls, positional, keywords, placeholders = [], [], [], [], [], []
     for i, p in enumerate(params):
         if p.kind is _KINDS.VAR_POSITIONAL:
             heads.append(f"*{p.name}")
@@ -214,9 +218,14 @@ def _exact_wrapper(name, fn, staged):
         if p.kind is _KINDS.KEYWORD_ONLY and "*" not in "".join(heads):
             heads.append("*")
         head = p.name
-        if p.default is not _KINDS.empty:
+        default = p.default
+        if targets and default is _KINDS.empty and p.kind is _KINDS.POSITIONAL_OR_KEYWORD and (
+                placeholders or p.name in targets):  # a required dim that axis= may fill (see binding._params)
+            placeholders.append(p.name)
+            default = keyword_aliases.REQUIRED
+        if default is not _KINDS.empty:
             head += f"=_d[{len(defaults)}]"
-            defaults.append(p.default)
+            defaults.append(default)
         heads.append(head)
         if p.kind is _KINDS.KEYWORD_ONLY:
             calls.append(f"{p.name}={p.name}")
@@ -227,8 +236,13 @@ def _exact_wrapper(name, fn, staged):
         if p.kind is _KINDS.POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind is not p.kind):
             heads.append("/")
     args = f"({', '.join(positional)}{',' if len(positional) == 1 else ''})"
-    source = (f"def _make(_fn, _staged, _name, _d):\n"
+    if targets:  # axis=, keepdims=, size= (lantern.ops.keyword_aliases)
+        heads.append("**_aliases")
+    respell = "".join(line + "\n" for line in keyword_aliases.binding_lines(name, targets, varargs, " " * 8)
+                      + keyword_aliases.placeholder_lines(name, placeholders, " " * 8))
+    source = (f"def _make(_fn, _staged, _name, _d, _resolve_aliases, _REQUIRED, _missing):\n"
               f"    def wrapper({', '.join(heads)}):\n"
+              f"{respell}"
               f"        if watched:\n"
               f"            _w = tls.dispatch_trace\n"
               f"            if _w is not None:\n"
@@ -238,7 +252,8 @@ def _exact_wrapper(name, fn, staged):
               f"    return wrapper\n")
     space = {}
     exec(compile(source, f"<lantern composite {name}>", "exec"), globals(), space)
-    return space["_make"](fn, staged, name, defaults)
+    return space["_make"](fn, staged, name, defaults, keyword_aliases.resolve, keyword_aliases.REQUIRED,
+                          keyword_aliases.missing)
 
 
 def composite(name, fn, method=True):
