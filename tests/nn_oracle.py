@@ -49,10 +49,11 @@ def _flat(out):
     return [out] if isinstance(out, (torch.Tensor, lantern.Tensor)) else []
 
 
-def check_module(make, *inputs, train=True, grad=True, atol=1e-5, rtol=1e-5, seed=0, call=None):
+def check_module(make, *inputs, train=True, grad=True, atol=None, rtol=None, seed=0, call=None, strides=True):
     """Same outputs and gradients (inputs and parameters) from make(torch.nn) and make(lantern.nn).
 
-    `call(module, *inputs)` replaces `module(*inputs)` when the layer needs keyword arguments. Returns both modules.
+    `call(module, *inputs)` replaces `module(*inputs)` when the layer needs keyword arguments. strides=False only
+    for an entry of tests/deliberate_differences.py. Returns both modules.
     """
     torch.manual_seed(seed)
     tm, lm = make(torch.nn), make(lantern.nn)
@@ -66,7 +67,7 @@ def check_module(make, *inputs, train=True, grad=True, atol=1e-5, rtol=1e-5, see
         out = call(m, *xs)
         results.append((xs, out))
     (txs, tout), (lxs, lout) = results
-    assert_same(lout, tout, atol=atol, rtol=rtol, strides=False)
+    assert_same(lout, tout, atol=atol, rtol=rtol, strides=strides)
     if not grad:
         return tm, lm
     touts, louts = _flat(tout), _flat(lout)
@@ -77,11 +78,11 @@ def check_module(make, *inputs, train=True, grad=True, atol=1e-5, rtol=1e-5, see
     lantern.autograd.backward([louts[i] for i in differentiable], [lantern.tensor(weights[i]) for i in differentiable])
     for i, (tx, lx) in enumerate(zip(txs, lxs)):
         if isinstance(tx, torch.Tensor) and tx.requires_grad and tx.grad is not None:
-            assert_same(lx.grad, tx.grad, atol=atol, rtol=rtol, strides=False, path=f"input {i} grad")
+            assert_same(lx.grad, tx.grad, atol=atol, rtol=rtol, path=f"input {i} grad")
     lparams = dict(lm.named_parameters())
     for name, p in tm.named_parameters():
         if p.grad is None:
             assert lparams[name].grad is None, f"{name}.grad should be None"
         else:
-            assert_same(lparams[name].grad, p.grad, atol=atol, rtol=rtol, strides=False, path=f"{name}.grad")
+            assert_same(lparams[name].grad, p.grad, atol=atol, rtol=rtol, path=f"{name}.grad")
     return tm, lm

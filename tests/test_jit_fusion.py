@@ -221,7 +221,7 @@ def test_without_the_compiler_groups_run_op_by_op(monkeypatch):
     out = run_fusion_group(compare_out, [x, y])
     assert type(out[0].grad_fn).__name__ != "FusedGroupBackward" and len(fusion._KERNELS) == count
     expected = arith_mix(lantern, x, y)
-    assert_same(out, [torch.tensor(e.detach().numpy()) for e in expected])
+    assert_same(out, [torch.tensor(e.detach().numpy()).requires_grad_(e.requires_grad) for e in expected])
 
 
 def test_unsupported_dtype_and_op_run_op_by_op():

@@ -2,6 +2,7 @@
 30 steps on torch.optim.SGD/Adam and lantern.optim.SGD/Adam (two param groups); the lr and momentum (or beta1)
 sequences, get_last_lr() and the state_dict contents must equal torch's. Warnings and errors are compared too.
 """
+import inspect
 import math
 import warnings
 
@@ -125,6 +126,42 @@ SCHEDULES = {
 @pytest.mark.parametrize("name", SCHEDULES)
 def test_schedule_matches_torch(name):
     run_schedule(SCHEDULES[name])
+
+
+# The arguments a scheduler cannot do without (every other one keeps its default in the test below).
+REQUIRED = {"T_max": 7, "T_0": 5, "base_lr": 0.01, "max_lr": 0.1, "gamma": 0.9, "lr_lambda": _decay,
+            "milestones": [5, 12], "step_size": 4}
+
+
+def _schedulers_of_torch():
+    S = torch.optim.lr_scheduler
+    return [name for name, c in vars(S).items() if inspect.isclass(c) and c.__module__ == S.__name__
+            and not name.startswith("_") and name != "LRScheduler"
+            and (issubclass(c, S.LRScheduler) or c is S.ReduceLROnPlateau)]
+
+
+def _with_defaults(name):
+    """make(S, optimizer) passing only the required arguments (OneCycleLR also needs its length)."""
+    def make(S, o):
+        params = inspect.signature(getattr(torch.optim.lr_scheduler, name)).parameters
+        kwargs = {p: REQUIRED[p] for p, v in params.items() if v.default is inspect.Parameter.empty and p in REQUIRED}
+        if name == "OneCycleLR":
+            kwargs["total_steps"] = STEPS + 1
+        if name in ("SequentialLR", "ChainedScheduler"):
+            kwargs["schedulers"] = [S.ConstantLR(o), S.LinearLR(o), S.ExponentialLR(o, 0.9)]
+        args = () if name == "ChainedScheduler" else (o,)
+        return getattr(S, name)(*args, **kwargs)
+    return make
+
+
+@pytest.mark.parametrize("name", _schedulers_of_torch())
+def test_defaults_match_torch(name):
+    """Every scheduler with only its required arguments: the same schedule, so the same defaults."""
+    torch_params = inspect.signature(getattr(torch.optim.lr_scheduler, name)).parameters
+    lantern_params = inspect.signature(getattr(lantern.optim.lr_scheduler, name)).parameters
+    assert {p: v.default for p, v in lantern_params.items()} == {p: v.default for p, v in torch_params.items()}
+    metrics = [1.0, 0.9, 0.9, 0.95, 0.91, 0.9, 0.5, 0.6] * 4 if name == "ReduceLROnPlateau" else None
+    run_schedule(_with_defaults(name), metrics=metrics)
 
 
 @pytest.mark.parametrize("name", ["CyclicLR", "OneCycleLR", "OneCycleLR_three_phase", "StepLR"])

@@ -11,7 +11,7 @@ import torch.nn.functional as TF
 
 import lantern
 import lantern.nn.functional as LF
-from oracle import assert_same, check, noncontig, raises_like
+from oracle import assert_same, check, matches_torch, noncontig, raises_like
 from test_autograd_gradcheck_ops import (
     Case, assert_gradcheck_and_gradgradcheck, assert_gradients_match_torch, aten, uniform, vjp,
 )
@@ -134,10 +134,10 @@ def test_softmax_dtype_and_shapes():
     lambda m, x: F(m).softmax(x, 2), lambda m, x: F(m).glu(x[:, :3], 1), lambda m, x: F(m).glu(x[0, 0], 0),
     lambda m, x: F(m).softshrink(x, -1.0), lambda m, x: F(m).gelu(x, approximate="fast"),
     lambda m, x: F(m).elu(x.int()), lambda m, x: F(m).hardtanh(x, 2.0, 1.0), lambda m, x: F(m).relu(x.bool()),
-    lambda m, x: F(m).linear(x, x), lambda m, x: F(m).relu("x"),
+    lambda m, x: F(m).linear(x, x[:, :3]), lambda m, x: F(m).relu("x"),
 ])
 def test_activation_errors_match_torch(fn):
-    check(fn, randn(2, 4))
+    raises_like(fn, randn(2, 4))
 
 
 @pytest.mark.parametrize("bias", [True, False])
@@ -196,7 +196,7 @@ def test_nll_loss(reduction):
     lambda m, x, t: F(m).cross_entropy(x, t, label_smoothing=1.5),
 ])
 def test_classification_loss_errors(fn):
-    check(fn, LOGITS, TARGETS)
+    raises_like(fn, LOGITS, TARGETS)
 
 
 PAIR_LOSSES = {
@@ -280,7 +280,7 @@ def test_more_losses(name, reduction):
     lambda m, x, t: F(m).bilinear(x, x, m.ones(2, 3, 4)), lambda m, x, t: F(m).dropout2d(x[0], 0.5),
 ])
 def test_more_loss_errors(fn):
-    check(fn, randn(3, 4), np.ones((3, 4), np.int64))
+    raises_like(fn, randn(3, 4), np.ones((3, 4), np.int64))
 
 
 def test_bilinear_and_multi_margin_unbatched():
@@ -320,24 +320,24 @@ CTC_TARGETS = classes([[1, 2, 2], [3, 1, 0], [4, 4, 4]])
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_ctc_loss(reduction):
-    check(lambda m, lp, tg: F(m).ctc_loss(lp, tg, [6, 5, 6], [3, 2, 3], reduction=reduction), CTC_LOG_PROBS,
+    matches_torch(lambda m, lp, tg: F(m).ctc_loss(lp, tg, [6, 5, 6], [3, 2, 3], reduction=reduction), CTC_LOG_PROBS,
           CTC_TARGETS)
-    check(lambda m, lp, tg: F(m).ctc_loss(lp.float(), tg.reshape(-1)[:6], m.tensor([6, 5, 6]), m.tensor([3, 2, 1]),
+    matches_torch(lambda m, lp, tg: F(m).ctc_loss(lp.float(), tg.reshape(-1)[:6], m.tensor([6, 5, 6]), m.tensor([3, 2, 1]),
                                           blank=4, reduction=reduction), CTC_LOG_PROBS, CTC_TARGETS)
-    check(lambda m, lp, tg: F(m).ctc_loss(lp[:, 0], tg[0], [6], [3], reduction=reduction), CTC_LOG_PROBS,
+    matches_torch(lambda m, lp, tg: F(m).ctc_loss(lp[:, 0], tg[0], [6], [3], reduction=reduction), CTC_LOG_PROBS,
           CTC_TARGETS)
     for zero_infinity in (False, True):
-        check(lambda m, lp, tg: F(m).ctc_loss(lp[:2], tg, [2, 2, 2], [3, 2, 3], reduction=reduction,
+        matches_torch(lambda m, lp, tg: F(m).ctc_loss(lp[:2], tg, [2, 2, 2], [3, 2, 3], reduction=reduction,
                                               zero_infinity=zero_infinity), CTC_LOG_PROBS, CTC_TARGETS)
-    check(lambda m, lp, tg: F(m).ctc_loss(lp, tg, 6, 3), CTC_LOG_PROBS, CTC_TARGETS)
+    matches_torch(lambda m, lp, tg: F(m).ctc_loss(lp, tg, 6, 3), CTC_LOG_PROBS, CTC_TARGETS)
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_multilabel_margin_loss(reduction):
     targets = classes([[3, 0, -1, 1], [0, 1, 2, 3], [-1, 0, 0, 0]])
-    check(lambda m, x, t: F(m).multilabel_margin_loss(x, t, reduction=reduction), noncontig(randn(3, 4)), targets)
-    check(lambda m, x, t: F(m).multilabel_margin_loss(x[0], t[0], reduction=reduction), randn(3, 4), targets)
-    check(lambda m, x, t: F(m).multilabel_margin_loss(x, t[:2]), randn(3, 4), targets)
+    matches_torch(lambda m, x, t: F(m).multilabel_margin_loss(x, t, reduction=reduction), noncontig(randn(3, 4)), targets)
+    matches_torch(lambda m, x, t: F(m).multilabel_margin_loss(x[0], t[0], reduction=reduction), randn(3, 4), targets)
+    matches_torch(lambda m, x, t: F(m).multilabel_margin_loss(x, t[:2]), randn(3, 4), targets)
 
 
 # ---- normalization, dropout, embedding, distances, attention ----------------------------------------------------
@@ -348,11 +348,11 @@ X4 = noncontig(randn(4, 3, 2, 5))
 @pytest.mark.parametrize("affine", [True, False])
 def test_layer_norm(affine):
     w, b = randn(2, 5), randn(2, 5)
-    check(lambda m, x, w, b: F(m).layer_norm(x, (2, 5), w if affine else None, b if affine else None, eps=1e-3),
+    matches_torch(lambda m, x, w, b: F(m).layer_norm(x, (2, 5), w if affine else None, b if affine else None, eps=1e-3),
           X4, w, b, atol=1e-5)
-    check(lambda m, x: F(m).layer_norm(x, 5), X4)
-    check(lambda m, x: m.native_layer_norm(x, [5], None, None, 1e-5), X4, atol=1e-5)
-    check(lambda m, x: F(m).layer_norm(x.half(), [5]), X4)
+    matches_torch(lambda m, x: F(m).layer_norm(x, 5), X4)
+    matches_torch(lambda m, x: m.native_layer_norm(x, [5], None, None, 1e-5), X4, atol=1e-5)
+    matches_torch(lambda m, x: F(m).layer_norm(x.half(), [5]), X4)
 
 
 @pytest.mark.parametrize("training", [True, False])
@@ -399,7 +399,7 @@ def test_group_and_instance_norm():
     lambda m, x: F(m).prelu(x, m.ones(3, 1)),
 ])
 def test_normalization_errors(fn):
-    check(fn, X4)
+    raises_like(fn, X4)
 
 
 def test_prelu():
@@ -422,10 +422,10 @@ def test_normalize_and_distances():
 
 def test_dropout():
     x = np.ones((200, 50), np.float32)
-    check(lambda m, x: F(m).dropout(x, 0.3, training=False), x)
-    check(lambda m, x: F(m).dropout(x, 0.0), x)
-    check(lambda m, x: F(m).dropout(x, 1.0), x)
-    check(lambda m, x: F(m).dropout(x, 1.5), x)
+    matches_torch(lambda m, x: F(m).dropout(x, 0.3, training=False), x)
+    matches_torch(lambda m, x: F(m).dropout(x, 0.0), x)
+    matches_torch(lambda m, x: F(m).dropout(x, 1.0), x)
+    matches_torch(lambda m, x: F(m).dropout(x, 1.5), x)
     lantern.manual_seed(0)
     t = lantern.ones(200, 50, requires_grad=True)
     y = LF.dropout(t, 0.25)
@@ -444,18 +444,18 @@ def test_dropout():
 
 def test_embedding_and_one_hot():
     weight, idx = noncontig(randn(6, 3)), classes([[0, 5, 2], [2, 2, 1]])
-    check(lambda m, i, w: F(m).embedding(i, w), idx, weight)
-    check(lambda m, i, w: F(m).embedding(i, w, padding_idx=-1), idx, weight)
-    check(lambda m, i, w: m.embedding(w, i), idx, weight)
-    check(lambda m, i, w: (F(m).embedding(i, w, max_norm=0.5), w), idx, randn(6, 3))
-    check(lambda m, i, w: F(m).embedding(i + 6, w), idx, weight)
-    check(lambda m, i, w: F(m).embedding(i.float(), w), idx, weight)
-    check(lambda m, i: F(m).one_hot(i), idx)
-    check(lambda m, i: F(m).one_hot(i, 8), idx)
-    check(lambda m, i: F(m).one_hot(i[:0]), idx)
-    check(lambda m, i: F(m).one_hot(i, 3), idx)
-    check(lambda m, i: F(m).one_hot(i - 1), idx)
-    check(lambda m, i: F(m).one_hot(i.int()), idx)
+    matches_torch(lambda m, i, w: F(m).embedding(i, w), idx, weight)
+    matches_torch(lambda m, i, w: F(m).embedding(i, w, padding_idx=-1), idx, weight)
+    matches_torch(lambda m, i, w: m.embedding(w, i), idx, weight)
+    matches_torch(lambda m, i, w: (F(m).embedding(i, w, max_norm=0.5), w), idx, randn(6, 3))
+    matches_torch(lambda m, i, w: F(m).embedding(i + 6, w), idx, weight)
+    matches_torch(lambda m, i, w: F(m).embedding(i.float(), w), idx, weight)
+    matches_torch(lambda m, i: F(m).one_hot(i), idx)
+    matches_torch(lambda m, i: F(m).one_hot(i, 8), idx)
+    matches_torch(lambda m, i: F(m).one_hot(i[:0]), idx)
+    matches_torch(lambda m, i: F(m).one_hot(i, 3), idx)
+    matches_torch(lambda m, i: F(m).one_hot(i - 1), idx)
+    matches_torch(lambda m, i: F(m).one_hot(i.int()), idx)
 
 
 def test_embedding_gradient_skips_padding_and_scales_by_frequency():

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import lantern
+from deliberate_differences import DIFFERENCES
 from nn_oracle import check_module, same_weights
 from oracle import as_numpy, assert_same, check, raises_like
 
@@ -124,7 +125,9 @@ def _eval_both(make, run, grad=False):
 @pytest.mark.parametrize("name", MHA_CASES)
 def test_multihead_attention_matches_torch(name):
     make, call, *inputs = MHA_CASES[name]
-    check_module(make, *inputs, call=call, **TOL)
+    batch_first = name.startswith("batch_first")
+    assert not batch_first or DIFFERENCES["MultiheadAttention batch_first output layout"]
+    check_module(make, *inputs, call=call, strides=not batch_first, **TOL)
 
 
 def test_multihead_attention_eval_and_training_dropout():
@@ -150,7 +153,8 @@ def test_multihead_attention_fully_masked_rows():
     kv = _randn(3, 4, E)
     for need_weights in (True, False):
         check_module(lambda nn: nn.MultiheadAttention(E, HEADS, batch_first=True), q, kv, kpm, grad=False,
-                     call=lambda m, q, kv, p: m(q, kv, kv, key_padding_mask=p, need_weights=need_weights), **TOL)
+                     call=lambda m, q, kv, p: m(q, kv, kv, key_padding_mask=p, need_weights=need_weights),
+                     strides=not DIFFERENCES["MultiheadAttention batch_first output layout"], **TOL)
     x = _randn(3, 4, E)
     outs = _eval_both(lambda lib: lib.nn.MultiheadAttention(E, HEADS, batch_first=True),
                       lambda lib, m: m(*[lib.tensor(x)] * 3, key_padding_mask=lib.tensor(kpm),
@@ -471,7 +475,7 @@ def test_deepcopy_keeps_behaviour():
     m = lantern.nn.TransformerEncoderLayer(E, HEADS, 16, dropout=0.0)
     clone = copy.deepcopy(m)
     x = lantern.tensor(SRC)
-    assert_same(clone(x), _as_torch(m(x)), strides=False)
+    assert_same(clone(x).detach(), _as_torch(m(x)), strides=False)
 
 
 def _as_torch(t):

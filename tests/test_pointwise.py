@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from lantern.ops import pointwise
-from oracle import DTYPE_PAIRS, check, noncontig, raises_like
+from deliberate_differences import DIFFERENCES
+from oracle import DTYPE_PAIRS, check, matches_torch, noncontig, raises_like
 
 NAMES = [str(t).replace("torch.", "") for t, _ in DTYPE_PAIRS]
 UNARY = [row[0] for row in pointwise.UNARY]
@@ -66,7 +67,7 @@ def test_unary(op, dtype):
     for form, fn in call_forms(op).items():
         if (op, form) == ("abs", "inplace") and dtype.startswith("complex"):
             continue  # in-place abs of complex: see test_out_dtype_must_match_exactly
-        check(lambda m, x: fn(m, as_(m, x, dtype)), sample(dtype), atol=1e-4, rtol=1e-4)
+        matches_torch(lambda m, x: fn(m, as_(m, x, dtype)), sample(dtype))
 
 
 def shape_and_dtype(t):
@@ -76,9 +77,10 @@ def shape_and_dtype(t):
 
 @pytest.mark.parametrize("op", UNARY)
 def test_unary_zero_dim_and_empty(op):
-    check(lambda m, x: getattr(m, op)(x), np.array(0.25, np.float32), atol=1e-6)
-    check(lambda m, x: shape_and_dtype(getattr(m, op)(x)), np.zeros((0, 3), np.float32))
-    check(lambda m, x: getattr(m, op)(x), np.zeros((0,), np.int32))
+    matches_torch(lambda m, x: getattr(m, op)(x), np.array(0.25, np.float32), atol=1e-6)
+    matches_torch(lambda m, x: shape_and_dtype(getattr(m, op)(x)), np.zeros((0, 3), np.float32))
+    zeros_like = op in ("isinf", "isfinite") and DIFFERENCES["isinf/isfinite of an empty integer tensor"]
+    matches_torch(lambda m, x: getattr(m, op)(x), np.zeros((0,), np.int32), strides=not zeros_like)
 
 
 def binary_forms(name):
@@ -109,8 +111,7 @@ def binary_forms(name):
 @pytest.mark.parametrize("op", BINARY)
 def test_binary_same_dtype(op, dtype):
     for fn in binary_forms(op).values():
-        check(lambda m, x, y: fn(m, as_(m, x, dtype), as_(m, y, dtype)), sample(dtype), sample(dtype, shift=3),
-              atol=1e-4, rtol=1e-4)
+        matches_torch(lambda m, x, y: fn(m, as_(m, x, dtype), as_(m, y, dtype)), sample(dtype), sample(dtype, shift=3))
 
 
 MIXED = [("int32", "float32"), ("uint8", "int8"), ("bool", "int64"), ("float16", "float64"), ("int64", "complex64"),
@@ -125,8 +126,7 @@ def test_binary_mixed_dtypes(op, a, b):
     for form in ("functional", "inplace", "out"):
         if form not in forms:
             continue
-        check(lambda m, x, y: forms[form](m, as_(m, x, a), as_(m, y, b)), sample(a), sample(b, shift=2),
-              atol=1e-4, rtol=1e-4)
+        matches_torch(lambda m, x, y: forms[form](m, as_(m, x, a), as_(m, y, b)), sample(a), sample(b, shift=2))
 
 
 SCALARS = [True, 2, -3, 2.5, 0.5 - 1j]
@@ -139,8 +139,8 @@ def test_binary_python_scalar(op, dtype):
     for s in SCALARS:
         if dtype == "float16" and isinstance(s, complex):
             continue  # torch computes in complex32, which lantern (over NumPy) does not have
-        check(lambda m, x: getattr(m, op)(as_(m, x, dtype), s), sample(dtype), atol=1e-4, rtol=1e-4)
-        check(lambda m, x: getattr(as_(m, x, dtype), op)(s), sample(dtype), atol=1e-4, rtol=1e-4)
+        matches_torch(lambda m, x: getattr(m, op)(as_(m, x, dtype), s), sample(dtype))
+        matches_torch(lambda m, x: getattr(as_(m, x, dtype), op)(s), sample(dtype))
 
 
 OPERATORS = {
@@ -157,8 +157,8 @@ OPERATORS = {
 def test_operators_scalar_either_side(sym, dtype):
     f = OPERATORS[sym]
     for s in (2, 1.5, True):
-        check(lambda m, x: f(x, s), sample(dtype))
-        check(lambda m, x: f(s, x), sample(dtype))
+        matches_torch(lambda m, x: f(x, s), sample(dtype))
+        matches_torch(lambda m, x: f(s, x), sample(dtype))
 
 
 INPLACE_OPERATORS = {
@@ -181,9 +181,9 @@ def test_inplace_operators(sym, a):
         assert r is z and z._version == 1
         return z
     for b in ("int64", "float32"):
-        check(fn, sample(a), sample(b, shift=4))
+        matches_torch(fn, sample(a), sample(b, shift=4))
     for other in (2, 1.5):
-        check(fn, sample(a), other)
+        matches_torch(fn, sample(a), other)
 
 
 @pytest.mark.parametrize("sym", ["+", "*", "-", "<", "==", "&", "**", "/"])
@@ -194,9 +194,9 @@ def test_broadcasting(sym, shapes):
     a = np.arange(1, int(np.prod(shapes[0])) + 1).reshape(shapes[0]).astype(np.int64)
     b = np.arange(1, int(np.prod(shapes[1])) + 1).reshape(shapes[1]).astype(np.int64)
     if 0 in shapes[0]:
-        check(lambda m, x, y: shape_and_dtype(f(x, y)), noncontig(a), noncontig(b))
+        matches_torch(lambda m, x, y: shape_and_dtype(f(x, y)), noncontig(a), noncontig(b))
     else:
-        check(lambda m, x, y: f(x, y), noncontig(a), noncontig(b))
+        matches_torch(lambda m, x, y: f(x, y), noncontig(a), noncontig(b))
 
 
 def test_broadcast_error_text():
@@ -294,10 +294,10 @@ def test_div_rounding_modes(dtype, mode):
         a, b = a > 0, b != 0
     x, y = noncontig(a.astype(dtype if dtype != "bfloat16" else "float32")), \
         noncontig(b.astype(dtype if dtype != "bfloat16" else "float32"))
-    check(lambda m, x, y: m.div(as_(m, x, dtype), as_(m, y, dtype), rounding_mode=mode), x, y)
-    check(lambda m, x, y: as_(m, x, dtype).div(2, rounding_mode=mode), x, y)
-    check(lambda m, x, y: as_(m, x, dtype).clone().div_(as_(m, y, dtype), rounding_mode=mode), x, y)
-    check(lambda m, x, y: x.true_divide(y) if mode is None else x.div(y, rounding_mode=mode), x, y)
+    matches_torch(lambda m, x, y: m.div(as_(m, x, dtype), as_(m, y, dtype), rounding_mode=mode), x, y)
+    matches_torch(lambda m, x, y: as_(m, x, dtype).div(2, rounding_mode=mode), x, y)
+    matches_torch(lambda m, x, y: as_(m, x, dtype).clone().div_(as_(m, y, dtype), rounding_mode=mode), x, y)
+    matches_torch(lambda m, x, y: x.true_divide(y) if mode is None else x.div(y, rounding_mode=mode), x, y)
 
 
 @pytest.mark.parametrize("mode", [None, "trunc", "floor"])
@@ -349,9 +349,9 @@ _POW_CASES = [(dtype, e) for e in [0, 1, 2, 3, -1, -2, 0.5, 2.5, -0.5, True, 1j]
 
 @pytest.mark.parametrize("dtype, e", _POW_CASES)
 def test_pow_scalar_exponent(dtype, e):
-    check(lambda m, x: x ** e, sample(dtype), atol=1e-4, rtol=1e-4)
-    check(lambda m, x: m.pow(x, e), sample(dtype), atol=1e-4, rtol=1e-4)
-    check(lambda m, x: x.clone().pow_(e), sample(dtype), atol=1e-4, rtol=1e-4)
+    matches_torch(lambda m, x: x ** e, sample(dtype))
+    matches_torch(lambda m, x: m.pow(x, e), sample(dtype))
+    matches_torch(lambda m, x: x.clone().pow_(e), sample(dtype))
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64", "uint8"])
@@ -385,10 +385,10 @@ CLAMP_BOUNDS = [(0, None), (None, 0.5), (-0.5, 0.5), (0.5, -0.5), (-1, 1), (True
 @pytest.mark.parametrize("lo,hi", CLAMP_BOUNDS)
 @pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "float16", "float32", "float64", "bfloat16"])
 def test_clamp_scalar_bounds(dtype, lo, hi):
-    check(lambda m, x: m.clamp(as_(m, x, dtype), lo, hi), sample(dtype))
-    check(lambda m, x: as_(m, x, dtype).clamp(min=lo, max=hi), sample(dtype))
-    check(lambda m, x: as_(m, x, dtype).clip(lo, hi), sample(dtype))
-    check(lambda m, x: as_(m, x, dtype).clone().clamp_(lo, hi), sample(dtype))
+    matches_torch(lambda m, x: m.clamp(as_(m, x, dtype), lo, hi), sample(dtype))
+    matches_torch(lambda m, x: as_(m, x, dtype).clamp(min=lo, max=hi), sample(dtype))
+    matches_torch(lambda m, x: as_(m, x, dtype).clip(lo, hi), sample(dtype))
+    matches_torch(lambda m, x: as_(m, x, dtype).clone().clamp_(lo, hi), sample(dtype))
 
 
 def test_clamp_out():
@@ -401,18 +401,18 @@ def test_clamp_tensor_bounds(dtype):
     x = sample(dtype, (2, 3))
     lo = noncontig(np.array([-1, 0, 1]).astype(dtype))
     hi = noncontig(np.array([[0], [2]]).astype(dtype))
-    check(lambda m, x, lo, hi: m.clamp(x, lo, hi), x, lo, hi)
-    check(lambda m, x, lo, hi: m.clamp(x, min=lo), x, lo, hi)
-    check(lambda m, x, lo, hi: m.clamp(x, max=hi), x, lo, hi)
-    check(lambda m, x, lo, hi: m.clamp(x, hi, lo), x, lo, hi)
-    check(lambda m, x, lo, hi: x.clone().clamp_(lo, lo + 1), x, lo, hi)
-    check(lambda m, x, lo, hi: m.clamp(x, lo.double(), 1), x, lo, hi)
+    matches_torch(lambda m, x, lo, hi: m.clamp(x, lo, hi), x, lo, hi)
+    matches_torch(lambda m, x, lo, hi: m.clamp(x, min=lo), x, lo, hi)
+    matches_torch(lambda m, x, lo, hi: m.clamp(x, max=hi), x, lo, hi)
+    matches_torch(lambda m, x, lo, hi: m.clamp(x, hi, lo), x, lo, hi)
+    matches_torch(lambda m, x, lo, hi: x.clone().clamp_(lo, lo + 1), x, lo, hi)
+    matches_torch(lambda m, x, lo, hi: m.clamp(x, lo.double(), 1), x, lo, hi)
 
 
 def test_clamp_errors():
     raises_like(lambda m, x: m.clamp(x), np.ones(3))
     check(lambda m, x: m.clamp(x, 0, 1), np.ones(3, bool))
-    check(lambda m, x: m.clamp(x, x, x), np.ones(3, bool))
+    raises_like(lambda m, x: m.clamp(x, x, x), np.ones(3, bool))
     raises_like(lambda m, x: m.clamp(x, True), np.ones(3, bool))
     raises_like(lambda m, x: m.clamp(x, max=False), np.ones(3, bool))
     raises_like(lambda m, x: m.clamp(x, 0.5, m.ones(3)), np.ones(3))
@@ -453,7 +453,7 @@ def test_bool_neg_sub_errors():
     raises_like(lambda m, x: m.sub(x, True), np.ones(3, bool))
     raises_like(lambda m, x: True - x, np.ones(3, bool))
     raises_like(lambda m, x: x.neg_(), np.ones(3, bool))
-    check(lambda m, x: x - 1, np.ones(3, bool))
+    raises_like(lambda m, x: x - 1, np.ones(3, bool))
     check(lambda m, x: ~x, np.array([True, False]))
     check(lambda m, x: ~x, np.array([1, -2], np.int8))
 
@@ -464,7 +464,7 @@ def test_bitwise_rejects_floats(op):
     raises_like(lambda m, x: getattr(m, op)(x, x), np.ones(3, np.float32))
     raises_like(lambda m, x: getattr(m, op)(x, 1.5), np.ones(3, np.int32))
     check(lambda m, x: getattr(m, op)(x, 1), np.array([1, 5, 7], np.int32))
-    check(lambda m, x: getattr(m, op)(x, True), np.array([True, False, True]))
+    matches_torch(lambda m, x: getattr(m, op)(x, True), np.array([True, False, True]))  # shifts refuse bool
 
 
 def test_alpha():
@@ -536,9 +536,9 @@ def test_broadcasting_random_shapes(a, b, sym):
     f = OPERATORS[sym]
     x = (np.arange(int(np.prod(a))) % 4 + 1).reshape(a).astype(np.float32)
     y = (np.arange(int(np.prod(b))) % 3 + 1).reshape(b).astype(np.int32)
-    check(lambda m, x, y: shape_and_dtype(f(x, y)), noncontig(x), noncontig(y))
+    matches_torch(lambda m, x, y: shape_and_dtype(f(x, y)), noncontig(x), noncontig(y))  # or not broadcastable
     if x.size and y.size:
-        check(lambda m, x, y: f(x, y), noncontig(x), noncontig(y))
+        matches_torch(lambda m, x, y: f(x, y), noncontig(x), noncontig(y))
 
 
 _dtypes = st.sampled_from(["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
@@ -563,4 +563,4 @@ def test_promotion_random_operands(a, b, b_zero_dim, s, op):
     except Exception as e:
         if "ComplexHalf" in str(e):
             return
-    check(fn, noncontig(x), y, atol=1e-3, rtol=1e-3)
+    matches_torch(fn, noncontig(x), y)  # some dtype pairs are errors (bitwise_and of floats, sub of bools)

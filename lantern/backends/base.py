@@ -40,6 +40,21 @@ def check_cast(op, result_dtype, out):
             f"(in {op_name})")
 
 
+def meta_with_cast_check_first(op, args, out):
+    """op.meta(*args), except that when the meta refuses the dtype for want of a kernel (a NotImplementedError
+    carrying the op's `result_dtype`, see lantern.ops.pointwise._kernel_check), an `out` that result cannot be cast
+    to is reported first, as PyTorch's TensorIterator checks the cast before a kernel looks at the dtype:
+    int32.bitwise_and_(float32) is "result type Float can't be cast to the desired output type Int", not
+    "bitwise_and_cpu not implemented for 'Float'"."""
+    try:
+        return op.meta(*args)
+    except NotImplementedError as e:
+        result_dtype = getattr(e, "result_dtype", None)
+        if result_dtype is not None and not op.exact_out_dtype:  # those (lerp_) check the exact dtype afterwards
+            check_cast(op, result_dtype, out)
+        raise
+
+
 class Backend:
     key = None
     device = None
@@ -125,8 +140,9 @@ class Backend:
         return namespace[fn_name]
 
     def output(self, op, shape, dtype, args):
-        """A structured op's new output: row-major, or in the inputs' memory order for pointwise ops."""
-        if op.pointwise:
+        """A structured op's new output: row-major, or in the inputs' memory order for pointwise ops (an empty
+        output is row-major whatever its inputs, as TensorIterator makes it)."""
+        if op.pointwise and all(shape):
             # an operand broadcast in every dim (an expanded scalar, stride 0 throughout) says nothing of layout
             tensors = [args[i] for i in op.tensor_positions if isinstance(args[i], TensorImpl) and any(args[i]._stride)]
             if not all(t._stride is contiguous_strides(t._size) for t in tensors):
@@ -148,7 +164,7 @@ class Backend:
 
     def run_structured_inplace(self, op, args):
         self_ = args[0]
-        shape, dtype = op.meta(*args)
+        shape, dtype = meta_with_cast_check_first(op, args, self_)
         if shape != self_._size:
             raise RuntimeError(
                 f"output with shape {shape_str(self_._size)} doesn't match the broadcast shape {shape_str(shape)} "
@@ -163,7 +179,7 @@ class Backend:
     def run_structured_out(self, op, args):
         out = args[-1]
         args = with_out_dtype(op, args)
-        shape, dtype = op.meta(*args[:-1])
+        shape, dtype = meta_with_cast_check_first(op, args[:-1], out)
         resize_out(out, shape, op.name)
         check_cast(op, dtype, out)
         internal_overlap_check(out, op.name)

@@ -9,7 +9,8 @@ This is the device extension point exercised without a GPU: shape inference and 
 from ..core.allocator import meta_allocator
 from ..core.device import META
 from ..core.dispatch_keys import DispatchKey
-from .base import Backend, with_out_dtype, check_cast, install_backend, internal_overlap_check, resize_out
+from .base import (Backend, check_cast, install_backend, internal_overlap_check, meta_with_cast_check_first,
+                   resize_out, with_out_dtype)
 
 
 class MetaBackend(Backend):
@@ -37,7 +38,7 @@ class MetaBackend(Backend):
 
     def run_structured_inplace(self, op, args):
         self_ = args[0]
-        shape, dtype = op.meta(*args)
+        shape, dtype = meta_with_cast_check_first(op, args, self_)
         if shape != self_._size:
             from ..ops.meta_util import shape_str
             raise RuntimeError(f"output with shape {shape_str(self_._size)} doesn't match the broadcast shape "
@@ -50,7 +51,7 @@ class MetaBackend(Backend):
     def run_structured_out(self, op, args):
         out = args[-1]
         args = with_out_dtype(op, args)
-        shape, dtype = op.meta(*args[:-1])
+        shape, dtype = meta_with_cast_check_first(op, args[:-1], out)
         resize_out(out, shape, op.name)
         check_cast(op, dtype, out)
         out._vc[0] += 1

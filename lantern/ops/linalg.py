@@ -20,7 +20,7 @@ from ..core import dtype as dt
 from .dispatcher import call
 from .meta_util import broadcast_shapes, shape_str, wrap_dims
 from .pointwise import _require_tensor
-from .reduction import reduced_shape, return_type
+from .reduction import out_return_type, reduced_shape, return_type
 from .registry import composite, custom, get, structured
 from .derivative import derivative
 from .derivative_helpers import conj, unsqueeze_reduced, zeros_like
@@ -487,7 +487,7 @@ def slogdet(A, *, out=None):
     result = call(get("linalg_slogdet"), (A,))
     if out is None:
         return result
-    return slogdet_rt(*(_into(o, r, "linalg.slogdet") for o, r in zip(out, result)))
+    return out_return_type(slogdet_rt)(*(_into(o, r, "linalg.slogdet") for o, r in zip(out, result)))
 
 
 def logdet(input):

@@ -48,10 +48,19 @@ def _float_only(name, kernel):
     return meta
 
 
+# relu and hardtanh check their input before any kernel (relu is clamp_min, hardtanh clamp, in ATen)
+_CLAMP_BASED_BOOL_ERRORS = {"relu": "Boolean inputs not supported for relu",
+                            "hardtanh": "Bool inputs not supported for hardtanh"}
+
+
 def _real_only(name):
     """Meta of an activation that also runs on integers (relu, hardtanh, threshold), but not bool or complex."""
     def meta(self, *params):
         _require_tensor(name, self)
+        if self.dtype is dt.bool and name in _CLAMP_BASED_BOOL_ERRORS:
+            raise RuntimeError(_CLAMP_BASED_BOOL_ERRORS[name])
+        if self.dtype.is_complex and name in _CLAMP_BASED_BOOL_ERRORS:
+            raise NotImplementedError("clamp is not supported for complex types")
         if self.dtype is dt.bool or self.dtype.is_complex:
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{self.dtype.legacy}\'')
         return self._size, self.dtype

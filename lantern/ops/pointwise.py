@@ -368,10 +368,20 @@ ANGLES = [
 
 
 def _unary_meta(name, rule, check=None):
+def _kernel_check(check, dtype, result_dtype):
+    """Run a kernel's dtype check. Its error carries the op's result dtype: an in-place or out= call first checks
+    that against its output, as TensorIterator does (lantern.backends.base.meta_with_cast_check_first)."""
+    try:
+        check(dtype)
+    except NotImplementedError as e:
+        e.result_dtype = result_dtype
+        raise
+
+
     def meta(a):
         _require_tensor(name, a)
         if check is not None:
-            check(a.dtype)
+            _kernel_check(check, a.dtype, rule(a.dtype))
         return a._size, rule(a.dtype)
     return meta
 
@@ -562,7 +572,7 @@ def _binary_meta(name, rule, check, number_other):
                 _require_tensor(name, b, 2, "other")
             shape, dtype = pointwise_binary(a, b)
         if check is not None:
-            check(dtype)
+            _kernel_check(check, dtype, dtype if keep else rule(dtype))
         return shape, (dtype if keep else rule(dtype))
     return meta
 
@@ -789,7 +799,7 @@ structured("special_i1(Tensor self) -> Tensor", _special_i1_meta, _special_impl(
 
 def _logit_meta(a, eps=None):
     _require_tensor("logit", a)
-    _not_for_complex("logit_cpu")(a.dtype)
+    _kernel_check(_not_for_complex("logit_cpu"), a.dtype, FLOAT(a.dtype))
     return a._size, FLOAT(a.dtype)
 
 

@@ -237,6 +237,12 @@ def return_type(name, fields):
     return made
 
 
+def out_return_type(rt):
+    """The named tuple an out= variant returns (torch.return_types.sort_out for sort's): the same fields."""
+    name = rt.__name__ + "_out"
+    return RETURN_TYPES.get(name) or return_type(name, rt._fields)
+
+
 max_rt = return_type("max", ["values", "indices"])
 min_rt = return_type("min", ["values", "indices"])
 

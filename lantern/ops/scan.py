@@ -45,6 +45,8 @@ def _cumulative_meta(name):
 def _cumulative_impl(ufunc_name):
     def impl(xp, out, dtype, self, dim, dtype_arg=None):
         a = self.astype(dtype) if self.dtype != dtype else self
+        if dtype.itemsize == 2 and dtype.kind in "fV":  # half types accumulate in float32 (ATen's acc_type)
+            a = a.astype(np.float32)
         out[...] = _accumulate(getattr(xp, ufunc_name), a, dim)
     return impl
 

@@ -17,7 +17,7 @@ from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from .dispatcher import call
 from .meta_util import iterator_strides, shape_str, wrap_dim
-from .reduction import reduced_shape, return_type
+from .reduction import out_return_type, reduced_shape, return_type
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
 
@@ -91,7 +91,7 @@ def _with_out(name, input, compute, out):
         if target._size != r._size:
             target.resize_(r._size)
         target.copy_(r)
-    return type(result)(*out) if multi else out
+    return out_return_type(type(result))(*out) if multi else out
 
 
 def sort(input, dim=-1, descending=False, *, stable=False, out=None):

@@ -232,8 +232,8 @@ def broadcast_tensors(*tensors):
     tensors = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
     for i, t in enumerate(tensors):
         _require_tensor("broadcast_tensors", t, i + 1, "tensors")
-    shape = broadcast_all([t._size for t in tensors])
-    return tuple(t.expand(shape) for t in tensors)
+    shape = tuple(broadcast_all([t._size for t in tensors]))
+    return tuple(t if t._size == shape else t.expand(shape) for t in tensors)  # as torch: no view when no change
 
 
 def _atleast(ndim, lift):
@@ -321,7 +321,7 @@ def diag(input, diagonal=0, *, out=None):
     if input.dim() == 1:
         result = input.diag_embed(diagonal, 0, 1)
     elif input.dim() == 2:
-        result = input.diagonal(diagonal).clone()
+        result = input.diagonal(diagonal).clone(memory_format=contiguous_format)  # a new row-major vector
     else:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
     return _copy_into(result, out, "diag.out")

@@ -1,0 +1,38 @@
+"""The one list of deliberate differences from PyTorch 2.13: behaviour lantern keeps on purpose, each with its
+reason and the test that pins both libraries' answers (so the entry goes stale loudly if either side changes).
+
+Everything else is compared exactly by the oracle (tests/oracle.py); a test must not loosen a comparison silently,
+it names its entry here instead: `assert DIFFERENCES["as_strided_scatter self gradient"]`.
+"""
+
+DIFFERENCES = {
+    "as_strided_scatter self gradient":
+        "torch 2.13 gives `self` the incoming gradient at the positions `src` overwrote (and 0 elsewhere), the "
+        "reverse of the derivative; lantern gives the gradient everywhere except there. Values and src's gradient "
+        "agree. Test: test_autograd_gradcheck_ops.py::test_as_strided_scatter_against_torch.",
+    "linalg_det gradient of a singular matrix":
+        "torch 2.13 answers 0 for the gradient of det at this singular matrix; the adjugate (what lantern gives, "
+        "checked by gradcheck) is not 0. Test: test_linalg_extra.py (the 'singular' linalg_det case).",
+    "in-place writes into expanded memory":
+        "torch lets fill_(number) and zero_() write one element through several stride-0 positions; lantern "
+        "refuses every in-place write into shared memory (the foundation issue, pytorch#4664). Test: "
+        "test_shape_ops.py::test_inplace_into_expanded_always_refused.",
+    "MultiheadAttention batch_first output layout":
+        "lantern computes batch-first attention without transposing, so its output is a contiguous (N, L, E) tensor; "
+        "torch computes in (L, N, E) and returns a transposed view (strides (E, N*E, 1)). Values and gradients "
+        "agree. Test: test_nn_transformer.py::test_multihead_attention_matches_torch (batch_first cases) and "
+        "test_multihead_attention_fully_masked_rows.",
+    "dtype checks on the meta device":
+        "lantern's meta functions make every dtype check, so a meta tensor refuses what the CPU refuses "
+        "(bitwise_not of a float); torch's meta kernels leave those checks to the device kernels and accept. "
+        "Test: test_meta_device.py (DTYPE_CHECKED_ON_CPU_ONLY).",
+    "conj() of a complex tensor is a copy":
+        "torch's conj() is a lazy view with a conjugate bit (sharing storage, the input's strides); lantern has no "
+        "conjugate bit, so conj(), mH, adjoint() and H of a complex tensor are new tensors with their own strides. "
+        "Values agree. Test: test_tensor_basics.py::test_conjugates_and_adjoints.",
+    "isinf/isfinite of an empty integer tensor":
+        "torch answers isinf/isfinite of an integer tensor with zeros_like/ones_like(self), which keep the input's "
+        "strides even when it is empty (a stride-0 empty input gives stride 0); lantern runs them as pointwise ops, "
+        "whose empty outputs are row-major as TensorIterator's are. Test: test_pointwise.py::"
+        "test_unary_zero_dim_and_empty.",
+}
