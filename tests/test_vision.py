@@ -36,8 +36,8 @@ def write_mnist(root, name="MNIST", train=6, test=4, packed=False):
     raw = os.path.join(root, name, "raw")
     os.makedirs(raw, exist_ok=True)
     for prefix, n in (("train", train), ("t10k", test)):
-        for suffix, array in ((f"images-idx3-ubyte", rng.integers(0, 256, (n, 28, 28), dtype=np.uint8)),
-                              (f"labels-idx1-ubyte", rng.integers(0, 10, n, dtype=np.uint8))):
+        for suffix, array in (("images-idx3-ubyte", rng.integers(0, 256, (n, 28, 28), dtype=np.uint8)),
+                              ("labels-idx1-ubyte", rng.integers(0, 10, n, dtype=np.uint8))):
             path = os.path.join(raw, f"{prefix}-{suffix}")
             write_idx(path, array)
             if packed:

@@ -262,13 +262,14 @@ def crop(img, top, left, height, width):
     return img[..., top:bottom, left:right]
 
 
-def _pair(size, what="size"):
+def _pair(size):
+    """(h, w) from an int (a square), a one-element or a two-element sequence."""
     if isinstance(size, numbers.Number):
         return int(size), int(size)
     if isinstance(size, (tuple, list)) and len(size) == 1:
         return size[0], size[0]
     if len(size) != 2:
-        raise ValueError(f"Please provide only two dimensions (h, w) for {what}.")
+        raise ValueError("Please provide only two dimensions (h, w) for size.")
     return tuple(size)
 
 

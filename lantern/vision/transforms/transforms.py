@@ -143,16 +143,6 @@ class ConvertImageDtype(Module):
         return F.convert_image_dtype(image, self.dtype)
 
 
-def _size_pair(size, message):
-    if isinstance(size, numbers.Number):
-        return int(size), int(size)
-    if isinstance(size, (tuple, list)) and len(size) == 1:
-        return size[0], size[0]
-    if len(size) != 2:
-        raise ValueError(message)
-    return tuple(size)
-
-
 class Resize(Module):
     """Resize to `size`: [h, w], or an int for the shorter side (the longer keeps the aspect ratio, at most
     `max_size`)."""
@@ -181,7 +171,7 @@ class CenterCrop(Module):
 
     def __init__(self, size):
         super().__init__()
-        self.size = _size_pair(size, "Please provide only two dimensions (h, w) for size.")
+        self.size = F._pair(size)
 
     def forward(self, img):
         return F.center_crop(img, self.size)
@@ -235,7 +225,7 @@ class RandomCrop(Module):
 
     def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
         super().__init__()
-        self.size = _size_pair(size, "Please provide only two dimensions (h, w) for size.")
+        self.size = F._pair(size)
         self.padding = padding
         self.pad_if_needed = pad_if_needed
         self.fill = fill
@@ -255,21 +245,23 @@ class RandomCrop(Module):
         return f"{type(self).__name__}(size={self.size}, padding={self.padding})"
 
 
-class RandomHorizontalFlip(Module):
-    """Mirror left to right with probability `p`."""
-
+class _RandomFlip(Module):
     def __init__(self, p=0.5):
         super().__init__()
         self.p = p
-
-    def forward(self, img):
-        return F.hflip(img) if rand(1) < self.p else img
 
     def __repr__(self):
         return f"{type(self).__name__}(p={self.p})"
 
 
-class RandomVerticalFlip(RandomHorizontalFlip):
+class RandomHorizontalFlip(_RandomFlip):
+    """Mirror left to right with probability `p`."""
+
+    def forward(self, img):
+        return F.hflip(img) if rand(1) < self.p else img
+
+
+class RandomVerticalFlip(_RandomFlip):
     """Mirror top to bottom with probability `p`."""
 
     def forward(self, img):
@@ -283,7 +275,7 @@ class RandomResizedCrop(Module):
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=InterpolationMode.BILINEAR,
                  antialias=True):
         super().__init__()
-        self.size = _size_pair(size, "Please provide only two dimensions (h, w) for size.")
+        self.size = F._pair(size)
         if not isinstance(scale, (tuple, list)):
             raise TypeError("Scale should be a sequence")
         if not isinstance(ratio, (tuple, list)):
