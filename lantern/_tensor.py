@@ -863,6 +863,12 @@ def _itruediv(self, other):
 
 
 def _install_methods():
+    for cls in (TensorImpl, Tensor):  # the hand-written methods take axis=, keepdims=, size= too
+        for name, fn in list(cls.__dict__.items()):
+            if inspect.isfunction(fn) and not name.startswith("__"):
+                wrapped = keyword_aliases.with_keyword_aliases(fn)
+                if wrapped is not fn:
+                    setattr(Tensor, name, wrapped)
     for name, fn in binding.method_bindings().items():
         if name not in Tensor.__dict__:
             setattr(Tensor, name, fn)
@@ -881,12 +887,6 @@ def _install_methods():
         "__matmul__": lambda s, o: registry.COMPOSITES["matmul"](s, o),
         "__rmatmul__": lambda s, o: registry.COMPOSITES["matmul"](o, s),
         "__and__": _binary("bitwise_and"), "__rand__": _binary("bitwise_and"), "__iand__": _inplace("bitwise_and"),
-    for cls in (TensorImpl, Tensor):  # the hand-written methods take axis=, keepdims=, size= too
-        for name, fn in list(cls.__dict__.items()):
-            if inspect.isfunction(fn) and not name.startswith("__"):
-                wrapped = keyword_aliases.with_keyword_aliases(fn)
-                if wrapped is not fn:
-                    setattr(Tensor, name, wrapped)
         "__or__": _binary("bitwise_or"), "__ror__": _binary("bitwise_or"), "__ior__": _inplace("bitwise_or"),
         "__xor__": _binary("bitwise_xor"), "__rxor__": _binary("bitwise_xor"), "__ixor__": _inplace("bitwise_xor"),
         "__lshift__": _binary("bitwise_left_shift"), "__rlshift__": _reflected("bitwise_left_shift"),
