@@ -180,7 +180,10 @@ class TensorImpl:
         raise RuntimeError(f"is_contiguous: unknown memory_format {memory_format}")
 
     def is_non_overlapping_and_dense(self):
-        """True if the elements tile a block of memory exactly once, in some order of the dims."""
+        """True if the elements tile a block of memory exactly once, in some order of the dims (always, for no
+        elements: PyTorch's empty_like and clone then keep an empty tensor's strides as they are)."""
+        if 0 in self._size:
+            return True
         order = sorted(range(len(self._size)), key=lambda d: (self._stride[d], self._size[d]))
         return _is_contiguous_in_order(self._size, self._stride, order)
 

@@ -28,10 +28,12 @@ from .nn_common import eager_backend
 
 
 def _same_dtype(name, a, b):
+    """One dtype for both operands, and not bool unless the product has nothing to sum (PyTorch's kernels then
+    return zeros for any dtype)."""
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name} != {b.dtype.name} "
                            f"(in {name}; cast one with .to(dtype))")
-    if a.dtype is dt.bool:
+    if a.dtype is dt.bool and a.numel() and b.numel():
         raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
 
 

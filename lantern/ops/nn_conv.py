@@ -150,24 +150,25 @@ def _check_conv(input, weight, bias, stride, padding, dilation, transposed, outp
     if bias is not None and (bias.dim() != 1 or bias._size[0] != out_channels):
         raise RuntimeError(f"Given weight of size {shape_str(weight._size)}, expected bias to be 1-dimensional with "
                            f"{out_channels} elements, but got bias of size {shape_str(bias._size)} instead")
-    for t in (weight, bias):
-        if t is not None and t.dtype is not input.dtype:
-            raise RuntimeError(f"expected scalar type {input.dtype.legacy} but found {t.dtype.legacy} (convolution "
-                               f"of a {input.dtype.name} input: cast weight and bias with .to({input.dtype}))")
-    if input.dtype is dt.bool:
-        raise NotImplementedError("\"slow_conv2d_cpu\" not implemented for 'Bool'")
     if transposed:
         if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
             raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
                                f"output_padding={list(output_padding)}, stride={list(stride)}, "
                                f"dilation={list(dilation)}")
-        return
-    padded = tuple(n + 2 * p for n, p in zip(input._size[2:], padding))
-    extent = tuple(d * (k - 1) + 1 for k, d in zip(weight._size[2:], dilation))
-    if any(n < e for n, e in zip(padded, extent)):
-        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
-                           f"size: ({' x '.join(map(str, extent))}). Kernel size can't be greater than actual input "
-                           "size")
+    else:
+        padded = tuple(n + 2 * p for n, p in zip(input._size[2:], padding))
+        extent = tuple(d * (k - 1) + 1 for k, d in zip(weight._size[2:], dilation))
+        if any(n < e for n, e in zip(padded, extent)):
+            raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                               f"Kernel size: ({' x '.join(map(str, extent))}). Kernel size can't be greater than "
+                               "actual input size")
+    # the dtypes last, bool first among them: PyTorch's order, so a call wrong in several ways gets its class
+    if input.dtype is dt.bool:
+        raise NotImplementedError("\"slow_conv2d_cpu\" not implemented for 'Bool'")
+    for t in (weight, bias):
+        if t is not None and t.dtype is not input.dtype:
+            raise RuntimeError(f"expected scalar type {input.dtype.legacy} but found {t.dtype.legacy} (convolution "
+                               f"of a {input.dtype.name} input: cast weight and bias with .to({input.dtype}))")
 
 
 def _conv_output(backend, input, shape, dtype):
@@ -640,10 +641,10 @@ def _lowest(np_dtype):
 
 def _max_pool_meta_shapes(self, kernel_size, stride, padding, dilation, ceil_mode):
     kernel, stride, padding, dilation = _pool_args("max_pool2d", kernel_size, stride, padding, dilation)
-    if self.dtype.is_complex or self.dtype is dt.bool:
+    shape = _pool_shape("max_pool2d", self, kernel, stride, padding, dilation, ceil_mode)
+    if self.dtype.is_complex or self.dtype is dt.bool:  # after the shape checks, as in PyTorch
         raise NotImplementedError(f"\"max_pool2d\" not implemented for '{self.dtype.legacy}'")
-    return _pool_shape("max_pool2d", self, kernel, stride, padding, dilation, ceil_mode), (kernel, stride, padding,
-                                                                                           dilation)
+    return shape, (kernel, stride, padding, dilation)
 
 
 def _max_pool_meta(backend, self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -772,9 +773,10 @@ def _avg_args(self, kernel_size, stride, padding, ceil_mode, divisor_override):
 
 def _avg_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
               divisor_override=None):
+    shape = _avg_args(self, kernel_size, stride, padding, ceil_mode, divisor_override)[0]
     if not (self.dtype.is_floating_point or self.dtype is dt.int64):  # PyTorch's CPU kernel: these dtypes only
         raise NotImplementedError(f"\"avg_pool2d\" not implemented for '{self.dtype.legacy}'")
-    return _avg_args(self, kernel_size, stride, padding, ceil_mode, divisor_override)[0], self.dtype
+    return shape, self.dtype
 
 
 def avg_divisor(xp, size, out, kernel, stride, padding, count_include_pad, divisor_override):

@@ -48,7 +48,13 @@ def linear(input, weight, bias=None):
     if input.dim() == 2 and bias is not None and weight.dim() == 2:
         return _op("addmm", bias, input, weight.t(), 1, 1)
     out = input.matmul(weight.t())
-    return out if bias is None else out.add_(bias)  # in place, as PyTorch: the result keeps the product's dtype
+    if bias is None:
+        return out
+    if bias.dtype is not out.dtype and input.is_contiguous():
+        # PyTorch runs a contiguous input as one addmm over its rows, which refuses a bias of another dtype
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {bias.dtype.legacy} and "
+                           f"{out.dtype.legacy} (linear: cast the bias with .to({out.dtype}))")
+    return out.add_(bias)  # in place, as PyTorch: the result keeps the product's dtype
 
 
 # ---- dropout, embedding, one_hot -----------------------------------------------------------------------------
@@ -217,8 +223,12 @@ def _embedding_kernel(backend, weight, indices, padding_idx=-1, scale_grad_by_fr
     if backend.xp is not None and indices.numel():
         rows = backend.array(indices)
         if ((rows < 0) | (rows >= weight._size[0])).any():
-            raise IndexError("index out of range in self")
-        backend.xp.take(backend.array(weight), rows, axis=0, out=backend.array(out))
+            # PyTorch's kernel for an empty weight raises RuntimeError, the others IndexError
+            raise (RuntimeError if weight.numel() == 0 else IndexError)(
+                f"index out of range in self (embedding: indices must lie in [0, {weight._size[0]}) for a weight "
+                f"of shape {shape_str(weight._size)})")
+        if out.numel():
+            backend.xp.take(backend.array(weight), rows, axis=0, out=backend.array(out))
     return out
 
 

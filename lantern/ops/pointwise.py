@@ -25,6 +25,7 @@ addcdiv, and the composites float_power, allclose, equal and positive. float16/b
 """
 import importlib
 import math
+import warnings
 
 import numpy as np
 
@@ -685,15 +686,20 @@ structured("clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", _
 
 
 def _where_meta(condition, a, b):
-    if not isinstance(condition, TensorImpl) or condition.dtype is not dt.bool:
+    if not isinstance(condition, TensorImpl) or condition.dtype not in (dt.bool, dt.uint8):
         got = condition.dtype.legacy if isinstance(condition, TensorImpl) else type(condition).__name__
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {got}")
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {got} "
+                           "(pass condition.bool(), or a comparison such as x > 0)")
+    if condition.dtype is dt.uint8:
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                      "future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=2)
     ops = (condition, a, b)
     return pointwise_shape(ops), operands_result_type((a, b))
 
 
 def _where_impl(xp, out, dtype, condition, a, b):
-    if type(b) is float and b == 0 and getattr(a, "dtype", None) == out.dtype and out.dtype.kind == "f":
+    if (type(b) is float and b == 0 and getattr(a, "dtype", None) == out.dtype and out.dtype.kind == "f"
+            and condition.dtype == np.bool_):
         _masked_or_zero(xp, out, condition, a)
         return
     xp.copyto(out, xp.where(condition, as_dtype(xp, a, dtype), as_dtype(xp, b, dtype)), casting="unsafe")

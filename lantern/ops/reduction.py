@@ -103,12 +103,12 @@ structured("prod(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarTyp
 
 def _mean_meta(self, dim=None, keepdim=False, dtype=None):
     _require_tensor("mean", self)
-    dims = _dims(self, dim)
     out_dtype = dtype or self.dtype
-    if out_dtype.category < dt.FLOATING:
+    if out_dtype.category < dt.FLOATING:  # checked before the dims, as PyTorch does
         which = "Input" if dtype is None else "Optional"
         raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a floating point or "
-                           f"complex dtype. Got: {out_dtype.legacy}")
+                           f"complex dtype. Got: {out_dtype.legacy} (pass dtype=lantern.float32, or call .float())")
+    dims = _dims(self, dim)
     return reduced_shape(self._size, dims, keepdim), out_dtype
 
 

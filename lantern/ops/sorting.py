@@ -16,6 +16,7 @@ from ..core import dtype as dt
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from .dispatcher import call
+from .factory import like_strides
 from .meta_util import iterator_strides, shape_str, wrap_dim
 from .reduction import out_return_type, reduced_shape, return_type
 from .registry import composite, custom, get, structured
@@ -58,8 +59,9 @@ def _write_pair(backend, self, values, indices, value_array, index_array):
 def _sort(backend, self, dim=-1, descending=False, stable=False):
     d = wrap_dim(dim, self.dim())
     _no_complex("sort", self)
-    values = _like_input(backend, self, self._size, self.dtype)
-    indices = _like_input(backend, self, self._size, dt.int64)
+    strides = like_strides(self, None)  # empty_like(self): a dense (or empty) input's strides are kept
+    values = backend.empty_strided(self._size, strides, self.dtype)
+    indices = backend.empty_strided(self._size, strides, dt.int64)
     if backend.xp is not None:
         a = backend.array(self)
         if a.ndim == 0:

@@ -17,6 +17,7 @@ from ..core import dtype as dt
 from ..core.layout import contiguous_format
 from ..core.tensor_impl import TensorImpl
 from .dispatcher import call
+from .factory import like_strides
 from .meta_util import broadcast_all, operands_result_type, shape_str, wrap_dim, wrap_dims
 from .pointwise import _require_tensor
 from .registry import composite, custom, get, structured
@@ -40,19 +41,18 @@ def _copy_into(result, out, op_name):
 
 # ---- flip, roll --------------------------------------------------------------------------------------------------
 
-def _flip_meta(self, dims):
+def _flip(backend, self, dims):
+    """A copy laid out as empty_like(self) (a dense or empty input's strides kept), the dims reversed."""
     _require_tensor("flip", self)
-    wrap_dims(_int_tuple(dims), self.dim())
-    return self._size, self.dtype
+    axes = wrap_dims(_int_tuple(dims), self.dim())
+    out = backend.empty_strided(self._size, like_strides(self, None), self.dtype)
+    if backend.xp is not None and out.numel():
+        a = backend.array(self)
+        backend.array(out)[...] = backend.xp.flip(a, axis=axes) if axes and a.ndim else a  # 0-d: dims 0, -1 pass
+    return out
 
 
-def _flip_impl(xp, out, dtype, self, dims):
-    axes = wrap_dims(_int_tuple(dims), self.ndim)
-    out[...] = xp.flip(self, axis=axes) if axes else self
-
-
-structured("flip(Tensor self, int[] dims) -> Tensor", _flip_meta, _flip_impl, inplace=False, out=False,
-           pointwise=True)
+custom("flip(Tensor self, int[] dims) -> Tensor", _flip, _flip)
 
 
 def _roll_meta(self, shifts, dims=()):
@@ -76,8 +76,18 @@ def _roll_impl(xp, out, dtype, self, shifts, dims=()):
         out[...] = xp.roll(self, shifts, axis=dims)
 
 
-structured("roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor", _roll_meta, _roll_impl, inplace=False,
-           out=False)
+def _roll(backend, self, shifts, dims=()):
+    """A contiguous copy rolled along dims; an empty input gives a clone, its strides kept, as in PyTorch."""
+    _roll_meta(self, shifts, dims)
+    if self.numel() == 0:
+        return backend.empty_strided(self._size, like_strides(self, None), self.dtype)
+    out = backend.empty(self._size, self.dtype)
+    if backend.xp is not None:
+        _roll_impl(backend.xp, backend.array(out), self.dtype, backend.array(self), shifts, dims)
+    return out
+
+
+custom("roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor", _roll, _roll)
 
 
 def roll_backward(grad, shifts, dims):

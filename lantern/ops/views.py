@@ -203,13 +203,20 @@ def _expand_meta(self, size):
         if have == s:
             out_size.append(s)
             out_stride.append(self._stride[j])
-        elif have == 1:
+        elif have == 1 and s >= 0:
             out_size.append(s)
             out_stride.append(0)
+        elif have == 1:  # PyTorch makes a tensor of negative size here and fails computing its numel
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must be non-negative, or -1 to keep the "
+                               f"existing size, at dimension {i}.  Target sizes: {shape_str(size)}.  Tensor sizes: "
+                               f"{shape_str(self._size)}")
         else:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({have}) at "
                                f"non-singleton dimension {i}.  Target sizes: {shape_str(size)}.  Tensor sizes: "
                                f"{shape_str(self._size)}")
+    for i in reversed(range(lead)):  # a new dim of size 1 strides over the dims after it, as in PyTorch
+        if out_size[i] == 1:
+            out_stride[i] = out_size[i + 1] * out_stride[i + 1] if i + 1 < len(size) else 0
     return tuple(out_size), tuple(out_stride), self._offset
 
 
@@ -283,13 +290,15 @@ def _narrow_meta(self, dim, start, length):
     n = self.dim()
     if n == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:  # before the dim and start are checked, as in PyTorch
+        raise RuntimeError(f"narrow(): length must be non-negative (got {length}).")
     d = wrap_dim(dim, n)
     size = self._size[d]
     if start < -size or start > size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if start < 0:
         start += size
-    if length < 0 or start + length > size:
+    if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return _slice_meta(self, d, start, start + length, 1)
 
