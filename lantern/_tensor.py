@@ -47,6 +47,8 @@ class Tensor(TensorImpl):
         return self._scalar()
 
     def _scalar(self):
+        if self.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._host_array().reshape(()).item()
 
     def tolist(self):
@@ -200,10 +202,6 @@ class Tensor(TensorImpl):
             device = f"cuda:{device}"
         return self.to(_device("cuda" if device is None else device))
 
-    def type(self, dtype=None, non_blocking=False, **kwargs):
-        """Without arguments: the legacy type string ('torch.FloatTensor'); with a dtype, a legacy type or its name
-        ('torch.DoubleTensor'): the tensor converted to it (see lantern._legacy_types)."""
-        from ._legacy_types import convert_type, type_string
     def xpu(self, device=None, non_blocking=False, memory_format=preserve_format):
         return self.to(_device("xpu" if device is None else device))
 
@@ -234,6 +232,10 @@ class Tensor(TensorImpl):
         raise RuntimeError(f"record_stream: unknown parameter type {type(stream).__name__} (expected a CUDA stream, "
                            "which this build cannot make)")
 
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """Without arguments: the legacy type string ('torch.FloatTensor'); with a dtype, a legacy type or its name
+        ('torch.DoubleTensor'): the tensor converted to it (see lantern._legacy_types)."""
+        from ._legacy_types import convert_type, type_string
         if dtype is None:
             return type_string(self.dtype, self.device.type)
         return convert_type(self, dtype)
@@ -328,6 +330,7 @@ class Tensor(TensorImpl):
 
     def flatten(self, start_dim=0, end_dim=-1):
         n = self.dim()
+        s, e = self._wrap_dim(start_dim), self._wrap_dim(end_dim)
         if n == 0:
             return self.reshape(1)
         if s > e:
@@ -358,7 +361,6 @@ class Tensor(TensorImpl):
         out = self.sum(dims, True) if dims else self
         return out.view(size) if lead else out
 
-        s, e = self._wrap_dim(start_dim), self._wrap_dim(end_dim)
     def contiguous(self, memory_format=contiguous_format):
         if self.is_contiguous(memory_format):
             return self
@@ -644,6 +646,11 @@ class Tensor(TensorImpl):
 
     @data.setter
     def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(other).__name__}")
+        if self.requires_grad and not (other.dtype.is_floating_point or other.dtype.is_complex):
+            raise RuntimeError(f"data set to a tensor that requires gradients must be floating point or complex "
+                               f"dtype (got {other.dtype}; convert it with .float() first, or detach this tensor)")
         self._storage, self._size, self._stride, self._offset = (other._storage, other._size, other._stride,
                                                                   other._offset)
         self.dtype, self._backend, self._nd = other.dtype, other._backend, None
@@ -675,11 +682,6 @@ class Tensor(TensorImpl):
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
         return call(_op("full"), (tuple(size), fill_value, dtype or self.dtype, None, device or self.device, None,
                                   requires_grad))
-        if not isinstance(other, Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(other).__name__}")
-        if self.requires_grad and not (other.dtype.is_floating_point or other.dtype.is_complex):
-            raise RuntimeError(f"data set to a tensor that requires gradients must be floating point or complex "
-                               f"dtype (got {other.dtype}; convert it with .float() first, or detach this tensor)")
 
     def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
         return call(_op("empty_strided"), (tuple(size), tuple(stride), dtype or self.dtype, None,
@@ -741,10 +743,10 @@ class Tensor(TensorImpl):
         raise TypeError("Tensor does not support deleting items")
 
     def __eq__(self, other):
-        return call(_op("eq"), (self, other))
+        return _compare("eq", self, other)
 
     def __ne__(self, other):
-        return call(_op("ne"), (self, other))
+        return _compare("ne", self, other)
 
     __hash__ = TensorImpl.__hash__
 
@@ -809,6 +811,22 @@ def _binary(name):
 
     def fn(self, other):
         return dispatch((self, other))
+    fn.__name__ = name
+    return fn
+
+
+def _compare(name, self, other):
+    """A comparison with an operand no overload takes (None, a string) is NotImplemented, as in PyTorch, so Python
+    answers `t == None` with False and `t < None` with its own TypeError."""
+    try:
+        return call(_op(name), (self, other))
+    except TypeError:
+        return NotImplemented
+
+
+def _comparison(name):
+    def fn(self, other):
+        return _compare(name, self, other)
     fn.__name__ = name
     return fn
 
@@ -893,7 +911,8 @@ def _install_methods():
         "__ilshift__": _inplace("bitwise_left_shift"),
         "__rshift__": _binary("bitwise_right_shift"), "__rrshift__": _reflected("bitwise_right_shift"),
         "__irshift__": _inplace("bitwise_right_shift"),
-        "__lt__": _binary("lt"), "__le__": _binary("le"), "__gt__": _binary("gt"), "__ge__": _binary("ge"),
+        "__lt__": _comparison("lt"), "__le__": _comparison("le"), "__gt__": _comparison("gt"),
+        "__ge__": _comparison("ge"),
         "__neg__": lambda s: call(_op("neg"), (s,)), "__pos__": lambda s: s,
         "__abs__": lambda s: call(_op("abs"), (s,)),
         "__invert__": _invert,
