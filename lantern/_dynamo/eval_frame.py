@@ -2,9 +2,9 @@
 
 torch.compile's Dynamo reads a function's bytecode; lantern captures by tracing instead. The first call with a
 new specialisation (each tensor's dtype, shape, requires_grad and device, the value of every other argument,
-grad mode, and for a module every submodule's `training`) runs the function once under lantern's tracer: that
-run is the call's result, and the ops it ran become a JIT graph (a module's parameters and buffers are read from
-the module at each run, so optimizer steps and load_state_dict are seen). Later calls with that specialisation
+grad mode, CPU autocast, and for a module every submodule's `training`) runs the function once under lantern's
+tracer: that run is the call's result, and the ops it ran become a JIT graph (a module's parameters and buffers
+are read from the module at each run, so optimizer steps and load_state_dict are seen). Later calls with that specialisation
 run the graph through lantern.jit's GraphExecutor (optimisation passes and elementwise fusion; the "eager" and
 "aot_eager" backends run it unoptimised). Autograd records through the graph as in eager mode.
 
@@ -28,6 +28,7 @@ from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..jit.executor import GraphExecutor
 from ..jit.tracer import TracerWarning, _trace_graph
+from ..ops import autocast as _autocast
 from ..nn.modules.module import Module
 from ..utils._pytree import tree_flatten, tree_unflatten
 from . import config
@@ -127,7 +128,9 @@ class _CompiledCallable:
         _compiled_callables.add(self)
 
     def _key(self, leaves, spec):
-        key = [tls.grad_enabled, spec, tuple(_leaf_key(v) for v in leaves)]
+        autocast = _autocast.state
+        key = [tls.grad_enabled, autocast.enabled["cpu"], autocast.dtypes["cpu"], spec,
+               tuple(_leaf_key(v) for v in leaves)]
         if self.module is not None:
             key.append(tuple(m.training for m in self.module.modules()))
         return tuple(key)
