@@ -176,8 +176,9 @@ RULES = [
     ("torch.nn.quantizable.*", ".*", "quantizable modules: lantern computes in floating point only"),
     ("torch.nn.intrinsic.*", ".*", "fused modules for quantization: lantern computes in floating point only"),
     ("torch.nn.qat.*", ".*", "quantization-aware training: lantern computes in floating point only"),
-    ("torch.distributed.*", ".*", "distributed training: comes with the distributed-training issue (lantern.distributed "
-     "has only the single-process front door: is_available, is_initialized, the collectives' names)"),
+    ("torch.distributed.*", ".*", "distributed training: comes with the distributed-training issue "
+     "(lantern.distributed has only the single-process front door: is_available, is_initialized, the "
+     "collectives' names)"),
     ("torch.nn.parallel.*", ".*", "multi-device helpers: need accelerators or distributed training"),
     ("torch.fx.*", ".*", "FX graph capture: lantern captures graphs with its own JIT (lantern.jit)"),
     ("torch.export.*", ".*", "torch.export: lantern captures graphs with its own JIT (lantern.jit)"),
@@ -214,7 +215,8 @@ RULES = [
     ("torch.nn", "Lazy.*", "lazy modules (shapes inferred at the first call): not implemented yet"),
     ("torch.nn.utils.*", ".*", "torch.nn.utils helper not implemented yet"),
     ("torch.nn.*", ".*", "layer or function not implemented yet"),
-    ("torch.multiprocessing.*", ".*", "torch.multiprocessing extension: lantern aliases it to Python's multiprocessing"),
+    ("torch.multiprocessing.*", ".*", "torch.multiprocessing extension: lantern aliases it to Python's "
+     "multiprocessing"),
     ("torch", _from_c, "TorchScript/C++ runtime class re-exported from torch._C: lantern's JIT has its own"),
     ("torch", r"(q_.*|quantize.*|quantized_.*|dequantize|int_repr|fake_quantize.*|fused_moving_avg_obs_fake_quant|"
      r"fbgemm_.*|choose_qparams.*|empty_quantized|qscheme|[q]u?int\d+|quint\d+x\d+)",

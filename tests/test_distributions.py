@@ -77,9 +77,11 @@ def test_rsample_gradients_and_cdfs_match_torch(name):
 
 def test_kl_divergence_matches_torch():
     pairs = [
-        lambda lib, t: (lib.distributions.Normal(t([0.0, 1.0]), t([1.0, 2.0])), lib.distributions.Normal(t(0.5), t(1.5))),
+        lambda lib, t: (lib.distributions.Normal(t([0.0, 1.0]), t([1.0, 2.0])),
+                        lib.distributions.Normal(t(0.5), t(1.5))),
         lambda lib, t: (lib.distributions.Categorical(t(PROBS)), lib.distributions.Categorical(logits=t(LOGITS))),
-        lambda lib, t: (lib.distributions.Bernoulli(t([0.2, 0.0, 1.0])), lib.distributions.Bernoulli(t([0.5, 0.3, 0.4]))),
+        lambda lib, t: (lib.distributions.Bernoulli(t([0.2, 0.0, 1.0])),
+                        lib.distributions.Bernoulli(t([0.5, 0.3, 0.4]))),
     ]
     for make in pairs:
         (tp, tq), (lp, lq) = _both(make)

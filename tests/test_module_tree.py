@@ -192,7 +192,8 @@ def test_whole_model_save_and_weights_only_load_under_compat(tmp_path):
 
 def test_sync_batchnorm_is_batchnorm_in_one_process():
     from nn_oracle import check_module, same, same_error
-    check_module(lambda nn: nn.SyncBatchNorm(3, momentum=None), np.random.default_rng(0).random((4, 3, 5)).astype(np.float32))
+    x = np.random.default_rng(0).random((4, 3, 5)).astype(np.float32)
+    check_module(lambda nn: nn.SyncBatchNorm(3, momentum=None), x)
     same(lambda lib: repr(lib.nn.SyncBatchNorm(3, bias=False)))
     same_error(lambda lib: lib.nn.SyncBatchNorm(3)(lib.ones(3)))
     same_error(lambda lib: lib.nn.SyncBatchNorm(0)(lib.ones(2, 0)))
