@@ -23,7 +23,7 @@ import lantern
 # Accelerator namespaces: (torch's module, lantern's module path).
 NAMESPACES = {
     "cuda": "lantern.cuda", "xpu": "lantern.xpu", "mps": "lantern.mps", "accelerator": "lantern.accelerator",
-    "cuda.graphs": "lantern.cuda.graphs", "cuda.memory": "lantern.cuda.memory", "cuda.random": "lantern.cuda.random",
+    "cuda.graphs": "lantern.cuda.graphs", "cuda.amp": "lantern.cuda.amp", "cuda.memory": "lantern.cuda.memory", "cuda.random": "lantern.cuda.random",
     "cuda.nvtx": "lantern.cuda.nvtx", "cuda.profiler": "lantern.cuda.profiler",
 }
 # The torch.backends modules a CPU build's programs touch (the others are listed in EXCLUDED as whole modules).
@@ -31,7 +31,6 @@ BACKENDS = ["cpu", "cuda", "cudnn", "mha", "mkl", "mkldnn", "mps", "openmp", "op
 
 # name -> why lantern does not have it yet. Keys are 'namespace.name' ('backends.cudnn.rnn').
 EXCLUDED = {
-    "cuda.amp": "torch.cuda.amp (autocast, GradScaler) belongs to lantern.amp's work (issue 14 item 2)",
     "cuda.jiterator": "runtime-compiled CUDA kernels: nothing to compile without CUDA",
     "cuda.nccl": "NCCL collectives arrive with torch.distributed's CUDA support",
     "cuda.sparse": "sparse tensor types arrive with sparse tensors (extension-points issue)",

@@ -178,3 +178,10 @@ utilization = _needs_nvml("utilization", "Percent of time a kernel ran on the GP
 temperature = _needs_nvml("temperature", "The GPU's temperature.", __name__)
 power_draw = _needs_nvml("power_draw", "The GPU's power draw.", __name__)
 clock_rate = _needs_nvml("clock_rate", "The GPU's SM clock.", __name__)
+
+
+def __getattr__(name):
+    if name == "amp":  # imported on first use: lantern.amp needs all of lantern, which imports this module first
+        import importlib
+        return importlib.import_module(f"{__name__}.amp")
+    raise AttributeError(f"module 'lantern.cuda' has no attribute '{name}'")
