@@ -35,4 +35,12 @@ DIFFERENCES = {
         "strides even when it is empty (a stride-0 empty input gives stride 0); lantern runs them as pointwise ops, "
         "whose empty outputs are row-major as TensorIterator's are. Test: test_pointwise.py::"
         "test_unary_zero_dim_and_empty.",
+    "prod(dim=None)":
+        "torch's prod has two overloads, prod(*, dtype) and prod(int dim, keepdim, *, dtype), so x.prod(dim=None) is "
+        "a TypeError there; lantern declares one prod with an optional dim and reads dim=None as the full product. "
+        "Test: test_reductions.py::test_prod_dim_none_is_accepted.",
+    "layout of empty pointwise results":
+        "an empty result of a pointwise op is row-major in lantern (as torch's TensorIterator makes most of them: "
+        "abs, neg, sin, x + x of a transposed empty tensor); torch keeps the input's order on a few paths (abs of a "
+        "complex tensor, x * 2). Test: test_linalg_extra.py::test_svd (|U| of an empty complex batch).",
 }

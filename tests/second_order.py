@@ -93,5 +93,6 @@ def exercised_in_all_files():
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths,
                                *(f"--deselect={p}::{GUARD}" for p in paths)], cwd=_TESTS.parent, env={**os.environ, LOG_ENV: str(log)},
                               capture_output=True, text=True)
-        assert done.returncode == 0, done.stdout[-3000:]
+        # a failing test there is reported by that file's own run; only passing gradgradchecks were recorded
+        assert log.exists(), done.stdout[-3000:] + done.stderr[-3000:]
         return EXERCISED | set(json.loads(log.read_text()))

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import lantern
+from deliberate_differences import DIFFERENCES
 from oracle import assert_same, check, matches_torch, noncontig, raises_like, to_lib
 from lantern.ops.derivative_helpers import conj as lantern_conj
 from test_autograd_gradcheck_ops import Case, make_inputs, vjp
@@ -282,13 +283,15 @@ def phase_free(m, U):
 @pytest.mark.parametrize("shape", [(4, 3), (2, 3, 4), (3, 3), (0, 2, 2)])
 def test_svd(shape, dtype):
     a = rand(*shape, dtype=dtype)
+    # |U| of an empty complex batch: torch's complex abs keeps U's column-major layout (deliberate_differences)
+    empty_abs = 0 in shape and dtype.startswith("complex") and DIFFERENCES["layout of empty pointwise results"]
     for full in (True, False):
         check(lambda m, a: [phase_free(m, t) if i != 1 else t for i, t in enumerate(m.linalg.svd(a, full))],
-              a, **tol(dtype))
+              a, strides=not empty_abs, **tol(dtype))
         check(lambda m, a: [t.stride() for t in m.linalg.svd(a, full)], a)
     check(lambda m, a: m.linalg.svdvals(a), a, **tol(dtype))
-    check(lambda m, a: [phase_free(m, t) for t in m.svd(a)], a, **tol(dtype))
-    check(lambda m, a: [phase_free(m, t) for t in a.svd(some=False)], a, **tol(dtype))
+    check(lambda m, a: [phase_free(m, t) for t in m.svd(a)], a, strides=not empty_abs, **tol(dtype))
+    check(lambda m, a: [phase_free(m, t) for t in a.svd(some=False)], a, strides=not empty_abs, **tol(dtype))
     if dtype != "complex128":  # torch's zero V then carries a conjugate bit, which has no NumPy view
         check(lambda m, a: tuple(m.svd(a, compute_uv=False)), a, **tol(dtype))
 

@@ -3,7 +3,10 @@ amin, argmax, argmin, any, all, over int/tuple/negative/None dims, keepdim, dtyp
 """
 import numpy as np
 import pytest
+import torch
 
+import lantern
+from deliberate_differences import DIFFERENCES
 from oracle import DTYPE_PAIRS, check, matches_torch, noncontig, raises_like
 
 NAMES = [str(t).replace("torch.", "") for t, _ in DTYPE_PAIRS]
@@ -46,11 +49,20 @@ def test_sum_prod_mean(op, dtype):
             fn = reduce_call(op, dim, keepdim)
             matches_torch(lambda m, x: fn(m, as_(m, x, dtype)), sample(dtype))
             if op == "prod" and dim is None:
-                continue  # x.prod(dim=None) is a TypeError in torch, but lantern can't tell it from x.prod()
+                continue  # a deliberate difference: test_prod_dim_none_is_accepted
             if op == "prod" and not isinstance(dim, int):
                 raises_like(lambda m, x: x.prod(dim=dim), sample(dtype))  # prod takes one int dim
                 continue
             matches_torch(lambda m, x: getattr(as_(m, x, dtype), op)(dim=dim, keepdim=keepdim), sample(dtype))
+
+
+def test_prod_dim_none_is_accepted():
+    """torch refuses x.prod(dim=None) (its overloads are prod() and prod(int dim)); lantern, whose one prod schema
+    has an optional dim, reads it as x.prod(). Pinned here as a listed deliberate difference."""
+    assert DIFFERENCES["prod(dim=None)"]
+    with pytest.raises(TypeError, match="prod"):
+        torch.ones(2, 3).prod(dim=None)
+    check(lambda m, x: x.prod(dim=None) if m is lantern else x.prod(), sample("float32"))
 
 
 @pytest.mark.parametrize("target", ["float64", "int32", "complex64", "float16", "bool"])

@@ -120,7 +120,7 @@ def run(brk):
         env = {**os.environ, "PYTHONPATH": str(dest), "PYTHONDONTWRITEBYTECODE": "1"}
         done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--tb=no",
                                "-rf", *brk.tests], cwd=dest, env=env, capture_output=True, text=True)
-    failed = re.findall(r"^FAILED (\S+)", done.stdout, re.M)
+    failed = re.findall(r"^FAILED (.+?)(?: - .*)?$", done.stdout, re.M)
     if done.returncode not in (0, 1) and not failed:
         raise SystemExit(f"break {brk.name!r}: pytest exited {done.returncode}:\n{done.stdout[-2000:]}")
     return failed[0] if failed else None
