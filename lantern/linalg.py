@@ -6,7 +6,10 @@
 >>> issubclass(lantern.linalg.LinAlgError, RuntimeError)
 True
 """
-from .ops import linalg as _linalg
+from .ops import autocast as _autocast, autocast_policy as _autocast_policy, linalg as _linalg
 
 __all__ = list(_linalg.LINALG_ALL)
 globals().update({name: getattr(_linalg, name) for name in __all__})
+# the functions with an autocast policy (named "linalg.<name>" there) get the Autocast stage in front
+globals().update({name: _autocast.stage(f"linalg.{name}", getattr(_linalg, name)) for name in __all__
+                  if f"linalg.{name}" in _autocast_policy.FUNCTIONS})

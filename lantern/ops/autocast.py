@@ -126,6 +126,7 @@ def widest_type(name, region, values):
 
 
 def target_dtype(policy, name, region, values):
+    """The dtype the policy casts floating inputs to."""
     if policy == "lower_precision":
         return region
     if policy == "float32":

@@ -12,7 +12,8 @@ own key before it calls the op).
   ops whose backward accumulates, linear algebra.
 - PROMOTE: inputs are cast to the widest floating type among them (cat, stack, index_copy); mixing the two
   lower-precision types (bfloat16 with float16) is an error there.
-Every other op runs on its inputs as they are. float64 inputs are never cast, nor integer ones.
+Every other op runs on its inputs as they are, and autocast still sees the ops it calls. float64 inputs are never
+cast, nor integer ones.
 
 >>> policy_of("mm"), policy_of("mse_loss"), policy_of("cat"), policy_of("add")
 ('lower_precision', 'float32', 'promote', None)
@@ -35,9 +36,11 @@ FLOAT32 = frozenset({
     # pooling, unpooling and sampling
     "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
     "grid_sample",
-    # linear algebra
-    "svd", "linalg_svd", "linalg_cholesky_ex", "linalg_eigh", "linalg_qr", "linalg_inv_ex", "linalg_solve",
-    "linalg_lstsq",
+    # linear algebra: the torch.linalg functions ("linalg.<name>") and the registered ops beneath them
+    "svd", "inverse", "linalg.cholesky", "linalg.cholesky_ex", "linalg.eigh", "linalg.eigvalsh", "linalg.inv",
+    "linalg.inv_ex", "linalg.solve", "linalg.svd", "linalg.svdvals", "linalg.qr", "linalg.lstsq", "linalg.cond",
+    "linalg.matrix_rank", "linalg_svd", "linalg_cholesky_ex", "linalg_eigh", "linalg_qr", "linalg_inv_ex",
+    "linalg_solve",
 })
 
 PROMOTE = frozenset({"cat", "stack", "index_copy"})
@@ -65,5 +68,5 @@ def call_policy(name, args, kwargs):
     return policy_of(name)
 
 
-# the Python functions (not registered ops) whose calls autocast must see: the composites and nn.functional forms
-FUNCTIONS = (LOWER_PRECISION | FLOAT32 | PROMOTE | {"pad"})
+# every name with a policy: the composites and Python functions among them get the Autocast stage in front
+FUNCTIONS = LOWER_PRECISION | FLOAT32 | PROMOTE | {"pad"}

@@ -143,8 +143,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         eps = dt.finfo(input.dtype).eps
     dims = list(range(input.dim() - k, input.dim()))
-    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
-    return y if weight is None else y * weight
+    x = input.float() if input.dtype in (dt.float16, dt.bfloat16) else input  # half precision computes in float32
+    y = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    return (y if weight is None else y * weight).to(input.dtype)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
