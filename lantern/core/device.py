@@ -135,15 +135,16 @@ def _cupy_status():
 
 def not_compiled_error(name):
     """PyTorch's CPU-build error for a CUDA or XPU request: AssertionError 'Torch not compiled with CUDA enabled'."""
-    if name == "CUDA":
-        return AssertionError(f"Torch not compiled with CUDA enabled (lantern: {_cupy_status()}; use device='cpu', "
-                              "or 'meta' for shapes only)")
     return AssertionError(f"Torch not compiled with {name} enabled")
 
 
 def device_unavailable_error(device_type):
-    """The error PyTorch's CPU build raises when memory is asked for on `device_type` (anything but cpu/meta)."""
-    if device_type in ("cuda", "xpu", "mtia"):
+    """The error PyTorch's CPU build raises when memory is asked for on `device_type` (anything but cpu/meta);
+    for CUDA it also says why lantern has none."""
+    if device_type == "cuda":
+        return AssertionError(f"Torch not compiled with CUDA enabled (lantern: {_cupy_status()}; use device='cpu', "
+                              "or 'meta' for shapes only)")
+    if device_type in ("xpu", "mtia"):
         return not_compiled_error(device_type.upper())
     if device_type == "lazy":  # torch registers the lazy device but has no kernels for it
         return NotImplementedError("Could not run 'aten::empty.memory_format' with arguments from the 'Lazy' "
