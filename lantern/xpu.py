@@ -7,7 +7,13 @@ for whatever needs a device.
 Traceback (most recent call last):
 AssertionError: Torch not compiled with XPU enabled
 """
-from .core.absent_device import dummy_class_error as _dummy, needs as _needs, unbound as _unbound
+from .core.absent_device import StreamContext as _StreamContext, dummy_class_error as _dummy, needs as _needs
+from .core.absent_device import unbound as _unbound
+from .core.absent_device import (  # noqa: F401  (what torch.cuda and torch.xpu both answer)
+    device_count, get_arch_list, get_gencode_flags, get_rng_state_all, is_available, is_bf16_supported,
+    is_initialized, is_tf32_supported, manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
+    set_rng_state_all,
+)
 from .core.device import device as _device
 
 default_generators = ()
@@ -17,67 +23,8 @@ def _absent(name, doc):
     return _needs("XPU", name, doc, __name__)
 
 
-def is_available():
-    """Whether an XPU can be used: no."""
-    return False
-
-
-def device_count():
-    return 0
-
-
-def is_initialized():
-    return False
-
-
-def is_bf16_supported(including_emulation=True):
-    return False
-
-
-def is_tf32_supported():
-    return False
-
-
-def get_arch_list():
-    return []
-
-
-def get_gencode_flags():
-    return ""
-
-
 def empty_cache():
     """Release cached XPU memory: none is cached."""
-
-
-def manual_seed(seed):
-    """Seed the current XPU generator: nothing to seed here."""
-    int(seed)
-
-
-def manual_seed_all(seed):
-    int(seed)
-
-
-def seed():
-    """Seed the XPU generator from a random number: nothing to seed."""
-
-
-def seed_all():
-    """Seed every XPU generator from a random number: nothing to seed."""
-
-
-def get_rng_state_all():
-    return []
-
-
-def set_rng_state(new_state, device="xpu"):
-    """Set the XPU generator's state: there is none (PyTorch queues this and never runs it)."""
-
-
-def set_rng_state_all(new_states):
-    for state in new_states:
-        set_rng_state(state)
 
 
 def memory_stats(device=None):
@@ -115,19 +62,8 @@ def set_stream(stream):
         raise _dummy("Stream")
 
 
-class StreamContext:
-    """A context making `stream` current for its block; with None it does nothing."""
-
-    def __init__(self, stream):
-        self.stream = stream
-        if stream is not None:
-            raise _dummy("Stream")
-
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
+class StreamContext(_StreamContext):
+    backend = "XPU"
 
 
 def stream(stream):

@@ -23,7 +23,8 @@ import lantern
 # Accelerator namespaces: (torch's module, lantern's module path).
 NAMESPACES = {
     "cuda": "lantern.cuda", "xpu": "lantern.xpu", "mps": "lantern.mps", "accelerator": "lantern.accelerator",
-    "cuda.graphs": "lantern.cuda.graphs", "cuda.amp": "lantern.cuda.amp", "cuda.memory": "lantern.cuda.memory", "cuda.random": "lantern.cuda.random",
+    "cuda.graphs": "lantern.cuda.graphs", "cuda.amp": "lantern.cuda.amp", "cuda.memory": "lantern.cuda.memory",
+    "cuda.random": "lantern.cuda.random",
     "cuda.nvtx": "lantern.cuda.nvtx", "cuda.profiler": "lantern.cuda.profiler",
 }
 # The torch.backends modules a CPU build's programs touch (the others are listed in EXCLUDED as whole modules).
@@ -52,7 +53,8 @@ EXCLUDED = {
     "cuda.CharStorage": "typed storages are not implemented",
     "cuda.ComplexDoubleStorage": "typed storages are not implemented",
     "cuda.ComplexFloatStorage": "typed storages are not implemented",
-    "cuda.DoubleStorage": "typed storages are not implemented", "cuda.FloatStorage": "typed storages are not implemented",
+    "cuda.DoubleStorage": "typed storages are not implemented",
+    "cuda.FloatStorage": "typed storages are not implemented",
     "cuda.HalfStorage": "typed storages are not implemented", "cuda.IntStorage": "typed storages are not implemented",
     "cuda.LongStorage": "typed storages are not implemented", "cuda.ShortStorage": "typed storages are not implemented",
     "xpu.streams": "module path only: lantern.xpu is one module; its Stream/Event are checked through torch.xpu",
@@ -86,11 +88,6 @@ EXCLUDED = {
 }
 
 
-def _torch_backend(name):
-    module = importlib.import_module(f"torch.backends.{name}")
-    return module
-
-
 def _real_module(module):
     """torch replaces some backends modules by a PropModule whose module is `.m`: list the module's names."""
     return getattr(module, "m", module) if isinstance(getattr(module, "m", None), types.ModuleType) else module
@@ -105,7 +102,8 @@ def public_names(module):
     out = []
     for name in names:
         value = getattr(real, name, getattr(module, name, None))
-        if name in ("torch", "m", "TYPE_CHECKING") or (isinstance(value, types.ModuleType) and not value.__name__.startswith("torch")):
+        foreign_module = isinstance(value, types.ModuleType) and not value.__name__.startswith("torch")
+        if name in ("torch", "m", "TYPE_CHECKING") or foreign_module:
             continue
         origin = getattr(value, "__module__", None)
         if (callable(value) or inspect.isclass(value)) and not isinstance(value, types.ModuleType) \
@@ -118,7 +116,8 @@ def public_names(module):
 def _namespaces():
     """[(key, torch module, lantern module path)] for every namespace compared here."""
     out = [(key, importlib.import_module(f"torch.{key}"), path) for key, path in NAMESPACES.items()]
-    out += [(f"backends.{name}", _torch_backend(name), f"lantern.backends.{name}") for name in BACKENDS]
+    out += [(f"backends.{name}", importlib.import_module(f"torch.backends.{name}"), f"lantern.backends.{name}")
+            for name in BACKENDS]
     return out
 
 

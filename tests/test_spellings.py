@@ -96,7 +96,8 @@ def test_type_string(dtype_name, device):
 
 TYPE_SPECS = {
     "name": lambda m: "torch.DoubleTensor", "long name": lambda m: "torch.LongTensor", "class": lambda m: m.ByteTensor,
-    "dtype": lambda m: m.float16, "cuda name": lambda m: "torch.cuda.FloatTensor", "cuda class": lambda m: m.cuda.IntTensor,
+    "dtype": lambda m: m.float16, "cuda name": lambda m: "torch.cuda.FloatTensor",
+    "cuda class": lambda m: m.cuda.IntTensor,
     "short name": lambda m: "FloatTensor", "unknown name": lambda m: "torch.FooTensor", "a Python type": lambda m: int,
     "same type": lambda m: "torch.FloatTensor", "complex name": lambda m: "torch.ComplexDoubleTensor",
 }

@@ -56,3 +56,92 @@ def needs_nvml(name, doc, module):
 def dummy_class_error(name):
     """The RuntimeError of a class whose C base is a placeholder in the CPU build (Event, CUDAGraph, MemPool)."""
     return RuntimeError(f"Tried to instantiate dummy base class {name}")
+
+
+# ---- what torch.cuda and torch.xpu both answer when their device is absent ---------------------------------------
+
+def is_available():
+    """Whether the device can be used: never, in this build."""
+    return False
+
+
+def device_count():
+    """How many such devices there are: 0."""
+    return 0
+
+
+def is_initialized():
+    """Whether the device's runtime was initialised: never."""
+    return False
+
+
+def is_bf16_supported(including_emulation=True):
+    """Whether the current device supports bfloat16: there is none."""
+    return False
+
+
+def is_tf32_supported():
+    """Whether the current device supports TF32 matmuls: there is none."""
+    return False
+
+
+def get_arch_list():
+    """The architectures this build was compiled for: none."""
+    return []
+
+
+def get_gencode_flags():
+    """The compiler's gencode flags for this build: none."""
+    return ""
+
+
+def manual_seed(seed):
+    """Seed the device's current generator: accepted, nothing to seed (PyTorch queues it until the device starts,
+    which never happens; lantern.manual_seed seeds the CPU generator)."""
+    int(seed)
+
+
+def manual_seed_all(seed):
+    """Seed every device generator: accepted, nothing to seed."""
+    int(seed)
+
+
+def seed():
+    """Seed the device's generator from a random number: nothing to seed."""
+
+
+def seed_all():
+    """Seed every device generator from a random number: nothing to seed."""
+
+
+def get_rng_state_all():
+    """The state of every device generator: there are none."""
+    return []
+
+
+def set_rng_state(new_state, device=None):
+    """Set the device generator's state: accepted, none to set (PyTorch queues it and never runs it)."""
+
+
+def set_rng_state_all(new_states):
+    """Set every device generator's state: accepted, none to set."""
+
+
+class StreamContext:
+    """`with torch.cuda.stream(s):`, the context making stream `s` current for its block. Without the device only
+    None can be given (no stream can be made), and then the context does nothing, as in PyTorch. Subclasses name
+    their backend."""
+
+    backend = None
+
+    def __init__(self, stream):
+        self.stream = stream
+        if stream is not None:
+            raise RuntimeError(f"torch.{self.backend.lower()}.StreamContext needs a {self.backend} stream; this build "
+                               f"has no {self.backend}")
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False

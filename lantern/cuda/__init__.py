@@ -14,7 +14,11 @@ AssertionError: Torch not compiled with CUDA enabled
 """
 from .._legacy_types import make_types as _make_types
 from ..core.absent_device import needs as _needs, needs_nvml as _needs_nvml, unbound as _unbound
-from ..core.absent_device import unbound_error as _unbound_error
+from ..core.absent_device import StreamContext as _StreamContext, unbound_error as _unbound_error
+from ..core.absent_device import (  # noqa: F401  (what torch.cuda and torch.xpu both answer)
+    device_count, get_arch_list, get_gencode_flags, is_available, is_bf16_supported, is_initialized,
+    is_tf32_supported,
+)
 from ..core.device import device as _device, not_compiled_error as _not_compiled_error
 from . import graphs, memory, nvtx, profiler, random, streams  # noqa: F401
 from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables  # noqa
@@ -29,60 +33,14 @@ has_magma = False
 default_generators = ()
 
 
-def is_available():
-    """Whether a CUDA GPU can be used: never, in lantern (as in PyTorch's CPU build)."""
-    return False
-
-
-def device_count():
-    """The number of CUDA devices: 0."""
-    return 0
-
-
-def is_initialized():
-    """Whether CUDA has been initialised: never."""
-    return False
-
-
-def is_bf16_supported(including_emulation=True):
-    """Whether the current CUDA device supports bfloat16: there is none."""
-    return False
-
-
-def is_tf32_supported():
-    """Whether the current CUDA device supports TF32 matmuls: there is none."""
-    return False
-
-
-def get_arch_list():
-    """The CUDA architectures this build was compiled for: none."""
-    return []
-
-
-def get_gencode_flags():
-    """The NVCC gencode flags this build was compiled with: none."""
-    return ""
-
-
 def set_stream(stream):
     """Make `stream` current; a no-op for None, as in torch (no CUDA stream can exist here)."""
     if stream is not None:
         raise _not_compiled_error("CUDA")
 
 
-class StreamContext:
-    """A context that makes `stream` current for its block; with None it does nothing, as in torch."""
-
-    def __init__(self, stream):
-        self.stream = stream
-        if stream is not None:
-            raise RuntimeError("torch.cuda.StreamContext needs a CUDA stream; this build has no CUDA")
-
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
+class StreamContext(_StreamContext):
+    backend = "CUDA"
 
 
 def stream(stream):
