@@ -174,20 +174,20 @@ CASES = [
          uniform(2, 3), uniform(2), compare=False),  # see test_as_strided_scatter_against_torch
     Case("unfold_backward", lambda m, g: aten(m, "unfold_backward")(g, [2, 4], 1, 2, 1), uniform(2, 3, 2)),
 
-    Case("real", lambda m, z: z.real * 1, cplx(2, 3), check=False),
-    Case("imag", lambda m, z: z.imag * 1, cplx(2, 3), check=False),
-    Case("normal.Tensor_float", lambda m, x: m.normal(x, 1.0) * 0, uniform(2, 3), check=False),
-    Case("normal.float_Tensor", lambda m, x: m.normal(1.0, x) * 0, positive(2, 3), check=False),
-    Case("normal.Tensor_Tensor", lambda m, x, y: m.normal(x, y) * 0, uniform(2, 3), positive(2, 3), check=False),
-    Case("uniform_", lambda m, x: (x * 1).uniform_() * 0, uniform(2, 3), check=False),
-    Case("normal_", lambda m, x: (x * 1).normal_() * 0, uniform(2, 3), check=False),
-    Case("exponential_", lambda m, x: (x * 1).exponential_() * 0, uniform(2, 3), check=False),
-    Case("random_.from", lambda m, x: (x * 1).random_(0, 3) * 0, uniform(2, 3), check=False),
-    Case("random_.from", lambda m, x: (x * 1).random_(3) * 0, uniform(2, 3), label="to", check=False),
-    Case("bernoulli", lambda m, x: m.bernoulli(x) * 0, uniform(2, 3, low=0.1, high=0.9), check=False),
-    Case("bernoulli_.float", lambda m, x: (x * 1).bernoulli_(0.5) * 0, uniform(2, 3), check=False),
+    Case("real", lambda m, z: z.real * 1, cplx(2, 3)),
+    Case("imag", lambda m, z: z.imag * 1, cplx(2, 3)),
+    Case("normal.Tensor_float", lambda m, x: m.normal(x, 1.0) * 0, uniform(2, 3)),
+    Case("normal.float_Tensor", lambda m, x: m.normal(1.0, x) * 0, positive(2, 3)),
+    Case("normal.Tensor_Tensor", lambda m, x, y: m.normal(x, y) * 0, uniform(2, 3), positive(2, 3)),
+    Case("uniform_", lambda m, x: (x * 1).uniform_() * 0, uniform(2, 3)),
+    Case("normal_", lambda m, x: (x * 1).normal_() * 0, uniform(2, 3)),
+    Case("exponential_", lambda m, x: (x * 1).exponential_() * 0, uniform(2, 3)),
+    Case("random_.from", lambda m, x: (x * 1).random_(0, 3) * 0, uniform(2, 3)),
+    Case("random_.from", lambda m, x: (x * 1).random_(3) * 0, uniform(2, 3), label="to"),
+    Case("bernoulli", lambda m, x: m.bernoulli(x) * 0, uniform(2, 3, low=0.1, high=0.9)),
+    Case("bernoulli_.float", lambda m, x: (x * 1).bernoulli_(0.5) * 0, uniform(2, 3)),
     Case("bernoulli_.Tensor", lambda m, x, p: (x * 1).bernoulli_(p) * 0, uniform(2, 3),
-         uniform(2, 3, low=0.1, high=0.9), check=False),
+         uniform(2, 3, low=0.1, high=0.9)),
 ]
 
 COMPLEX_CASES = [
