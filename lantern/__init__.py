@@ -48,7 +48,7 @@ from ._functions import *  # noqa: E402,F401,F403
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
 from . import debug, random, linalg, nn, optim, utils, serialization, vision, jit, onnx, inspect, profiler  # noqa: E402,F401,E501
 from . import distributed, distributions, func, functional, return_types, special, testing  # noqa: E402,F401
-from . import amp  # noqa: E402,F401
+from . import amp, cpu  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401  (torch.compile over lantern's JIT)
 from ._dynamo.eval_frame import compile  # noqa: E402,F401
 from .amp import GradScaler, autocast  # noqa: E402,F401

@@ -57,9 +57,9 @@ class autocast:
                 enabled = False
             elif self.fast_dtype not in _SUPPORTED_DTYPES:
                 name = device_type.upper()
+                supported = ", ".join(map(str, _SUPPORTED_DTYPES))
                 warnings.warn(f"In {name} autocast, but the target dtype is not supported. Disabling autocast.\n"
-                              f"{name} Autocast only supports dtypes of lantern.bfloat16, lantern.float16 currently.",
-                              stacklevel=2)
+                              f"{name} Autocast only supports dtypes of {supported} currently.", stacklevel=2)
                 enabled = False
         self._enabled = enabled
 

@@ -92,6 +92,25 @@ def _cast(t, dtype):
     return hit[1]
 
 
+def to_region_dtype(t):
+    """t cast to the autocast region's dtype when autocast is on and t is eligible (None stays None): for kernels
+    that PyTorch runs wholly in low precision, state included (its CPU recurrent layers)."""
+    region = tls.autocast
+    return t if region is None or t is None else _cast(t, region)
+
+
+def excluded(fn, *args):
+    """fn(*args) with the Autocast key excluded: for kernels autocast does not reach in PyTorch (its CPU GRU)."""
+    region = tls.autocast
+    tls.autocast = None
+    tls.refresh()
+    try:
+        return fn(*args)
+    finally:
+        tls.autocast = region
+        tls.refresh()
+
+
 def _cast_value(x, dtype):
     """A tensor, or a list or tuple of tensors, cast to dtype; anything else unchanged."""
     if isinstance(x, TensorImpl):

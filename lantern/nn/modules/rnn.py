@@ -25,6 +25,7 @@ from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from ...autograd.function import Function
 from ...core.state import tls
+from ...ops import autocast
 from ...ops.nn_rnn import gru_backward, gru_forward, lstm_backward, lstm_forward, rnn_backward, rnn_forward
 from .module import Module
 
@@ -465,6 +466,10 @@ class RNNBase(Module):
         batch_sizes (a list). Returns (output, h_n, c_n) where c_n is None unless LSTM."""
         mode = self.mode
         directions = 2 if self.bidirectional else 1
+        if tls.autocast is not None:  # as PyTorch's CPU kernels: LSTM and RNN wholly in autocast's dtype, state
+            if mode == "GRU":         # too; autocast does not reach GRU's products
+                return autocast.excluded(self._run, x, h0, c0, batch_sizes)
+            h0, c0 = autocast.to_region_dtype(h0), autocast.to_region_dtype(c0)
         h_out, c_out = [], []
         layer_input = x
         for layer in range(self.num_layers):
