@@ -14,12 +14,15 @@ BatchNorm1d(3, eps=1e-05, momentum=None, affine=True, bias=True, track_running_s
 ([1.0, 2.0, 4.0], [2.0, 2.0, 8.0], 1)
 """
 from ... import _functions as _fns
-from ... import int64
+from ... import int64, no_grad
 from .. import functional as F
+from ..parameter import UninitializedBuffer, UninitializedParameter
 from ._layer_params import affine_params, ones_zeros_
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -140,3 +143,50 @@ class SyncBatchNorm(_BatchNorm):
         for name, child in module.named_children():
             converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
         return converted
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """num_features from the first input's dim 1; weight, bias and running statistics materialized to match."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+        super().__init__(0, eps, momentum, False, False, device, dtype)  # placeholders replace what would be made
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = _fns.zeros((), dtype=int64, device=device)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = input.shape[1]
+        with no_grad():
+            for name in (("weight", "bias") if self.affine else ()) + \
+                    (("running_mean", "running_var") if self.track_running_stats else ()):
+                getattr(self, name).materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm1d whose num_features comes from the first input."""
+    cls_to_become = BatchNorm1d
+    _input_dims, _dims_message = BatchNorm1d._input_dims, BatchNorm1d._dims_message
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm2d whose num_features comes from the first input."""
+    cls_to_become = BatchNorm2d
+    _input_dims, _dims_message = BatchNorm2d._input_dims, BatchNorm2d._dims_message
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm3d whose num_features comes from the first input."""
+    cls_to_become = BatchNorm3d
+    _input_dims, _dims_message = BatchNorm3d._input_dims, BatchNorm3d._dims_message

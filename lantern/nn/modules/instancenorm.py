@@ -13,9 +13,10 @@ InstanceNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running
 import warnings
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -82,4 +83,23 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     """Instance normalisation over (N, C, D, H, W) or (C, D, H, W) input."""
+    _spatial = 3
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm1d whose num_features comes from the first input (affine and tracking on by default, as in
+    torch, whose lazy instance norms take _LazyNormBase's defaults)."""
+    cls_to_become = InstanceNorm1d
+    _spatial = 1
+
+
+class LazyInstanceNorm2d(LazyInstanceNorm1d):
+    """An InstanceNorm2d whose num_features comes from the first input."""
+    cls_to_become = InstanceNorm2d
+    _spatial = 2
+
+
+class LazyInstanceNorm3d(LazyInstanceNorm1d):
+    """An InstanceNorm3d whose num_features comes from the first input."""
+    cls_to_become = InstanceNorm3d
     _spatial = 3

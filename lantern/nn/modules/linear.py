@@ -14,11 +14,14 @@ lantern.Size([5, 4])
 """
 import math
 
+from ... import no_grad
 from .. import functional as F, init
 from ._layer_params import fan_in_uniform_, weight_and_bias
+from ..parameter import UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]  # and NonDynamicallyQuantizableLinear, which torch leaves out too
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]  # and NonDynamicallyQuantizableLinear, as in torch
 
 
 class Identity(Module):
@@ -78,3 +81,29 @@ class Bilinear(Module):
 class NonDynamicallyQuantizableLinear(Linear):
     """A Linear under another name: PyTorch's MultiheadAttention.out_proj class (its quantization tooling tells the
     two apart; here they compute the same)."""
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose in_features is taken from the first input's last dim; it then becomes a Linear."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
