@@ -383,6 +383,8 @@ class Tensor(TensorImpl):
                                f"contain the same number of dims as destination ({list(dst)} dims)")
         src = [self._wrap_dim(d) for d in src]
         dst = [self._wrap_dim(d) for d in dst]
+        if n == 0:  # a 0-d tensor takes dims 0 and -1 and has nothing to move
+            return self.permute(())
         order = [None] * n
         for s, d in zip(src, dst):
             order[d] = s
@@ -415,6 +417,8 @@ class Tensor(TensorImpl):
         return tuple(self.select(d, i) for i in range(self._size[d]))
 
     def split(self, split_size, dim=0):
+        if self.dim() == 0:
+            raise RuntimeError("split expects at least a 1-dimensional tensor (this one is 0-d)")
         d = self._wrap_dim(dim)
         n = self._size[d]
         if isinstance(split_size, int):
@@ -433,6 +437,8 @@ class Tensor(TensorImpl):
         return tuple(out)
 
     def chunk(self, chunks, dim=0):
+        if self.dim() == 0:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor (this one is 0-d)")
         if chunks <= 0:
             raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         d = self._wrap_dim(dim)

@@ -386,7 +386,8 @@ _SCATTER_REDUCE_TWO = {"sum": "add", "prod": "multiply", "mean": "add", "amax": 
 def _scatter_meta(name, reduces=None):
     def meta(self, dim, index, src, reduce=None, include_self=True):
         d = wrap_dim(dim, self.dim())
-        _check_int_index(name, index)
+        if index.numel():  # PyTorch reads nothing of an empty index, so checks nothing of it
+            _check_int_index(name, index)
         if isinstance(src, TensorImpl) and src.dtype is not self.dtype:
             raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype (got {self.dtype} and "
                                f"{src.dtype}; cast src with .to({self.dtype}))")
@@ -592,7 +593,12 @@ def _slices_key(name, out, dim, index, error):
 
 def _index_add_impl(xp, out, dtype, self, dim, index, source, alpha=1):
     out[...] = self
-    target, key = _slices_key("index_add_", out, dim, index, RuntimeError)
+    if source.size == 0 or out.size == 0:  # nothing to add to: PyTorch's kernel never reads the index
+        return
+    # PyTorch's kernels raise IndexError for an index out of range along a 1-D self or a middle dim, RuntimeError
+    # along the first or last dim of more
+    middle = out.ndim <= 1 or 0 < dim % out.ndim < out.ndim - 1
+    target, key = _slices_key("index_add_", out, dim, index, IndexError if middle else RuntimeError)
     if index.size:
         values = source.reshape(target[key].shape)
         xp.add.at(target, key, values if alpha == 1 else values * alpha)

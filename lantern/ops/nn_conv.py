@@ -526,6 +526,9 @@ def _check_pad_mode(input, pad, mode):
     k = len(pad) // 2
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
+    if k > input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.dim()}")
     if not 1 <= k <= 3 or input.dim() not in (k + 1, k + 2):
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\nSupported combinations for "
@@ -881,13 +884,15 @@ def _adaptive_meta(name, self, output_size):
                            f"{{{output_size[0]}, {output_size[1]}}}")
     if self.dim() not in (3, 4):
         raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got {shape_str(self._size)}")
-    for d in range(1, self.dim()):
+    average = name == "adaptive_avg_pool2d"  # PyTorch's average pool lets the channels be empty too
+    for d in range(self.dim() - 2 if average else 1, self.dim()):
         if self._size[d] == 0:
             raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input "
                                f"has sizes {shape_str(self._size)} with dimension {d} being empty")
-    if self.dtype.category != dt.FLOATING:
+    shape = self._size[:-2] + tuple(output_size)
+    if self.dtype.category != dt.FLOATING and not (average and 0 in shape):  # an empty average is never computed
         raise NotImplementedError(f"\"{name}\" not implemented for '{self.dtype.legacy}'")
-    return self._size[:-2] + tuple(output_size), self.dtype
+    return shape, self.dtype
 
 
 def _adaptive_avg_meta(self, output_size):
@@ -1235,16 +1240,19 @@ def along(xp, a, matrix, axis):
 
 
 def _upsample_check(self, output_size, mode):
+    spatial = self._size[2:]
+    if min(spatial) <= 0 or min(output_size) <= 0:  # the sizes before the dtype, as in PyTorch
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input {shape_str(spatial)} "
+                           f"output {shape_str(output_size)} (in interpolate, mode={mode!r})")
+    if self._size[1] == 0:
+        raise RuntimeError(f"Non-empty {self.dim()}D data tensor expected but got a tensor with sizes "
+                           f"{shape_str(self._size)} (interpolate needs at least one channel)")
     if mode in ("nearest", "nearest-exact"):
         if self.dtype.category != dt.FLOATING and self.dtype is not dt.uint8:
             raise NotImplementedError(f"\"upsample_{mode.replace('-', '_')}{len(output_size)}d\" not implemented for "
                                       f"'{self.dtype.legacy}'")
     elif self.dtype.category != dt.FLOATING:
         raise NotImplementedError(f"\"upsample_{mode}{len(output_size)}d\" not implemented for '{self.dtype.legacy}'")
-    spatial = self._size[2:]
-    if min(spatial) <= 0 or min(output_size) <= 0:
-        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input {shape_str(spatial)} "
-                           f"output {shape_str(output_size)} (in interpolate, mode={mode!r})")
 
 
 def _upsample_meta(self, output_size, mode, align_corners=False, scales=None):
@@ -1315,6 +1323,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     'nearest-exact', 'linear' (3-D input), 'bilinear', 'bicubic' (4-D), 'trilinear' (5-D) or 'area' (adaptive
     average pooling); align_corners as in PyTorch."""
     nd = input.dim() - 2
+    output_size, scales = _interpolate_sizes(input, size, scale_factor, nd)  # first, as PyTorch checks them
     if mode not in _NODE_MODES and mode != "area" or not 1 <= nd <= 3:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
@@ -1326,7 +1335,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                          "bicubic | trilinear")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported by lantern (use antialias=False)")
-    output_size, scales = _interpolate_sizes(input, size, scale_factor, nd)
     if mode == "area":
         return adaptive_avg_pool1d(input, output_size) if nd == 1 else adaptive_avg_pool2d(input, output_size)
     if recompute_scale_factor:

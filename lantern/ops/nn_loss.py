@@ -189,25 +189,19 @@ def _nll_loss_meta(self, target, weight=None, reduction=1, ignore_index=-100):
         got = target.dtype.legacy.replace("Tensor", "")
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {got} (nll_loss: pass class indices "
                            "as target.long())")
-    batch = self._size[:1] + self._size[2:] if self.dim() > 1 else ()
-    if target._size != batch:
-        what = (f"Expected input batch_size ({self._size[0]}) to match target batch_size ({target._size[0]})"
-                if self.dim() > 1 and target.dim() and target._size[0] != self._size[0] else
-                f"Expected target of shape {shape_str(batch)}, got {shape_str(target._size)}")
-        raise ValueError(f"{what}. (nll_loss of input shape {shape_str(self._size)})")
     classes = self._size[1 if self.dim() > 1 else 0]
     if weight is not None and (weight.dim() != 1 or weight._size[0] != classes):
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but got "
                            f"weight tensor of shape: {shape_str(weight._size)}")
     if self.dtype.category != dt.FLOATING:
         raise NotImplementedError(f'"nll_loss_out_frame" not implemented for \'{self.dtype.legacy}\'')
-    target = target.reshape(()) if x.ndim == 1 else target  # unbatched: a 0-d target or one of shape (1,)
     return (batch if reduction == 0 else ()), self.dtype
 
 
 def _nll_loss_impl(xp, out, dtype, self, target, weight=None, reduction=1, ignore_index=-100):
     x = _wide(self)
     axis = 1 if x.ndim > 1 else 0
+    target = target.reshape(()) if x.ndim == 1 else target  # unbatched: a 0-d target or one of shape (1,)
     valid = target != ignore_index
     picked_class = xp.where(valid, target, 0).astype(np.int64)
     bad = (picked_class < 0) | (picked_class >= x.shape[axis])
@@ -228,13 +222,13 @@ structured("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduct
 
 def _nll_loss_backward_meta(grad_output, self, target, weight=None, reduction=1, ignore_index=-100):
     return self._size, self.dtype
-    target = target.reshape(()) if out.ndim == 1 else target
 
 
 def _nll_loss_backward_impl(xp, out, dtype, grad_output, self, target, weight=None, reduction=1, ignore_index=-100):
     """-grad * w[target] (over the total weight for 'mean') at each target class, 0 elsewhere."""
     out[...] = 0
     axis = 1 if out.ndim > 1 else 0
+    target = target.reshape(()) if out.ndim == 1 else target
     kept = target != ignore_index
     picked = xp.where(kept, target, 0).astype(np.int64)
     w = kept.astype(out.dtype) if weight is None else weight[picked] * kept
@@ -456,6 +450,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {target.dtype.legacy} but expected {input.dtype.legacy} "
+                           f"(binary_cross_entropy: cast the target with .to({input.dtype}))")
     reduction = _reduction_enum(reduction, size_average, reduce)
     return _op("binary_cross_entropy", input, target, weight, reduction)
 

@@ -178,15 +178,15 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def _batch_norm_check(input, weight, bias, running_mean, running_var, training):
     _require_tensor("batch_norm", input)
+    channels = input._size[1] if input.dim() > 1 else 0  # PyTorch reads a 1-D or 0-d input's size(1) as 0
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()} (batch_norm of input "
+                               f"shape {shape_str(input._size)}: the input is (N, C, ...))")
     if input.dim() < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got 1) (batch_norm: "
                          f"input is (N, C, ...), got {input.dim()}-D)")
-    channels = input._size[1]
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                    ("running_var", running_var)):
-        if t is not None and t.numel() != channels:
-            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()} (batch_norm of input "
-                               f"shape {shape_str(input._size)})")
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
     if input.dtype.category != dt.FLOATING:
@@ -247,6 +247,9 @@ custom("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? ru
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalise each channel (dim 1) by the batch's statistics when training (updating the running ones in
     place), or by running_mean/running_var in evaluation."""
+    _require_tensor("batch_norm", input)
+    if input.numel() == 0:  # PyTorch returns a clone at once, checking nothing else
+        return input.clone()
     return _op("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
@@ -266,6 +269,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     n, channels = input._size[:2]
+    per_group = [n * channels // num_groups, num_groups, *input._size[2:]]  # as PyTorch's F.group_norm checks it
+    if math.prod(per_group[:1] + per_group[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {per_group}")
     if channels % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {shape_str(input._size)} and num_groups={num_groups}")

@@ -368,7 +368,6 @@ ANGLES = [
 ]
 
 
-def _unary_meta(name, rule, check=None):
 def _kernel_check(check, dtype, result_dtype):
     """Run a kernel's dtype check. Its error carries the op's result dtype: an in-place or out= call first checks
     that against its output, as TensorIterator does (lantern.backends.base.meta_with_cast_check_first)."""
@@ -379,6 +378,7 @@ def _kernel_check(check, dtype, result_dtype):
         raise
 
 
+def _unary_meta(name, rule, check=None):
     def meta(a):
         _require_tensor(name, a)
         if check is not None:

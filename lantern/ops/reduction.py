@@ -251,6 +251,7 @@ def _minmax_dim(name, arg, rt):
     def meta_shapes(self, dim, keepdim):
         _require_tensor(name, self)
         _single_dim(name, dim)
+        wrap_dim(dim, self.dim())  # the dim first, then the dtype: PyTorch's order
         if self.dtype.is_complex:
             raise RuntimeError(f"{name}(): does not support complex input")
         _check_nonempty(name, self, dim)
@@ -412,6 +413,9 @@ def _float_result(dtype):
 
 def _logsumexp_meta(self, dim, keepdim=False):
     _require_tensor("logsumexp", self)
+    if dim is None:  # a required argument: None does not mean every dim here
+        raise TypeError("logsumexp(): argument 'dim' (position 2) must be tuple of ints, not NoneType (pass the "
+                        "dims to reduce, () for all)")
     return reduced_shape(self._size, _dims(self, dim), keepdim), _float_result(self.dtype)
 
 

@@ -63,6 +63,9 @@ def _roll_meta(self, shifts, dims=()):
     if dims or len(shifts) != 1:
         if len(shifts) != len(dims):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+        if dims and self.dim() == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions (roll of a 0-d tensor: call it "
+                             "without dims)")
         for d in dims:
             wrap_dim(d, self.dim())
     return self._size, self.dtype
@@ -78,9 +81,9 @@ def _roll_impl(xp, out, dtype, self, shifts, dims=()):
 
 def _roll(backend, self, shifts, dims=()):
     """A contiguous copy rolled along dims; an empty input gives a clone, its strides kept, as in PyTorch."""
-    _roll_meta(self, shifts, dims)
-    if self.numel() == 0:
+    if self.numel() == 0 and _int_tuple(dims):  # PyTorch returns a clone at once: no checks, the strides kept
         return backend.empty_strided(self._size, like_strides(self, None), self.dtype)
+    _roll_meta(self, shifts, dims)
     out = backend.empty(self._size, self.dtype)
     if backend.xp is not None:
         _roll_impl(backend.xp, backend.array(out), self.dtype, backend.array(self), shifts, dims)
@@ -139,15 +142,19 @@ def _repeat_meta(self, repeats):
     if len(repeats) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            f"tensor (repeat of shape {shape_str(self._size)} by {list(repeats)})")
-    for r in repeats:
-        if r < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: {list(repeats)}")
     padded = (1,) * (len(repeats) - self.dim()) + self._size
-    return tuple(r * s for r, s in zip(repeats, padded)), self.dtype
+    shape = tuple(r * s for r, s in zip(repeats, padded))
+    for n in shape:  # the sizes, not the repeats: a negative repeat of an empty dim gives size 0, as in PyTorch
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)} (repeat of "
+                               f"shape {shape_str(self._size)} by {list(repeats)}: repeats must be >= 0)")
+    return shape, self.dtype
 
 
 def _repeat_impl(xp, out, dtype, self, repeats):
     """Write through a (r0, s0, r1, s1, ...) view of the output, with self broadcast along the r dims."""
+    if out.size == 0:
+        return
     repeats = tuple(repeats)
     lead = len(repeats) - self.ndim
     padded = (1,) * lead + self.shape
