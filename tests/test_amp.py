@@ -356,3 +356,183 @@ def test_custom_fwd_and_bwd_as_torch():
         return inner, _dtype(out.dtype), _dtype(a.grad.dtype)
     expected, got = _in_both(run)
     assert got == expected
+
+
+# ---- GradScaler ---------------------------------------------------------------------------------------------------
+
+def _model_and_optimizer(lib, optimizer="SGD"):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+    with lib.no_grad():
+        for i, p in enumerate(model.parameters()):
+            p.copy_(lib.linspace(-0.5, 0.5, p.numel()).reshape(p.shape) * (i + 1))
+    opt = lib.optim.SGD(model.parameters(), lr=0.1) if optimizer == "SGD" else lib.optim.Adam(model.parameters())
+    return model, opt
+
+
+def _scaler_steps(lib, inf_at, unscale_at=(), **scaler_kwargs):
+    """A training loop with a GradScaler; after backward, iterations in inf_at get an inf (or NaN) gradient.
+    Per step: the scale, the growth tracker, whether the step happened (the first weight moved), the weights."""
+    model, opt = _model_and_optimizer(lib)
+    scaler = lib.amp.GradScaler("cpu", **scaler_kwargs)
+    x = lib.linspace(-1, 1, 15).reshape(5, 3)
+    seen = []
+    for step in range(8):
+        opt.zero_grad()
+        with lib.autocast("cpu"):
+            loss = model(x).float().pow(2).mean()
+        scaler.scale(loss).backward()
+        if step in inf_at:
+            model[0].weight.grad[0, 0] = float("inf") if step % 2 else float("nan")
+        if step in unscale_at:
+            scaler.unscale_(opt)
+            lib.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        before = model[0].weight.detach().clone()
+        scaler.step(opt)
+        scaler.update()
+        stepped = not bool((model[0].weight.detach() == before).all())
+        seen.append((scaler.get_scale(), scaler._get_growth_tracker(), stepped,
+                     [p.detach().numpy().round(3).tolist() for p in model.parameters()]))
+    return seen
+
+
+@pytest.mark.parametrize("inf_at, unscale_at, kwargs", [
+    ((2, 3, 6), (), {"init_scale": 1024.0, "growth_interval": 2}),
+    ((1,), (0, 1, 4), {"init_scale": 8.0, "growth_factor": 4.0, "backoff_factor": 0.25, "growth_interval": 3}),
+    ((), (), {}),
+    ((0, 1, 2, 3, 4, 5, 6, 7), (), {"init_scale": 2.0 ** 127, "growth_interval": 1}),
+    ((), (), {"init_scale": 2.0 ** 127, "growth_interval": 1}),   # growth past float32's range is refused
+], ids=["injected-infs", "unscale-and-clip", "clean", "all-inf", "overflowing-growth"])
+def test_grad_scaler_step_by_step_as_torch(inf_at, unscale_at, kwargs):
+    expected = _scaler_steps(torch, inf_at, unscale_at, **kwargs)
+    got = _scaler_steps(lantern, inf_at, unscale_at, **kwargs)
+    for step, (g, e) in enumerate(zip(got, expected)):
+        assert g[:3] == e[:3], f"step {step}: (scale, growth tracker, stepped) {g[:3]} != {e[:3]}"
+        for gp, ep in zip(g[3], e[3]):
+            np.testing.assert_allclose(gp, ep, atol=1e-2, err_msg=f"step {step}")  # bfloat16 forward
+
+
+def test_grad_scaler_state_dict_and_pickle_as_torch():
+    def use(lib):
+        seen = []
+        scaler = lib.amp.GradScaler("cpu", init_scale=16.0, growth_interval=3)
+        seen.append(scaler.state_dict())
+        model, opt = _model_and_optimizer(lib)
+        scaler.scale(model(lib.ones(1, 3)).sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+        state = scaler.state_dict()
+        seen.append(state)
+        other = lib.amp.GradScaler("cpu")
+        other.load_state_dict(state)
+        seen.append((other.get_scale(), other._get_growth_tracker(), other.get_growth_interval()))
+        other.scale(lib.ones(1))
+        other.load_state_dict(dict(state, scale=4.0, _growth_tracker=2))
+        seen.append((other.get_scale(), other._get_growth_tracker()))
+        restored = pickle.loads(pickle.dumps(scaler))
+        seen.append(restored.state_dict())
+        other.update(2.0)
+        seen.append(other.get_scale())
+        other.update(lib.tensor(32.0))
+        seen.append(other.get_scale())
+        for setter, value in (("growth_factor", 3.0), ("backoff_factor", 0.1), ("growth_interval", 7)):
+            getattr(other, f"set_{setter}")(value)
+            seen.append(getattr(other, f"get_{setter}")())
+        return seen
+    expected, got = _in_both(use)
+    assert got == expected
+
+
+def test_grad_scaler_scales_lists_and_tuples_as_torch():
+    def use(lib):
+        scaler = lib.amp.GradScaler("cpu", init_scale=4.0)
+        out = scaler.scale([lib.ones(2), (lib.ones(1) * 2, lib.ones(1) * 3)])
+        return [type(out).__name__, out[0].tolist(), type(out[1]).__name__, [t.tolist() for t in out[1]]]
+    expected, got = _in_both(use)
+    assert got == expected
+
+
+@pytest.mark.parametrize("misuse", [
+    lambda lib, scaler, opt: (scaler.unscale_(opt), scaler.unscale_(opt)),
+    lambda lib, scaler, opt: (scaler.step(opt), scaler.unscale_(opt)),
+    lambda lib, scaler, opt: (scaler.step(opt), scaler.step(opt)),
+    lambda lib, scaler, opt: scaler.step(opt, closure=lambda: 0),
+    lambda lib, scaler, opt: lib.amp.GradScaler("cpu").step(opt),
+    lambda lib, scaler, opt: lib.amp.GradScaler("cpu").update(),
+    lambda lib, scaler, opt: scaler.update(),
+    lambda lib, scaler, opt: scaler.load_state_dict({}),
+    lambda lib, scaler, opt: lib.amp.GradScaler("cpu", growth_factor=1.0),
+    lambda lib, scaler, opt: lib.amp.GradScaler("cpu", backoff_factor=1.0),
+    lambda lib, scaler, opt: (scaler.step(opt), pickle.dumps(scaler)),
+], ids=["unscale-twice", "unscale-after-step", "step-twice", "closure", "step-before-scale", "update-before-scale",
+        "update-before-step", "empty-state", "growth-1", "backoff-1", "pickle-mid-iteration"])
+def test_grad_scaler_misuse_raises_as_torch(misuse):
+    def outcome(lib):
+        model, opt = _model_and_optimizer(lib)
+        scaler = lib.amp.GradScaler("cpu")
+        scaler.scale(model(lib.ones(1, 3)).sum()).backward()
+        try:
+            misuse(lib, scaler, opt)
+        except Exception as error:
+            return type(error).__name__, str(error)
+        return None
+    expected, got = _in_both(outcome)
+    assert expected is not None and got == expected
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.cuda.amp.GradScaler(),
+    lambda lib: lib.cuda.amp.GradScaler(enabled=False),
+    lambda lib: lib.amp.GradScaler("cuda"),
+    lambda lib: lib.amp.GradScaler(),
+    lambda lib: lib.amp.GradScaler("cpu", enabled=False),
+    lambda lib: lib.cpu.amp.GradScaler(),
+    lambda lib: lib.GradScaler("cpu", init_scale=8.0),
+], ids=["cuda.amp", "cuda.amp-disabled", "amp-cuda", "amp-default-device", "cpu-disabled", "cpu.amp", "torch-level"])
+def test_grad_scaler_on_a_cpu_build_as_torch(make):
+    """A CUDA scaler disables itself with a warning (quietly when enabled=False); a disabled scaler passes the loss
+    through and steps the optimizer as it is."""
+    def use(lib):
+        scaler = make(lib)
+        model, opt = _model_and_optimizer(lib)
+        loss = model(lib.ones(1, 3)).sum()
+        scaled = scaler.scale(loss)
+        scaled.backward()
+        scaler.unscale_(opt)
+        returned = scaler.step(opt)
+        scaler.update()
+        return (scaler.is_enabled(), scaled is loss, scaler.get_scale(), scaler.state_dict(), returned,
+                model[0].weight.detach().numpy().round(4).tolist())
+    expected, got = _in_both(lambda lib: _warned(lib, use))
+    assert got == expected
+
+
+def test_amp_training_loop_follows_torch_losses():
+    """A small classifier trained with autocast and a GradScaler: lantern's losses stay near torch's."""
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((64, 8)).astype(np.float32)
+    labels = (data[:, :3].sum(1) > 0).astype(np.int64)
+
+    def train(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.GELU(), lib.nn.Linear(16, 2))
+        with lib.no_grad():
+            for i, p in enumerate(model.parameters()):
+                p.copy_(lib.tensor(np.random.default_rng(i).standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+        opt = lib.optim.AdamW(model.parameters(), lr=1e-2)
+        scaler = lib.amp.GradScaler("cpu", init_scale=2.0 ** 10, growth_interval=5)
+        x, y = lib.tensor(data), lib.tensor(labels)
+        losses = []
+        for _ in range(30):
+            opt.zero_grad()
+            with lib.autocast("cpu", dtype=lib.bfloat16):
+                loss = lib.nn.functional.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            losses.append(loss.item())
+        return losses, scaler.get_scale()
+    (expected, expected_scale), (got, got_scale) = train(torch), train(lantern)
+    assert got_scale == expected_scale
+    np.testing.assert_allclose(got, expected, rtol=0.05, atol=0.01)
+    assert got[-1] < 0.5 * got[0]
