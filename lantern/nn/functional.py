@@ -9,6 +9,8 @@ nn_extra.py or nn_attention.py (op records with derivatives, or composites) and 
 >>> round(F.cross_entropy(lantern.zeros(2, 4), lantern.tensor([0, 3])).item(), 4)  # log(4): uniform over 4
 1.3863
 """
+import warnings as _warnings
+
 from ..ops import (
     nn_activation as _nn_activation, nn_attention as _nn_attention, nn_conv as _nn_conv, nn_extra as _nn_extra,
     nn_loss as _nn_loss, nn_misc as _nn_misc, nn_norm as _nn_norm, registry as _registry,
@@ -31,3 +33,25 @@ for _name in _autocast_policy.FUNCTIONS:
     _fn = globals().get(_name)
     if _fn is not None and _name not in _registry.REGISTRY and not hasattr(_fn, "__wrapped__"):
         globals()[_name] = _autocast.stage(_name, _fn)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """The old name of interpolate; warns as torch does."""
+    _warn_upsample("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)  # noqa: F821 (defined by the loop above)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """interpolate(mode='nearest') under its old name; warns as torch does."""
+    _warn_upsample("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")  # noqa: F821
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """interpolate(mode='bilinear', align_corners=True) under its old name; warns as torch does."""
+    _warn_upsample("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)  # noqa: F821
+
+
+def _warn_upsample(name):
+    _warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=3)
