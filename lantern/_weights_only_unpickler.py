@@ -121,11 +121,11 @@ class Unpickler:
             if not key:
                 raise EOFError("Ran out of input")
             op = key[0]
+            if op == pickle.STOP[0]:
+                return self._pop()
             handler = _DISPATCH.get(op)
             if handler is None:
                 raise pickle.UnpicklingError(f"Unsupported operand {op}")
-            if handler is _stop:
-                return self._pop()
             handler(self)
 
 
@@ -140,11 +140,6 @@ def _handles(*opcodes):
             _DISPATCH[code[0]] = fn
         return fn
     return register
-
-
-@_handles(pickle.STOP)
-def _stop(u):
-    raise AssertionError("handled in load()")
 
 
 @_handles(pickle.PROTO)

@@ -29,6 +29,7 @@ Traceback (most recent call last):
 RuntimeError: lantern.jit.load: the archive calls aten::save, which is neither a registered operator nor a lantern tensor function (node: %y : Tensor = aten::save(%x))
 """
 import math
+import sys
 
 __all__ = ["ClassLayout", "check_graph", "check_ir_layout", "check_member_name", "allowed_python"]
 
@@ -138,8 +139,9 @@ def allowed_python(qualname, attr=False):
         if callable(fn):
             return fn
         _fail(f"the archive calls {qualname!r:.80}, which is not a math function")
-    fn = _tensor_functions().get(name)
-    if fn is None or getattr(fn, "__module__", None) != module:
+    fn = getattr(sys.modules.get(module), name, None)  # what the interpreter will call: only modules already loaded
+    if name not in _tensor_functions() or not module.startswith(_OP_MODULES) or not callable(fn) or \
+            isinstance(fn, type) or getattr(fn, "__module__", None) != module:
         _fail(f"the archive calls {qualname!r:.80}, which is not a lantern tensor function")
     return fn
 
@@ -236,10 +238,11 @@ def _check_aten(node, kind):
         return  # an unregistered `op` is ignored by the interpreter, which then goes by the kind's name
     if not name.isidentifier() or name.startswith("_"):
         _fail(f"the archive calls {kind!r:.60}, which is not a public name", node)
-    if name in _tensor_functions():
-        return
+    import lantern
     from .._tensor import Tensor
-    if not hasattr(Tensor, name):
+    function = getattr(lantern, name, None)  # what the interpreter's by-name fallback calls, else a method
+    allowed = _tensor_functions().get(name) is function if callable(function) else hasattr(Tensor, name)
+    if not allowed:
         _fail(f"the archive calls {kind}, which is neither a registered operator nor a lantern tensor function", node)
 
 
