@@ -19,17 +19,50 @@ map_location is not called (each storage loads where it was saved, or on the CPU
 {'answer': 42}
 """
 import os
+import pickle
 import struct
 import sys
 
+import numpy as np
+
+from . import serialization as ser
 from ._weights_only_unpickler import _ascii
 from .core.device import device as _device
 from .core.storage import UntypedStorage
 
-__all__ = ["load_legacy", "MAGIC_NUMBER", "PROTOCOL_VERSION"]
+__all__ = ["load_legacy", "save_legacy", "MAGIC_NUMBER", "PROTOCOL_VERSION"]
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
 PROTOCOL_VERSION = 1001
+_SYS_INFO = {"protocol_version": PROTOCOL_VERSION, "little_endian": True,
+             "type_sizes": {"short": 2, "int": 4, "long": 4}}  # what torch records (its C type sizes)
+
+
+class _LegacyPickler(ser._TorchPickler):
+    """lantern.save's pickler with the legacy persistent id: one more field, the (always empty) view record."""
+
+    def persistent_id(self, obj):
+        pid = super().persistent_id(obj)
+        return None if pid is None else pid + (None,)
+
+
+def save_legacy(obj, fh, protocol):
+    """Write `obj` to the binary file `fh` in the legacy layout, as torch.save(..., _use_new_zipfile_serialization=
+    False) does: the pickles, then each storage's element count and little-endian bytes, keys in sorted order."""
+    for part in (MAGIC_NUMBER, PROTOCOL_VERSION, _SYS_INFO):
+        pickle.dump(part, fh, protocol=protocol)
+    pickler = _LegacyPickler(fh, protocol)
+    pickler.dump(obj)
+    keys = sorted(pickler.storages)
+    pickle.dump(keys, fh, protocol=protocol)
+    for key in keys:
+        storage = pickler.storages[key]
+        dtype = pickler._dtypes[id(storage)]
+        data = ser._storage_bytes(storage)
+        if sys.byteorder != "little" and dtype.itemsize > 1:
+            data = np.frombuffer(data, dtype.np).byteswap().tobytes()
+        fh.write(struct.pack("<q", storage.nbytes() // dtype.itemsize))
+        fh.write(data)
 
 
 def load_legacy(fh, new_unpickler, map_location):
@@ -64,7 +97,6 @@ class _LegacyStorages:
     the file), filled in key order once the object is unpickled."""
 
     def __init__(self, fh, end, map_location):
-        from . import serialization as ser
         self.fh, self.end = fh, end
         self.restore = ser._restorer(map_location)
         self.map_location = map_location
@@ -72,7 +104,6 @@ class _LegacyStorages:
         self.reserved = 0   # bytes the records named so far need from the rest of the file
 
     def persistent_load(self, pid):
-        from . import serialization as ser
         if type(pid) is tuple and len(pid) == 4 and _ascii(pid[0]) == "module":
             return pid[1]  # a whole module's class (weights_only=False only: the weights-only unpickler refuses it)
         storage_type, key, location, numel, (view,) = ser._storage_record(pid, 6)
@@ -86,7 +117,6 @@ class _LegacyStorages:
         return storage if storage_type is ser._UNTYPED_STORAGE else ser._TypedStorage(storage, dtype)
 
     def _new(self, key, location, nbytes):
-        from . import serialization as ser
         target = self.restore(location)
         if target is None:  # a callable map_location: torch hands it the (not yet filled) storage too
             target = _device(location)
@@ -103,7 +133,6 @@ class _LegacyStorages:
         return ser._allocate(nbytes)
 
     def fill(self, keys):
-        from . import serialization as ser
         if set(keys) != set(self.records) or len(keys) != len(set(keys)):
             raise RuntimeError("invalid legacy checkpoint: the storage key list does not match the storages the "
                                "object uses")

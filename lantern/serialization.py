@@ -369,14 +369,19 @@ def _storage_bytes(storage):
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_serialization=True,
          _disable_byteorder_record=False):
-    """Write `obj` to `f` (a path or a writable binary file) in PyTorch's zip checkpoint format."""
-    if not _use_new_zipfile_serialization:
-        raise NotImplementedError("lantern.save writes only the zip format (_use_new_zipfile_serialization=True)")
+    """Write `obj` to `f` (a path or a writable binary file) in PyTorch's zip checkpoint format (the legacy format
+    with _use_new_zipfile_serialization=False)."""
     if pickle_module is not pickle:
         raise NotImplementedError("lantern.save pickles with the standard pickle module only (it must spell "
                                   "torch's names in data.pkl)")
     if pickle_protocol < 2:
         raise ValueError(f"lantern.save needs pickle protocol >= 2, got {pickle_protocol}")
+    if not _use_new_zipfile_serialization:
+        from ._legacy_checkpoint import save_legacy
+        if isinstance(f, (str, os.PathLike)):
+            with open(f, "wb") as fh:
+                return save_legacy(obj, fh, pickle_protocol)
+        return save_legacy(obj, f, pickle_protocol)
     data = io.BytesIO()
     pickler = _TorchPickler(data, pickle_protocol)
     pickler.dump(obj)

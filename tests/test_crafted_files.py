@@ -422,6 +422,23 @@ def test_legacy_checkpoints_load_like_torch():
     assert meta.is_meta and tuple(meta.shape) == (3,)
 
 
+def test_lantern_writes_legacy_checkpoints_torch_reads():
+    base = lantern.arange(6.)
+    obj = {"x": base, "view": base[1::2], "p": lantern.nn.Parameter(lantern.ones(2)),
+           "i": lantern.arange(3, dtype=lantern.int16), "meta": lantern.ones(2, device="meta")}
+    buf = io.BytesIO()
+    lantern.save(obj, buf, _use_new_zipfile_serialization=False)
+    data = buf.getvalue()
+    assert data[:2] == _legacy()[:2] and not data.startswith(b"PK")
+    for weights_only in (True, False):
+        for lib in (torch, lantern):
+            got = lib.load(io.BytesIO(data), weights_only=weights_only)
+            assert got["x"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0] and got["view"].tolist() == [1.0, 3.0, 5.0]
+            assert got["view"].untyped_storage().data_ptr() == got["x"].untyped_storage().data_ptr()
+            assert isinstance(got["p"], lib.nn.Parameter) and got["p"].requires_grad
+            assert got["i"].dtype == lib.int16 and got["meta"].is_meta
+
+
 def test_legacy_code_is_refused_with_weights_only_and_runs_without():
     data = _legacy(torch.nn.Linear(2, 2))
     err = assert_like_torch(data)
