@@ -66,11 +66,21 @@ def _bmm_meta(a, b):
     if a._size[0] != b._size[0] or a._size[2] != b._size[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{a._size[0]}, "
                            f"{a._size[2]}] but got: [{b._size[0]}, {b._size[1]}].")
+    shape = (a._size[0], a._size[1], b._size[2])
+    if a.numel() == 0 or b.numel() == 0:  # PyTorch's bmm then only zeroes a result of mat2's dtype
+        return shape, b.dtype
     _same_dtype("bmm", a, b)
-    return (a._size[0], a._size[1], b._size[2]), a.dtype
+    return shape, a.dtype
 
 
-structured("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_meta, _matmul_impl, inplace=False, exact_out_dtype=True)
+def _bmm_impl(xp, out, dtype, a, b):
+    if a.size == 0 or b.size == 0:
+        out[...] = 0
+    else:
+        xp.matmul(a, b, out=out)
+
+
+structured("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_meta, _bmm_impl, inplace=False, exact_out_dtype=True)
 
 
 def _vector_product_meta(name, other_name):

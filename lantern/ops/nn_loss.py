@@ -24,6 +24,7 @@ from .nn_common import _op, _row_sums, _where, _wide
 from .nn_misc import pairwise_distance
 from .pointwise import _require_tensor
 from .registry import composite, custom, structured
+from .tensor_shape import broadcast_tensors
 from .derivative import derivative
 
 __all__ = [
@@ -395,16 +396,21 @@ def _cross_entropy_probabilities(logp, target, weight, reduction, label_smoothin
     return total if reduction == 2 else total / (logp.numel() // classes)
 
 
-def _same_size_warning(name, input, target):
-    if input.shape != target.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                      "same size.", UserWarning, stacklevel=3)
+def _broadcast_pair(name, input, target):
+    """input and target broadcast to one shape, with PyTorch's warning when they differ. Broadcast first, as
+    PyTorch's functional losses do, a 0-d operand no longer promotes as a scalar would (float32 input, 0-d float64
+    target: a float64 loss)."""
+    if input.shape == target.shape:
+        return input, target
+    warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                  "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                  "same size.", UserWarning, stacklevel=3)
+    return broadcast_tensors(input, target)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """The mean (or sum, or each) of the squared differences."""
-    _same_size_warning("mse_loss", input, target)
+    input, target = _broadcast_pair("mse_loss", input, target)
     reduction = _reduction_enum(reduction, size_average, reduce)
     if weight is not None:
         return _apply_reduction(_op("mse_loss", input, target, 0) * weight, reduction)
@@ -413,7 +419,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """The mean (or sum, or each) of the absolute differences (a composite in PyTorch too)."""
-    _same_size_warning("l1_loss", input, target)
+    input, target = _broadcast_pair("l1_loss", input, target)
     losses = (input - target).abs()
     if weight is not None:
         losses = losses * weight
@@ -422,7 +428,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d² / beta where |d| < beta, else |d| - 0.5 beta; beta=0 is the L1 loss."""
-    _same_size_warning("smooth_l1_loss", input, target)
+    input, target = _broadcast_pair("smooth_l1_loss", input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0:
@@ -436,7 +442,7 @@ def _legacy_or(reduction, size_average, reduce):
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d² where |d| < delta, else delta (|d| - 0.5 delta)."""
-    _same_size_warning("huber_loss", input, target)
+    input, target = _broadcast_pair("huber_loss", input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     reduction = _reduction_enum(reduction)

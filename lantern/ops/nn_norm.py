@@ -36,14 +36,14 @@ def _normalize_rows(xp, x, axes, eps):
     return centered * rstd, mean, var, rstd
 
 
-def _check_parameter_dtypes(name, input, weight, bias):
-    """PyTorch's CPU kernels take weight and bias of the input's dtype, or float32 ones for a float16/bfloat16
-    input; anything else is a RuntimeError, not a silent cast."""
-    params = [t for t in (weight, bias) if t is not None]
+def _check_parameter_dtypes(name, input, **tensors):
+    """PyTorch's CPU kernels take parameters (weight, bias, running statistics) of the input's dtype, or float32
+    ones for a float16/bfloat16 input; anything else is a RuntimeError, not a silent cast."""
+    params = [t for t in tensors.values() if t is not None]
     if all(t.dtype is input.dtype for t in params) or \
             (input.dtype in (dt.float16, dt.bfloat16) and all(t.dtype is dt.float32 for t in params)):
         return
-    got = ", ".join(f"{n} {t.dtype}" for n, t in (("weight", weight), ("bias", bias)) if t is not None)
+    got = ", ".join(f"{n} {t.dtype}" for n, t in tensors.items() if t is not None)
     raise RuntimeError(f"mixed dtype (CPU): all inputs must share same datatype ({name}: input {input.dtype}, "
                        f"{got}; cast the parameters with .to({input.dtype}))")
 
@@ -60,7 +60,7 @@ def _layer_norm_shapes(input, normalized_shape, weight, bias):
         if t is not None and t._size != normalized_shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{shape_str(t._size)} and normalized_shape = {shape_str(normalized_shape)}")
-    _check_parameter_dtypes("layer_norm", input, weight, bias)
+    _check_parameter_dtypes("layer_norm", input, weight=weight, bias=bias)
     if input.dtype.category != dt.FLOATING:
         raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for \'{input.dtype.legacy}\'')
     stats = input._size[:input.dim() - k] + (1,) * k
@@ -187,6 +187,8 @@ def _batch_norm_check(input, weight, bias, running_mean, running_var, training):
     if input.dim() < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got 1) (batch_norm: "
                          f"input is (N, C, ...), got {input.dim()}-D)")
+    _check_parameter_dtypes("batch_norm", input, weight=weight, bias=bias, running_mean=running_mean,
+                            running_var=running_var)
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
     if input.dtype.category != dt.FLOATING:

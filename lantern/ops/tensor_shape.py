@@ -63,6 +63,8 @@ def _roll_meta(self, shifts, dims=()):
     if dims or len(shifts) != 1:
         if len(shifts) != len(dims):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+        if self.numel() == 0:  # PyTorch returns a clone of an empty tensor before checking the dims
+            return self._size, self.dtype
         if dims and self.dim() == 0:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions (roll of a 0-d tensor: call it "
                              "without dims)")
@@ -81,9 +83,9 @@ def _roll_impl(xp, out, dtype, self, shifts, dims=()):
 
 def _roll(backend, self, shifts, dims=()):
     """A contiguous copy rolled along dims; an empty input gives a clone, its strides kept, as in PyTorch."""
-    if self.numel() == 0 and _int_tuple(dims):  # PyTorch returns a clone at once: no checks, the strides kept
-        return backend.empty_strided(self._size, like_strides(self, None), self.dtype)
     _roll_meta(self, shifts, dims)
+    if self.numel() == 0 and _int_tuple(dims):  # PyTorch returns a clone: an empty tensor's strides kept
+        return backend.empty_strided(self._size, like_strides(self, None), self.dtype)
     out = backend.empty(self._size, self.dtype)
     if backend.xp is not None:
         _roll_impl(backend.xp, backend.array(out), self.dtype, backend.array(self), shifts, dims)
