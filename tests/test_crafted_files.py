@@ -571,6 +571,11 @@ HOSTILE_ARCHIVES = {
     "function constant that is a string": _lines(
         '%c0 : Function = prim::Constant[value="eval"]()', '%c1 : str = prim::Constant[value="1+1"]()',
         "%c2 : Tensor = prim::CallFunction(%c0, %c1)"),
+    "str.format reaching attributes": _lines('%c0 : str = prim::Constant[value="{0.__class__.__init__.__globals__}"]()',
+                                             "%c1 : str = aten::format(%c0, %self)"),
+    "str.format with a computed format string": _lines('%c0 : str = prim::Constant[value="{"]()',
+                                                       "%c1 : str = aten::add(%c0, %c0)",
+                                                       "%c2 : str = aten::format(%c1, %self)"),
     "unknown node kind": _lines("%c0 : Tensor = foo::bar()"),
     "fusion group with a subgraph": _lines("%c0 : Tensor = prim::FusionGroup()"),
 }

@@ -10,6 +10,8 @@ what the interpreter can do with them:
     `lantern.nn.functional` and `lantern.linalg` that are defined in lantern's operator modules (`_OP_MODULES`:
     not save/load, seeds, default dtypes or thread counts) --, public Tensor methods and properties, and Python's
     `math` functions. Names are looked up as attributes of those namespaces; nothing is imported.
+  - str.format (aten::format) only with a constant format string whose fields are positions, so '{0.__class__}'
+    cannot walk attributes.
   - attributes: prim::GetAttr / SetAttr / CallMethod only on a module whose class the archive declares (the method's
     `self`, or a submodule reached from it), and only names that class has; other values have no attributes in
     TorchScript, so `__globals__`-style walks are impossible.
@@ -29,6 +31,7 @@ Traceback (most recent call last):
 RuntimeError: lantern.jit.load: the archive calls aten::save, which is neither a registered operator nor a lantern tensor function (node: %y : Tensor = aten::save(%x))
 """
 import math
+import string
 import sys
 
 __all__ = ["ClassLayout", "check_graph", "check_ir_layout", "check_member_name", "allowed_python"]
@@ -209,6 +212,8 @@ def _check_node(node, classes, layouts, producers):
     for name, value in node.attrs.items():
         if isinstance(value, str) and type(value) not in (str, _PythonRef, _FunctionRef):
             _fail(f"attribute {name} of {kind} is not data", node)
+    if kind == "aten::format":
+        return _check_format(node, producers)
     if kind.startswith("aten::"):
         return _check_aten(node, kind)
     if kind not in _PRIM_KINDS and kind not in _interpreter_builtins():
@@ -221,6 +226,22 @@ def _check_node(node, classes, layouts, producers):
         value = node.attrs.get("value")
         if isinstance(value, _FunctionRef) and not _is_compiled(value):
             _fail("a function constant must be compiled code", node)
+
+
+def _check_format(node, producers):
+    """str.format reaches attributes through its fields ('{0.__class__.__init__.__globals__}'): the format string
+    must be a constant whose fields name positions only, as TorchScript's '{}'."""
+    inputs = node.inputs()
+    producer = producers.get(id(inputs[0])) if inputs else None
+    text = producer.attrs.get("value") if producer is not None and producer.kind() == "prim::Constant" else None
+    if type(text) is not str:
+        _fail("aten::format needs a constant format string", node)
+    try:
+        fields = [field for _, field, _, _ in string.Formatter().parse(text) if field is not None]
+    except ValueError:
+        _fail("aten::format has a malformed format string", node)
+    if any(field and not field.isdigit() for field in fields):
+        _fail("aten::format's fields may only be '{}' or '{<position>}'", node)
 
 
 def _check_aten(node, kind):
