@@ -1,7 +1,7 @@
 """The per-op autocast cases of tests/test_amp.py, generated from PyTorch's own OpInfo database.
 
-An OpInfo op is a case when lantern has the same function at the same path (torch.nn.functional.conv2d ->
-lantern.nn.functional.conv2d, or a Tensor method) and both libraries run its first float32 sample without
+An OpInfo op is a case when lantern has the function at the OpInfo's path (torch.nn.functional.conv2d ->
+lantern.nn.functional.conv2d, or a Tensor method of that name) and both libraries run its first float32 sample without
 autocast to outputs of the same dtypes: then what autocast changes is the only difference left to test. Each case
 runs in a bfloat16 and a float16 region, once on float32 inputs and once on inputs already in the region's dtype.
 """
@@ -23,15 +23,16 @@ def _resolve(root, name):
     return obj
 
 
-def lantern_callable(opinfo):
-    """lantern's function for the OpInfo (the same path, or the Tensor method of that name), or None when lantern
-    has none or the OpInfo calls something other than torch's function of that name."""
-    torch_fn = _resolve(torch, opinfo.name)
-    if torch_fn is not None and opinfo.op is torch_fn:
-        return _resolve(lantern, opinfo.name)
+def callables(opinfo):
+    """(torch's function, lantern's) named by the OpInfo: the function at that path in both libraries (the OpInfo
+    may call it through a wrapper, which seeds the generator, say: the function itself is called here), or else
+    the Tensor method of that name; None when lantern has neither."""
+    torch_fn, lantern_fn = _resolve(torch, opinfo.name), _resolve(lantern, opinfo.name)
+    if callable(torch_fn) and not isinstance(torch_fn, torch.dtype) and callable(lantern_fn):
+        return torch_fn, lantern_fn
     method = getattr(torch.Tensor, opinfo.name, None)
     if method is not None and opinfo.op is method and hasattr(lantern.Tensor, opinfo.name):
-        return lambda self, *args, **kwargs: getattr(self, opinfo.name)(*args, **kwargs)
+        return method, lambda self, *args, **kwargs: getattr(self, opinfo.name)(*args, **kwargs)
     return None
 
 
@@ -85,10 +86,9 @@ def dtype_names(result):
 class Case:
     """One OpInfo op: its name, torch's function, lantern's, and its first float32 sample (as torch arguments)."""
 
-    def __init__(self, opinfo, lantern_fn, sample):
+    def __init__(self, opinfo, functions, sample):
         self.name = opinfo.name + (f".{opinfo.variant_test_name}" if opinfo.variant_test_name else "")
-        self.torch_fn = opinfo.op
-        self.lantern_fn = lantern_fn
+        self.torch_fn, self.lantern_fn = functions
         self.args = (sample.input,) + tuple(sample.args)
         self.kwargs = dict(sample.kwargs)
         self.values_comparable = False
@@ -150,13 +150,13 @@ def cases():
         from torch.testing._internal.common_methods_invocations import op_db
         found = {}
         for opinfo in op_db:
-            lantern_fn = lantern_callable(opinfo)
-            if lantern_fn is None or torch.float32 not in opinfo.supported_dtypes("cpu"):
+            functions = callables(opinfo)
+            if functions is None or torch.float32 not in opinfo.supported_dtypes("cpu"):
                 continue
             sample = _first_sample(opinfo)
             if sample is None:
                 continue
-            case = Case(opinfo, lantern_fn, sample)
+            case = Case(opinfo, functions, sample)
             if _comparable(case):
                 found[case.name] = case
         return found
