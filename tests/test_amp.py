@@ -536,3 +536,15 @@ def test_amp_training_loop_follows_torch_losses():
     assert got_scale == expected_scale
     np.testing.assert_allclose(got, expected, rtol=0.05, atol=0.01)
     assert got[-1] < 0.5 * got[0]
+
+
+def test_a_trace_under_autocast_records_the_casts_as_torch():
+    """The Autocast key sits above the tracer: the trace holds the casts, so the traced function computes in
+    bfloat16 even when called outside the region."""
+    def traced(lib):
+        with lib.autocast("cpu"):
+            fn = lib.jit.trace(lambda x, w: lib.mm(x, w).sum(), (lib.ones(2, 3), lib.ones(3, 3)))
+        return _dtype(fn(lib.ones(2, 3), lib.ones(3, 3)).dtype), str(fn.graph).count("bfloat16") > 0 or \
+            str(fn.graph).count("BFloat16") > 0
+    expected, got = _in_both(traced)
+    assert got == expected

@@ -38,7 +38,7 @@ FLOAT32 = frozenset({
     "grid_sample",
     # linear algebra: the torch.linalg functions ("linalg.<name>") and the registered ops beneath them
     "svd", "inverse", "linalg.cholesky", "linalg.cholesky_ex", "linalg.eigh", "linalg.eigvalsh", "linalg.inv",
-    "linalg.inv_ex", "linalg.solve", "linalg.svd", "linalg.svdvals", "linalg.qr", "linalg.lstsq", "linalg.cond",
+    "linalg.inv_ex", "linalg.solve", "linalg.svd", "linalg.svdvals", "linalg.qr", "linalg.lstsq",
     "linalg.matrix_rank", "linalg_svd", "linalg_cholesky_ex", "linalg_eigh", "linalg_qr", "linalg_inv_ex",
     "linalg_solve",
 })
