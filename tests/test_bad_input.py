@@ -165,6 +165,9 @@ ERRORS = {
                                          np.ones((4, 1, 3), np.float32), np.zeros(1), np.ones(1)),
     "roll of an empty tensor, shifts and dims misaligned": (lambda m, x: m.roll(x, 1, (0, 1)),
                                                              np.ones((0, 3), np.float32)),
+    "batch_norm int64 input, float32 running stats": (lambda m, x, mean, var: _f(m).batch_norm(x, mean, var),
+                                                      np.ones((3, 3, 1), np.int64), np.zeros(3, np.float32),
+                                                      np.ones(3, np.float32)),
     "where int64 condition": (lambda m, c, x: m.where(c, x, x), np.ones(2, np.int64), np.ones(2, np.float32)),
 }
 
@@ -227,6 +230,8 @@ FORWARD = {
                                          np.array(2.0)),
     "l1_loss of a 0-d float64 target": (lambda m, x, t: _f(m).l1_loss(x, t), np.ones(1, np.float32),
                                         np.array(2.0)),
+    "logsumexp float16 rounds each step": (lambda m, x: m.logsumexp(x.half(), 2),
+                                           np.random.default_rng(0).standard_normal((4, 1, 3, 4)).astype(np.float32)),
     "flip 0-d": (lambda m, x: m.flip(x, (0,)), np.array(3.0, np.float32)),
     "flip keeps an empty tensor's strides": (lambda m, x: m.flip(x, (0,)), np.zeros((2, 0), np.float32)),
     "sort keeps an empty tensor's strides": (lambda m, x: m.sort(x, dim=0)[0], np.zeros((0, 2, 3), np.float32)),

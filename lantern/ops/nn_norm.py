@@ -187,12 +187,12 @@ def _batch_norm_check(input, weight, bias, running_mean, running_var, training):
     if input.dim() < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got 1) (batch_norm: "
                          f"input is (N, C, ...), got {input.dim()}-D)")
-    _check_parameter_dtypes("batch_norm", input, weight=weight, bias=bias, running_mean=running_mean,
-                            running_var=running_var)
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-    if input.dtype.category != dt.FLOATING:
+    if input.dtype.category != dt.FLOATING:  # the input's dtype before the parameters', as in PyTorch
         raise NotImplementedError(f'"batch_norm_cpu" not implemented for \'{input.dtype.legacy}\'')
+    _check_parameter_dtypes("batch_norm", input, weight=weight, bias=bias, running_mean=running_mean,
+                            running_var=running_var)
 
 
 def _native_batch_norm(backend, input, weight, bias, running_mean, running_var, training, momentum, eps):

@@ -420,13 +420,17 @@ def _logsumexp_meta(self, dim, keepdim=False):
 
 
 def _logsumexp_impl(xp, out, dtype, self, dim, keepdim=False):
-    """max + log(sum(exp(x - max))): no overflow; an infinite max is taken as 0 so inf and -inf slices stay exact."""
-    a = self.astype(np.float32 if dtype.itemsize == 2 else dtype)  # float16 / bfloat16 compute in float32
+    """max + log(sum(exp(x - max))): no overflow; an infinite max is taken as 0 so inf and -inf slices stay exact.
+    float16/bfloat16 compute in float32 and round to their dtype after each step, as PyTorch's chain of half
+    precision ops does."""
+    half = dtype.itemsize == 2
+    a = self.astype(np.float32 if half else dtype)
+    rounded = (lambda v: v.astype(dtype).astype(np.float32)) if half else (lambda v: v)
     axis = _axes(a, dim)
     peak = xp.amax(a.real if a.dtype.kind == "c" else a, axis=axis, keepdims=True) if a.size else xp.zeros(
         (1,) * a.ndim)
     peak = xp.where(xp.isfinite(peak), peak, 0)
-    total = xp.log(xp.sum(xp.exp(a - peak), axis=axis, keepdims=True)) + peak
+    total = rounded(xp.log(rounded(xp.sum(rounded(xp.exp(rounded(a - peak))), axis=axis, keepdims=True)))) + peak
     out[...] = total.reshape(out.shape)
 
 
