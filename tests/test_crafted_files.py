@@ -5,12 +5,10 @@ Every input is also given to torch.load (torch 2.13) in the same test, and lante
 class; after each one, a snapshot of lantern's globals (dtype objects, storage types, Size/Tensor/storage classes,
 the allow-list) must be unchanged, no payload may have run, and an honest checkpoint must still load right."""
 import collections
-import copy
 import io
 import json
 import pickle
 import struct
-import sys
 import warnings
 import zipfile
 import zlib
