@@ -4,9 +4,9 @@ torch.compile's Dynamo reads a function's bytecode; lantern captures by tracing 
 new specialisation (each tensor's dtype, shape, requires_grad and device, the value of every other argument,
 grad mode, CPU autocast, and for a module every submodule's `training`) runs the function once under lantern's
 tracer: that run is the call's result, and the ops it ran become a JIT graph (a module's parameters and buffers
-are read from the module at each run, so optimizer steps and load_state_dict are seen). Later calls with that specialisation
-run the graph through lantern.jit's GraphExecutor (optimisation passes and elementwise fusion; the "eager" and
-"aot_eager" backends run it unoptimised). Autograd records through the graph as in eager mode.
+are read from the module at each run, so optimizer steps and load_state_dict are seen). Later calls with that
+specialisation run the graph through lantern.jit's GraphExecutor (optimisation passes and elementwise fusion; the
+"eager" and "aot_eager" backends run it unoptimised). Autograd records through the graph as in eager mode.
 
 Where the trace cannot stand for the function, that specialisation runs eagerly from then on, as Dynamo's graph
 breaks fall back to Python: a tensor's value turned into a Python number or bool (data-dependent control flow,
