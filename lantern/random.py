@@ -2,7 +2,8 @@
 
 A Generator is PyTorch's CPU generator: a Mersenne Twister seeded as ATen seeds it (lantern.core.mt19937), whose
 words the random ops turn into values with ATen's own algorithms (lantern.ops.random_draws). So a seed gives the
-numbers torch gives, and an unseeded program starts, as in torch, from the fixed default seed.
+numbers torch gives. As in torch 2.13, the default generator starts from a seed drawn from the operating system
+(an unseeded program differs run to run), while a new `Generator()` starts from the fixed default seed.
 
 >>> _ = lantern.manual_seed(0)
 >>> lantern.rand(3)                                  # torch.manual_seed(0); torch.rand(3) prints the same
@@ -131,6 +132,7 @@ def _generator_from_state(data):
 
 
 default_generator = Generator()
+default_generator.seed()   # torch 2.13 seeds its default generator from the OS at start-up; Generator() starts fixed
 _random_ops.set_default_generator(default_generator)
 
 

@@ -145,3 +145,14 @@ def test_training_step_matches_torch_from_the_same_seed():
             opt.step()
         losses[lib] = loss.item()
     assert losses[lantern] == pytest.approx(losses[torch], rel=1e-5)
+
+
+def test_default_generator_is_seeded_from_the_os_at_start_like_torch():
+    """torch 2.13 seeds its default generator from the operating system at start-up; Generator() starts fixed."""
+    import subprocess
+    import sys
+    probe = "import lantern; print(lantern.initial_seed(), lantern.Generator().initial_seed())"
+    runs = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+            for _ in range(2)]
+    assert runs[0][0] != runs[1][0]
+    assert runs[0][1] == runs[1][1] == str(torch.Generator().initial_seed())

@@ -291,10 +291,10 @@ def _check_in_range(dtype, low, high):
 
 
 def _int64_arg(fn, name, value):
-    value = int_arg(fn, name, value)
-    if not -2**63 <= value < 2**63:
+    """An int64 argument; out of range is torch's ValueError here (a size out of range is a TypeError)."""
+    if isinstance(value, int) and not -2**63 <= value < 2**63:
         raise ValueError("Overflow when unpacking long long")
-    return value
+    return int_arg(fn, name, value)
 
 
 def _random_range(dtype, from_=None, to=None):
