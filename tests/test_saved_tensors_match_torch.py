@@ -171,8 +171,11 @@ def test_known_differences_are_still_differences():
 
 
 def test_comparisons_reach_most_ops_with_a_derivative():
+    """Of the nodes a forward call can make (the derivatives of backward ops appear only under create_graph),
+    most are compared; OpInfo wraps the rest (the random ops, embedding) in lambdas that cannot be translated."""
     names = {op.derivative._name for op in REGISTRY.values() if op.derivative is not None
-             and not op.derivative.nondifferentiable and not callable(op.derivative._name)}
+             and not op.derivative.nondifferentiable and not callable(op.derivative._name)
+             and not op.derivative._name.endswith("BackwardBackward0")}
     reached = names & set(_all_comparisons())
     assert len(reached) >= 0.8 * len(names), sorted(names - reached)
 
