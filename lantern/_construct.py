@@ -308,12 +308,13 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
 def legacy_tensor_new(cls, *args, **kwargs):
     """`lantern.Tensor(2, 3)` and `Tensor(Size([2, 3]))` (uninitialised, of sizes), `Tensor([1, 2])` (a float
     copy), `Tensor(t)` (t itself), `Tensor()` (empty)."""
-    return legacy_new(dt.get_default_dtype(), args, kwargs)
+    return legacy_new(dt.get_default_dtype(), args, kwargs, any_tensor=True)
 
 
-def legacy_new(dtype, args, kwargs):
+def legacy_new(dtype, args, kwargs, any_tensor=False):
     """The legacy constructors' rules, for `lantern.Tensor` (the default dtype) and `lantern.FloatTensor` & co.:
-    sizes give an uninitialised tensor, a sequence or array a converted copy, a tensor of `dtype` itself."""
+    sizes give an uninitialised tensor, a sequence or array a converted copy, a tensor itself (for the typed
+    constructors only a tensor of their dtype; `Tensor(t)` takes any)."""
     device = kwargs.pop("device", None)
     if kwargs:
         raise TypeError(f"new() received an invalid combination of arguments - got {list(kwargs)}")
@@ -325,7 +326,7 @@ def legacy_new(dtype, args, kwargs):
     if len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
         data = args[0]
         if isinstance(data, TensorImpl):
-            if data.dtype is not dtype:
+            if data.dtype is not dtype and not any_tensor:
                 raise TypeError(f"expected {dtype.legacy}Tensor data (got a tensor of dtype {data.dtype})")
             return data
         if isinstance(data, np.ndarray):
