@@ -585,9 +585,8 @@ def test_hostile_archives_are_refused_at_load(name):
     before = snapshot()
     with pytest.raises(RuntimeError, match="lantern.jit.load"):
         lantern.jit.load(io.BytesIO(data))
-    with pytest.raises(RuntimeError):  # torch has no lantern IR to run either: its error class is RuntimeError too
-        torch.jit.load(io.BytesIO(data))
     assert RAN == [] and snapshot() == before
+    torch.jit.load(io.BytesIO(data))  # torch compiles the archive's TorchScript source and never reads lantern's IR
 
 
 def _add_method(name):
@@ -618,7 +617,7 @@ def test_hostile_class_tables_are_refused(edit):
     assert snapshot() == before and RAN == []
 
 
-@pytest.mark.parametrize("attribute", ["_parameters", "__class__", "forward", "training"])
+@pytest.mark.parametrize("attribute", ["_parameters", "__class__", "forward", "training", "a.b", ""])
 def test_module_state_cannot_replace_module_machinery(attribute):
     data = rewrite(_archive(), _state_attribute(attribute))
     with pytest.raises(RuntimeError, match="lantern.jit.load"):

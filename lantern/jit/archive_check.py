@@ -62,10 +62,12 @@ def _fail(message, node=None):
 
 
 def check_member_name(name, what):
-    """A parameter/buffer/attribute/submodule/method name the archive gives a module: an identifier that neither is
-    a dunder name nor replaces the module's own machinery."""
+    """A parameter/buffer/attribute/submodule/method name the archive gives a module: a method's is an identifier;
+    a member's is any name nn.Module accepts (Sequential's '0', a ModuleDict key; no '.'); neither may start with
+    '__' nor replace the module's own machinery."""
     from .module import RecursiveScriptModule
-    if type(name) is not str or not name.isidentifier() or name.startswith("__"):
+    valid = name.isidentifier() if what == "method" else (name != "" and "." not in name)
+    if type(name) is not str or not valid or name.startswith("__"):
         _fail(f"invalid {what} name {name!r:.60} in the archive")
     if what != "method" and (name in _module_machinery() or hasattr(RecursiveScriptModule, name)):
         _fail(f"the archive's {what} name {name!r} would replace the module's own attribute of that name")
@@ -255,6 +257,9 @@ def _check_aten(node, kind):
         if type(python) is not str and type(python) is not _PythonRef:
             _fail(f"{kind} has a python attribute that is not a name", node)
         allowed_python(str(python))
+        import lantern
+        if not str(python).startswith("Tensor.") and not callable(getattr(lantern, name, None)):
+            return  # the interpreter calls this checked function, as lantern has no `lantern.<name>`
     if (op is not None and _registered(op)) or kind in _interpreter_builtins():
         return  # an unregistered `op` is ignored by the interpreter, which then goes by the kind's name
     if not name.isidentifier() or name.startswith("_"):
