@@ -196,6 +196,7 @@ class _Compiler:
     def __init__(self):
         self.functions = {}
         self.modules = {}
+        self.private_attributes = {}  # id(module) -> its `_name` attributes that compiled code reads
 
     # -- functions
     def compile_function(self, fn):
@@ -374,6 +375,8 @@ class _Compiler:
                 names.append(name)
         for name in names:
             self.compile_method(mod, name)
+        for k in self.private_attributes.pop(id(mod), ()):
+            attrs[k] = vars(mod)[k]
         scripted = RecursiveScriptModule._construct(cls.__name__, params, buffers, subs, attrs, methods,
                                                     training=mod.training)
         self.modules[id(mod)] = (scripted, methods, mod)
@@ -422,8 +425,13 @@ class _Compiler:
         if name == "training":
             return emitter.node1("prim::GetAttr", [mv.value], BoolType.get(), {"name": name}, src)
         cls_attr = getattr(type(mod), name, None)
+        if isinstance(inspect.getattr_static(type(mod), name, None), staticmethod):
+            return emitter.py_value(cls_attr, name)  # a function the class holds (AvgPool2d._pool = F.avg_pool2d)
         if inspect.isfunction(cls_attr):
             return ModuleMethod(mv, name)
+        constant = _constant_attribute(mod, name)
+        if constant is not None:
+            return emitter.const(constant.value)
         if name in vars(mod):
             value = vars(mod)[name]
             try:
@@ -433,6 +441,8 @@ class _Compiler:
                             "supported in TorchScript)", src) from None
             if isinstance(t, TensorType):
                 t = TensorType.get()
+            if name.startswith("_"):
+                self.private_attributes.setdefault(id(mod), set()).add(name)
             return emitter.node1("prim::GetAttr", [mv.value], t, {"name": name}, src)
         raise error(f"Module '{type(mod).__name__}' has no attribute '{name}'", src)
 
@@ -475,6 +485,26 @@ class _Compiler:
                 raise error(f"{name}() is missing value for argument '{n}'", src)
         out_types = [o.type() for o in graph.outputs()]
         return emitter.emit_node("prim::CallMethod", [mv.value] + vals, out_types, {"name": name}, src).output()
+
+
+_CONSTANT_TYPES = (bool, int, float, str, type(None))
+
+
+def _constant_attribute(mod, name):
+    """A module attribute compiled as a constant (a _Default holding it), else None: names listed in the class's
+    `__constants__` (torch's rule), and plain values set on the class itself (`Conv2d._dims = 2`)."""
+    if name in vars(mod):
+        if name not in getattr(type(mod), "__constants__", ()):
+            return None
+        value = vars(mod)[name]
+    elif hasattr(type(mod), name):
+        value = getattr(type(mod), name)
+    else:
+        return None
+    items = value if isinstance(value, tuple) else (value,)
+    if not all(isinstance(v, _CONSTANT_TYPES) for v in items):
+        return None
+    return _Default(value)
 
 
 def _named(value, name):

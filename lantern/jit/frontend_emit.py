@@ -21,6 +21,7 @@ import operator
 from .types import (TensorType, IntType, FloatType, BoolType, StrType, NoneType, ListType, TupleType,
                     OptionalType, DictType, AnyType, DeviceType, DtypeType, type_of)
 from .frontend_exits import transform, UNINITIALIZED
+from .lowering import lower
 
 INT_MAX = 9223372036854775807
 
@@ -758,8 +759,8 @@ class FunctionEmitter:
 
     def expr_Tuple(self, e, env):
         vals = [self.emit_expr(x, env) for x in e.elts]
-        if any(isinstance(v, ModuleValue) for v in vals):
-            return ConstTuple(vals)
+        if any(isinstance(v, ModuleValue) or isinstance(v, PyObj) and callable(v.obj) for v in vals):
+            return ConstTuple(vals)  # modules or functions, chosen from by a constant index
         vals = [self.as_value(v, e) for v in vals]
         return self.node1("prim::TupleConstruct", vals, TupleType([v.type() for v in vals]), src=e)
 
@@ -1039,6 +1040,9 @@ class FunctionEmitter:
         special = getattr(self, "builtin_" + getattr(obj, "__name__", ""), None)
         if special is not None and obj is getattr(builtins, obj.__name__, None):
             return special(args, kwargs, src)
+        lowered = lower(self, obj, args, kwargs, src)
+        if lowered is not None:
+            return lowered
         op = registry_op(obj)
         if op is not None:
             return self.call_op(op, [self.as_value(a, src) for a in args],

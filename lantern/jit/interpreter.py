@@ -305,7 +305,12 @@ def _resolve_python(node, kind):
     if fn is not None:
         return "PY", kind, fn
     if kind.startswith("aten::"):
-        return "PY", kind, _fallback(kind[6:], str(_attr(node, "python", "")).startswith("Tensor."))
+        import lantern
+        from .frontend_emit import resolve_python
+        python = str(_attr(node, "python", ""))
+        if python and not python.startswith("Tensor.") and not callable(getattr(lantern, kind[6:], None)):
+            return "PY", kind, resolve_python(python)  # an aten op lantern has only as F.<op> (aten::linear)
+        return "PY", kind, _fallback(kind[6:], python.startswith("Tensor."))
     raise NotImplementedError(f"lantern.jit interpreter: no implementation of {kind} (node: {_node_text(node)})")
 
 

@@ -11,7 +11,7 @@ The zip holds, under `archive/` (or the file's stem when saving to a path):
   data/<key>          the storages of data.pkl (written by lantern.serialization's machinery)
   constants.pkl       the tuple of tensor constants the graphs use (`CONSTANTS.c0` in code), storages in constants/
   extra/<name>        the `_extra_files`
-  version, byteorder, .data/serialization_id
+  version (.data/version from 6 on), byteorder, .data/serialization_id
 Loading needs no user class: the result is a `RecursiveScriptModule` with the same state and methods. Archives
 written by torch.jit.save carry TorchScript source instead of IR, which lantern cannot compile: loading one raises
 a RuntimeError that says so.
@@ -103,6 +103,7 @@ class _Classes:
         self.info = {}        # qualname -> what code/__torch__.ir stores
         self.code = {}        # code file -> readable sources of the classes it holds
         self.constants = []   # tensor constants, shared across every graph
+        self.version = int(_ser._FORMAT_VERSION)  # raised to the newest operator version a graph uses
 
     def class_of(self, m, children):
         params = list(m._parameters)
@@ -133,6 +134,7 @@ class _Classes:
         g = _with_class_names(graph, None) if copy else graph
         refs = []
         for index, node in enumerate(_all_nodes(g.block())):
+            self.version = max(self.version, _OPERATOR_VERSIONS.get(node.kind(), 0))
             for attr, value in list(node.attrs.items()):
                 if node.kind() == "prim::Constant" and attr == "value" and isinstance(value, TensorImpl):
                     node.attrs[attr] = _ConstantName(f"{_CONSTANT_PREFIX}{self._constant_index(value)}")
@@ -165,16 +167,35 @@ class _Classes:
         lines.append("  __parameters__ = [" + "".join(f'"{n}", ' for n in m._parameters) + "]")
         lines.append("  __buffers__ = [" + "".join(f'"{n}", ' for n in m._buffers) + "]")
         for name in list(m._parameters) + list(m._buffers):
-            lines.append(f"  {name} : Tensor")
+            lines.append(_declaration(name, "Tensor"))
         lines.append("  training : bool")
         for name in m.__dict__.get("_attributes", ()):
-            lines.append(f"  {name} : {_annotation_of(getattr(m, name))}")
+            lines.append(_declaration(name, _annotation_of(getattr(m, name))))
         for name, child in children.items():
-            lines.append(f"  {name} : {child}")
+            lines.append(_declaration(name, child))
         for name, graph in graphs.items():
             for line in python_code(graph, name, annotate_self=True).splitlines():
                 lines.append("  " + line)
         return "\n".join(lines) + "\n"
+
+
+# the file format version from which torch reads an op with its current schema: an older file has torch rewrite the
+# call as the op was then (aten::gelu without `approximate`; aten::div of integers rounding down)
+_OPERATOR_VERSIONS = {"aten::div": 4, "aten::div_": 4, "aten::full": 5, "aten::linspace": 8, "aten::logspace": 9,
+                      "aten::gelu": 10, "aten::gelu_backward": 10}
+
+
+def _version_record(version):
+    """The file format version as torch writes it: `version` up to 5, `.data/version` from 6 on."""
+    return ("version" if version <= 5 else ".data/version", f"{version}\n".encode())
+
+
+def _declaration(name, annotation):
+    """A class attribute's declaration in saved code: `name : T`, or for a name that is no identifier (a
+    Sequential's "0") `__annotations__["0"] = T`, as torch writes it."""
+    if name.isidentifier():
+        return f"  {name} : {annotation}"
+    return f'  __annotations__["{name}"] = {annotation}'
 
 
 def _identifier(name):
@@ -292,7 +313,7 @@ def save(m, f, _extra_files=None):
     records += [(path, "\n".join(sources).encode()) for path, sources in classes.code.items()]
     records += [("code/__torch__.ir", ir.encode())]
     records += [(f"constants/{key}", _ser._storage_bytes(s)) for key, s in constant_storages.items()]
-    records += [("constants.pkl", constants), ("version", f"{_ser._FORMAT_VERSION}\n".encode()),
+    records += [("constants.pkl", constants), _version_record(classes.version),
                 ("byteorder", sys.byteorder.encode()),
                 (".data/serialization_id", "".join(random.choices("0123456789", k=40)).encode())]
     if isinstance(f, (str, os.PathLike)):

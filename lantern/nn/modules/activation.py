@@ -35,6 +35,8 @@ def _inplace_suffix(inplace):
 class _Inplace(Module):
     """An activation whose only option is inplace, shown as 'inplace=True' (or nothing) by extra_repr."""
 
+    __constants__ = ["inplace"]
+
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
@@ -218,6 +220,8 @@ class GLU(Module):
 class GELU(Module):
     """x * Φ(x), exactly ('none') or with the tanh approximation ('tanh')."""
 
+    __constants__ = ["approximate"]
+
     def __init__(self, approximate="none"):
         super().__init__()
         self.approximate = approximate
@@ -245,6 +249,8 @@ class Hardshrink(Module):
 
 class LeakyReLU(Module):
     """x if x >= 0 else negative_slope * x."""
+
+    __constants__ = ["inplace", "negative_slope"]
 
     def __init__(self, negative_slope=1e-2, inplace=False):
         super().__init__()

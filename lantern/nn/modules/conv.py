@@ -40,6 +40,9 @@ def _reverse_repeat(values):
 class _ConvNd(Module):
     """The shared state of every convolution: channels, geometry, weight and bias."""
 
+    __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "output_padding", "in_channels",
+                     "out_channels", "kernel_size"]
+
     _dims = 0
 
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,

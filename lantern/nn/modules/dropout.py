@@ -20,6 +20,8 @@ __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Fe
 class _DropoutNd(Module):
     """Shared by every dropout layer: p in [0, 1] and inplace."""
 
+    __constants__ = ["p", "inplace"]
+
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if p < 0 or p > 1:

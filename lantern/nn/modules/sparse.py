@@ -74,6 +74,9 @@ class _Lookup(Module):
 class Embedding(_Lookup):
     """weight[input]: one embedding_dim row per index; padding_idx's row gets no gradient."""
 
+    __constants__ = ["num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
+                     "scale_grad_by_freq", "sparse"]
+
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()

@@ -1,0 +1,162 @@
+"""Models leave Python as TorchScript: lantern.jit.save of a scripted or traced module loads in torch.jit.load (so in
+LibTorch too) and computes what the lantern module computes."""
+import numpy as np
+import pytest
+import torch
+
+import lantern
+import lantern.nn as nn
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Dropout(0.1), nn.Linear(16, 16), nn.GELU(),
+                         nn.LayerNorm(16), nn.Linear(16, 3), nn.LogSoftmax(-1)), (4, 6)
+
+
+def _cnn():
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(8, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 2 * 2, 5)), \
+        (2, 3, 8, 8)
+
+
+class _LastStep(nn.Module):
+    """An LSTM's last output step through a Linear head: the common call, lstm(x) -> (output, (h, c))."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(5, 7, num_layers=2)
+        self.head = nn.Linear(7, 2)
+
+    def forward(self, x):
+        output, _ = self.lstm(x)
+        return self.head(output[-1])
+
+
+def _lstm():
+    return _LastStep(), (6, 3, 5)
+
+
+def _transformer():
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False), (5, 2, 8)
+
+
+MODELS = {"mlp": _mlp, "cnn": _cnn, "lstm": _lstm, "transformer_encoder": _transformer}
+NOT_YET = {
+    ("lstm", "script"): "LSTM.forward takes Tensor-or-PackedSequence input and Optional state, which lantern's "
+                        "script cannot type (no Union/PackedSequence annotations)",
+    ("transformer_encoder", "script"): "MultiheadAttention.forward uses generator expressions (any(...)), which "
+                                       "lantern's script does not compile",
+    ("transformer_encoder", "trace"): "the trace records Tensor.contiguous as aten::clone with a memory_format "
+                                      "constant, which lantern's IR text cannot write",
+}
+
+
+def _trained_state(model, shape):
+    """A few batches in training mode, so BatchNorm's running statistics are not the initial ones."""
+    for _ in range(2):
+        model(lantern.randn(*shape))
+    return model.eval()
+
+
+def _export(model, example, how, path):
+    exported = lantern.jit.script(model) if how == "script" else lantern.jit.trace(model, example)
+    lantern.jit.save(exported, str(path))
+    return exported
+
+
+def _cases():
+    for name in MODELS:
+        for how in ("script", "trace"):
+            marks = ()
+            if (name, how) in NOT_YET:
+                marks = pytest.mark.xfail(raises=(RuntimeError, lantern.jit.frontend.NotSupportedError), strict=True,
+                                          reason=NOT_YET[name, how])
+            yield pytest.param(name, how, marks=marks, id=f"{name}-{how}")
+
+
+@pytest.mark.parametrize("name,how", list(_cases()))
+def test_saved_module_runs_in_torch(name, how, tmp_path):
+    lantern.manual_seed(0)
+    model, shape = MODELS[name]()
+    model = _trained_state(model, shape)
+    x = lantern.randn(*shape)
+    expected = model(x).detach().numpy()
+    exported = _export(model, x, how, tmp_path / "model.pt")
+    np.testing.assert_allclose(exported(x).detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+    loaded = torch.jit.load(str(tmp_path / "model.pt"))
+    with torch.no_grad():
+        got = loaded(torch.from_numpy(x.numpy())).detach().numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+LAYERS = {
+    "Conv1d": (lambda: nn.Conv1d(3, 4, 3, stride=2, padding=1), (2, 3, 9)),
+    "Conv3d": (lambda: nn.Conv3d(2, 3, 2, dilation=1, groups=1), (1, 2, 4, 4, 4)),
+    "MaxPool1d": (lambda: nn.MaxPool1d(2), (2, 3, 8)),
+    "AvgPool2d": (lambda: nn.AvgPool2d(2, stride=1), (2, 3, 5, 5)),
+    "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d(1), (2, 3, 5, 5)),
+    "BatchNorm1d": (lambda: nn.BatchNorm1d(4), (3, 4)),
+    "Softmax": (lambda: nn.Softmax(dim=1), (2, 5)),
+    "SiLU": (lambda: nn.SiLU(), (2, 5)),
+    "LeakyReLU": (lambda: nn.LeakyReLU(0.2), (2, 5)),
+    "Tanh": (lambda: nn.Tanh(), (2, 5)),
+    "Sigmoid": (lambda: nn.Sigmoid(), (2, 5)),
+    "GELU_tanh": (lambda: nn.GELU("tanh"), (2, 5)),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_scripted_layer_runs_in_torch(name, tmp_path):
+    lantern.manual_seed(0)
+    make, shape = LAYERS[name]
+    model = make().eval()
+    x = lantern.randn(*shape)
+    expected = model(x).detach().numpy()
+    _export(model, x, "script", tmp_path / "layer.pt")
+    loaded = torch.jit.load(str(tmp_path / "layer.pt"))
+    with torch.no_grad():
+        got = loaded(torch.from_numpy(x.numpy())).detach().numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_scripted_embedding_runs_in_torch(tmp_path):
+    lantern.manual_seed(0)
+    model = nn.Embedding(10, 4, padding_idx=0)
+    ids = lantern.tensor([[0, 3, 9], [2, 2, 1]])
+    _export(model, ids, "script", tmp_path / "emb.pt")
+    loaded = torch.jit.load(str(tmp_path / "emb.pt"))
+    np.testing.assert_allclose(loaded(torch.from_numpy(ids.numpy())).detach().numpy(), model(ids).detach().numpy())
+
+
+def test_functional_calls_compile_to_the_aten_ops_torch_scripts():
+    """The ops in the scripted graph are those of torch's script of the same module (for functionals whose torch
+    body is the one op; torch's F.dropout or F.relu add argument checks and branches)."""
+    def kinds(graph):
+        return [n.kind() for n in graph.nodes() if n.kind().startswith("aten::")]
+
+    pairs = [(nn.Linear(3, 2), torch.nn.Linear(3, 2)), (nn.Conv2d(2, 3, 3), torch.nn.Conv2d(2, 3, 3)),
+             (nn.LayerNorm(4), torch.nn.LayerNorm(4)), (nn.GELU("tanh"), torch.nn.GELU("tanh"))]
+    for ours, theirs in pairs:
+        assert kinds(lantern.jit.script(ours).inlined_graph) == kinds(torch.jit.script(theirs).inlined_graph)
+
+
+@pytest.mark.xfail(raises=RuntimeError, strict=True, reason="torch reads the saved private list attribute "
+                   "_reversed_padding_repeated_twice as a GenericList, not List[int]")
+def test_scripted_conv_with_reflect_padding_runs_in_torch(tmp_path):
+    model = nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect")
+    x = lantern.randn(1, 2, 5, 5)
+    _export(model, x, "script", tmp_path / "conv.pt")
+    loaded = torch.jit.load(str(tmp_path / "conv.pt"))
+    np.testing.assert_allclose(loaded(torch.from_numpy(x.numpy())).detach().numpy(), model(x).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_inplace_must_be_a_constant():
+    import lantern.nn.functional as F
+
+    def f(x, inplace: bool):
+        return F.relu(x, inplace)
+
+    with pytest.raises(RuntimeError, match="argument 'inplace' must be a constant"):
+        lantern.jit.script(f)
