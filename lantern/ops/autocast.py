@@ -16,6 +16,7 @@ outermost region ends, and gradients flow back through the cast to the float32 l
 (lantern.bfloat16, lantern.float32, lantern.float32)
 >>> set_enabled("cpu", False)
 """
+import contextlib
 import functools
 import threading
 
@@ -99,16 +100,24 @@ def to_region_dtype(t):
     return t if region is None or t is None else _cast(t, region)
 
 
-def excluded(fn, *args):
-    """fn(*args) with the Autocast key excluded: for kernels autocast does not reach in PyTorch (its CPU GRU)."""
+@contextlib.contextmanager
+def _autocast_excluded():
+    """The Autocast key off in this thread inside the block (PyTorch's ExcludeDispatchKeyGuard); yields the
+    region's dtype."""
     region = tls.autocast
     tls.autocast = None
     tls.refresh()
     try:
-        return fn(*args)
+        yield region
     finally:
         tls.autocast = region
         tls.refresh()
+
+
+def excluded(fn, *args):
+    """fn(*args) with the Autocast key excluded: for kernels autocast does not reach in PyTorch (its CPU GRU)."""
+    with _autocast_excluded():
+        return fn(*args)
 
 
 def _cast_value(x, dtype):
@@ -163,17 +172,11 @@ def autocast_kernel(op, args):
     policy = _policy_of_op(op)
     if policy is None:
         return redispatch(op, args, DispatchKey.Autocast)
-    region = tls.autocast
-    tls.autocast = None
-    tls.refresh()
-    try:
+    with _autocast_excluded() as region:
         dtype = target_dtype(policy, op.name, region, args)
         positions = op.tensor_positions + op.list_positions
         cast_args = tuple(_cast_value(a, dtype) if i in positions else a for i, a in enumerate(args))
         return redispatch(op, cast_args, DispatchKey.Autocast)
-    finally:
-        tls.autocast = region
-        tls.refresh()
 
 
 def explain(op):
@@ -191,24 +194,18 @@ def run_with_policy(name, fn, args, kwargs):
     policy = call_policy(name, args, kwargs)
     if policy is None:
         return fn(*args, **kwargs)
-    region = tls.autocast
-    tls.autocast = None
-    tls.refresh()
-    try:
+    with _autocast_excluded() as region:
         dtype = target_dtype(policy, name, region, list(args) + list(kwargs.values()))
         args = tuple(_cast_value(a, dtype) for a in args)
         kwargs = {k: _cast_value(v, dtype) for k, v in kwargs.items()}
         return fn(*args, **kwargs)
-    finally:
-        tls.autocast = region
-        tls.refresh()
 
 
 def stage(name, fn):
-    """`fn` (a composite or nn.functional form named `name`) with the Autocast key in front: off, one flag test.
+    """`fn` (a composite or a Python function named `name`) with the Autocast key in front: off, one flag test.
 
-    registry.observed builds this stage into the composites' generated wrappers itself; this form is for plain
-    functions that autocast must see."""
+    nn.functional's and linalg's plain functions with a policy are wrapped by this; registry.observed calls it
+    only on its watched path (which autocast turns on), so composites pay nothing for it when autocast is off."""
     @functools.wraps(fn)
     def autocast_stage(*args, **kwargs):
         if tls.autocast is None:
