@@ -69,6 +69,8 @@ def _bmm_meta(a, b):
     shape = (a._size[0], a._size[1], b._size[2])
     if a.numel() == 0 or b.numel() == 0:  # PyTorch's bmm then only zeroes a result of mat2's dtype
         return shape, b.dtype
+    if a.dtype is dt.bool:  # PyTorch's bmm refuses a bool self before it compares the dtypes
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
     _same_dtype("bmm", a, b)
     return shape, a.dtype
 
@@ -178,6 +180,8 @@ def _matmul(input, other):
     if b._size[-2] != k:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{_prod(batch)}, {k}] but got: [{_prod(batch)}, {b._size[-2]}].")
+    if (da == 1 or db == 1) and input.dtype is not other.dtype and (a.numel() == 0 or b.numel() == 0):
+        _same_dtype("matmul", input, other)  # PyTorch folds a 1-D operand into mv, which checks even when empty
     a3 = a.expand(batch + (n, k)).reshape(_prod(batch), n, k)
     b3 = b.expand(batch + (k, m)).reshape(_prod(batch), k, m)
     out = call(_bmm, (a3, b3)).view(batch + (n, m))
