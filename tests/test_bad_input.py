@@ -171,6 +171,9 @@ ERRORS = {
     "batch_norm int64 input, float32 running stats": (lambda m, x, mean, var: _f(m).batch_norm(x, mean, var),
                                                       np.ones((3, 3, 1), np.int64), np.zeros(3, np.float32),
                                                       np.ones(3, np.float32)),
+    "cat with a 0-d tensor after the first, bad dim": (lambda m, a, b: m.cat([a, b], 1), np.ones(2, np.float32),
+                                                        np.array(1.0, np.float32)),
+    "repeat_interleave of a 0-d tensor with a dim": (lambda m, x: x.repeat_interleave(2, 0), np.array(1)),
     "where int64 condition": (lambda m, c, x: m.where(c, x, x), np.ones(2, np.int64), np.ones(2, np.float32)),
 }
 
@@ -235,6 +238,7 @@ FORWARD = {
                                         np.array(2.0)),
     "logsumexp float16 rounds each step": (lambda m, x: m.logsumexp(x.half(), 2),
                                            np.random.default_rng(0).standard_normal((4, 1, 3, 4)).astype(np.float32)),
+    "roll of an empty 1-D tensor without dims": (lambda m, x: m.roll(x, 1), np.zeros(0, np.float32)),
     "flip 0-d": (lambda m, x: m.flip(x, (0,)), np.array(3.0, np.float32)),
     "flip keeps an empty tensor's strides": (lambda m, x: m.flip(x, (0,)), np.zeros((2, 0), np.float32)),
     "sort keeps an empty tensor's strides": (lambda m, x: m.sort(x, dim=0)[0], np.zeros((0, 2, 3), np.float32)),

@@ -752,10 +752,12 @@ def factories(draw):
 
 # ---- the test and the measuring script ---------------------------------------------------------------------------
 
-# Calls where lantern deliberately differs from torch 2.13; the generators above do not draw them.
+# Calls where lantern deliberately differs from torch 2.13. The generators avoid them, except the second form of
+# expand's, which long runs can still draw (about one call in 8,000).
 KNOWN_DISAGREEMENTS = {
-    "expand": "a negative size other than -1 for a new leading dim (ones(1).expand(-2, 0, -2)): torch returns a "
-              "tensor whose shape holds negative sizes (any later use fails); lantern raises RuntimeError at once.",
+    "expand": "a negative size other than -1 (ones(1).expand(-2, 0, -2), ones(1, 1).expand(3, 0, -2)): when the "
+              "result has no elements torch returns a tensor whose shape holds negative sizes (any later use "
+              "fails); lantern raises RuntimeError at once.",
     "prod, max_dim": "an explicit dim=None (prod(x, None, True), max(x, None, True)): torch's argument parser "
                      "refuses None for the int dim of these overloads (TypeError); lantern declares one schema "
                      "per op, whose optional dim takes None as 'every dim'.",

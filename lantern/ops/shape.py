@@ -34,6 +34,10 @@ def _tensor_list(name, tensors, empty_error):
 
 def _cat_meta(tensors, dim=0):
     _tensor_list("torch.cat", tensors, ValueError)
+    for i, t in enumerate(tensors):  # every tensor, before the dim is checked: PyTorch's order
+        if t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated (use stack, or "
+                               "unsqueeze it first)")
     dtype = operands_result_type([t for t in tensors])
     shaped = [t for t in tensors if t._size != (0,)]  # legacy: 1-D empty tensors are skipped
     if not shaped:

@@ -84,7 +84,7 @@ def _roll_impl(xp, out, dtype, self, shifts, dims=()):
 def _roll(backend, self, shifts, dims=()):
     """A contiguous copy rolled along dims; an empty input gives a clone, its strides kept, as in PyTorch."""
     _roll_meta(self, shifts, dims)
-    if self.numel() == 0 and _int_tuple(dims):  # PyTorch returns a clone: an empty tensor's strides kept
+    if self.numel() == 0 and (_int_tuple(dims) or self.dim() == 1):  # a clone: an empty tensor's strides kept
         return backend.empty_strided(self._size, like_strides(self, None), self.dtype)
     out = backend.empty(self._size, self.dtype)
     if backend.xp is not None:
@@ -217,6 +217,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:
         return call(get("repeat_interleave.Tensor"), (input, output_size))
     _require_tensor("repeat_interleave", input)
+    if dim is not None and input.dim() == 0:  # PyTorch refuses every dim of a 0-d input here, 0 and -1 too
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim}) "
+                         "(repeat_interleave of a 0-d tensor: pass no dim)")
     x = input.flatten() if dim is None else input
     d = 0 if dim is None else wrap_dim(dim, x.dim())
     if isinstance(repeats, TensorImpl):
