@@ -47,8 +47,6 @@ NOT_YET = {
                         "script cannot type (no Union/PackedSequence annotations)",
     ("transformer_encoder", "script"): "MultiheadAttention.forward uses generator expressions (any(...)), which "
                                        "lantern's script does not compile",
-    ("transformer_encoder", "trace"): "the trace records Tensor.contiguous as aten::clone with a memory_format "
-                                      "constant, which lantern's IR text cannot write",
 }
 
 

@@ -86,6 +86,11 @@ _SCALAR_CASTS = {"aten::Bool": "bool", "aten::Int": "int", "aten::Float": "float
 _BINARY = {"aten::__is__": "is", "aten::__isnot__": "is not", "aten::__and__": "and", "aten::__or__": "or"}
 
 
+# lantern's own ops, written as torch ops giving the same values so that torch.jit.load compiles the code
+# (_mha_unpack: q, k, v as contiguous copies, the slices of one contiguous copy; its one-stack backward is lantern's)
+_TORCH_SPELLINGS = {"_mha_unpack": "torch.unbind(torch.contiguous({}))"}
+
+
 class _Printer:
     def __init__(self, graph):
         self.graph = graph
@@ -254,6 +259,8 @@ class _Printer:
         if kind == "aten::__getitem__" or kind == "prim::TupleIndex":
             return f"{self.expr(ins[0])}[{self.expr(ins[1])}]"
         if ns == "aten":
+            if op in _TORCH_SPELLINGS:
+                return _TORCH_SPELLINGS[op].format(self.args(ins))
             return f"torch.{op}({self.aten_args(node, ins)})"
         if kind == "prim::GetAttr":
             attr = node.attrs["name"]

@@ -314,6 +314,16 @@ def _resolve_python(node, kind):
     raise NotImplementedError(f"lantern.jit interpreter: no implementation of {kind} (node: {_node_text(node)})")
 
 
+def _with_memory_formats(op, positions, as_list):
+    """Call `op` with the TorchScript ints at `positions` turned back into memory formats (the IR's form of them)."""
+    def run(*args):
+        args = [jit_types.memory_format_from_index(a) if i in positions and type(a) is int else a
+                for i, a in enumerate(args)]
+        out = _dispatcher.call(op, tuple(args))
+        return list(out) if as_list else out
+    return run
+
+
 def _overload_with_arity(op, n):
     """Another overload of op's base name (same alias kind) that takes exactly n arguments, if there is one."""
     base = op.name.partition(".")[0]
@@ -582,6 +592,9 @@ class Interpreter:
                                        f"{_registry.REGISTRY[op_name].schema.text}")
             returns = op.schema.returns
             as_list = len(node.outputs()) == 1 and len(returns) == 1 and returns[0].is_list
+            formats = [i for i, a in enumerate(op.schema.args) if a.type == "MemoryFormat"]
+            if formats:
+                return "PY", label, _with_memory_formats(op, formats, as_list)
             return "OP", label, (op, as_list)
         composite = _registry.COMPOSITES.get(op_name) or _registry.COMPOSITES.get(op_name.partition(".")[0])
         if composite is not None:

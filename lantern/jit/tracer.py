@@ -157,7 +157,11 @@ class TracingState:
                 value.setType(_type_of(r))
 
     def constant(self, value, location=None):
-        """A prim::Constant for a non-tensor argument (typed Any when TorchScript has no type for it)."""
+        """A prim::Constant for a non-tensor argument (typed Any when TorchScript has no type for it); a memory
+        format is its int, as in torch's IR."""
+        from ..core.layout import memory_format
+        if isinstance(value, memory_format):
+            value = T.memory_format_index(value)
         v = self.graph.insertConstant(value, _type_of(value))
         v.node().setSourceRange(location)
         return v

@@ -14,7 +14,8 @@ from ..core import dtype as _dtypes
 __all__ = [
     "Type", "TensorType", "IntType", "FloatType", "BoolType", "StrType", "NoneType", "DeviceType", "DtypeType",
     "NumberType", "ListType", "TupleType", "OptionalType", "DictType", "ClassType", "FunctionType", "AnyType",
-    "type_of", "scalar_type_index", "dtype_from_index", "dtype_from_legacy_name",
+    "type_of", "scalar_type_index", "dtype_from_index", "dtype_from_legacy_name", "memory_format_index",
+    "memory_format_from_index",
 ]
 
 # c10::ScalarType numbering: TorchScript stores a dtype constant as this int.
@@ -36,6 +37,20 @@ def dtype_from_index(i):
         return getattr(_dtypes, _INDEX_TO_NAME[int(i)])
     except KeyError:
         raise RuntimeError(f"unsupported ScalarType index {i}") from None
+
+
+_MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
+
+
+def memory_format_index(memory_format):
+    """The int TorchScript uses for a memory format (contiguous_format -> 0), as for a dtype."""
+    return _MEMORY_FORMATS.index(memory_format.name)
+
+
+def memory_format_from_index(i):
+    """The memory format for its TorchScript int (2 -> lantern.channels_last)."""
+    from ..core import layout
+    return getattr(layout, _MEMORY_FORMATS[i])
 
 
 def dtype_from_legacy_name(name):
