@@ -44,7 +44,8 @@ def _transformer():
 MODELS = {"mlp": _mlp, "cnn": _cnn, "lstm": _lstm, "transformer_encoder": _transformer}
 NOT_YET = {
     ("lstm", "script"): "LSTM.forward takes Tensor-or-PackedSequence input and Optional state, which lantern's "
-                        "script cannot type (no Union/PackedSequence annotations)",
+                        "script cannot type (no Union/PackedSequence annotations), and its recurrence is an autograd "
+                        "Function over NumPy kernels with no aten::lstm op to compile to",
     ("transformer_encoder", "script"): "MultiheadAttention.forward uses generator expressions (any(...)), which "
                                        "lantern's script does not compile",
 }
