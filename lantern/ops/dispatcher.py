@@ -183,11 +183,11 @@ def explain_keys(op, args):
     """[(key, why)] for a call: what puts each dispatch key in the key set."""
     backend, needs_grad = _scan(op, args)
     keys = []
-    if tls.tracer is not None and _TRACER_KERNEL[0] is not None:
-        keys.append((DispatchKey.Tracer, "a JIT trace is recording"))
     autocast_why = _AUTOCAST[1](op) if tls.autocast is not None and _AUTOCAST[1] is not None else None
     if autocast_why is not None:
         keys.append((DispatchKey.Autocast, autocast_why))
+    if tls.tracer is not None and _TRACER_KERNEL[0] is not None:
+        keys.append((DispatchKey.Tracer, "a JIT trace is recording"))
     if needs_grad and _AUTOGRAD_KERNEL[0] is not None:
         if tls.grad_enabled:
             keys.append((DispatchKey.Autograd, "an input requires grad and grad mode is on"))
