@@ -102,6 +102,15 @@ ERRORS = [
 ]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _torch_validates_arguments():
+    """torch's own default (validation on): torch.compile, run by other test files in the session, turns it off."""
+    before = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield
+    torch.distributions.Distribution.set_default_validate_args(before)
+
+
 @pytest.mark.parametrize("index", range(len(ERRORS)))
 def test_errors_match_torch(index):
     with pytest.raises(Exception) as theirs:

@@ -136,9 +136,10 @@ RUNS = {
     "examples-siamese_network": Run("examples", "siamese_network/main.py", ["--epochs", "1", "--log-interval", "2"],
                                     r"Train Epoch: .*Loss: ([\d.]+)", rel=0.5, data=mnist, cwd="siamese_network",
                                     torchvision=True),
+    # 20 epochs of full-batch steps amplify rounding: torch's own runs differ by ~4e-4 from one to the next
     "examples-mnist_forward_forward": Run(
         "examples", "mnist_forward_forward/main.py", ["--epochs", "20", "--train_size", "512", "--test_size", "256"],
-        r"Loss:\s+([\d.]+)", data=lambda work: mnist(work, root="."), cwd="mnist_forward_forward", torchvision=True),
+        r"Loss:\s+([\d.]+)", rel=1e-2, data=lambda work: mnist(work, root="."), cwd="mnist_forward_forward", torchvision=True),
     # unseeded: each run (torch's too) fits a polynomial of its own until the loss falls under 1e-3
     "examples-regression": Run("examples", "regression/main.py", [], r"Loss: ([\d.]+) after", rel=0.9,
                                cwd="regression"),

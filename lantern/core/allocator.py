@@ -35,7 +35,7 @@ import numpy as np
 ALIGNMENT = 64
 _SMALL_LIMIT = 1 << 16          # up to 64 KiB: size classes of 64 bytes, then powers of two
 _LARGE_GRAIN = 1 << 16          # above: sizes rounded up to 64 KiB
-_CACHE_LIMIT = 512 << 20        # small blocks are cached while the cache holds under 512 MiB
+_CACHE_LIMIT = 512 << 20        # small blocks are cached while cached small blocks hold under 512 MiB
 _LARGE_FIT = 2                  # a cached large block serves requests down to 1/_LARGE_FIT of its size
 _HELD_FLOOR = 16 << 20          # large blocks held (live + cached) may always reach this ...
 _HELD_SLACK = 1.5               # ... or this many times the live peak
@@ -67,6 +67,7 @@ class CPUAllocator:
         self._large = []      # cached large blocks as (size, free order, block), sorted
         self._freed = 0       # free order: larger is more recent
         self._held = 0        # bytes of large blocks, live and cached
+        self._small_cached = 0  # bytes of cached small blocks (large ones are bounded by _held)
         self._live_peak = 0   # the most bytes live at a large request (stats.peak_bytes is the user's to reset)
 
     @staticmethod
@@ -100,6 +101,7 @@ class CPUAllocator:
             blocks = self._cache.get(size)
             if blocks:
                 stats.cached_bytes -= size
+                self._small_cached -= size
                 block = blocks.pop()
             else:
                 block = self._aligned_empty(size, nbytes)
@@ -155,16 +157,18 @@ class CPUAllocator:
                 stats.cached_bytes += size
             else:
                 self._held -= size
-        elif reusable and stats.cached_bytes + size <= _CACHE_LIMIT:
+        elif reusable and self._small_cached + size <= _CACHE_LIMIT:
             blocks = self._cache.get(size)
             if blocks is None:
                 blocks = self._cache[size] = []
             blocks.append(buf)
             stats.cached_bytes += size
+            self._small_cached += size
 
     def empty_cache(self):
         """Drop every cached block (memory goes back to the system)."""
         self._cache.clear()
+        self._small_cached = 0
         while self._large:
             self._release(-1)
         self.stats.cached_bytes = 0

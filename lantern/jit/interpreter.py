@@ -314,12 +314,10 @@ def _resolve_python(node, kind):
     raise NotImplementedError(f"lantern.jit interpreter: no implementation of {kind} (node: {_node_text(node)})")
 
 
-def _with_memory_formats(op, positions, as_list):
-    """Call `op` with the TorchScript ints at `positions` turned back into memory formats (the IR's form of them)."""
+def _with_memory_formats(op, as_list):
+    """Call `op` with the TorchScript ints at its MemoryFormat parameters turned back into memory formats."""
     def run(*args):
-        args = [jit_types.memory_format_from_index(a) if i in positions and type(a) is int else a
-                for i, a in enumerate(args)]
-        out = _dispatcher.call(op, tuple(args))
+        out = _dispatcher.call(op, jit_types.with_memory_formats(op.schema, args))
         return list(out) if as_list else out
     return run
 
@@ -592,9 +590,8 @@ class Interpreter:
                                        f"{_registry.REGISTRY[op_name].schema.text}")
             returns = op.schema.returns
             as_list = len(node.outputs()) == 1 and len(returns) == 1 and returns[0].is_list
-            formats = [i for i, a in enumerate(op.schema.args) if a.type == "MemoryFormat"]
-            if formats:
-                return "PY", label, _with_memory_formats(op, formats, as_list)
+            if any(a.type == "MemoryFormat" for a in op.schema.args):
+                return "PY", label, _with_memory_formats(op, as_list)
             return "OP", label, (op, as_list)
         composite = _registry.COMPOSITES.get(op_name) or _registry.COMPOSITES.get(op_name.partition(".")[0])
         if composite is not None:

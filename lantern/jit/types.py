@@ -53,6 +53,13 @@ def memory_format_from_index(i):
     return getattr(layout, _MEMORY_FORMATS[i])
 
 
+def with_memory_formats(schema, args):
+    """`args` for an op with `schema`, the TorchScript ints at MemoryFormat parameters turned back into memory
+    formats (the IR keeps them as ints, as torch's does)."""
+    return tuple(memory_format_from_index(a) if type(a) is int and i < len(schema.args)
+                 and schema.args[i].type == "MemoryFormat" else a for i, a in enumerate(args))
+
+
 def dtype_from_legacy_name(name):
     """'Float' -> float32, as in the printed type 'Float(2, 3)'; None if the name is not a dtype."""
     for d in _dtypes.ALL:

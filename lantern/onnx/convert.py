@@ -26,6 +26,7 @@ tensor([[2., 2., 2.],
         [1., 1., 1.]])
 """
 from ..core.tensor_impl import TensorImpl
+from ..jit.types import with_memory_formats
 from ..ops import dispatcher, registry
 from .builder import Sym, Var, numpy_of
 from .errors import OnnxExporterError, UnsupportedOperatorError
@@ -146,10 +147,10 @@ class _Converter:
         op = registry.get(node.attrs["op"])
         functional = op.functional
         inputs = node.inputs()
-        examples = [self.example[v] for v in inputs]
+        examples = with_memory_formats(op.schema, [self.example[v] for v in inputs])
         from ..autograd import grad_mode
         with grad_mode.no_grad():
-            result = dispatcher.call(op, tuple(examples))
+            result = dispatcher.call(op, examples)
         outputs = node.outputs()
         results = result if isinstance(result, tuple) else (result,)
         for out, r in zip(outputs, results):
