@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 
-import lantern
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
