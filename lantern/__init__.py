@@ -23,6 +23,7 @@ from .core.layout import (  # noqa: E402,F401
 from .core.promotion import can_cast, promote_types  # noqa: E402,F401
 from .core.size import Size  # noqa: E402,F401
 from .core.storage import UntypedStorage  # noqa: E402,F401
+from .core.reference import is_reference_mode, reference_mode, set_reference_mode  # noqa: E402,F401
 
 from .ops import (  # noqa: E402,F401  (importing an ops module registers its ops)
     pointwise as _pointwise, reduction as _reduction, views as _views, linalg as _linalg_ops, shape as _shape,
