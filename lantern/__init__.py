@@ -28,7 +28,8 @@ from .core.reference import is_reference_mode, reference_mode, set_reference_mod
 from .ops import (  # noqa: E402,F401  (importing an ops module registers its ops)
     pointwise as _pointwise, reduction as _reduction, views as _views, linalg as _linalg_ops, shape as _shape,
     factory as _factory, indexing as _indexing, random as _random_ops, view_scatter as _view_scatter,
-    tensor_shape as _tensor_shape, sorting as _sorting, scan as _scan, nn_conv as _nn_conv,
+    tensor_shape as _tensor_shape, sorting as _sorting, scan as _scan, nn_conv as _nn_conv, nn_padding as _nn_padding,
+    nn_pooling as _nn_pooling, nn_fold as _nn_fold, nn_sampling as _nn_sampling,
     nn_activation as _nn_activation, nn_norm as _nn_norm, nn_misc as _nn_misc, nn_loss as _nn_loss,
     nn_extra as _nn_extra, nn_attention as _nn_attention,
 )

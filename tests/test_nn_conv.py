@@ -1,13 +1,18 @@
-"""Convolution, padding and pooling (lantern/ops/nn_conv.py) against torch: values, dtypes, shapes, strides and
-exception classes on non-contiguous inputs; gradients equal torch's (and the node names); gradcheck and
-gradgradcheck in float64.
+"""Convolution, padding and pooling (lantern/ops/nn_conv.py, nn_padding.py, nn_pooling.py) against torch: values,
+dtypes, shapes, strides and exception classes on non-contiguous inputs; gradients equal torch's (and the node
+names); gradcheck and gradgradcheck in float64.
 """
+import sys
+
 import numpy as np
 import pytest
 import torch
 
 import lantern
 from oracle import assert_same, check, matches_torch, noncontig, raises_like, to_lib
+
+# the modules of the spatial ops' family (lantern/ops/nn_conv.py and the files beside it)
+FAMILY_MODULES = {f"lantern.ops.{name}" for name in ("nn_conv", "nn_padding", "nn_pooling", "nn_fold", "nn_sampling")}
 
 RNG = np.random.default_rng(2024)
 
@@ -427,8 +432,9 @@ def test_empty_batch_forward_and_backward_match_torch():
 
 
 def test_namespaces_match_torch():
-    for name in lantern.ops.nn_conv.__all__:
-        assert hasattr(lantern.nn.functional, name)
+    for module in FAMILY_MODULES:
+        for name in sys.modules[module].__all__:
+            assert hasattr(lantern.nn.functional, name)
     for name in ("conv2d", "conv_transpose1d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "pixel_shuffle"):
         assert getattr(lantern, name) is getattr(lantern.nn.functional, name)
     assert not hasattr(lantern, "interpolate") and not hasattr(lantern, "grid_sample")
@@ -530,7 +536,7 @@ def test_complex_convolution_gradients_match_torch(transposed):
 def test_every_derivative_of_the_module_is_gradchecked_here():
     from lantern.ops.registry import REGISTRY
     declared = {op.name for op in REGISTRY.values() if op.functional is op and op.derivative is not None
-                and getattr(op.meta, "__module__", None) == "lantern.ops.nn_conv"}
+                and getattr(op.meta, "__module__", None) in FAMILY_MODULES}
     assert declared == set(RECORDS)
     labels = {case[0] for case in GRAD_CASES}
     assert all(set(names.split()) <= labels for names in RECORDS.values())

@@ -1,5 +1,5 @@
-"""Private helpers shared by the nn ops modules (nn_activation, nn_loss, nn_norm, nn_misc, nn_conv, linalg): calling
-an op by name, lantern's `where`, widening float16/bfloat16 arrays to float32 as PyTorch's CPU kernels do, and
+"""Private helpers shared by the nn ops modules (nn_activation, nn_loss, nn_conv, nn_pooling, linalg_products, ...):
+calling an op by name, lantern's `where`, widening float16/bfloat16 arrays to float32 as PyTorch's CPU kernels do, and
 `eager_backend`, which lets a backward formula compute straight on arrays when nothing needs its ops recorded.
 
 >>> import numpy as np

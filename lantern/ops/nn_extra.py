@@ -23,9 +23,9 @@ import warnings
 
 from ..core import dtype as dt
 from .dispatcher import call
-from .nn_conv import (adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
-                      pad)
 from .nn_misc import _renorm_rows
+from .nn_padding import pad
+from .nn_pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from .registry import composite, get
 
 __all__ = ["embedding_bag", "rms_norm", "local_response_norm", "max_pool3d", "max_pool3d_with_indices", "avg_pool3d",

@@ -1,0 +1,347 @@
+"""Resampling: interpolate (one interpolation matrix per spatial dim, an op with its derivative),
+affine_grid and grid_sample (composites of differentiable ops).
+
+>>> x = lantern.tensor([[[0., 1.]]])
+>>> lantern.nn.functional.interpolate(x, size=4, mode="linear", align_corners=True).tolist()
+[[[0.0, 0.3333333432674408, 0.6666666865348816, 1.0]]]
+"""
+import numpy as np
+
+from ..core import dtype as dt
+from .meta_util import shape_str
+from .registry import structured
+from .derivative import derivative
+from .nn_common import _op
+from .nn_pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+from .nn_windows import _compute_dtype
+
+
+__all__ = ["interpolate", "affine_grid", "grid_sample"]
+
+
+# ---- interpolate: one interpolation matrix per spatial dim -------------------------------------------------------
+
+_SPATIAL_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_NODE_MODES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear", "bilinear": "Bilinear",
+               "bicubic": "Bicubic", "trilinear": "Trilinear"}
+
+
+def _source_scale(n_in, n_out, align_corners, scale):
+    """PyTorch's area_pixel_compute_scale: output-to-input coordinate ratio (1/scale_factor when one was given)."""
+    if align_corners:
+        return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    return 1.0 / scale if scale is not None else n_in / n_out
+
+
+def _nearest_index(xp, n_in, n_out, scale, exact):
+    """Input index of each output position; computed in float32 as PyTorch's nearest kernels do, so ties land
+    where they land in PyTorch."""
+    ratio = np.float32(1.0 / scale if scale is not None else np.float32(n_in) / np.float32(n_out))
+    dst = xp.arange(n_out, dtype=np.float32)
+    src = xp.floor(((dst + np.float32(0.5)) if exact else dst) * ratio).astype(np.int64)
+    return xp.minimum(src, n_in - 1)
+
+
+def _cubic_weights(xp, t):
+    """Keys' cubic convolution weights (A = -0.75) for the four taps around a fractional offset t."""
+    a = -0.75
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return (far(t + 1), near(t), near(1 - t), far(2 - t))
+
+
+def interpolation_matrix(xp, n_in, n_out, mode, align_corners, scale, dtype):
+    """(n_out, n_in): row i holds the weights output position i gives each input position along one dim."""
+    if mode in ("nearest", "nearest-exact"):
+        taps = [(_nearest_index(xp, n_in, n_out, scale, mode == "nearest-exact"), 1.0)]
+    else:
+        ratio = _source_scale(n_in, n_out, align_corners, scale)
+        dst = xp.arange(n_out, dtype=dtype)
+        src = dst * ratio if align_corners else (dst + 0.5) * ratio - 0.5
+        if mode == "bicubic":
+            i0 = xp.floor(src)
+            t = src - i0
+            taps = [(xp.clip(i0.astype(np.int64) + k - 1, 0, n_in - 1), w)
+                    for k, w in enumerate(_cubic_weights(xp, t))]
+        else:
+            src = xp.maximum(src, 0)
+            i0 = xp.floor(src).astype(np.int64)
+            i1 = xp.minimum(i0 + 1, n_in - 1)
+            t = src - i0
+            taps = [(i0, 1 - t), (i1, t)]
+    columns = xp.arange(n_in)
+    matrix = xp.zeros((n_out, n_in), dtype)
+    for index, weight in taps:
+        matrix += (index[:, None] == columns) * (weight[:, None] if hasattr(weight, "shape") else weight)
+    return matrix
+
+
+def along(xp, a, matrix, axis):
+    """Apply a (new, old) matrix along one axis of a."""
+    return xp.moveaxis(xp.tensordot(a, matrix, axes=([axis], [1])), -1, axis)
+
+
+def _upsample_check(self, output_size, mode):
+    spatial = self._size[2:]
+    if min(spatial) <= 0 or min(output_size) <= 0:  # the sizes before the dtype, as in PyTorch
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input {shape_str(spatial)} "
+                           f"output {shape_str(output_size)} (in interpolate, mode={mode!r})")
+    if self._size[1] == 0:
+        raise RuntimeError(f"Non-empty {self.dim()}D data tensor expected but got a tensor with sizes "
+                           f"{shape_str(self._size)} (interpolate needs at least one channel)")
+    if mode in ("nearest", "nearest-exact"):
+        if self.dtype.category != dt.FLOATING and self.dtype is not dt.uint8:
+            raise NotImplementedError(f"\"upsample_{mode.replace('-', '_')}{len(output_size)}d\" not implemented for "
+                                      f"'{self.dtype.legacy}'")
+    elif self.dtype.category != dt.FLOATING:
+        raise NotImplementedError(f"\"upsample_{mode}{len(output_size)}d\" not implemented for '{self.dtype.legacy}'")
+
+
+def _upsample_meta(self, output_size, mode, align_corners=False, scales=None):
+    _upsample_check(self, output_size, mode)
+    return self._size[:2] + tuple(output_size), self.dtype
+
+
+def _upsample_apply(xp, out, a, in_sizes, out_sizes, mode, align_corners, scales, transpose):
+    """a's last spatial dims mapped through each dim's interpolation matrix (transposed: the gradient)."""
+    nd = len(in_sizes)
+    if mode.startswith("nearest") and not transpose:  # a selection: exact for every dtype
+        for d in range(nd):
+            index = _nearest_index(xp, in_sizes[d], out_sizes[d], scales[d] if scales else None,
+                                   mode == "nearest-exact")
+            a = xp.take(a, index, axis=a.ndim - nd + d)
+        out[...] = a
+        return
+    compute = _compute_dtype(out.dtype)
+    a = a.astype(compute, copy=False)
+    for d in range(nd):
+        matrix = interpolation_matrix(xp, in_sizes[d], out_sizes[d], mode, align_corners,
+                                      scales[d] if scales else None, compute)
+        a = along(xp, a, matrix.T if transpose else matrix, a.ndim - nd + d)
+    out[...] = a
+
+
+def _upsample_impl(xp, out, dtype, self, output_size, mode, align_corners=False, scales=None):
+    _upsample_apply(xp, out, self, self.shape[2:], tuple(output_size), mode, align_corners, scales, False)
+
+
+structured("_upsample(Tensor self, int[] output_size, str mode, bool align_corners=False, float[]? scales=None) "
+           "-> Tensor", _upsample_meta, _upsample_impl, inplace=False, out=False)
+
+
+def _upsample_backward_meta(grad_output, input_size, mode, align_corners=False, scales=None):
+    return tuple(input_size), grad_output.dtype
+
+
+def _upsample_backward_impl(xp, out, dtype, grad, input_size, mode, align_corners=False, scales=None):
+    _upsample_apply(xp, out, grad, tuple(input_size[2:]), grad.shape[2:], mode, align_corners, scales, True)
+
+
+structured("_upsample_backward(Tensor grad_output, int[] input_size, str mode, bool align_corners=False, "
+           "float[]? scales=None) -> Tensor", _upsample_backward_meta, _upsample_backward_impl, inplace=False,
+           out=False)
+
+
+def _interpolate_sizes(input, size, scale_factor, nd):
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    given = size if size is not None else scale_factor
+    values = tuple(given) if isinstance(given, (list, tuple)) else (given,) * nd
+    if len(values) != nd:
+        raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                         f"spatial dimensions of {list(input._size[2:])} and output size of {given}. Please provide "
+                         "input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+    if size is not None:
+        return tuple(int(v) for v in values), None
+    scales = tuple(float(v) for v in values)
+    return tuple(int(n * s) for n, s in zip(input._size[2:], scales)), scales
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the spatial dims of (N, C, ...) to `size` or by `scale_factor`, with mode 'nearest',
+    'nearest-exact', 'linear' (3-D input), 'bilinear', 'bicubic' (4-D), 'trilinear' (5-D) or 'area' (adaptive
+    average pooling); align_corners as in PyTorch."""
+    nd = input.dim() - 2
+    output_size, scales = _interpolate_sizes(input, size, scale_factor, nd)  # first, as PyTorch checks them
+    if mode not in _NODE_MODES and mode != "area" or not 1 <= nd <= 3:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    if mode in _SPATIAL_DIMS and _SPATIAL_DIMS[mode] != nd:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_SPATIAL_DIMS[mode] + 2}D input")
+    if align_corners is not None and mode not in _SPATIAL_DIMS:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported by lantern (use antialias=False)")
+    if mode == "area":
+        return adaptive_avg_pool1d(input, output_size) if nd == 1 else adaptive_avg_pool2d(input, output_size)
+    if recompute_scale_factor:
+        scales = None
+    return _op("_upsample", input, output_size, mode, bool(align_corners), scales)
+
+
+def upsample_node_name(args):
+    return f"Upsample{_NODE_MODES[args[2]]}{args[0].dim() - 2}DBackward0"
+
+
+derivative("_upsample", helpers={"call_op": _op}, name=upsample_node_name,
+           self="call_op('_upsample_backward', grad, self_meta.size, mode, align_corners, scales)")
+derivative("_upsample_backward", helpers={"call_op": _op}, name="UpsampleBackwardBackward0",
+           grad_output="call_op('_upsample', grad, grad_output_meta.size[2:], mode, align_corners, scales)")
+
+
+# ---- affine_grid / grid_sample: composites of differentiable ops --------------------------------------------------
+
+def _normalized_positions(n, align_corners, like):
+    """Pixel centres in [-1, 1] (align_corners: the corner pixels' centres are -1 and 1)."""
+    if n <= 1:
+        return _op("zeros", (n,), like.dtype, None, like.device, None, False, None)
+    i = _op("arange", n, None, 1, like.dtype, None, like.device, None, False)
+    return (i * 2 - (n - 1)) / (n - 1 if align_corners else n)
+
+
+def affine_grid(theta, size, align_corners=False):
+    """The sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps theta (N, 2, 3) (or (N, 3, 4)) over
+    an output of `size`, in grid_sample's normalized coordinates."""
+    size = tuple(int(v) for v in size)
+    nd = len(size) - 2
+    if nd not in (2, 3):
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {list(size)}.")
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if theta.dim() != 3 or theta._size[1:] != (nd, nd + 1):
+        raise ValueError(f"Expected a batch of {nd}D affine matrices of shape Nx{nd}x{nd + 1} for size {list(size)}. "
+                         f"Got {list(theta._size)}.")
+    if min(size[2:]) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {list(size)}")
+    spatial = size[2:]
+    axes = [_normalized_positions(n, align_corners, theta) for n in reversed(spatial)]  # x (width) first
+    columns = []
+    for k, positions in enumerate(axes):
+        shape = [1] * nd
+        shape[nd - 1 - k] = spatial[nd - 1 - k]
+        columns.append(positions.view(shape).expand(spatial))
+    columns.append(_op("ones", spatial, theta.dtype, None, theta.device, None, False, None))
+    base = _op("stack", columns, -1).view(1, -1, nd + 1)
+    grid = base.matmul(theta.transpose(1, 2))
+    return grid.view((size[0],) + spatial + (nd,))
+
+
+def _unnormalize(coord, n, align_corners):
+    if align_corners:
+        return (coord + 1) / 2 * (n - 1)
+    return ((coord + 1) * n - 1) / 2
+
+
+def _reflect(coord, low2, high2):
+    """PyTorch's reflect_coordinates: fold coord into [low2/2, high2/2] by mirroring at the ends."""
+    if low2 == high2:
+        return coord * 0
+    low, span = low2 / 2, (high2 - low2) / 2
+    distance = (coord - low).abs()
+    flips = (distance.detach() / span).floor()
+    extra = distance.fmod(span)
+    even = flips.fmod(2) == 0
+    return _op("where", even, extra + low, span - extra + low)
+
+
+def _fold_in(coord, n, padding_mode, align_corners):
+    """A pixel coordinate folded into the input by the padding mode (PyTorch's compute_coordinates)."""
+    if padding_mode == "reflection":
+        coord = _reflect(coord, 0, 2 * (n - 1)) if align_corners else _reflect(coord, -1, 2 * n - 1)
+    if padding_mode in ("border", "reflection"):
+        coord = coord.clamp(0, n - 1)
+    return coord
+
+
+def _tap(input, iy, ix, padding_mode):
+    """input (N, C, H, W) read at integer pixel positions iy, ix (N, Ho, Wo): (N, Ho, Wo, C); outside the input
+    is 0, or (border/reflection) the nearest edge pixel."""
+    n, _, h, w = input._size
+    inside = None
+    if padding_mode == "zeros":
+        inside = (ix >= 0) & (ix <= w - 1) & (iy >= 0) & (iy <= h - 1)
+    batch = _op("arange", n, None, 1, dt.int64, None, input.device, None, False).view(n, 1, 1)
+    values = _op("index.Tensor", input, [batch, None, iy.clamp(0, h - 1), ix.clamp(0, w - 1)])
+    return values if inside is None else values * inside.unsqueeze(-1).to(values.dtype)
+
+
+def _round_half_even(x):
+    r = (x + 0.5).floor()
+    return r - ((r - x == 0.5) & (r.fmod(2) != 0)).to(x.dtype)
+
+
+def _cubic_taps(t):
+    a = -0.75
+
+    def near(x):
+        return ((x * (a + 2) - (a + 3)) * x) * x + 1
+
+    def far(x):
+        return ((x * a - 5 * a) * x + 8 * a) * x - 4 * a
+    return (far(t + 1), near(t), near(1 - t), far(2 - t))
+
+
+def _check_grid_sample(input, grid, mode, padding_mode):
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if input.dtype is not grid.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
+                           f"{input.dtype.legacy} and grid has {grid.dtype.legacy}")
+    if input.dim() != 4 or grid.dim() != 4:
+        raise NotImplementedError(f"grid_sample: lantern supports 4-D input and grid only (got input of size "
+                                  f"{shape_str(input._size)} and grid of size {shape_str(grid._size)})")
+    if grid._size[-1] != 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension, but got grid with sizes "
+                           f"{shape_str(grid._size)}")
+    if input._size[0] != grid._size[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {shape_str(input._size)} and grid with sizes {shape_str(grid._size)}")
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample input (N, C, H, W) at grid (N, Ho, Wo, 2) positions (x, y in [-1, 1]): (N, C, Ho, Wo). Written with
+    differentiable ops, so both input and grid get gradients, to any order."""
+    _check_grid_sample(input, grid, mode, padding_mode)
+    h, w = input._size[2:]
+    x = grid.select(-1, 0)
+    y = grid.select(-1, 1)
+    align_corners = bool(align_corners)
+    ix, iy = _unnormalize(x, w, align_corners), _unnormalize(y, h, align_corners)
+    if mode != "bicubic":  # bicubic folds each tap instead, as PyTorch's does
+        ix, iy = _fold_in(ix, w, padding_mode, align_corners), _fold_in(iy, h, padding_mode, align_corners)
+    if mode == "nearest":
+        out = _tap(input, _round_half_even(iy.detach()).to(dt.int64), _round_half_even(ix.detach()).to(dt.int64),
+                   padding_mode)
+        out = out + (ix * 0 + iy * 0).unsqueeze(-1)  # the grid's gradient is zero, not absent, as in PyTorch
+    else:
+        x0, y0 = ix.detach().floor(), iy.detach().floor()
+        tx, ty = ix - x0, iy - y0
+        x0, y0 = x0.to(dt.int64), y0.to(dt.int64)
+        if mode == "bilinear":
+            wx, wy, offsets = (1 - tx, tx), (1 - ty, ty), (0, 1)
+        else:
+            wx, wy, offsets = _cubic_taps(tx), _cubic_taps(ty), (-1, 0, 1, 2)
+        out = None
+        for i, dy in enumerate(offsets):
+            for j, dx in enumerate(offsets):
+                cy, cx = y0 + dy, x0 + dx
+                if mode == "bicubic" and padding_mode != "zeros":
+                    cy = _fold_in(cy.to(grid.dtype), h, padding_mode, align_corners).to(dt.int64)
+                    cx = _fold_in(cx.to(grid.dtype), w, padding_mode, align_corners).to(dt.int64)
+                term = _tap(input, cy, cx, padding_mode) * (wy[i] * wx[j]).unsqueeze(-1)
+                out = term if out is None else out + term
+    return out.permute(0, 3, 1, 2).contiguous()
