@@ -140,15 +140,40 @@ def test_functional_calls_compile_to_the_aten_ops_torch_scripts():
         assert kinds(lantern.jit.script(ours).inlined_graph) == kinds(torch.jit.script(theirs).inlined_graph)
 
 
-@pytest.mark.xfail(raises=RuntimeError, strict=True, reason="torch reads the saved private list attribute "
-                   "_reversed_padding_repeated_twice as a GenericList, not List[int]")
 def test_scripted_conv_with_reflect_padding_runs_in_torch(tmp_path):
+    """The padding list attribute is saved as torch saves a List[int] (torch.jit._pickle.build_intlist), which
+    torch's ops need, and lantern.jit.load reads it back."""
     model = nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect")
     x = lantern.randn(1, 2, 5, 5)
     _export(model, x, "script", tmp_path / "conv.pt")
     loaded = torch.jit.load(str(tmp_path / "conv.pt"))
     np.testing.assert_allclose(loaded(torch.from_numpy(x.numpy())).detach().numpy(), model(x).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+    ours = lantern.jit.load(str(tmp_path / "conv.pt"))
+    assert ours._reversed_padding_repeated_twice == [1, 1, 1, 1]
+    assert lantern.equal(ours(x), model(x))
+
+
+def _data_pkl_edited(path, old, new):
+    """The archive at `path` with bytes `old` of its data.pkl replaced by `new`."""
+    import io
+    import zipfile
+    out = io.BytesIO()
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            dst.writestr(info, data.replace(old, new) if info.filename.endswith("/data.pkl") else data)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("old,new", [(b"build_intlist", b"build_boollist"), (b"build_intlist", b"restore_type_tag")],
+                         ids=["list of the wrong element type", "other torch.jit._pickle function"])
+def test_only_typed_lists_of_their_element_type_load(old, new, tmp_path):
+    import io
+    import pickle
+    lantern.jit.save(lantern.jit.script(nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect")), tmp_path / "c.pt")
+    with pytest.raises(pickle.UnpicklingError):
+        lantern.jit.load(io.BytesIO(_data_pkl_edited(tmp_path / "c.pt", old, new)))
 
 
 def test_inplace_must_be_a_constant():

@@ -72,17 +72,64 @@ def _record_class(qualname):
     return type(name, (_Object,), {"_qualname": qualname, "__module__": module})
 
 
+# ---- typed lists: torch keeps List[int] / List[float] / List[bool] / List[Tensor] unboxed, so its archives build
+# them with torch.jit._pickle.build_intlist(...) & co.; a plain pickled list would reach torch's ops as a generic list
+
+def _list_builder(qualname, element_check):
+    def build(items):
+        """Rebuild a typed list from an archive: only a list whose elements all pass the element check."""
+        if type(items) is not list or not all(element_check(x) for x in items):
+            raise pickle.UnpicklingError(f"{qualname} expects a list of its element type")
+        return items
+    build._qualname = qualname
+    return build
+
+
+def _is_tensor(x):
+    return isinstance(x, TensorImpl)
+
+
+_LIST_BUILDERS = {element: _list_builder(f"torch.jit._pickle.{name}", check) for element, name, check in (
+    ("int", "build_intlist", lambda x: type(x) is int),
+    ("float", "build_doublelist", lambda x: type(x) is float),
+    ("bool", "build_boollist", lambda x: type(x) is bool),
+    ("Tensor", "build_tensorlist", _is_tensor))}
+
+
+class _TypedList:
+    """A list attribute of one of the unboxed element types, pickled as `build_<type>list(items)`."""
+
+    def __init__(self, element, items):
+        self.builder, self.items = _LIST_BUILDERS[element], items
+
+
+def _typed_list_or_value(value):
+    """`value`, or a _TypedList for it when torch keeps such a list unboxed (List[int], ...)."""
+    if type(value) is not list or not value:
+        return value
+    from .types import ListType, type_of
+    try:
+        t = type_of(value)
+    except RuntimeError:
+        return value
+    element = t.getElementType().annotation_str() if isinstance(t, ListType) else None
+    return _TypedList(element, value) if element in _LIST_BUILDERS else value
+
+
 class _ScriptPickler(_ser._TorchPickler):
-    """lantern.save's pickler, also writing `__torch__` objects as torch.jit.save does."""
+    """lantern.save's pickler, also writing `__torch__` objects and typed lists as torch.jit.save does."""
 
     def reducer_override(self, obj):
         if isinstance(obj, _Object):
             return (copyreg.__newobj__, (type(obj),), obj.state)
+        if isinstance(obj, _TypedList):
+            return (obj.builder, (obj.items,))
         return super().reducer_override(obj)
 
     def save_global(self, obj, name=None):
-        qualname = getattr(obj, "_qualname", None) if isinstance(obj, type) and issubclass(obj, _Object) else None
-        if qualname is None:
+        qualname = getattr(obj, "_qualname", None)
+        if qualname is None or not (isinstance(obj, type) and issubclass(obj, _Object) or
+                                    obj in _LIST_BUILDERS.values()):
             return super().save_global(obj, name)
         module, _, name = qualname.rpartition(".")
         self.write(pickle.GLOBAL + module.encode() + b"\n" + name.encode() + b"\n")
@@ -269,7 +316,7 @@ def _module_object(m, classes):
     state.update(m._buffers)
     state["training"] = m.training
     for name in m.__dict__.get("_attributes", ()):
-        state[name] = getattr(m, name)
+        state[name] = _typed_list_or_value(getattr(m, name))
     state.update(child_objects)
     return _record_class(qualname)(state)
 
@@ -346,6 +393,8 @@ class _ScriptClasses:
         self.classes = {}
 
     def __call__(self, module, name):
+        if module == "torch.jit._pickle":
+            return next((b for b in _LIST_BUILDERS.values() if b._qualname == f"{module}.{name}"), None)
         if module != "__torch__" and not module.startswith("__torch__."):
             return None
         qualname = f"{module}.{name}"
