@@ -23,13 +23,15 @@ from .core.layout import contiguous_format, preserve_format
 from .core.tensor_impl import TENSOR_CLASS, TensorImpl
 from .ops import binding, keyword_aliases, registry
 from .ops.dispatcher import call, entry
+from .ops.sparse_coo import SparseCooMethods
 from .core.state import tls as _tls
 
 _op = registry.get
 
 
-class Tensor(TensorImpl):
-    """A strided view over an UntypedStorage (see lantern.core.tensor_impl for the metadata)."""
+class Tensor(TensorImpl, SparseCooMethods):
+    """A strided view over an UntypedStorage (see lantern.core.tensor_impl for the metadata), or a sparse tensor
+    over its indices and values (lantern.backends.sparse)."""
 
     __slots__ = ()
     __array_priority__ = 1000  # NumPy defers to Tensor: np.float32(2) * t is a Tensor, not an ndarray

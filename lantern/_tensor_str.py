@@ -21,6 +21,7 @@ import numpy as np
 
 from ._tensor import Tensor
 from .core import dtype as dt
+from .core.layout import strided
 
 _PROFILES = {
     "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
@@ -55,6 +56,9 @@ def get_printoptions():
 
 def tensor_repr(t, tensor_contents=None):
     """The repr of tensor `t`, as PyTorch writes it (dtypes read `lantern.`); `tensor_contents` replaces the data."""
+    if t.layout is not strided:
+        from .sparse._print import sparse_repr
+        return sparse_repr(t)
     prefix = f"{type(t).__name__}(" if not _is_plain(t) else "tensor("
     indent = len(prefix)
     body, suffixes = _body_and_suffixes(t, indent)

@@ -9,7 +9,7 @@ place, or out of place when building a graph (create_graph) so that the sum stay
 >>> x.grad.tolist()
 [5.0, 5.0]
 """
-from ..core.layout import contiguous_format
+from ..core.layout import contiguous_format, strided
 from ..core.state import tls
 from ..core.tensor_impl import _STRIDES_CACHE, contiguous_strides
 
@@ -18,14 +18,16 @@ def accumulate_grad(variable, grad, owned):
     """Add `grad` into variable.grad (`owned`: no one else holds `grad`), then run post-accumulate hooks."""
     old = variable._grad
     if old is None:
-        if owned and not tls.grad_enabled and (
+        if grad.layout is not strided:  # a sparse gradient stays sparse: it has no strides to lay out
+            variable._grad = grad if owned else grad.clone()
+        elif owned and not tls.grad_enabled and (
                 (grad._stride is variable._stride and grad._stride is _STRIDES_CACHE.get(grad._size))
                 or _obeys_layout_contract(grad, variable)):
             variable._grad = grad.detach() if grad._requires_grad else grad
         else:
             variable._grad = _clone_obey_contract(grad, variable)
-    elif tls.grad_enabled:
-        variable._grad = old + grad
+    elif tls.grad_enabled or old.layout is not strided:  # a sparse .grad grows by entries: out of place
+        variable._grad = grad + old if old.layout is not strided and grad.layout is strided else old + grad
     else:
         old.add_(grad)
     meta = variable._autograd

@@ -10,6 +10,7 @@ A backend is a device plus an array library (`xp`: NumPy, CuPy) plus an allocato
 import warnings
 from math import prod as _prod
 
+from ..core.layout import strided
 from ..core.promotion import can_cast
 from ..core.storage import UntypedStorage
 from ..core.tensor_impl import _STRIDES_CACHE, TensorImpl, contiguous_strides, make_tensor
@@ -58,6 +59,7 @@ def meta_with_cast_check_first(op, args, out):
 class Backend:
     key = None
     device = None
+    layout = strided
     xp = None
     allocator = None
 

@@ -1,7 +1,10 @@
 """layout and memory_format: how a tensor's memory is read.
 
-lantern implements the dense `strided` layout; `contiguous_format` / `channels_last` name the stride orders that
-`is_contiguous(memory_format=...)` and `contiguous(memory_format=...)` ask about.
+A tensor's layout is the one of its backend (`t._backend.layout`): the dense `strided` layout of the CPU/CUDA/Meta
+backends, or a sparse one (`sparse_coo`, `sparse_csr`: lantern.backends.sparse). `sparse_csc`, `sparse_bsr` and
+`sparse_bsc` name PyTorch's other compressed layouts, which lantern does not build (converting to them raises).
+`contiguous_format` / `channels_last` name the stride orders that `is_contiguous(memory_format=...)` and
+`contiguous(memory_format=...)` ask about.
 
 >>> lantern.strided
 lantern.strided
@@ -40,6 +43,11 @@ def _by_name(name):
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")

@@ -7,7 +7,7 @@ A tensor is (storage, sizes, strides, storage_offset, dtype, device, layout) plu
 >>> x.size(), x.stride(), x.storage_offset()
 (lantern.Size([2, 3]), (16, 1), 9)
 """
-from .layout import channels_last, channels_last_3d, contiguous_format, preserve_format, strided
+from .layout import channels_last, channels_last_3d, contiguous_format, preserve_format, sparse_coo, sparse_csr
 from .size import Size
 
 
@@ -69,7 +69,7 @@ class TensorImpl:
 
     @property
     def layout(self):
-        return strided
+        return self._backend.layout
 
     @property
     def shape(self):
@@ -138,8 +138,14 @@ class TensorImpl:
     def is_meta(self):
         return self._backend.device.type == "meta"
 
-    is_sparse = False
-    is_sparse_csr = False
+    @property
+    def is_sparse(self):
+        return self._backend.layout is sparse_coo
+
+    @property
+    def is_sparse_csr(self):
+        return self._backend.layout is sparse_csr
+
     is_quantized = False
     is_mkldnn = False
     is_nested = False

@@ -11,6 +11,7 @@ then records a graph node.
 [<DispatchKey.CPU: 2>]
 """
 from ..core.dispatch_keys import DispatchKey
+from ..core.layout import strided
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..core.device import device as _device
@@ -55,10 +56,21 @@ def _mixed_devices(op, tensors):
         return backends.pop()
     if not backends:
         return tensors[0]._backend
+    layout_backend = _highest_layout_backend(backends)
+    if layout_backend is not None:
+        return layout_backend
     a, b = sorted(str(b.device) for b in backends)[:2]
     raise RuntimeError(
         f"Expected all tensors to be on the same device, but found at least two devices, {a} and {b}! "
         f"({op.name}: move the inputs to one device with .to(device))")
+
+
+def _highest_layout_backend(backends):
+    """Inputs on one device in several layouts (dense + sparse): the highest key's backend (SparseCPU over CPU)
+    runs the op, as PyTorch's dispatch key set picks; None if the devices differ."""
+    if len({b.device for b in backends}) != 1:
+        return None
+    return max(backends, key=lambda b: b.key)
 
 
 def _scan(op, args):
@@ -169,9 +181,11 @@ def redispatch(op, args, below):
 
 
 def raise_missing_kernel(op, backend):
+    fix = "Move the inputs to a device it supports (e.g. .cpu())." if backend.layout is strided else \
+        f"Convert the {backend.layout.name} inputs with .to_dense() first."
     raise NotImplementedError(
         f"Could not run '{op.name}' with arguments from the '{backend.key.name}' backend: lantern has no "
-        f"{backend.key.name} kernel for this op. Move the inputs to a device it supports (e.g. .cpu()).")
+        f"{backend.key.name} kernel for this op. {fix}")
 
 
 def dispatch_keys(op, args):
@@ -194,8 +208,17 @@ def explain_keys(op, args):
     has_tensors = any(isinstance(args[i], TensorImpl) for i in op.tensor_positions) or \
         any(isinstance(t, TensorImpl) for i in op.list_positions for t in args[i])
     why = f"inputs are on {backend.device}" if has_tensors else f"no tensor inputs; device argument {backend.device}"
+    if backend.layout is not strided:
+        why = _layout_reason(op, args, backend.layout)
     keys.append((backend.key, why))
     return keys
+
+
+def _layout_reason(op, args, layout):
+    """Why a sparse key is in the key set: "input 0 has layout sparse_coo"."""
+    tensors = [args[i] for i in op.tensor_positions] + [t for i in op.list_positions for t in args[i]]
+    first = next(i for i, t in enumerate(tensors) if isinstance(t, TensorImpl) and t.layout is layout)
+    return f"input {first} has layout {layout.name}"
 
 
 def call_observed(op, args):
