@@ -19,6 +19,7 @@ from .core.dtype import (  # noqa: E402,F401
 from .core.device import device, get_default_device, set_default_device  # noqa: E402,F401
 from .core.layout import (  # noqa: E402,F401
     channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,
+    sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr,
 )
 from .core.promotion import can_cast, promote_types  # noqa: E402,F401
 from .core.size import Size  # noqa: E402,F401
@@ -31,7 +32,7 @@ from .ops import (  # noqa: E402,F401  (importing an ops module registers its op
     tensor_shape as _tensor_shape, sorting as _sorting, scan as _scan, nn_conv as _nn_conv, nn_padding as _nn_padding,
     nn_pooling as _nn_pooling, nn_fold as _nn_fold, nn_sampling as _nn_sampling,
     nn_activation as _nn_activation, nn_norm as _nn_norm, nn_misc as _nn_misc, nn_loss as _nn_loss,
-    nn_extra as _nn_extra, nn_attention as _nn_attention,
+    nn_extra as _nn_extra, nn_attention as _nn_attention, sparse_coo as _sparse_coo, sparse_math as _sparse_math,
 )
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401
 from . import backends, cuda, xpu, mps, accelerator  # noqa: E402,F401  (a CPU build's accelerator surface)
@@ -61,6 +62,8 @@ from ._legacy_types import CPU_TYPES as _CPU_TYPES, set_default_tensor_type  # n
 globals().update(_CPU_TYPES)  # lantern.FloatTensor, LongTensor, ... (legacy typed constructors)
 OutOfMemoryError = cuda.OutOfMemoryError
 from .random import *  # noqa: E402,F401,F403
+from . import sparse  # noqa: E402,F401
+from .ops.sparse_coo import sparse_coo_tensor  # noqa: E402,F401
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
