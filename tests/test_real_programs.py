@@ -66,6 +66,61 @@ def wikitext(folder):
             f.writelines(part)
 
 
+def cora(folder, nodes=1650, features=48, classes=4, edges=3300):
+    """gcn's and gat's Cora download, cora.tgz holding cora/cora.content (id, 0/1 word features, class name per line)
+    and cora/cora.cites (pairs of ids), over nodes whose words and links follow their class; beside it a stand-in
+    `requests` module (the script's folder comes first on sys.path) whose get() streams that file, since gcn
+    downloads without looking for a local copy. gat finds cora/ extracted and loads it directly."""
+    import io
+    import tarfile
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, classes, nodes)
+    ids = rng.choice(np.arange(10, 30 * nodes), nodes, replace=False)
+    words = rng.random((nodes, features)) < 0.08
+    block = features // classes
+    for k in range(classes):
+        words[labels == k, k * block:(k + 1) * block] |= rng.random(((labels == k).sum(), block)) < 0.3
+    source = rng.integers(0, nodes, edges)
+    same_class = [rng.choice(np.flatnonzero(labels == labels[x])) for x in source]
+    target = np.where(rng.random(edges) < 0.8, same_class, rng.integers(0, nodes, edges))
+    files = {"cora/cora.content": "".join(f"{i}\t" + "\t".join(map(str, row.astype(int))) + f"\tclass_{c}\n"
+                                          for i, row, c in zip(ids, words, labels)),
+             "cora/cora.cites": "".join(f"{ids[x]}\t{ids[y]}\n" for x, y in zip(source, target))}
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+        for name, text in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(text.encode())
+            tar.addfile(info, io.BytesIO(text.encode()))
+    with open(os.path.join(folder, "cora.tgz"), "wb") as f:
+        f.write(archive.getvalue())
+    archive.seek(0)
+    with tarfile.open(fileobj=archive, mode="r:gz") as tar:
+        tar.extractall(folder, filter="data")
+    with open(os.path.join(folder, "requests.py"), "w", encoding="utf-8") as f:
+        f.write(OFFLINE_REQUESTS)
+
+
+OFFLINE_REQUESTS = '''"""Offline stand-in for requests: get(url) streams the file named by the url's last part from this folder."""
+import os
+
+
+class _Response:
+    def __init__(self, path):
+        self.raw = open(path, "rb")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.raw.close()
+
+
+def get(url, stream=False, **kwargs):
+    return _Response(os.path.join(os.path.dirname(os.path.abspath(__file__)), url.rsplit("/", 1)[-1]))
+'''
+
+
 def mnist(folder, train=512, test=256, root=".."):
     """torchvision's MNIST raw files (IDX format) under root/data/MNIST/raw (pytorch/examples read ../data): each
     digit a bright bar at its own place over noise, so the classes can be learned in a few batches."""
@@ -130,6 +185,13 @@ RUNS = {
                           ["--dataset", "fake", "--workers", "0", "--batchSize", "16", "--ngf", "8", "--ndf", "8",
                            "--niter", "1", "--dry-run", "--manualSeed", "1", "--outf", "out"],
                           r"Loss_D: ([\d.]+)", cwd="dcgan", torchvision=True),
+    # graph networks on a Cora-shaped graph: gcn multiplies by its sparse adjacency matrix, gat builds it with
+    # sparse_coo_tensor and masks dense attention with it
+    "examples-gcn": Run("examples", "gcn/main.py", ["--epochs", "20", "--val-every", "5"],
+                        r"Test set results: loss ([\d.]+)", data=cora, cwd="gcn"),
+    "examples-gat": Run("examples", "gat/main.py",
+                        ["--epochs", "4", "--val-every", "2", "--hidden-dim", "8", "--num-heads", "2"],
+                        r"Test set results: loss ([\d.]+)", data=cora, cwd="gat"),
     "examples-mnist_rnn": Run("examples", "mnist_rnn/main.py", ["--epochs", "1", "--log-interval", "2"],
                               r"Train Epoch: .*Loss: ([\d.]+)", data=mnist, cwd="mnist_rnn", torchvision=True),
     # its pairs come from Python's unseeded `random`, so each run (torch's too) sees its own pairs: the test set's
