@@ -64,6 +64,7 @@ OutOfMemoryError = cuda.OutOfMemoryError
 from .random import *  # noqa: E402,F401,F403
 from . import sparse  # noqa: E402,F401
 from .ops.sparse_coo import sparse_coo_tensor  # noqa: E402,F401
+from .ops.sparse_math import spmm  # noqa: E402,F401
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
