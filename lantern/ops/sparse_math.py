@@ -442,3 +442,8 @@ derivative("_sparse_sum", name="SparseSumBackward0", self="sparse_sum_backward(g
 for _name, _node in (("_sparse_softmax", "SparseSoftmaxBackward0"), ("_sparse_log_softmax", "SparseLogSoftmaxBackward0")):
     derivative(_name, name=_node, self=f"call(get('{_name}_backward_data'), (grad, result, dim, self))",
                helpers={"call": call, "get": get})
+
+
+def spmm(input, mat2):
+    """torch.spmm: the matrix product mm, kept under its sparse name (either operand may be sparse)."""
+    return call(get("mm"), (input, mat2))
