@@ -1,19 +1,37 @@
-"""The optimizers' array fast path (lantern/optim/_foreach.py) gives bitwise the results, state and version counters
-of their per-parameter loop, and stays close to torch."""
+"""The optimizers' named fast paths, `_multi_tensor_sgd` and `_multi_tensor_adam` (AdamW too), give bitwise the
+params, state and version counters of their readable `_single_tensor_*` loops over several steps, stay close to
+torch, and run only where torch's `foreach` rule (and lantern's documented default) says: never with
+foreach=False, never in reference mode.
+
+These tests check the fast paths themselves, so they switch reference mode off for their own duration (the
+`fast_paths` fixture); under `LANTERN_REFERENCE=1` they still run and still test the fast paths."""
+import importlib
+
 import numpy as np
 import pytest
 import torch
 
 import lantern
-from lantern.optim import _foreach, adam, sgd
+from lantern.optim import adam, sgd
 
 SGD_CASES = [dict(lr=0.1), dict(lr=0.1, momentum=0.9), dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01),
-             dict(lr=0.1, momentum=0.5, dampening=0.25, maximize=True)]
+             dict(lr=0.1, momentum=0.5, dampening=0.25, maximize=True),
+             dict(lr=0.05, momentum=0.9, weight_decay=0.1, maximize=True, nesterov=True)]
 ADAM_CASES = [("Adam", {}), ("Adam", dict(lr=0.01, weight_decay=0.1, amsgrad=True)), ("Adam", dict(maximize=True)),
-              ("AdamW", dict(lr=0.01)), ("AdamW", dict(betas=(0.3, 0.9), amsgrad=True))]
+              ("Adam", dict(lr=0.02, weight_decay=0.3, decoupled_weight_decay=True, amsgrad=True, maximize=True)),
+              ("AdamW", dict(lr=0.01)), ("AdamW", dict(betas=(0.3, 0.9), amsgrad=True)),
+              ("AdamW", dict(lr=0.01, weight_decay=0.5, maximize=True))]
+STEPS = 5
 
 
-def _run(lib, make, steps, dtype):
+@pytest.fixture
+def fast_paths():
+    """Reference mode off for this test (it checks the fast paths), whatever the session runs in."""
+    with lantern.reference_mode(False):
+        yield
+
+
+def _run(lib, make, dtype, steps=STEPS):
     rng = np.random.default_rng(0)
     params = [lib.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in ((3, 4), (4,), (2, 1, 3))]
     opt = make(params)
@@ -24,9 +42,12 @@ def _run(lib, make, steps, dtype):
     return params, opt
 
 
-def _loop_only(monkeypatch):
-    monkeypatch.setattr(sgd, "sgd_group", lambda opt, group: False)
-    monkeypatch.setattr(adam, "adam_group", lambda opt, group: False)
+def _counting(monkeypatch, module, name):
+    """Count the calls of `module.name` (a fast path), still running it."""
+    calls = []
+    original = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *args, **kwargs: (calls.append(1), original(*args, **kwargs))[1])
+    return calls
 
 
 def _same(fast, loop):
@@ -40,43 +61,81 @@ def _same(fast, loop):
 
 
 @pytest.mark.parametrize("kwargs", SGD_CASES)
-def test_sgd_fast_path_equals_loop_and_matches_torch(kwargs, monkeypatch):
-    make = lambda lib: (lambda ps: lib.optim.SGD(ps, **kwargs))
-    fast = _run(lantern, make(lantern), 4, np.float32)
-    theirs = _run(torch, make(torch), 4, np.float32)
+def test_multi_tensor_sgd_equals_single_tensor(kwargs, fast_paths, monkeypatch):
+    make = lambda lib, foreach: (lambda ps: lib.optim.SGD(ps, foreach=foreach, **kwargs))
+    loop = _run(lantern, make(lantern, False), np.float32)
+    calls = _counting(monkeypatch, sgd, "_multi_tensor_sgd")
+    fast = _run(lantern, make(lantern, None), np.float32)
+    assert len(calls) == (STEPS if kwargs.get("momentum", 0) == 0 else STEPS - 1)  # step 1 makes the buffers
+    _same(fast, loop)
+    theirs = _run(torch, make(torch, None), np.float32)
     for a, b in zip(fast[0], theirs[0]):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-6)
-    _loop_only(monkeypatch)
-    _same(fast, _run(lantern, make(lantern), 4, np.float32))
 
 
 @pytest.mark.parametrize("name,kwargs", ADAM_CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_adam_fast_path_equals_loop_and_matches_torch(name, kwargs, dtype, monkeypatch):
-    make = lambda lib: (lambda ps: getattr(lib.optim, name)(ps, **kwargs))
-    fast = _run(lantern, make(lantern), 4, dtype)
-    theirs = _run(torch, make(torch), 4, dtype)
+def test_multi_tensor_adam_equals_single_tensor(name, kwargs, dtype, fast_paths, monkeypatch):
+    make = lambda lib, foreach: (lambda ps: getattr(lib.optim, name)(ps, foreach=foreach, **kwargs))
+    loop = _run(lantern, make(lantern, False), dtype)
+    calls = _counting(monkeypatch, adam, "_multi_tensor_adam")
+    fast = _run(lantern, make(lantern, True), dtype)
+    assert len(calls) == STEPS  # step() makes the state before the update, so step 1 takes the fast path too
+    _same(fast, loop)
+    theirs = _run(torch, make(torch, True), dtype)
     for a, b in zip(fast[0], theirs[0]):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
     assert fast[1].state_dict()["state"][0].keys() == theirs[1].state_dict()["state"][0].keys()
-    _loop_only(monkeypatch)
-    _same(fast, _run(lantern, make(lantern), 4, dtype))
 
 
-def test_fast_path_runs_only_where_it_applies():
+@pytest.mark.parametrize("make", [lambda ps: lantern.optim.SGD(ps, lr=0.1, momentum=0.9, foreach=False),
+                                  lambda ps: lantern.optim.Adam(ps, foreach=False),
+                                  lambda ps: lantern.optim.AdamW(ps, foreach=False)])
+def test_foreach_false_runs_only_the_single_tensor_loop(make, fast_paths, monkeypatch):
+    calls = _counting(monkeypatch, sgd, "_multi_tensor_sgd") + _counting(monkeypatch, adam, "_multi_tensor_adam")
+    _run(lantern, make, np.float32)
+    assert calls == []
+
+
+def test_reference_mode_runs_only_the_single_tensor_loop(monkeypatch):
+    calls = _counting(monkeypatch, sgd, "_multi_tensor_sgd")
+    with lantern.reference_mode():
+        _run(lantern, lambda ps: lantern.optim.SGD(ps, lr=0.1, momentum=0.9, foreach=True), np.float32)
+    assert calls == []
+
+
+def test_multi_tensor_paths_run_only_where_they_apply(fast_paths):
     w = lantern.tensor([1.0, 2.0], requires_grad=True)
-    opt = lantern.optim.Adam([w])
     w.grad = lantern.ones(2)
+    opt = lantern.optim.Adam([w])
+    group = opt.param_groups[0]
+    state = lambda: ([opt.state[w]["exp_avg"]], [opt.state[w]["exp_avg_sq"]], [], [opt.state[w]["step"]])
+    hyper = dict(lr=group["lr"], beta1=0.9, beta2=0.999)
     with lantern.no_grad():
-        assert not _foreach.adam_group(opt, opt.param_groups[0])  # no state yet: the loop makes it
-        opt.step()
-        assert _foreach.adam_group(opt, opt.param_groups[0])
-    assert not _foreach.adam_group(opt, opt.param_groups[0])  # grad mode on (differentiable steps)
+        opt.step()  # makes the state
+        assert adam._multi_tensor_adam_applies([w], [w.grad], *state(), **hyper)
+        assert not adam._multi_tensor_adam_applies([w], [w.grad], *state(), **dict(hyper, lr=lantern.tensor(0.1)))
+    assert not adam._multi_tensor_adam_applies([w], [w.grad], *state(), **hyper)  # grad mode on (differentiable)
     half = lantern.tensor([1.0], dtype=lantern.float16, requires_grad=True)
     half.grad = lantern.ones(1, dtype=lantern.float16)
-    opt = lantern.optim.SGD([half], lr=0.1)
     with lantern.no_grad():
-        assert not _foreach.sgd_group(opt, opt.param_groups[0])
-    opt = lantern.optim.SGD([w], lr=lantern.tensor(0.1))
-    with lantern.no_grad():
-        assert not _foreach.sgd_group(opt, opt.param_groups[0])
+        assert not sgd._multi_tensor_sgd_applies([half], [half.grad], [], 0.1, 0)
+        assert not sgd._multi_tensor_sgd_applies([w], [w.grad], [], lantern.tensor(0.1), 0)
+        assert not sgd._multi_tensor_sgd_applies([w], [w.grad], [None], 0.1, 0.9)  # no buffer before step 1
+        assert sgd._multi_tensor_sgd_applies([w], [w.grad], [lantern.zeros(2)], 0.1, 0.9)
+
+
+def test_functional_forms_match_torch():
+    """lantern.optim.sgd.sgd and adam.adam take torch's functional arguments and give its values."""
+    def run(lib):
+        sgd, adam = (importlib.import_module(f"{lib.__name__}.optim.{name}") for name in ("sgd", "adam"))
+        p = lib.tensor([1.0, -2.0, 3.0])
+        bufs = [None]
+        sgd.sgd([p], [lib.tensor([0.5, 0.25, -1.0])], bufs, weight_decay=0.1, momentum=0.9, lr=0.1, dampening=0.0,
+                nesterov=True, maximize=False)
+        q, avg, sq, step = lib.tensor([1.0, 2.0]), lib.zeros(2), lib.zeros(2), lib.tensor(0.0)
+        adam.adam([q], [lib.tensor([0.3, -0.7])], [avg], [sq], [], [step], amsgrad=False, beta1=0.9, beta2=0.999,
+                  lr=0.01, weight_decay=0.0, eps=1e-8, maximize=False)
+        return [t.numpy() for t in (p, bufs[0], q, avg, sq, step)]
+    for ours, theirs in zip(run(lantern), run(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)

@@ -4,5 +4,7 @@ from . import optimizer, sgd, adam, adamw, rmsprop, adagrad, adadelta, adamax, n
 
 __all__ = []
 for _family in (optimizer, sgd, adam, adamw, rmsprop, adagrad, adadelta, adamax, nadam, radam, lbfgs):
-    globals().update({name: getattr(_family, name) for name in _family.__all__})
-    __all__ += _family.__all__
+    # the functional forms (sgd.sgd, adam.adam, ...) stay in their modules, whose names they share, as in torch
+    _names = [name for name in _family.__all__ if name != _family.__name__.rpartition(".")[2]]
+    globals().update({name: getattr(_family, name) for name in _names})
+    __all__ += _names

@@ -1,5 +1,6 @@
-"""What the optimizer algorithms share: torch's hyperparameter checks, the walk over parameters that `step()` makes,
-and small conversions of hyperparameters and state counters. Each algorithm keeps its own update arithmetic.
+"""What the optimizer algorithms share: torch's hyperparameter checks, the gathering of a group's params, grads and
+state that `step()` does first, and small conversions of hyperparameters and state counters. Each algorithm keeps
+its own update arithmetic in its `_single_tensor_<name>` loop.
 
 >>> import lantern
 >>> from lantern.optim._common import _validate
@@ -88,16 +89,15 @@ def _init_state(optimizer, p, group, name):
     optimizer.state[p].update(optimizer._new_state(p, group))
 
 
-def _params_with_grad(optimizer, group, name, *, stateful=True, sparse_hint="", decoupled_weight_decay=False):
-    """Yield (param, grad, state) for every param of `group` that has a grad, after what every algorithm does first.
+def _init_group(optimizer, group, name, *, stateful=True, sparse_hint=""):
+    """What every optimizer's step gathers from a group first: (params, grads, states) for its params that have a
+    grad, as torch's `_init_group` methods do.
 
     A sparse grad is refused ("<name> does not support sparse gradients<sparse_hint>"). With `stateful`, a param's
-    state is made by `_init_state` on its first step and its `step` counter is incremented; without it (SGD keeps
-    state only for momentum) state is not touched and None is yielded. The grad is negated under `maximize`, and
-    weight decay λ adds λ·p to it, or with `decoupled_weight_decay` scales p by 1 − lr·λ instead."""
-    maximize, weight_decay = group["maximize"], group["weight_decay"]
-    lr = _to_scalar(group["lr"])
-    all_state = optimizer.state
+    state is made by `_init_state` on its first step; without it (SGD keeps state only for momentum) state is
+    not touched and the states are None. The update itself (the `step` counter included) is left to
+    the algorithm's `_single_tensor_<name>` loop."""
+    params, grads, states = [], [], []
     for p in group["params"]:
         grad = p.grad
         if grad is None:
@@ -106,18 +106,35 @@ def _params_with_grad(optimizer, group, name, *, stateful=True, sparse_hint="", 
             raise RuntimeError(f"{name} does not support sparse gradients{sparse_hint}")
         state = None
         if stateful:
-            state = all_state[p]
+            state = optimizer.state[p]
             if len(state) == 0:
                 _init_state(optimizer, p, group, name)
-            state["step"].add_(1)
-        if maximize:
-            grad = -grad
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                p.mul_(_value(1 - lr * weight_decay))
-            else:
-                grad = grad.add(p, alpha=_value(weight_decay))
-        yield p, grad, state
+        params.append(p)
+        grads.append(grad)
+        states.append(state)
+    return params, grads, states
+
+
+def _refuse_grad_scaling(grad_scale, found_inf):
+    """torch's fused kernels take GradScaler's scale and inf flag; lantern's optimizers have no fused kernels."""
+    if grad_scale is not None or found_inf is not None:
+        raise NotImplementedError("grad_scale and found_inf (the fused optimizers' GradScaler hand-off) are not "
+                                  "supported in lantern; unscale the gradients with GradScaler.unscale_ instead")
+
+
+def _update_grad(param, grad, maximize, weight_decay):
+    """The gradient an update follows: negated under `maximize`, plus weight_decay·param (an L2 penalty)."""
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad.add(param, alpha=_value(weight_decay))
+    return grad
+
+
+def _decay_param(param, lr, weight_decay):
+    """Decoupled weight decay (AdamW's): scale the parameter itself by 1 − lr·weight_decay."""
+    if weight_decay != 0:
+        param.mul_(_value(1 - lr * weight_decay))
 
 
 def _scalar_dtype():

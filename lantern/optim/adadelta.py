@@ -9,10 +9,10 @@ tensor([ 0.9968, -1.9968], requires_grad=True)
 """
 import lantern
 from .optimizer import Optimizer
-from ._common import (_closure_loss, _new_scalar, _no_grad_unless_differentiable, _params_with_grad, _to_scalar,
-                      _validate, _value)
+from ._common import (_closure_loss, _init_group, _new_scalar, _no_grad_unless_differentiable, _to_scalar,
+                      _update_grad, _validate, _value)
 
-__all__ = ["Adadelta"]
+__all__ = ["Adadelta", "adadelta"]
 
 
 class Adadelta(Optimizer):
@@ -37,13 +37,31 @@ class Adadelta(Optimizer):
         """One Adadelta update of every parameter that has a grad; returns the closure's loss if one is given."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr = _value(_to_scalar(group["lr"]))
-            rho, eps = group["rho"], group["eps"]
-            for p, grad, state in _params_with_grad(self, group, "Adadelta"):
-                square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-                square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-                std = square_avg.add(eps).sqrt_()
-                delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
-                acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-                p.add_(delta, alpha=-lr)
+            params, grads, states = _init_group(self, group, "Adadelta")
+            adadelta(params, grads, [s["square_avg"] for s in states], [s["acc_delta"] for s in states],
+                     [s["step"] for s in states], foreach=group["foreach"], differentiable=group["differentiable"],
+                     lr=group["lr"], rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],
+                     maximize=group["maximize"])
         return loss
+
+
+def adadelta(params, grads, square_avgs, acc_deltas, state_steps, capturable=False, foreach=None,
+             differentiable=False, has_complex=False, *, lr, rho, eps, weight_decay, maximize):
+    """Functional Adadelta (torch.optim.adadelta.adadelta). lantern has no multi-tensor Adadelta: every `foreach`
+    runs `_single_tensor_adadelta`."""
+    _single_tensor_adadelta(params, grads, square_avgs, acc_deltas, state_steps, lr=lr, rho=rho, eps=eps,
+                            weight_decay=weight_decay, maximize=maximize)
+
+
+def _single_tensor_adadelta(params, grads, square_avgs, acc_deltas, state_steps, *, lr, rho, eps, weight_decay,
+                            maximize):
+    """The readable Adadelta update, one parameter at a time (torch's `_single_tensor_adadelta`)."""
+    lr = _value(_to_scalar(lr))
+    for param, grad, square_avg, acc_delta, step_t in zip(params, grads, square_avgs, acc_deltas, state_steps):
+        step_t.add_(1)
+        grad = _update_grad(param, grad, maximize, weight_decay)
+        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+        std = square_avg.add(eps).sqrt_()
+        delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
+        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+        param.add_(delta, alpha=-lr)

@@ -9,10 +9,11 @@
 """
 import lantern
 from .optimizer import Optimizer
-from ._common import (_check_fused, _closure_loss, _init_state, _new_scalar, _no_grad_unless_differentiable,
-                      _params_with_grad, _to_scalar, _validate, _value)
+from ._common import (_check_fused, _closure_loss, _init_group, _init_state, _new_scalar,
+                      _no_grad_unless_differentiable, _refuse_grad_scaling, _to_scalar, _update_grad, _validate,
+                      _value)
 
-__all__ = ["Adagrad"]
+__all__ = ["Adagrad", "adagrad"]
 
 
 class Adagrad(Optimizer):
@@ -51,11 +52,30 @@ class Adagrad(Optimizer):
         """One Adagrad update of every parameter that has a grad; returns the closure's loss if one is given."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr = _to_scalar(group["lr"])
-            lr_decay, eps = group["lr_decay"], group["eps"]
-            for p, grad, state in _params_with_grad(self, group, "Adagrad", sparse_hint=" in lantern"):
-                clr = _value(lr / (1 + (state["step"].item() - 1) * lr_decay))
-                state_sum = state["sum"]
-                state_sum.addcmul_(grad, grad, value=1)
-                p.addcdiv_(grad, state_sum.sqrt().add_(eps), value=-clr)
+            params, grads, states = _init_group(self, group, "Adagrad", sparse_hint=" in lantern")
+            adagrad(params, grads, [s["sum"] for s in states], [s["step"] for s in states], fused=group["fused"],
+                    foreach=group["foreach"], differentiable=group["differentiable"], lr=group["lr"],
+                    weight_decay=group["weight_decay"], lr_decay=group["lr_decay"], eps=group["eps"],
+                    maximize=group["maximize"])
         return loss
+
+
+def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None, found_inf=None,
+            has_sparse_grad=False, foreach=None, differentiable=False, has_complex=False, *, lr, weight_decay,
+            lr_decay, eps, maximize):
+    """Functional Adagrad (torch.optim.adagrad.adagrad). lantern has no multi-tensor or fused Adagrad: every
+    `foreach` runs `_single_tensor_adagrad`."""
+    _refuse_grad_scaling(grad_scale, found_inf)
+    _single_tensor_adagrad(params, grads, state_sums, state_steps, lr=lr, weight_decay=weight_decay,
+                           lr_decay=lr_decay, eps=eps, maximize=maximize)
+
+
+def _single_tensor_adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_decay, eps, maximize):
+    """The readable Adagrad update, one parameter at a time (torch's `_single_tensor_adagrad`)."""
+    lr = _to_scalar(lr)
+    for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
+        step_t.add_(1)
+        grad = _update_grad(param, grad, maximize, weight_decay)
+        clr = _value(lr / (1 + (step_t.item() - 1) * lr_decay))
+        state_sum.addcmul_(grad, grad, value=1)
+        param.addcdiv_(grad, state_sum.sqrt().add_(eps), value=-clr)

@@ -1,5 +1,9 @@
 """Adam (and, with decoupled_weight_decay=True, AdamW): adaptive moment estimation (torch.optim.Adam).
 
+`Adam.step` gathers each group's params, grads and state lists and hands them to the functional `adam`, which runs
+the readable per-parameter loop `_single_tensor_adam`, or the named fast path `_multi_tensor_adam` where it
+applies (never with foreach=False or in reference mode; see lantern/optim/_foreach.py).
+
 >>> import lantern
 >>> w = lantern.tensor([1., -2.], requires_grad=True)
 >>> opt = lantern.optim.Adam([w], lr=0.1)
@@ -8,13 +12,14 @@
 (tensor([ 0.9000, -1.9000], requires_grad=True), tensor(1.))
 """
 import lantern
+from ..core.reference import specialisation
 from .optimizer import Optimizer
-from ._foreach import adam_group
-from ._common import (_check_fused, _closure_loss, _new_scalar, _no_grad_unless_differentiable, _params_with_grad,
-                      _to_scalar, _validate, _value)
+from ._foreach import array, arrays_apply, bump, use_multi_tensor
+from ._common import (_check_fused, _closure_loss, _decay_param, _init_group, _new_scalar,
+                      _no_grad_unless_differentiable, _refuse_grad_scaling, _to_scalar, _update_grad, _validate, _value)
 from .._tensor import Tensor
 
-__all__ = ["Adam"]
+__all__ = ["Adam", "adam"]
 
 
 def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable):
@@ -63,26 +68,117 @@ class Adam(Optimizer):
     def step(self, closure=None):
         """One Adam update of every parameter that has a grad; returns the closure's loss if one is given."""
         loss = _closure_loss(closure)
-        name = type(self).__name__
         for group in self.param_groups:
-            if adam_group(self, group):
-                continue
-            lr = _to_scalar(group["lr"])  # a tensor lr stays one: torch rounds lr-derived factors to its dtype
-            beta1, beta2 = (_value(b) for b in group["betas"])
-            eps, amsgrad = group["eps"], group["amsgrad"]
-            for p, grad, state in _params_with_grad(
-                    self, group, name, sparse_hint=", please consider SparseAdam instead",
-                    decoupled_weight_decay=group["decoupled_weight_decay"]):
-                step = state["step"].item()
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-                if amsgrad:
-                    max_sq = state["max_exp_avg_sq"]
-                    lantern.maximum(max_sq, exp_avg_sq, out=max_sq)
-                    denom = max_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
-                else:
-                    denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
-                p.addcdiv_(exp_avg, denom, value=-_value(lr / (1 - beta1 ** step)))
+            params, grads, states = _init_group(self, group, type(self).__name__,
+                                                sparse_hint=", please consider SparseAdam instead")
+            beta1, beta2 = group["betas"]
+            adam(params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                 [s["max_exp_avg_sq"] for s in states] if group["amsgrad"] else [], [s["step"] for s in states],
+                 foreach=group["foreach"], differentiable=group["differentiable"], fused=group["fused"],
+                 decoupled_weight_decay=group["decoupled_weight_decay"], amsgrad=group["amsgrad"], beta1=beta1,
+                 beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
+                 maximize=group["maximize"])
         return loss
+
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=None, capturable=False,
+         differentiable=False, fused=None, grad_scale=None, found_inf=None, has_complex=False,
+         decoupled_weight_decay=False, *, amsgrad, beta1, beta2, lr, weight_decay, eps, maximize):
+    """Functional Adam (torch.optim.adam.adam): update `params` and the state lists in place. Runs
+    `_multi_tensor_adam` where it applies, else `_single_tensor_adam`."""
+    _refuse_grad_scaling(grad_scale, found_inf)
+    kwargs = dict(amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=lr, weight_decay=weight_decay, eps=eps,
+                  maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+    state = (exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps)
+    if use_multi_tensor(foreach, differentiable) and _multi_tensor_adam_applies(params, grads, *state, **kwargs):
+        _multi_tensor_adam(params, grads, *state, **kwargs)
+    else:
+        _single_tensor_adam(params, grads, *state, **kwargs)
+
+
+def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad, beta1,
+                        beta2, lr, weight_decay, eps, maximize, decoupled_weight_decay):
+    """The readable Adam update, one parameter at a time (torch's `_single_tensor_adam`)."""
+    lr = _to_scalar(lr)  # a tensor lr stays one: torch rounds lr-derived factors to its dtype
+    beta1, beta2 = _value(beta1), _value(beta2)
+    for i, param in enumerate(params):
+        exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
+        step_t.add_(1)
+        if decoupled_weight_decay:
+            _decay_param(param, lr, weight_decay)
+        grad = _update_grad(param, grads[i], maximize, 0 if decoupled_weight_decay else weight_decay)
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        step = step_t.item()
+        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+        if amsgrad:
+            lantern.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
+            denom = max_exp_avg_sqs[i].sqrt().div_(bias_correction2_sqrt).add_(eps)
+        else:
+            denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
+        param.addcdiv_(exp_avg, denom, value=-_value(lr / (1 - beta1 ** step)))
+
+
+def _multi_tensor_adam_applies(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr, beta1,
+                               beta2, **_):
+    """`_multi_tensor_adam` needs raw arrays (`arrays_apply`), number hyperparameters and state in the
+    parameters' dtype (a loaded checkpoint may hold another)."""
+    if isinstance(lr, Tensor) or isinstance(beta1, Tensor) or isinstance(beta2, Tensor):
+        return False
+    return arrays_apply(params, grads) and all(avg.dtype is p.dtype for p, avg in zip(params, exp_avgs))
+
+
+@specialisation(replaces="optim.Adam / optim.AdamW: _single_tensor_adam",
+                when="foreach is not False, not reference mode, no_grad and nothing watching the dispatcher, "
+                     "float32/float64 dense params and grads, number lr and betas, state in the params' dtype",
+                parity_test="tests/test_optim_foreach.py::test_multi_tensor_adam_equals_single_tensor")
+def _multi_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad, beta1,
+                       beta2, lr, weight_decay, eps, maximize, decoupled_weight_decay):
+    """`_single_tensor_adam` op for op on the raw arrays (NumPy calls, no dispatcher), where it applies."""
+    for i, param in enumerate(params):
+        xp, param_a, grad = param._backend.xp, array(param), array(grads[i])
+        step_t, avg_t, sq_t = state_steps[i], exp_avgs[i], exp_avg_sqs[i]
+        step_a = array(step_t)
+        xp.add(step_a, 1, out=step_a)
+        bump(step_t)
+        if maximize:
+            grad = xp.negative(grad)
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                xp.multiply(param_a, 1 - lr * weight_decay, out=param_a)
+                bump(param)
+            else:
+                grad = xp.add(grad, xp.multiply(param_a, weight_decay))
+        step = float(step_a)
+        avg, sq = array(avg_t), array(sq_t)
+        _lerp_into(xp, avg, grad, 1 - beta1)
+        # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        xp.multiply(sq, beta2, out=sq)
+        term = xp.multiply(grad, 1 - beta2)
+        term *= grad
+        sq += term
+        bump(avg_t, sq_t, sq_t)
+        source = sq
+        if amsgrad:
+            source = array(max_exp_avg_sqs[i])
+            xp.maximum(source, sq, out=source)
+            bump(max_exp_avg_sqs[i])
+        denom = xp.sqrt(source)
+        denom /= (1 - beta2 ** step) ** 0.5
+        denom += eps
+        # param.addcdiv_(exp_avg, denom, value=-step_size)
+        update = xp.multiply(avg, -(lr / (1 - beta1 ** step)))
+        update /= denom
+        param_a += update
+        bump(param)
+
+
+def _lerp_into(xp, start, end, weight):
+    """start.lerp_(end, weight) on arrays, by lerp's two-sided formula (the one lantern's lerp kernel uses)."""
+    diff = xp.subtract(end, start)
+    if abs(weight) < 0.5:
+        diff *= weight
+        start += diff
+    else:
+        diff *= 1 - weight
+        xp.subtract(end, diff, out=start)

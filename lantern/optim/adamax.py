@@ -9,10 +9,10 @@
 """
 import lantern
 from .optimizer import Optimizer
-from ._common import (_closure_loss, _new_scalar, _no_grad_unless_differentiable, _params_with_grad, _to_scalar,
-                      _validate, _value)
+from ._common import (_closure_loss, _init_group, _new_scalar, _no_grad_unless_differentiable, _to_scalar,
+                      _update_grad, _validate, _value)
 
-__all__ = ["Adamax"]
+__all__ = ["Adamax", "adamax"]
 
 
 class Adamax(Optimizer):
@@ -37,13 +37,31 @@ class Adamax(Optimizer):
         """One Adamax update of every parameter that has a grad; returns the closure's loss if one is given."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr = _to_scalar(group["lr"])
+            params, grads, states = _init_group(self, group, "Adamax")
             beta1, beta2 = group["betas"]
-            eps = group["eps"]
-            for p, grad, state in _params_with_grad(self, group, "Adamax"):
-                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-                exp_avg.lerp_(grad, 1 - beta1)
-                lantern.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
-                clr = _value(lr / (1 - beta1 ** state["step"].item()))
-                p.addcdiv_(exp_avg, exp_inf, value=-clr)
+            adamax(params, grads, [s["exp_avg"] for s in states], [s["exp_inf"] for s in states],
+                   [s["step"] for s in states], foreach=group["foreach"], maximize=group["maximize"],
+                   differentiable=group["differentiable"], eps=group["eps"], beta1=beta1, beta2=beta2,
+                   lr=group["lr"], weight_decay=group["weight_decay"])
         return loss
+
+
+def adamax(params, grads, exp_avgs, exp_infs, state_steps, foreach=None, maximize=False, differentiable=False,
+           capturable=False, has_complex=False, *, eps, beta1, beta2, lr, weight_decay):
+    """Functional Adamax (torch.optim.adamax.adamax). lantern has no multi-tensor Adamax: every `foreach` runs
+    `_single_tensor_adamax`."""
+    _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, eps=eps, beta1=beta1, beta2=beta2, lr=lr,
+                          weight_decay=weight_decay, maximize=maximize)
+
+
+def _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2, lr, weight_decay,
+                          maximize):
+    """The readable Adamax update, one parameter at a time (torch's `_single_tensor_adamax`)."""
+    lr = _to_scalar(lr)
+    for param, grad, exp_avg, exp_inf, step_t in zip(params, grads, exp_avgs, exp_infs, state_steps):
+        step_t.add_(1)
+        grad = _update_grad(param, grad, maximize, weight_decay)
+        exp_avg.lerp_(grad, 1 - beta1)
+        lantern.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
+        clr = _value(lr / (1 - beta1 ** step_t.item()))
+        param.addcdiv_(exp_avg, exp_inf, value=-clr)

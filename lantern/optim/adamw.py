@@ -7,9 +7,9 @@
 >>> w
 tensor([ 0.8990, -1.8980], requires_grad=True)
 """
-from .adam import Adam
+from .adam import Adam, adam
 
-__all__ = ["AdamW"]
+__all__ = ["AdamW", "adamw"]
 
 
 class AdamW(Adam):
@@ -25,3 +25,12 @@ class AdamW(Adam):
         super().__setstate__(state)
         for group in self.param_groups:
             group["decoupled_weight_decay"] = True
+
+
+def adamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=None, capturable=False,
+          differentiable=False, fused=None, grad_scale=None, found_inf=None, has_complex=False, *, amsgrad, beta1,
+          beta2, lr, weight_decay, eps, maximize):
+    """Functional AdamW (torch.optim.adamw.adamw): `adam` with decoupled weight decay."""
+    adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach, capturable, differentiable,
+         fused, grad_scale, found_inf, has_complex, decoupled_weight_decay=True, amsgrad=amsgrad, beta1=beta1,
+         beta2=beta2, lr=lr, weight_decay=weight_decay, eps=eps, maximize=maximize)

@@ -9,10 +9,10 @@
 """
 import lantern
 from .optimizer import Optimizer
-from ._common import (_closure_loss, _new_scalar, _no_grad_unless_differentiable, _params_with_grad, _to_scalar,
-                      _validate, _value)
+from ._common import (_closure_loss, _decay_param, _init_group, _new_scalar, _no_grad_unless_differentiable,
+                      _to_scalar, _update_grad, _validate, _value)
 
-__all__ = ["NAdam"]
+__all__ = ["NAdam", "nadam"]
 
 
 class NAdam(Optimizer):
@@ -42,20 +42,43 @@ class NAdam(Optimizer):
         """One NAdam update of every parameter that has a grad; returns the closure's loss if one is given."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr = _to_scalar(group["lr"])
+            params, grads, states = _init_group(self, group, "NAdam")
             beta1, beta2 = group["betas"]
-            eps, momentum_decay = group["eps"], group["momentum_decay"]
-            for p, grad, state in _params_with_grad(self, group, "NAdam",
-                                                    decoupled_weight_decay=group["decoupled_weight_decay"]):
-                step = state["step"].item()
-                bias_correction2 = 1 - beta2 ** step
-                mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
-                mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
-                mu_product = state["mu_product"].mul_(mu).item()
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                denom = exp_avg_sq.div(bias_correction2).sqrt_().add_(eps)
-                p.addcdiv_(grad, denom, value=_value(-lr * (1.0 - mu) / (1.0 - mu_product)))
-                p.addcdiv_(exp_avg, denom, value=_value((-lr * mu_next) / (1.0 - mu_product * mu_next)))
+            nadam(params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                  [s["mu_product"] for s in states], [s["step"] for s in states],
+                  decoupled_weight_decay=group["decoupled_weight_decay"], foreach=group["foreach"],
+                  differentiable=group["differentiable"], maximize=group["maximize"], beta1=beta1, beta2=beta2,
+                  lr=group["lr"], weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
+                  eps=group["eps"])
         return loss
+
+
+def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, decoupled_weight_decay=False,
+          foreach=None, capturable=False, differentiable=False, has_complex=False, maximize=False, *, beta1, beta2,
+          lr, weight_decay, momentum_decay, eps):
+    """Functional NAdam (torch.optim.nadam.nadam). lantern has no multi-tensor NAdam: every `foreach` runs
+    `_single_tensor_nadam`."""
+    _single_tensor_nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, beta1=beta1, beta2=beta2,
+                         lr=lr, weight_decay=weight_decay, momentum_decay=momentum_decay, eps=eps,
+                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
+
+
+def _single_tensor_nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, *, beta1, beta2, lr,
+                         weight_decay, momentum_decay, eps, decoupled_weight_decay, maximize):
+    """The readable NAdam update, one parameter at a time (torch's `_single_tensor_nadam`)."""
+    lr = _to_scalar(lr)
+    for i, param in enumerate(params):
+        exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
+        step = step_t.add_(1).item()
+        if decoupled_weight_decay:
+            _decay_param(param, lr, weight_decay)
+        grad = _update_grad(param, grads[i], maximize, 0 if decoupled_weight_decay else weight_decay)
+        bias_correction2 = 1 - beta2 ** step
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+        mu_product = mu_products[i].mul_(mu).item()
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = exp_avg_sq.div(bias_correction2).sqrt_().add_(eps)
+        param.addcdiv_(grad, denom, value=_value(-lr * (1.0 - mu) / (1.0 - mu_product)))
+        param.addcdiv_(exp_avg, denom, value=_value((-lr * mu_next) / (1.0 - mu_product * mu_next)))

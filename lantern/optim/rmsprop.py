@@ -9,10 +9,10 @@
 """
 import lantern
 from .optimizer import Optimizer
-from ._common import (_closure_loss, _new_scalar, _no_grad_unless_differentiable, _params_with_grad, _to_scalar,
-                      _validate, _value)
+from ._common import (_closure_loss, _init_group, _new_scalar, _no_grad_unless_differentiable, _to_scalar,
+                      _update_grad, _validate, _value)
 
-__all__ = ["RMSprop"]
+__all__ = ["RMSprop", "rmsprop"]
 
 
 class RMSprop(Optimizer):
@@ -45,22 +45,45 @@ class RMSprop(Optimizer):
         """One RMSprop update of every parameter that has a grad; returns the closure's loss if one is given."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr = _value(_to_scalar(group["lr"]))
-            alpha, eps, momentum, centered = group["alpha"], group["eps"], group["momentum"], group["centered"]
-            for p, grad, state in _params_with_grad(self, group, "RMSprop"):
-                square_avg = state["square_avg"]
-                square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
-                if centered:
-                    grad_avg = state["grad_avg"]
-                    grad_avg.lerp_(grad, 1 - alpha)
-                    avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
-                else:
-                    avg = square_avg.sqrt()
-                avg.add_(eps)
-                if momentum > 0:
-                    buf = state["momentum_buffer"]
-                    buf.mul_(momentum).addcdiv_(grad, avg)
-                    p.add_(buf, alpha=-lr)
-                else:
-                    p.addcdiv_(grad, avg, value=-lr)
+            params, grads, states = _init_group(self, group, "RMSprop")
+            rmsprop(params, grads, [s["square_avg"] for s in states],
+                    [s["grad_avg"] for s in states] if group["centered"] else [],
+                    [s["momentum_buffer"] for s in states] if group["momentum"] > 0 else [],
+                    [s["step"] for s in states], foreach=group["foreach"], maximize=group["maximize"],
+                    differentiable=group["differentiable"], lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                    weight_decay=group["weight_decay"], momentum=group["momentum"], centered=group["centered"])
         return loss
+
+
+def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, foreach=None, maximize=False,
+            differentiable=False, capturable=False, has_complex=False, *, lr, alpha, eps, weight_decay, momentum,
+            centered):
+    """Functional RMSprop (torch.optim.rmsprop.rmsprop). lantern has no multi-tensor RMSprop: every `foreach`
+    runs `_single_tensor_rmsprop`."""
+    _single_tensor_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr=lr,
+                           alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum, centered=centered,
+                           maximize=maximize)
+
+
+def _single_tensor_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, *, lr, alpha,
+                           eps, weight_decay, momentum, centered, maximize):
+    """The readable RMSprop update, one parameter at a time (torch's `_single_tensor_rmsprop`)."""
+    lr = _value(_to_scalar(lr))
+    for i, param in enumerate(params):
+        state_steps[i].add_(1)
+        grad = _update_grad(param, grads[i], maximize, weight_decay)
+        square_avg = square_avgs[i]
+        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        if centered:
+            grad_avg = grad_avgs[i]
+            grad_avg.lerp_(grad, 1 - alpha)
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        avg.add_(eps)
+        if momentum > 0:
+            buf = momentum_buffer_list[i]
+            buf.mul_(momentum).addcdiv_(grad, avg)
+            param.add_(buf, alpha=-lr)
+        else:
+            param.addcdiv_(grad, avg, value=-lr)
