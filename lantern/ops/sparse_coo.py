@@ -225,6 +225,14 @@ class SparseCooMethods:
         _require_coo(self, "coalesce")
         return self if self._storage.coalesced else call(get("_coalesce"), (self,))
 
+    def _indices(self):
+        """The indices (sparse_dim, nnz), coalesced or not (an alias: no copy, no autograd history)."""
+        return call(get("_indices"), (self,))
+
+    def _values(self):
+        """The values (nnz, *dense sizes), coalesced or not (an alias: no copy, no autograd history)."""
+        return call(get("_values"), (self,))
+
     def _nnz(self):
         if self.layout is strided:
             raise NotImplementedError("Could not run '_nnz' with arguments from the 'CPU' backend: a strided "
@@ -275,9 +283,18 @@ class SparseCooMethods:
 # ---- derivatives ----------------------------------------------------------------------------------------------------
 
 def sparse_constructor_values_backward(grad, indices):
-    """The gradient of the values of a sparse tensor: grad read at each entry's position."""
+    """The gradient of the values of a sparse tensor: grad read at each entry's position. A sparse grad that names
+    a position more than once (sparse_mask of an uncoalesced tensor does) holds that position's gradient in each
+    copy, so its copies are averaged, not summed."""
+    position = tuple(indices.unbind(0))
+    if grad.layout is strided:
+        return grad[position]
+    copies = call(get("_sparse_coo_tensor_with_dims_and_tensors"),
+                  (grad.sparse_dim(), 0, grad._size[:grad.sparse_dim()], grad._indices(),
+                   grad._values().new_ones(grad._nnz()), None))
+    counts = copies.to_dense().clamp(min=1)
     dense = grad.to_dense()
-    return dense[tuple(indices.unbind(0))]
+    return dense[position] / counts[position].view((-1,) + (1,) * (dense.dim() - len(position)))
 
 
 def values_backward(grad, self):
@@ -288,7 +305,14 @@ def values_backward(grad, self):
 
 
 def to_dense_backward(grad, self):
-    return grad.sparse_mask(self) if self.layout is sparse_coo else grad
+    """grad read at self's entries, as a COO tensor with self's indices (left unmarked as coalesced, as PyTorch's
+    is)."""
+    if self.layout is not sparse_coo:
+        return grad
+    indices = self._indices()
+    picked = grad.to_dense()[tuple(indices.unbind(0))]
+    return call(get("_sparse_coo_tensor_with_dims_and_tensors"),
+                (indices._size[0], picked.dim() - 1, self._size, indices, picked, indices._size[1] <= 1))
 
 
 _SPARSE_HELPERS = {"sparse_constructor_values_backward": sparse_constructor_values_backward,
