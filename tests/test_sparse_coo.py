@@ -28,6 +28,8 @@ def _node_name(t):
 
 def describe(t):
     """Everything compared of a tensor (sparse or dense), in library-neutral Python values."""
+    if t is None:
+        return None
     if t.layout in (torch.strided, lantern.strided):
         return {"layout": "strided", "dense": t.detach().tolist(), "dtype": str(t.dtype).split(".")[-1],
                 "shape": list(t.shape), "grad_fn": _node_name(t)}

@@ -9,7 +9,8 @@ place, or out of place when building a graph (create_graph) so that the sum stay
 >>> x.grad.tolist()
 [5.0, 5.0]
 """
-from ..core.layout import contiguous_format, strided
+from ..backends.sparse import unmarked_alias
+from ..core.layout import contiguous_format, sparse_coo, strided
 from ..core.state import tls
 from ..core.tensor_impl import _STRIDES_CACHE, contiguous_strides
 
@@ -18,8 +19,8 @@ def accumulate_grad(variable, grad, owned):
     """Add `grad` into variable.grad (`owned`: no one else holds `grad`), then run post-accumulate hooks."""
     old = variable._grad
     if old is None:
-        if grad.layout is not strided:  # a sparse gradient stays sparse: it has no strides to lay out
-            variable._grad = grad if owned else grad.clone()
+        if grad.layout is sparse_coo:  # a sparse gradient stays sparse: it has no strides to lay out
+            variable._grad = unmarked_alias(grad if owned else grad.clone())
         elif owned and not tls.grad_enabled and (
                 (grad._stride is variable._stride and grad._stride is _STRIDES_CACHE.get(grad._size))
                 or _obeys_layout_contract(grad, variable)):

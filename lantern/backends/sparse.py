@@ -110,6 +110,13 @@ def make_coo(indices, values, size, coalesced=False):
                  SPARSE_BACKENDS[sparse_coo])
 
 
+def unmarked_alias(t):
+    """A COO tensor over t's indices and values, not marked coalesced (AccumulateGrad stores a sparse gradient as
+    one, as PyTorch rebuilds it there with _sparse_coo_tensor_unsafe)."""
+    p = t._storage
+    return make_coo(p.indices, p.values, t._size, p.indices._size[1] <= 1)
+
+
 def make_csr(crow_indices, col_indices, values, size):
     """A CSR tensor over its three parts; no checks."""
     return _make(SparseCsrParts(crow_indices, col_indices, values), size, values.dtype, SPARSE_BACKENDS[sparse_csr])

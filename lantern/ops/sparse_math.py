@@ -160,23 +160,27 @@ register_kernel(get("mul"), sparse_coo, _mul_kernel)
 register_kernel(get("div"), sparse_coo, _div_kernel)
 
 
-def _values_map(fn, keep_dtype=True):
-    """A kernel applying `fn` to the values alone: right for functions with f(0) == 0 (neg, abs, sqrt, ...)."""
+def _values_map(fn, linear=False):
+    """A kernel applying `fn` to the values alone: right for functions with f(0) == 0 (neg, abs, sqrt, ...). A
+    function that is not linear needs each position's value once: it runs on the coalesced tensor."""
     def kernel(self, *args):
+        if not linear and not self._storage.coalesced:
+            self = call(get("_coalesce"), (self,))
         indices, values = parts(self)
         result = fn(values)
-        dtype = self.dtype if keep_dtype else dt.from_numpy_dtype(result.dtype)
-        return coo_from_arrays(indices, result.astype(dtype.np), self._size, self._storage.coalesced, dtype)
+        return coo_from_arrays(indices, result.astype(self.dtype.np), self._size, self._storage.coalesced,
+                               self.dtype)
     return kernel
 
 
-ZERO_PRESERVING = {"neg": np.negative, "abs": np.abs, "sqrt": np.sqrt, "sin": np.sin, "tan": np.tan,
+ZERO_PRESERVING = {"abs": np.abs, "sqrt": np.sqrt, "sin": np.sin, "tan": np.tan,
                    "tanh": np.tanh, "asin": np.arcsin, "atan": np.arctan, "sinh": np.sinh, "expm1": np.expm1,
                    "log1p": np.log1p, "relu": lambda v: np.maximum(v, 0), "sign": np.sign, "trunc": np.trunc,
                    "floor": np.floor, "ceil": np.ceil, "deg2rad": np.deg2rad, "rad2deg": np.rad2deg}
 for _name, _fn in ZERO_PRESERVING.items():
     register_kernel(get(_name), sparse_coo, _values_map(_fn))
-register_kernel(get("clone"), sparse_coo, lambda self, memory_format=None: _values_map(np.copy)(self))
+register_kernel(get("neg"), sparse_coo, _values_map(np.negative, linear=True))
+register_kernel(get("clone"), sparse_coo, lambda self, memory_format=None: _values_map(np.copy, linear=True)(self))
 
 
 def _to_copy_kernel(self, dtype=None, device=None, memory_format=None):
@@ -231,8 +235,8 @@ def _check_mm(name, a, b):
     if a.dim() != 2 or b.dim() != 2:
         raise RuntimeError(f"{name}: expected 2D matrices, got {a.dim()}D and {b.dim()}D tensors")
     if a._size[1] != b._size[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a._size[0]}x{a._size[1]} and "
-                           f"{b._size[0]}x{b._size[1]})")
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {a._size[1]}, got {b._size[0]} ({name}"
+                           f" of {shape_str(a._size)} and {shape_str(b._size)}: mat1's columns must match mat2's rows)")
     if a.dtype is not b.dtype:
         raise RuntimeError(f"{name}: expected mat1 and mat2 to have the same dtype, but got: {a.dtype.legacy} != "
                            f"{b.dtype.legacy}")
@@ -327,7 +331,9 @@ def sparse_sum(self, dim=None):
 def _sum_kernel(self, dim=None, keepdim=False, dtype=None):
     if keepdim:
         raise RuntimeError("sum: keepdim=True is not supported for sparse tensors by lantern")
-    result = sparse_sum(self, dim if dim else None)
+    if isinstance(dim, int):
+        dim = [dim]
+    result = sparse_sum(self, dim if dim else None)   # dim=[] sums everything, as dim=None does
     return result if dtype is None else result.to(dtype)
 
 

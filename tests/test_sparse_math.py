@@ -1,0 +1,151 @@
+"""Arithmetic on COO tensors against torch: sums with dense and sparse tensors, products with scalars and matrices,
+torch.sparse.{mm, addmm, sum, softmax, log_softmax}, and the gradients that reach dense operands and sparse values.
+"""
+import numpy as np
+import pytest
+import torch
+
+import lantern
+from test_sparse_coo import INDICES, VALUES, coo, raises_same, same
+
+COALESCED = ([[0, 1, 1], [2, 0, 2]], [3.0, 4.0, 5.0])
+DENSE = np.arange(6.0, dtype=np.float32).reshape(2, 3) - 2.5
+MATRIX = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+
+
+def dense(lib, arr=DENSE, **kwargs):
+    return lib.tensor(arr, **kwargs)
+
+
+def coalesced(lib, **kwargs):
+    return lib.sparse_coo_tensor(*COALESCED, (2, 3), **kwargs)
+
+
+# ---- sums and products ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda m: dense(m) + coo(m),
+    lambda m: dense(m) - coo(m),
+    lambda m: m.add(dense(m), coo(m), alpha=2),
+    lambda m: m.eye(3)[:2] + coo(m, values=[1, 2, 3, 4]),                  # float + int64 promotes
+    lambda m: coo(m) + coo(m),
+    lambda m: coo(m) + coalesced(m),
+    lambda m: coalesced(m) + m.sparse_coo_tensor([[0, 1], [0, 2]], [1.0, 2.0], (2, 3)).coalesce(),
+    lambda m: coalesced(m) - coalesced(m) * 3,
+    lambda m: dense(m).add_(coo(m)),
+    lambda m: dense(m).sub_(coo(m), alpha=3),
+    lambda m: coo(m) * 2,
+    lambda m: 2.5 * coo(m),
+    lambda m: coo(m) * m.tensor(3.0),
+    lambda m: coo(m) * dense(m),
+    lambda m: dense(m) * coo(m),
+    lambda m: coo(m, values=[1, 2, 3, 4]) * 0.5,
+    lambda m: coo(m) * coalesced(m),
+    lambda m: coo(m) / 4,
+    lambda m: coo(m, values=[1, 2, 3, 4]) / 2,
+    lambda m: -coo(m),
+    lambda m: coo(m).abs(),
+    lambda m: coalesced(m).sqrt(),
+    lambda m: coo(m).tanh(),
+], ids=["dense+sparse", "dense-sparse", "alpha", "promote", "sparse+same", "sparse+coalesced", "both-coalesced",
+        "sub-coalesced", "add_", "sub_", "mul-scalar", "rmul", "mul-0dim", "sparse*dense", "dense*sparse",
+        "int*float", "sparse*sparse", "div", "int-div", "neg", "abs", "sqrt", "tanh"])
+def test_elementwise(fn):
+    same(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.mm(coo(m), dense(m, MATRIX)),
+    lambda m: m.spmm(coo(m), dense(m, MATRIX)),
+    lambda m: coo(m) @ dense(m, MATRIX),
+    lambda m: m.matmul(coo(m), dense(m, MATRIX)),
+    lambda m: dense(m, MATRIX.T[:, :2]) @ coo(m),
+    lambda m: coo(m) @ dense(m, MATRIX[:, 0]),
+    lambda m: coo(m) @ coo(m).t(),
+    lambda m: m.addmm(dense(m, MATRIX[:2]), coo(m), dense(m, MATRIX)),
+    lambda m: m.addmm(dense(m, MATRIX[0]), coo(m), dense(m, MATRIX), beta=0.5, alpha=2),
+    lambda m: m.sparse.mm(coo(m), dense(m, MATRIX)),
+    lambda m: m.sparse.mm(coo(m), coo(m).t()),
+    lambda m: m.sparse.addmm(dense(m, MATRIX[:2]), coo(m), dense(m, MATRIX), beta=2, alpha=0.5),
+], ids=["mm", "spmm", "matmul-op", "matmul", "dense@sparse", "mv", "sparse@sparse", "addmm", "addmm-bias",
+        "sparse.mm", "sparse.mm-sparse", "sparse.addmm"])
+def test_matrix_products(fn):
+    same(fn)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda m: m.mm(coo(m), dense(m, MATRIX[:2])), "Expected dim 0 size 3, got 2"),
+    (lambda m: m.mm(coo(m), dense(m, MATRIX, dtype=m.float64)), None),
+    (lambda m: coo(m) * dense(m, MATRIX), None),
+])
+def test_product_errors(fn, message):
+    raises_same(fn, message)
+
+
+# ---- reductions and softmax -----------------------------------------------------------------------------------------
+
+HYBRID = ([[0, 1, 1]], np.arange(6.0, dtype=np.float32).reshape(3, 2) - 2, (3, 2))
+
+
+def hybrid(lib, **kwargs):
+    return lib.sparse_coo_tensor(HYBRID[0], HYBRID[1], HYBRID[2], **kwargs)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: coo(m).sum(),
+    lambda m: coo(m).sum(1),
+    lambda m: coo(m).sum(0),
+    lambda m: coo(m, values=[1, 2, 3, 4]).sum(),
+    lambda m: m.sparse.sum(coo(m)),
+    lambda m: m.sparse.sum(coo(m), 0),
+    lambda m: m.sparse.sum(coo(m), (0, 1)),
+    lambda m: m.sparse.sum(hybrid(m), 1),
+    lambda m: m.sparse.sum(hybrid(m), 0),
+    lambda m: m.sparse.sum(coo(m), dtype=m.float64),
+    lambda m: m.sparse.softmax(coo(m), 1),
+    lambda m: m.sparse.softmax(coo(m), 0),
+    lambda m: m.sparse.log_softmax(coo(m), -1),
+    lambda m: m.sparse.softmax(hybrid(m), 1),
+    lambda m: m.sparse.softmax(hybrid(m), 0),
+], ids=["sum", "sum-1", "sum-0", "sum-int", "sparse.sum", "sparse.sum-0", "sparse.sum-all", "hybrid-sum-dense",
+        "hybrid-sum-sparse", "sum-dtype", "softmax-1", "softmax-0", "log_softmax", "hybrid-softmax-dense",
+        "hybrid-softmax-sparse"])
+def test_reductions_and_softmax(fn):
+    same(fn)
+
+
+# ---- gradients ----------------------------------------------------------------------------------------------------
+
+def _grad_case(lib, forward, sparse_leaf):
+    """forward(lib, s, w) with a dense weight w and a sparse s (a leaf, or built from values v that require grad)."""
+    w = dense(lib, MATRIX, requires_grad=True)
+    v = lib.tensor(VALUES, requires_grad=True)
+    s = coo(lib).coalesce().requires_grad_() if sparse_leaf else lib.sparse_coo_tensor(INDICES, v, (2, 3))
+    out = forward(lib, s, w)
+    out = out.to_dense() if out.layout is not lib.strided else out
+    (out * lib.linspace(-1, 1, out.numel()).view(out.shape)).sum().backward()
+    return out, w.grad, s.grad if sparse_leaf else v.grad
+
+
+@pytest.mark.parametrize("sparse_leaf", [False, True], ids=["values", "leaf"])
+@pytest.mark.parametrize("forward", [
+    lambda m, s, w: m.mm(s, w),
+    lambda m, s, w: m.sparse.mm(s, w),
+    lambda m, s, w: m.sparse.addmm(w[:2], s, w, beta=2, alpha=3),
+    lambda m, s, w: m.addmm(w[:2], s, w),
+    lambda m, s, w: w.t()[:, :2] @ s,
+    lambda m, s, w: m.sparse.sum(s * 2, 1),
+    lambda m, s, w: m.sparse.softmax(s, 1),
+    lambda m, s, w: m.sparse.log_softmax(s, 0),
+    lambda m, s, w: (m.ones(2, 3) + s) @ w,
+], ids=["mm", "sparse.mm", "sparse.addmm", "addmm", "dense@sparse", "sparse.sum", "softmax", "log_softmax",
+        "dense+sparse"])
+def test_gradients(forward, sparse_leaf):
+    same(lambda m: _grad_case(m, forward, sparse_leaf))
+
+
+def test_sparse_mm_double_backward_matches_gradcheck():
+    s = lantern.sparse_coo_tensor(*COALESCED, (2, 3), dtype=lantern.float64)
+    w = lantern.tensor(MATRIX, dtype=lantern.float64, requires_grad=True)
+    assert lantern.autograd.gradcheck(lambda w: lantern.sparse.mm(s, w), (w,))
+    assert lantern.autograd.gradgradcheck(lambda w: lantern.sparse.mm(s, w * w), (w,))
