@@ -24,12 +24,13 @@ from .core.tensor_impl import TENSOR_CLASS, TensorImpl
 from .ops import binding, keyword_aliases, registry
 from .ops.dispatcher import call, entry
 from .ops.sparse_coo import SparseCooMethods
+from .ops.sparse_csr import SparseCsrMethods
 from .core.state import tls as _tls
 
 _op = registry.get
 
 
-class Tensor(TensorImpl, SparseCooMethods):
+class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
     """A strided view over an UntypedStorage (see lantern.core.tensor_impl for the metadata), or a sparse tensor
     over its indices and values (lantern.backends.sparse)."""
 

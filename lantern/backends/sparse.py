@@ -122,6 +122,18 @@ def make_csr(crow_indices, col_indices, values, size):
     return _make(SparseCsrParts(crow_indices, col_indices, values), size, values.dtype, SPARSE_BACKENDS[sparse_csr])
 
 
+LAYOUT_TITLES = {"strided": "Strided", "sparse_coo": "Sparse", "sparse_csr": "SparseCsr"}  # as errors name them
+
+
+def refuse_other_layouts(op, expected):
+    """`op` (reading a part of one sparse layout) raises PyTorch's "<op> expected <expected> but got <layout>" for a
+    tensor of any other layout."""
+    def refuse(op_, args):
+        raise RuntimeError(f"{op.schema.name} expected {expected} but got {LAYOUT_TITLES[args[0].layout.name]}")
+    for key in (DispatchKey.CPU, DispatchKey.SparseCPU, DispatchKey.SparseCsrCPU):
+        op.kernels.setdefault(key, refuse)
+
+
 def register_kernel(op, layout, kernel):
     """Run `kernel(*args)` for `op` when an input has `layout` (its backend's dispatch key chosen). The kernel runs
     with grad mode off, as a backend kernel does: the ops it calls record nothing (the autograd key records `op`)."""

@@ -13,7 +13,7 @@ lantern.ops.sparse_math.
 import numpy as np
 
 from ..backends.cpu import cpu
-from ..backends.sparse import make_coo, register_kernel
+from ..backends.sparse import LAYOUT_TITLES, make_coo, refuse_other_layouts, register_kernel
 from ..core import dtype as dt
 from ..core.layout import sparse_coo, sparse_csr, strided
 from ..core.tensor_impl import TensorImpl
@@ -199,11 +199,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
 
 def _require_coo(t, what):
     if t.layout is not sparse_coo:
-        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got {_layout_title(t.layout)}")
-
-
-def _layout_title(layout):
-    return {"strided": "Strided", "sparse_csr": "SparseCsr"}.get(layout.name, layout.name)
+        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got {LAYOUT_TITLES[t.layout.name]}")
 
 
 class SparseCooMethods:
@@ -304,23 +300,11 @@ def values_backward(grad, self):
                 (indices._size[0], grad.dim() - 1, self._size, indices, grad, self.is_coalesced()))
 
 
-def to_dense_backward(grad, self):
-    """grad read at self's entries, as a COO tensor with self's indices (left unmarked as coalesced, as PyTorch's
-    is)."""
-    if self.layout is not sparse_coo:
-        return grad
-    indices = self._indices()
-    picked = grad.to_dense()[tuple(indices.unbind(0))]
-    return call(get("_sparse_coo_tensor_with_dims_and_tensors"),
-                (indices._size[0], picked.dim() - 1, self._size, indices, picked, indices._size[1] <= 1))
-
-
 _SPARSE_HELPERS = {"sparse_constructor_values_backward": sparse_constructor_values_backward,
-                   "values_backward": values_backward, "to_dense_backward": to_dense_backward}
+                   "values_backward": values_backward}
 
 derivative("_sparse_coo_tensor_with_dims_and_tensors", name="SparseCooTensorWithDimsAndTensorsBackward0",
            values="sparse_constructor_values_backward(grad, indices)", helpers=_SPARSE_HELPERS)
-derivative("_to_dense", name="ToDenseBackward0", self="to_dense_backward(grad, self)", helpers=_SPARSE_HELPERS)
 derivative("_to_sparse", name=lambda args: "ToSparseBackward1" if args[1] is None else "ToSparseBackward0",
            self="grad.to_dense()")
 derivative("_coalesce", name="CoalesceBackward0", self="grad")
@@ -328,3 +312,4 @@ derivative("values", name="ValuesBackward0", self="values_backward(grad, self)",
 derivative("sparse_mask", name="SparseMaskBackward0", self="grad.to_dense()")
 for _name in ("_indices", "_values", "indices"):
     nondifferentiable(_name)
+refuse_other_layouts(get("indices"), "sparse coordinate tensor layout")

@@ -35,10 +35,11 @@ def sparse_repr(t):
     suffixes.append(f"layout={t.layout!r}")
     suffixes.extend(_autograd_suffixes(t))
     text = _PREFIX + body
-    line_len = 0
+    coo = t.layout.name == "sparse_coo"
+    line_len = len(text) - text.rfind("\n") + 1   # PyTorch counts the last line two characters longer
     for i, suffix in enumerate(suffixes):
         width = _torch_len(suffix)
-        if i == 0 or line_len + width + 2 > _options["linewidth"]:  # PyTorch starts the suffixes on their own line
+        if (i == 0 and coo) or line_len + width + 2 > _options["linewidth"]:  # COO's start on their own line
             text += ",\n" + " " * indent + suffix
             line_len = indent + width
         else:
