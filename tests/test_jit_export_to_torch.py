@@ -43,9 +43,6 @@ def _transformer():
 
 MODELS = {"mlp": _mlp, "cnn": _cnn, "lstm": _lstm, "transformer_encoder": _transformer}
 NOT_YET = {
-    ("lstm", "script"): "LSTM.forward takes Tensor-or-PackedSequence input and Optional state, which lantern's "
-                        "script cannot type (no Union/PackedSequence annotations), and its recurrence is an autograd "
-                        "Function over NumPy kernels with no aten::lstm op to compile to",
     ("transformer_encoder", "script"): "MultiheadAttention.forward uses generator expressions (any(...)), which "
                                        "lantern's script does not compile",
 }
@@ -87,6 +84,74 @@ def test_saved_module_runs_in_torch(name, how, tmp_path):
     with torch.no_grad():
         got = loaded(torch.from_numpy(x.numpy())).detach().numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    round_trip = lantern.jit.load(str(tmp_path / "model.pt"))
+    np.testing.assert_allclose(round_trip(x).detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+LSTM_CASES = {
+    "default": ({}, (6, 3, 5), False),
+    "batch_first": ({"batch_first": True}, (3, 6, 5), False),
+    "bidirectional_2_layers": ({"bidirectional": True, "num_layers": 2}, (6, 3, 5), False),
+    "projections": ({"proj_size": 4}, (6, 3, 5), True),
+    "no_bias_with_state": ({"bias": False}, (6, 3, 5), True),
+    "unbatched": ({}, (6, 5), False),
+    "unbatched_with_state": ({}, (6, 5), True),
+}
+
+
+@pytest.mark.parametrize("case", list(LSTM_CASES))
+def test_scripted_lstm_state_runs_in_torch(case, tmp_path):
+    """A scripted nn.LSTM itself: its forward calls aten::lstm over _flat_weights (saved as torch's List[Tensor]),
+    and torch returns the same output and (h_n, c_n), with and without a given state."""
+    kwargs, shape, with_state = LSTM_CASES[case]
+    lantern.manual_seed(0)
+    model = nn.LSTM(5, 7, **kwargs).eval()
+    x = lantern.randn(*shape)
+    args = (x,)
+    if with_state:
+        layers = (2 if model.bidirectional else 1) * model.num_layers
+        batch = shape[1:2] if len(shape) == 3 else ()
+        args = (x, (lantern.randn(layers, *batch, model.proj_size or 7), lantern.randn(layers, *batch, 7)))
+    out, (h, c) = model(*args)
+    _export(model, x, "script", tmp_path / "lstm.pt")
+    in_torch = torch.jit.load(str(tmp_path / "lstm.pt"))
+    torch_args = [torch.from_numpy(x.numpy())] + [tuple(torch.from_numpy(t.numpy()) for t in args[1])
+                                                  for _ in range(with_state)]
+    with torch.no_grad():
+        t_out, (t_h, t_c) = in_torch(*torch_args)
+    l_out, (l_h, l_c) = lantern.jit.load(str(tmp_path / "lstm.pt"))(*args)
+    for ours, theirs, round_trip in ((out, t_out, l_out), (h, t_h, l_h), (c, t_c, l_c)):
+        np.testing.assert_allclose(theirs.numpy(), ours.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(round_trip.detach().numpy(), ours.detach().numpy())
+
+
+def test_scripted_lstm_refuses_a_packed_sequence():
+    """torch's script compiles a second forward for a PackedSequence; lantern's compiles the Tensor one only."""
+    scripted = lantern.jit.script(nn.LSTM(3, 4))
+    packed = nn.utils.rnn.pack_padded_sequence(lantern.randn(5, 2, 3), [5, 3])
+    with pytest.raises(RuntimeError, match="(?s)Expected a value of type 'Tensor.*' for argument 'input'.*"
+                                           "Value: PackedSequence"):
+        scripted(packed)
+
+
+def test_lstm_function_matches_torch():
+    """lantern.lstm, what the scripted forward calls, is torch.lstm (aten::lstm): both overloads."""
+    lantern.manual_seed(0)
+    model = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    weights = [w.detach() for w in model._flat_weights]
+    x, h0, c0 = lantern.randn(5, 2, 3), lantern.randn(4, 2, 4), lantern.randn(4, 2, 4)
+    ours = lantern.lstm(x, [h0, c0], weights, True, 2, 0.0, False, True, False)
+    theirs = torch.lstm(*(torch.from_numpy(t.numpy()) for t in (x,)), [torch.from_numpy(t.numpy()) for t in (h0, c0)],
+                        [torch.from_numpy(w.numpy()) for w in weights], True, 2, 0.0, False, True, False)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+    packed = nn.utils.rnn.pack_padded_sequence(x, [5, 3])
+    ours = lantern.lstm(packed.data, packed.batch_sizes, [h0, c0], weights, True, 2, 0.0, False, True)
+    theirs = torch.lstm(torch.from_numpy(packed.data.numpy()), torch.from_numpy(packed.batch_sizes.numpy()),
+                        [torch.from_numpy(t.numpy()) for t in (h0, c0)], [torch.from_numpy(w.numpy()) for w in weights],
+                        True, 2, 0.0, False, True)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
 
 
 LAYERS = {

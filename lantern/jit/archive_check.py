@@ -38,7 +38,7 @@ __all__ = ["ClassLayout", "check_graph", "check_ir_layout", "check_member_name",
 
 _OP_NAMESPACES = ("lantern", "lantern.nn.functional", "lantern.linalg")
 _OP_MODULES = ("lantern.ops.", "lantern._functions", "lantern._construct", "lantern.nn.functional", "lantern.linalg",
-               "lantern.core.promotion")
+               "lantern.core.promotion", "lantern.nn.modules.rnn")  # the last for lantern.lstm (aten::lstm)
 
 # prim:: kinds the interpreter runs that call nothing named by the file (the rest of its builtins are in _PYTHON_OPS)
 _PRIM_KINDS = {"prim::Constant", "prim::If", "prim::Loop", "prim::TupleUnpack", "prim::ListUnpack",
@@ -111,6 +111,10 @@ def _check_record(record):
     if not isinstance(record, dict) or not isinstance(record.get("ir"), str) or \
             not isinstance(record.get("refs"), list):
         _fail("a graph record of code/__torch__.ir is malformed")
+    defaults = record.get("defaults", {})
+    if type(defaults) is not dict or not all(type(k) is str and type(v) is str and len(v) < 1000
+                                             for k, v in defaults.items()):
+        _fail("the argument defaults of a graph record of code/__torch__.ir are malformed")
     for ref in record["refs"]:
         if not isinstance(ref, dict) or type(ref.get("node")) is not int or not isinstance(ref.get("attribute"), str):
             _fail(f"a reference of code/__torch__.ir is malformed: {ref!r:.80}")

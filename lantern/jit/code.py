@@ -460,11 +460,13 @@ class _Printer:
 
     def function(self, name, annotate_self):
         inputs = list(self.graph.inputs())
+        defaults = getattr(self.graph, "_defaults", None) or [None] * len(inputs)
         params = []
-        for i, v in enumerate(inputs):
+        for i, (v, default) in enumerate(zip(inputs, defaults)):
             is_self = i == 0 and _is_class_type(v.type())
             n = self.name(v, "self" if is_self else "arg")
-            params.append(n if is_self and not annotate_self else f"{n}: {annotation(v.type())}")
+            param = n if is_self and not annotate_self else f"{n}: {annotation(v.type())}"
+            params.append(param if default is None else f"{param}={self.literal(default.value)}")
         outs = list(self.graph.outputs())
         if len(outs) == 1:
             ret_type = annotation(outs[0].type())

@@ -196,7 +196,7 @@ class _Compiler:
     def __init__(self):
         self.functions = {}
         self.modules = {}
-        self.private_attributes = {}  # id(module) -> its `_name` attributes that compiled code reads
+        self.private_attributes = {}  # id(module) -> its `_name` attributes and properties that compiled code reads
 
     # -- functions
     def compile_function(self, fn):
@@ -376,7 +376,7 @@ class _Compiler:
         for name in names:
             self.compile_method(mod, name)
         for k in self.private_attributes.pop(id(mod), ()):
-            attrs[k] = vars(mod)[k]
+            attrs[k] = getattr(mod, k)  # a property's value as the module is compiled (RNNBase._flat_weights)
         scripted = RecursiveScriptModule._construct(cls.__name__, params, buffers, subs, attrs, methods,
                                                     training=mod.training)
         self.modules[id(mod)] = (scripted, methods, mod)
@@ -432,8 +432,11 @@ class _Compiler:
         constant = _constant_attribute(mod, name)
         if constant is not None:
             return emitter.const(constant.value)
-        if name in vars(mod):
-            value = vars(mod)[name]
+        if inspect.isfunction(vars(mod).get(name)):  # a function the module holds (TransformerEncoderLayer's
+            return emitter.py_value(vars(mod)[name], name)  # activation = F.relu): compiled where it is called
+        is_property = isinstance(inspect.getattr_static(type(mod), name, None), property)
+        if name in vars(mod) or is_property:
+            value = getattr(mod, name)
             try:
                 t = type_of(value)
             except RuntimeError:
@@ -441,7 +444,7 @@ class _Compiler:
                             "supported in TorchScript)", src) from None
             if isinstance(t, TensorType):
                 t = TensorType.get()
-            if name.startswith("_"):
+            if name.startswith("_") or is_property:
                 self.private_attributes.setdefault(id(mod), set()).add(name)
             return emitter.node1("prim::GetAttr", [mv.value], t, {"name": name}, src)
         raise error(f"Module '{type(mod).__name__}' has no attribute '{name}'", src)

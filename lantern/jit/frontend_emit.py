@@ -819,6 +819,8 @@ class FunctionEmitter:
         v = self.as_value(self.emit_expr(e.operand, env), e)
         t = v.type()
         if isinstance(e.op, ast.Not):
+            if self.is_const(v) and isinstance(self.const_value(v), bool):  # `not is_scripting()` stays static
+                return self.const(not self.const_value(v))
             return self.node1("aten::__not__", [self.as_bool(v, e)], BoolType.get(), src=e)
         if isinstance(e.op, ast.UAdd):
             return v

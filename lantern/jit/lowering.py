@@ -38,14 +38,17 @@ def lower(emitter, fn, args, kwargs, src):
         raise error(f"{name}(): {exc}", src) from None
     supplied = set(bound.arguments)
     bound.apply_defaults()
-    values = {k: emitter.as_value(v, src) if k in supplied else emitter.const(v)
-              for k, v in bound.arguments.items()}
+    variadic = {p.name for p in bound.signature.parameters.values() if p.kind is p.VAR_POSITIONAL}
+    values = {k: [emitter.as_value(x, src) for x in v] if k in variadic else
+              emitter.as_value(v, src) if k in supplied else emitter.const(v) for k, v in bound.arguments.items()}
     return rule(_Call(emitter, values, src, name))
 
 
 def _functional(name):
+    """The lantern function rule `name` lowers: lantern.nn.functional's, else the top-level one (lantern.lstm)."""
+    import lantern
     from ..nn import functional
-    return getattr(functional, name, None)
+    return getattr(functional, name, None) or getattr(lantern, name, None)
 
 
 class _Call:
@@ -168,6 +171,12 @@ def _embedding(call):
                      call["scale_grad_by_freq"], call["sparse"])
 
 
+def _lstm(call):
+    """torch.lstm, either overload (padded input with hx first, or packed data with batch_sizes first): three
+    outputs (output, h_n, c_n)."""
+    return call.aten("lstm", call["input"], *call["args"], tuple_of=3)
+
+
 def _unary(op):
     return lambda call: call.aten(op, call["input"])
 
@@ -198,4 +207,5 @@ _RULES = {
     "batch_norm": _batch_norm,
     "layer_norm": _layer_norm,
     "embedding": _embedding,
+    "lstm": _lstm,
 }

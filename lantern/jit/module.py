@@ -74,12 +74,16 @@ def _bind(name, graph, args, kwargs, skip):
     if len(args) + len(kwargs) > len(names):
         raise RuntimeError(f"{name}() expected at most {len(names) + skip} argument(s) but received "
                            f"{len(args) + len(kwargs) + skip} argument(s). Declaration: {_schema(name, graph)}")
+    defaults = (getattr(graph, "_defaults", None) or [None] * (len(names) + skip))[skip:]
     bound = list(args)
-    for arg in names[len(args):]:
-        if arg not in kwargs:
+    for arg, default in zip(names[len(args):], defaults[len(args):]):
+        if arg in kwargs:
+            bound.append(kwargs[arg])
+        elif default is not None:
+            bound.append(default.value)
+        else:
             raise RuntimeError(f"{name}() is missing value for argument '{arg}'. Declaration: "
                                f"{_schema(name, graph)}")
-        bound.append(kwargs[arg])
     for key in kwargs:
         if key not in names[len(args):]:
             raise RuntimeError(f"Unknown keyword argument '{key}' for operator '{name}'. Schema: "

@@ -103,8 +103,9 @@ class _TypedList:
         self.builder, self.items = _LIST_BUILDERS[element], items
 
 
-def _typed_list_or_value(value):
-    """`value`, or a _TypedList for it when torch keeps such a list unboxed (List[int], ...)."""
+def _typed_list_or_value(value, plain):
+    """`value`, or a _TypedList for it when torch keeps such a list unboxed (List[int], ...); a parameter in a
+    List[Tensor] is written as the module's plain tensor for it (`plain`: id(parameter) -> that tensor)."""
     if type(value) is not list or not value:
         return value
     from .types import ListType, type_of
@@ -113,6 +114,9 @@ def _typed_list_or_value(value):
     except RuntimeError:
         return value
     element = t.getElementType().annotation_str() if isinstance(t, ListType) else None
+    if element == "Tensor":
+        from ..nn.parameter import Parameter
+        value = [plain[id(x)] if id(x) in plain else _plain(x) if isinstance(x, Parameter) else x for x in value]
     return _TypedList(element, value) if element in _LIST_BUILDERS else value
 
 
@@ -189,7 +193,13 @@ class _Classes:
                     refs.append({"node": index, "attribute": attr, **self._encode_ref(value)})
             if node.kind().startswith("aten::") and "op" not in node.attrs:
                 refs.append({"node": index, "attribute": "op", "absent": True})  # parse_ir would add one
-        return {"ir": str(g), "refs": refs}
+        record = {"ir": str(g), "refs": refs}
+        defaults = getattr(graph, "_defaults", None)
+        if defaults:  # argument name -> its default as a Python literal
+            from .frontend import _arg_name
+            record["defaults"] = {_arg_name(v): repr(d.value) for v, d in zip(graph.inputs(), defaults)
+                                  if d is not None}
+        return record
 
     def _constant_index(self, value):
         for i, c in enumerate(self.constants):
@@ -254,6 +264,8 @@ def _with_class_names(graph, self_name):
     `self` input's type renamed to `self_name` (the class it is saved as) when given."""
     from .types import ClassType
     g = graph.copy()
+    if getattr(graph, "_defaults", None):
+        g._defaults = graph._defaults
 
     def fix(values):
         for v in values:
@@ -310,13 +322,12 @@ def _module_object(m, classes):
         child_objects[name] = _module_object(child, classes)
         children[name] = type(child_objects[name])._qualname
     qualname = classes.class_of(m, children)
-    state = {}
-    for name, p in m._parameters.items():
-        state[name] = None if p is None else _plain(p)
+    plain = {id(p): _plain(p) for p in m._parameters.values() if p is not None}
+    state = {name: None if p is None else plain[id(p)] for name, p in m._parameters.items()}
     state.update(m._buffers)
     state["training"] = m.training
     for name in m.__dict__.get("_attributes", ()):
-        state[name] = _typed_list_or_value(getattr(m, name))
+        state[name] = _typed_list_or_value(getattr(m, name), plain)
     state.update(child_objects)
     return _record_class(qualname)(state)
 
@@ -508,6 +519,9 @@ class _Graphs:
             else:
                 attrs[ref["attribute"]] = self._decode_ref(ref)
         check_graph(graph, self.layouts, self_class)
+        _dtype_constants(graph)
+        if "defaults" in record:
+            graph._defaults = _decode_defaults(record["defaults"], graph)
         return graph
 
     def constant(self, name):
@@ -527,6 +541,41 @@ class _Graphs:
         from .frontend import _FunctionRef
         from .module import ScriptFunction
         return _FunctionRef(ref["function"], ScriptFunction(ref["function"], self.decode(ref, None)))
+
+
+def _dtype_constants(graph):
+    """The IR keeps a dtype constant as its ScalarType int, as torch's does; an operator's ScalarType argument gets
+    the dtype itself (a scripted `prim::dtype(x)` already gives one; a saved trace's `aten::zeros(..., 6, ...)`
+    gets float32)."""
+    from ..ops.registry import REGISTRY
+    from .types import DtypeType, dtype_from_index
+    for node in list(_all_nodes(graph.block())):
+        op = REGISTRY.get(node.attrs.get("op") or "")
+        if op is None:
+            continue
+        for i, (arg, value) in enumerate(zip(op.schema.args, node.inputs())):
+            producer = value.node()
+            if arg.type == "ScalarType" and producer.kind() == "prim::Constant" and \
+                    type(producer.attrs.get("value")) is int:
+                constant = graph.create("prim::Constant")
+                constant.attrs["value"] = dtype_from_index(producer.attrs["value"])
+                constant.output().setType(DtypeType.get())
+                constant.insertBefore(node)
+                node.replaceInput(i, constant.output())
+
+
+def _decode_defaults(defaults, graph):
+    """A method record's argument defaults (name -> Python literal) as the frontend keeps them: one entry per
+    graph input, None where the argument has no default."""
+    import ast
+    from .frontend import _arg_name, _Default
+    names = [_arg_name(v) for v in graph.inputs()]
+    if not set(defaults) <= set(names):
+        raise RuntimeError(f"lantern.jit.load: defaults name arguments the graph lacks: {sorted(defaults)!r:.80}")
+    try:
+        return [_Default(ast.literal_eval(defaults[n])) if n in defaults else None for n in names]
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise RuntimeError("lantern.jit.load: an argument default of the archive is not a Python literal") from None
 
 
 def _layouts(root, classes):
@@ -577,17 +626,19 @@ def _build(obj, graphs):
     qualname = type(obj)._qualname
     info = graphs.classes[qualname]
     state = dict(obj.state)
-    params = {}
+    params, as_parameter = {}, {}  # as_parameter: id(saved tensor) -> the Parameter made of it
     for name in info["parameters"]:
         t = state.pop(name)
         if t is not None and not isinstance(t, TensorImpl):
             raise RuntimeError(f"lantern.jit.load: parameter {name} of {qualname} is a {type(t).__name__}")
         params[name] = None if t is None else Parameter(t, t.requires_grad)
+        as_parameter[id(t)] = params[name]
     buffers = {name: state.pop(name) for name in info["buffers"]}
     if any(b is not None and not isinstance(b, TensorImpl) for b in buffers.values()):
         raise RuntimeError(f"lantern.jit.load: a buffer of {qualname} is not a tensor")
     training = state.pop("training", True)
     submodules = {name: _build(v, graphs) for name, v in state.items() if isinstance(v, _Object)}
-    attributes = {name: v for name, v in state.items() if name not in submodules}
+    attributes = {name: [as_parameter.get(id(x), x) for x in v] if type(v) is list else v
+                  for name, v in state.items() if name not in submodules}  # a List[Tensor] holds the parameters
     return RecursiveScriptModule._construct(info["original_name"], params, buffers, submodules, attributes,
                                             graphs.methods(qualname), training)

@@ -18,6 +18,7 @@ step equations written as ordinary differentiable lantern ops (`_composite_direc
 import math
 import numbers
 import warnings
+from typing import Optional, Tuple
 
 import lantern
 from .. import functional as F, init
@@ -26,6 +27,7 @@ from ..utils.rnn import PackedSequence
 from ...autograd.function import Function
 from ...core.state import tls
 from ...ops import autocast
+from ..._tensor import Tensor
 from ...ops.nn_rnn import gru_backward, gru_forward, lstm_backward, lstm_forward, rnn_backward, rnn_forward
 from .module import Module
 
@@ -464,43 +466,86 @@ class RNNBase(Module):
     def _run(self, x, h0, c0, batch_sizes):
         """All layers and directions over time-major x (T, B, input_size), or packed rows (N, input_size) with
         batch_sizes (a list). Returns (output, h_n, c_n) where c_n is None unless LSTM."""
-        mode = self.mode
-        directions = 2 if self.bidirectional else 1
-        if tls.autocast is not None:  # as PyTorch's CPU kernels: LSTM and RNN wholly in autocast's dtype, state
-            if mode == "GRU":         # too; autocast does not reach GRU's products
-                return autocast.excluded(self._run, x, h0, c0, batch_sizes)
-            h0, c0 = autocast.to_region_dtype(h0), autocast.to_region_dtype(c0)
-        h_out, c_out = [], []
-        layer_input = x
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(directions):
-                index = layer * directions + direction
-                weights = [getattr(self, name) for name in self._all_weights[index]]
-                w_ih, w_hh = weights[0], weights[1]
-                b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
-                w_hr = weights[-1] if self.proj_size > 0 else None
-                folded = b_ih if b_ih is None or mode == "GRU" else b_ih + b_hh
-                b_rec = b_hh if mode == "GRU" else None
-                flat = layer_input if batch_sizes is not None else layer_input.reshape(-1, layer_input.size(-1))
-                xw = _linear(flat, w_ih, folded)
-                c_init = None if c0 is None else c0.select(0, index)
-                if batch_sizes is None:
-                    xw = xw.view(layer_input.size(0), layer_input.size(1), xw.size(-1))
-                    run = _Recurrence.apply if _fusable(xw) else _padded_composite
-                    out, h, c = run(mode, direction == 1, xw, h0.select(0, index), c_init, w_hh, b_rec, w_hr)
-                else:
-                    steps = _SplitRows.apply(xw, batch_sizes) if len(batch_sizes) > 1 else (xw,)
-                    outs, h, c = _composite_direction(mode, steps, batch_sizes, h0.select(0, index), c_init, w_hh,
-                                                      b_rec, w_hr, direction == 1)
-                    out = lantern.cat(outs)
-                outputs.append(out)
-                h_out.append(h)
-                c_out.append(c)
-            layer_input = outputs[0] if directions == 1 else lantern.cat(outputs, -1)
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
-        return layer_input, lantern.stack(h_out), (lantern.stack(c_out) if c0 is not None else None)
+        weights = [[getattr(self, name) for name in names] for names in self._all_weights]
+        return _run_layers(self.mode, x, h0, c0, batch_sizes, weights, self.bias, self.proj_size > 0,
+                           self.num_layers, self.bidirectional, self.dropout, self.training)
+
+
+def _run_layers(mode, x, h0, c0, batch_sizes, weights, has_biases, has_projections, num_layers, bidirectional,
+                dropout, training):
+    """RNNBase._run over explicit weights: `weights[layer * directions + direction]` is [w_ih, w_hh] + [b_ih, b_hh]
+    with biases + [w_hr] with projections."""
+    directions = 2 if bidirectional else 1
+    if tls.autocast is not None:  # as PyTorch's CPU kernels: LSTM and RNN wholly in autocast's dtype, state
+        if mode == "GRU":         # too; autocast does not reach GRU's products
+            return autocast.excluded(_run_layers, mode, x, h0, c0, batch_sizes, weights, has_biases,
+                                     has_projections, num_layers, bidirectional, dropout, training)
+        h0, c0 = autocast.to_region_dtype(h0), autocast.to_region_dtype(c0)
+    h_out, c_out = [], []
+    layer_input = x
+    for layer in range(num_layers):
+        outputs = []
+        for direction in range(directions):
+            index = layer * directions + direction
+            w_ih, w_hh = weights[index][0], weights[index][1]
+            b_ih, b_hh = (weights[index][2], weights[index][3]) if has_biases else (None, None)
+            w_hr = weights[index][-1] if has_projections else None
+            folded = b_ih if b_ih is None or mode == "GRU" else b_ih + b_hh
+            b_rec = b_hh if mode == "GRU" else None
+            flat = layer_input if batch_sizes is not None else layer_input.reshape(-1, layer_input.size(-1))
+            xw = _linear(flat, w_ih, folded)
+            c_init = None if c0 is None else c0.select(0, index)
+            if batch_sizes is None:
+                xw = xw.view(layer_input.size(0), layer_input.size(1), xw.size(-1))
+                run = _Recurrence.apply if _fusable(xw) else _padded_composite
+                out, h, c = run(mode, direction == 1, xw, h0.select(0, index), c_init, w_hh, b_rec, w_hr)
+            else:
+                steps = _SplitRows.apply(xw, batch_sizes) if len(batch_sizes) > 1 else (xw,)
+                outs, h, c = _composite_direction(mode, steps, batch_sizes, h0.select(0, index), c_init, w_hh,
+                                                  b_rec, w_hr, direction == 1)
+                out = lantern.cat(outs)
+            outputs.append(out)
+            h_out.append(h)
+            c_out.append(c)
+        layer_input = outputs[0] if directions == 1 else lantern.cat(outputs, -1)
+        if dropout > 0 and training and layer < num_layers - 1:
+            layer_input = F.dropout(layer_input, dropout, True)
+    return layer_input, lantern.stack(h_out), (lantern.stack(c_out) if c0 is not None else None)
+
+
+def lstm(input, *args):
+    """torch.lstm: every layer of an LSTM over flat weights, as nn.LSTM's TorchScript calls it (aten::lstm).
+
+    `lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)` for a padded
+    input (T, B, input_size), or (B, T, input_size) with batch_first, and `lstm(data, batch_sizes, hx, params,
+    has_biases, num_layers, dropout, train, bidirectional)` for a packed one; hx is [h0, c0], params the weights
+    in nn.LSTM's `_flat_weights` order. Returns (output, h_n, c_n).
+
+    >>> import lantern
+    >>> m = lantern.nn.LSTM(3, 4)
+    >>> x = lantern.randn(5, 2, 3)
+    >>> state = [lantern.zeros(1, 2, 4), lantern.zeros(1, 2, 4)]
+    >>> out, h, c = lantern.lstm(x, state, m._flat_weights, True, 1, 0.0, False, False, False)
+    >>> bool((out == m(x)[0]).all())
+    True
+    """
+    packed = isinstance(args[0], lantern.Tensor)
+    if packed:
+        batch_sizes, (hx, params, has_biases, num_layers, dropout, train, bidirectional) = args[0], args[1:]
+        batch_first = False
+    else:
+        hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+    per_layer = len(params) // (num_layers * (2 if bidirectional else 1))
+    weights = [list(params[i:i + per_layer]) for i in range(0, len(params), per_layer)]
+    h0, c0 = hx
+    has_projections = h0.size(-1) != c0.size(-1)
+    if packed:
+        return _run_layers("LSTM", input, h0, c0, batch_sizes.tolist(), weights, has_biases, has_projections,
+                           num_layers, bidirectional, dropout, train)
+    steps_first = input.transpose(0, 1) if batch_first else input
+    output, h_n, c_n = _run_layers("LSTM", steps_first, h0, c0, None, weights, has_biases, has_projections,
+                                   num_layers, bidirectional, dropout, train)
+    return (output.transpose(0, 1) if batch_first else output), h_n, c_n
 
 
 class RNN(RNNBase):
@@ -555,8 +600,41 @@ class LSTM(RNNBase):
             return hx
         return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
-    def forward(self, input, hx=None):
-        return self._forward(input, hx)
+    def forward(self, input, hx: Optional[Tuple[Tensor, Tensor]] = None):
+        if not lantern.jit.is_scripting():
+            return self._forward(input, hx)
+        return self._scripted_forward(input, hx)
+
+    def _scripted_forward(self, input, hx: Optional[Tuple[Tensor, Tensor]]):
+        """forward as TorchScript compiles it: a Tensor input (torch's script has a second overload for a
+        PackedSequence, which lantern's does not compile), every layer in one aten::lstm (lantern.lstm)."""
+        if input.dim() != 2 and input.dim() != 3:
+            raise ValueError(f"LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead")
+        batched = input.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
+        if not batched:
+            input = input.unsqueeze(batch_dim)
+        layers = self.num_layers * (2 if self.bidirectional else 1)
+        if hx is None:
+            h_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+            h0 = lantern.zeros(layers, input.size(batch_dim), h_size, dtype=input.dtype, device=input.device)
+            c0 = lantern.zeros(layers, input.size(batch_dim), self.hidden_size, dtype=input.dtype,
+                               device=input.device)
+        else:
+            h0, c0 = hx
+            if batched and (h0.dim() != 3 or c0.dim() != 3):
+                raise RuntimeError(f"For batched 3-D input, hx and cx should also be 3-D but got ({h0.dim()}-D, "
+                                   f"{c0.dim()}-D) tensors")
+            if not batched:
+                if h0.dim() != 2 or c0.dim() != 2:
+                    raise RuntimeError(f"For unbatched 2-D input, hx and cx should also be 2-D but got "
+                                       f"({h0.dim()}-D, {c0.dim()}-D) tensors")
+                h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
+        output, h_n, c_n = lantern.lstm(input, [h0, c0], self._flat_weights, self.bias, self.num_layers,
+                                        self.dropout, self.training, self.bidirectional, self.batch_first)
+        if not batched:
+            return output.squeeze(batch_dim), (h_n.squeeze(1), c_n.squeeze(1))
+        return output, (h_n, c_n)
 
 
 class GRU(RNNBase):
