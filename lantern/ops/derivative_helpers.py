@@ -7,12 +7,7 @@ lantern.Size([2, 3])
 import math
 
 from ..core import dtype as dt
-from .dispatcher import call
-from .registry import get
-
-
-def _op(name, *args):
-    return call(get(name), args)
+from .call_by_name import call_op as _op
 
 
 def _dims(dim, ndim):

@@ -28,6 +28,7 @@ from typing import NamedTuple
 from ..core import dtype as dt
 from ..core.tensor_impl import TensorImpl, _is_contiguous_in_order, contiguous_strides
 from .factory import C_TYPE_NAMES
+from .call_by_name import call_op as _op
 from .dispatcher import call
 from .meta_util import broadcast_all, broadcast_shapes, iterator_strides, shape_str, wrap_dim
 from .registry import composite, custom, get, structured
@@ -837,10 +838,6 @@ for _fn in (nonzero, argwhere):
 
 
 # ---- backward helpers (the formulas below call them; written with lantern ops, so double backward works) ------
-
-def _op(name, *args):
-    return call(get(name), args)
-
 
 def _filled(sizes, like, factory):
     return _op(factory, tuple(sizes), like.dtype, None, like.device, None, False, None)

@@ -24,15 +24,11 @@ import warnings
 
 from ..core import dtype as dt
 from .derivative import derivative
-from .dispatcher import call
+from .call_by_name import call_op as _op
 from .nn_misc import dropout as _dropout
-from .registry import custom, get
+from .registry import custom
 
 __all__ = ["multi_head_attention_forward", "_canonical_mask", "_none_or_dtype", "_mha_shape_check"]
-
-
-def _op(name, *args):
-    return call(get(name), args)
 
 
 def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):

@@ -10,14 +10,9 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.state import tls
-from .dispatcher import call
-from .registry import get
+from .call_by_name import call_op as _op
 
 _HALF = (np.dtype(np.float16), np.dtype(dt.bfloat16.np))
-
-
-def _op(name, *args):
-    return call(get(name), args)
 
 
 def _wide(x):

@@ -22,19 +22,15 @@ sum, mean or max; entries equal to padding_idx are left out of their bag, and an
 import warnings
 
 from ..core import dtype as dt
-from .dispatcher import call
+from .call_by_name import call_op as _op
 from .nn_misc import _renorm_rows
 from .nn_padding import pad
 from .nn_pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
-from .registry import composite, get
+from .registry import composite
 
 __all__ = ["embedding_bag", "rms_norm", "local_response_norm", "max_pool3d", "max_pool3d_with_indices", "avg_pool3d",
            "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d",
            "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
-
-
-def _op(name, *args):
-    return call(get(name), args)
 
 
 def _bag_layout(input, offsets, include_last_offset):
@@ -116,7 +112,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         end = None
         indices, bag = indices[keep], bag[keep]
         weights = None if weights is None else weights[keep]
-    rows = _op("embedding", weight, indices, -1, scale_grad_by_freq, False)
+    rows = _op("embedding", weight, indices, -1, scale_grad_by_freq, sparse)
     dim = weight.shape[1]
     out = weight.new_zeros((bags, dim))
     # With include_last_offset and input past the last offset, PyTorch's last bag ends at that offset only for

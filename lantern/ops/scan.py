@@ -12,15 +12,11 @@ import numpy as np
 from ..core import dtype as dt
 from .derivative import derivative
 from .derivative_helpers import conj
-from .dispatcher import call
+from .call_by_name import call_op as _op
 from .meta_util import wrap_dim
 from .pointwise import _require_tensor
 from .reduction import return_type
-from .registry import custom, get, structured
-
-
-def _op(name, *args):
-    return call(get(name), args)
+from .registry import custom, structured
 
 
 def _accumulate(ufunc, a, dim, dtype=None):
