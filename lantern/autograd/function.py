@@ -218,7 +218,7 @@ def _finish(ctx, args, outputs, record):
         differentiable = record and id(o) not in non_diff and o.dtype.category >= 2
         if id(o) in dirty:
             _check_dirty(o, record)
-            o._vc[0] += 1
+            o._bump_version()
             if differentiable:
                 _rebase(o, ctx, nr)
         else:

@@ -45,7 +45,7 @@ class MetaBackend(Backend):
                                f"{shape_str(shape)}")
         check_cast(op, dtype, self_)
         internal_overlap_check(self_, op.name)
-        self_._vc[0] += 1
+        self_._bump_version()
         return self_
 
     def run_structured_out(self, op, args):
@@ -54,7 +54,7 @@ class MetaBackend(Backend):
         shape, dtype = meta_with_cast_check_first(op, args[:-1], out)
         resize_out(out, shape, op.name)
         check_cast(op, dtype, out)
-        out._vc[0] += 1
+        out._bump_version()
         return out
 
     def run_custom(self, op, args):

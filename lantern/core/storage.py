@@ -4,24 +4,20 @@
 >>> s.nbytes(), s.device
 (16, device(type='cpu'))
 """
+import mmap
+
 import numpy as np
 
 from .allocator import cpu_allocator, meta_allocator
-from .device import CPU, META, device as _device
+from .device import CPU, device as _device, device_unavailable_error
 
 _ALLOCATORS = {"cpu": cpu_allocator, "meta": meta_allocator}
-
-
-def register_allocator(device_type, allocator):
-    """Backends add their allocator here (CUDA does so when CuPy is present)."""
-    _ALLOCATORS[device_type] = allocator
 
 
 def allocator_for(dev):
     try:
         return _ALLOCATORS[dev.type]
     except KeyError:
-        from .device import device_unavailable_error
         raise device_unavailable_error(dev.type) from None
 
 
@@ -122,7 +118,6 @@ class UntypedStorage:
         Shared storage cannot be resized, as in PyTorch."""
         if self._data is None or self.is_shared():
             return self
-        import mmap
         shared = np.frombuffer(mmap.mmap(-1, max(self._nbytes, 1)), np.uint8)
         shared[:self._nbytes] = self._data[:self._nbytes]
         old, allocator = self._data, self._allocator
@@ -134,7 +129,6 @@ class UntypedStorage:
 
     def is_shared(self):
         """Whether share_memory_() moved these bytes into shared memory."""
-        import mmap
         base = None if self._data is None else self._data.base
         return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
 
@@ -179,7 +173,3 @@ class _MemoryHolder:
     def __init__(self, address, nbytes, owner):
         self.owner = owner
         self.__array_interface__ = {"data": (address, False), "shape": (nbytes,), "typestr": "|u1", "version": 3}
-
-
-def meta_storage(nbytes):
-    return UntypedStorage._allocate(nbytes, META, meta_allocator)

@@ -277,7 +277,7 @@ def _index_put_(backend, self, indices, values, accumulate=False):
         _masked_fill(backend, self, mask[0], mask[1], values)
     else:
         _scatter(backend, self, indices, values, accumulate)
-    self._vc[0] += 1
+    self._bump_version()
     return self
 
 

@@ -234,11 +234,11 @@ def _update_running_stats(backend, running_mean, running_var, mean, biased_var, 
     if running_mean is not None:
         rm = backend.array(running_mean)
         backend.xp.copyto(rm, (1 - momentum) * rm + momentum * mean, casting="unsafe")
-        running_mean._vc[0] += 1
+        running_mean._bump_version()
     if running_var is not None:
         rv = backend.array(running_var)
         backend.xp.copyto(rv, (1 - momentum) * rv + momentum * biased_var * count / (count - 1), casting="unsafe")
-        running_var._vc[0] += 1
+        running_var._bump_version()
 
 
 custom("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "

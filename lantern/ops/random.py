@@ -94,7 +94,7 @@ def _sampled_in_place(op_name, backend, self, sample):
     """Run sample() to overwrite `self`, refusing tensors whose elements share memory; bumps the version."""
     internal_overlap_check(self, op_name)
     sample()
-    self._vc[0] += 1
+    self._bump_version()
     return self
 
 
@@ -591,7 +591,7 @@ def _multinomial_out(backend, self, num_samples, replacement=False, generator=No
     resize_out(out, result._size, "multinomial.out")
     if backend.xp is not None:
         backend.array(out)[...] = backend.array(result)
-    out._vc[0] += 1
+    out._bump_version()
     return out
 
 

@@ -159,7 +159,7 @@ def _copy_kernel(backend, self, src, non_blocking=False):
     if src.device != self.device:
         s = backend.from_host(s) if hasattr(backend, "from_host") else s
     copy_values(backend.xp, dst, s)
-    self._vc[0] += 1
+    self._bump_version()
     return self
 
 
@@ -167,7 +167,7 @@ def _copy_meta(backend, self, src, non_blocking=False):
     if not isinstance(src, TensorImpl):
         return _fill_kernel(backend, self, src)
     _check_copy(self, src)
-    self._vc[0] += 1
+    self._bump_version()
     return self
 
 
@@ -184,13 +184,13 @@ def _fill_kernel(backend, self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.dim()} dimensions.")
         if value.device.type == "meta" or self.device.type == "meta":
-            self._vc[0] += 1
+            self._bump_version()
             return self
         value = value.item()
         if isinstance(value, complex) and not self.dtype.is_complex:
             value = value.real  # a complex tensor value fills a real tensor with its real part, as in PyTorch
     backend.fill(self, scalar_in(value, self.dtype, "fill_"))
-    self._vc[0] += 1
+    self._bump_version()
     return self
 
 
@@ -198,7 +198,7 @@ def _zero_kernel(backend, self):
     from ..backends.base import internal_overlap_check
     internal_overlap_check(self, "zero_")
     backend.fill(self, 0)
-    self._vc[0] += 1
+    self._bump_version()
     return self
 
 

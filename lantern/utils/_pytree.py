@@ -163,10 +163,6 @@ def is_namedtuple_instance(obj):
     return is_namedtuple_class(type(obj))
 
 
-def _sequence_keys(values):
-    return [(SequenceKey(i), v) for i, v in enumerate(values)]
-
-
 def _with_keys(flatten, keys_of):
     """A flatten_with_keys_fn from a flatten_fn and a function (node, context) -> key entries."""
     def flatten_with_keys(node):
