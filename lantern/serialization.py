@@ -40,10 +40,12 @@ import numpy as np
 from ._weights_only_unpickler import _ascii
 from .core import dtype as dt
 from .core.device import device as _device
+from .core.layout import layout, sparse_coo, sparse_csr, strided
 from .core.size import Size
 from .core.storage import UntypedStorage
 from .core.tensor_impl import TensorImpl, make_tensor
 from .ops.dispatcher import backend_for_device
+from .sparse._checkpoint import rebuild_sparse_tensor, reduce_sparse_tensor
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
@@ -167,10 +169,15 @@ def _set_state(obj, state):
 
 
 def _get_layout(name):
-    from .core.layout import strided
-    if name != "torch.strided":
-        raise RuntimeError(f"lantern supports only the strided layout; this checkpoint has a {name} tensor")
-    return strided
+    """torch.serialization._get_layout: the layout a checkpoint names ('torch.sparse_coo')."""
+    found = _LAYOUTS.get(name)
+    if found is None:
+        raise RuntimeError(f"lantern supports the strided, sparse_coo and sparse_csr layouts; this checkpoint has a "
+                           f"{name} tensor")
+    return found
+
+
+_LAYOUTS = {f"torch.{kind.name}": kind for kind in (strided, sparse_coo, sparse_csr)}
 
 
 def _torch_names():
@@ -185,6 +192,7 @@ def _torch_names():
         ("torch._utils", "_rebuild_meta_tensor_no_storage"): _rebuild_meta_tensor_no_storage,
         ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
         ("torch.serialization", "_get_layout"): _get_layout,
+        ("torch._utils", "_rebuild_sparse_tensor"): rebuild_sparse_tensor,
         ("torch", "Tensor"): Tensor,
         ("torch.nn.parameter", "Parameter"): Parameter,
         ("torch", "Size"): Size,
@@ -318,11 +326,15 @@ class _TorchPickler(pickle._Pickler):
             return _SPELLING[id(obj)][1]
         if cls is _device:
             return (_device, (str(obj),))
+        if cls is layout:
+            return (_get_layout, (f"torch.{obj.name}",))
         if isinstance(obj, TensorImpl):
             return self._reduce_tensor(obj)
         return NotImplemented
 
     def _reduce_tensor(self, t):
+        if t.layout is not strided:
+            return reduce_sparse_tensor(t)
         state = {k: v for k, v in t.__dict__.items() if k not in TensorImpl.__dict__}
         if isinstance(t, self._parameter):
             state.pop("_is_param", None)
