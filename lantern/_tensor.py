@@ -19,12 +19,13 @@ from .autograd.meta import autograd_meta, current_grad_fn
 
 from .core import dtype as dt
 from .core.device import device as _device
-from .core.layout import contiguous_format, preserve_format
+from .core.layout import contiguous_format, preserve_format, strided
 from .core.tensor_impl import TENSOR_CLASS, TensorImpl
 from .ops import binding, keyword_aliases, registry
 from .ops.dispatcher import call, entry
 from .ops.sparse_coo import SparseCooMethods
 from .ops.sparse_csr import SparseCsrMethods
+from .sparse._checkpoint import reduce_sparse_tensor
 from .core.state import tls as _tls
 
 _op = registry.get
@@ -139,6 +140,8 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
+        if self.layout is not strided:
+            return reduce_sparse_tensor(self)
         # The storage pickles once per pickle (memoised), so views pickled together stay views of one storage.
         from ._construct import rebuild_tensor
         return (rebuild_tensor, (self._storage, self._offset, self._size, self._stride, self.dtype,

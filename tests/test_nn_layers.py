@@ -244,13 +244,6 @@ def test_embedding_max_norm_renormalises_the_weight_in_place():
     assert_same(lb.weight, tb.weight)
 
 
-def test_embedding_sparse_is_refused_clearly():
-    with pytest.raises(NotImplementedError, match="sparse"):
-        lantern.nn.Embedding(4, 2, sparse=True)
-    with pytest.raises(NotImplementedError, match="sparse"):
-        lantern.nn.EmbeddingBag.from_pretrained(lantern.ones(3, 2), sparse=True)
-
-
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_max_unpool_inverts_max_pool(n):
     """MaxUnpool{n}d(pooled, indices) puts each maximum back (gradients flow to the pooled values), also with an

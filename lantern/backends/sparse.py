@@ -57,6 +57,8 @@ class _SparseParts:
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
     def __getattr__(self, name):
+        if name.startswith("__"):   # the protocols pickle and copy look for
+            raise AttributeError(name)
         raise NotImplementedError(f"Cannot access storage of SparseTensorImpl (asked for .{name}: a sparse tensor's "
                                   "memory is its indices' and values' storages)")
 

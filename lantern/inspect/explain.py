@@ -34,8 +34,9 @@ import gc
 
 import numpy as np
 
-from ..core.layout import channels_last, channels_last_3d
+from ..core.layout import channels_last, channels_last_3d, strided
 from ..core.tensor_impl import TensorImpl, contiguous_strides
+from .explain_sparse import SparseTensorExplanation
 
 __all__ = ["explain", "TensorExplanation", "storage_index_map", "covered_indices", "describe_ranges", "address_formula"]
 
@@ -324,4 +325,6 @@ def explain(t):
     """
     if not isinstance(t, TensorImpl):
         raise TypeError(f"explain: expected a Tensor, got {type(t).__name__}")
+    if t.layout is not strided:
+        return SparseTensorExplanation(t)
     return TensorExplanation(t)

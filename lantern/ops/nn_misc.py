@@ -17,6 +17,7 @@ from .nn_activation import leaky_relu
 from .nn_common import _op, _where, _wide
 from .pointwise import _require_tensor
 from .registry import COMPOSITES as _COMPOSITES, composite, custom
+from .sparse_coo import embedding_sparse_backward
 from .derivative import derivative, nondifferentiable
 
 __all__ = [
@@ -363,8 +364,10 @@ _HELPERS = {name: globals()[name] for name in (
     "_op", "_embedding_double_backward",
 )}
 
-derivative("embedding", weight="_op('embedding_dense_backward', grad, indices, weight_meta.size[0], padding_idx, "
-                              "scale_grad_by_freq)", helpers=_HELPERS)
+derivative("embedding", weight="embedding_sparse_backward(grad, indices, weight_meta.size[0], padding_idx, "
+                              "scale_grad_by_freq) if sparse else _op('embedding_dense_backward', grad, indices, "
+                              "weight_meta.size[0], padding_idx, scale_grad_by_freq)",
+           helpers={**_HELPERS, "embedding_sparse_backward": embedding_sparse_backward})
 derivative("embedding_dense_backward", grad_output="_embedding_double_backward(grad, indices, padding_idx, "
                                                    "scale_grad_by_freq, num_weights)", helpers=_HELPERS)
 nondifferentiable("one_hot")

@@ -300,6 +300,20 @@ def values_backward(grad, self):
                 (indices._size[0], grad.dim() - 1, self._size, indices, grad, self.is_coalesced()))
 
 
+def embedding_sparse_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """Embedding(sparse=True)'s weight gradient: a COO tensor with one entry per lookup (padding_idx's left out), in
+    lookup order and uncoalesced: row indices[k] gets grad's k-th row."""
+    if scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    rows = indices.reshape(-1).to(dt.int64)
+    values = grad.reshape(-1, grad._size[-1])
+    if padding_idx >= 0:
+        kept = rows != padding_idx
+        rows, values = rows[kept], values[kept]
+    return call(get("_sparse_coo_tensor_with_dims_and_tensors"),
+                (1, 1, (num_weights, grad._size[-1]), rows.unsqueeze(0), values, None))
+
+
 _SPARSE_HELPERS = {"sparse_constructor_values_backward": sparse_constructor_values_backward,
                    "values_backward": values_backward}
 

@@ -94,23 +94,22 @@ def _add_kernel(sign):
     return add
 
 
-def _add_inplace_kernel(sign):
-    functional = _add_kernel(sign)
-
-    def add_(self, other, alpha=1):
-        result = functional(self, other, alpha)
+def _inplace_of(functional):
+    """The in-place form of a kernel: a sparse self takes the result's parts, a dense self its elements."""
+    def inplace(self, *args):
+        result = functional(self, *args)
         if _is_coo(self):
             self._storage = result._storage
         else:
             _array(self)[...] = _array(result)
-            self._vc[0] += 1
+        self._vc[0] += 1
         return self
-    return add_
+    return inplace
 
 
 for _name, _sign in (("add", 1), ("sub", -1)):
     register_kernel(get(_name), sparse_coo, _add_kernel(_sign))
-    register_kernel(get(_name + "_"), sparse_coo, _add_inplace_kernel(_sign))
+    register_kernel(get(_name + "_"), sparse_coo, _inplace_of(_add_kernel(_sign)))
 
 
 # ---- mul / div by a scalar or a dense tensor, zero-preserving elementwise functions -----------------------------
@@ -158,6 +157,8 @@ def _div_kernel(self, other, rounding_mode=None):
 
 register_kernel(get("mul"), sparse_coo, _mul_kernel)
 register_kernel(get("div"), sparse_coo, _div_kernel)
+register_kernel(get("mul_"), sparse_coo, _inplace_of(_mul_kernel))
+register_kernel(get("div_"), sparse_coo, _inplace_of(_div_kernel))
 
 
 def _values_map(fn, linear=False):

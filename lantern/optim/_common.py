@@ -89,11 +89,12 @@ def _init_state(optimizer, p, group, name):
     optimizer.state[p].update(optimizer._new_state(p, group))
 
 
-def _init_group(optimizer, group, name, *, stateful=True, sparse_hint=""):
+def _init_group(optimizer, group, name, *, stateful=True, sparse_hint="", sparse_ok=False):
     """What every optimizer's step gathers from a group first: (params, grads, states) for its params that have a
     grad, as torch's `_init_group` methods do.
 
-    A sparse grad is refused ("<name> does not support sparse gradients<sparse_hint>"). With `stateful`, a param's
+    A sparse grad is refused ("<name> does not support sparse gradients<sparse_hint>") unless `sparse_ok` (SGD
+    and Adagrad take them, lantern.optim._sparse). With `stateful`, a param's
     state is made by `_init_state` on its first step; without it (SGD keeps state only for momentum) state is
     not touched and the states are None. The update itself (the `step` counter included) is left to
     the algorithm's `_single_tensor_<name>` loop."""
@@ -102,7 +103,7 @@ def _init_group(optimizer, group, name, *, stateful=True, sparse_hint=""):
         grad = p.grad
         if grad is None:
             continue
-        if grad.is_sparse:
+        if grad.is_sparse and not sparse_ok:
             raise RuntimeError(f"{name} does not support sparse gradients{sparse_hint}")
         state = None
         if stateful:

@@ -9,6 +9,7 @@
 """
 import lantern
 from .optimizer import Optimizer
+from ._sparse import refuse_sparse_weight_decay, sparse_adagrad_update
 from ._common import (_check_fused, _closure_loss, _init_group, _init_state, _new_scalar,
                       _no_grad_unless_differentiable, _refuse_grad_scaling, _to_scalar, _update_grad, _validate,
                       _value)
@@ -52,7 +53,7 @@ class Adagrad(Optimizer):
         """One Adagrad update of every parameter that has a grad; returns the closure's loss if one is given."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, grads, states = _init_group(self, group, "Adagrad", sparse_hint=" in lantern")
+            params, grads, states = _init_group(self, group, "Adagrad", sparse_ok=True)
             adagrad(params, grads, [s["sum"] for s in states], [s["step"] for s in states], fused=group["fused"],
                     foreach=group["foreach"], differentiable=group["differentiable"], lr=group["lr"],
                     weight_decay=group["weight_decay"], lr_decay=group["lr_decay"], eps=group["eps"],
@@ -75,7 +76,11 @@ def _single_tensor_adagrad(params, grads, state_sums, state_steps, *, lr, weight
     lr = _to_scalar(lr)
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
         step_t.add_(1)
+        refuse_sparse_weight_decay(grad, weight_decay)
         grad = _update_grad(param, grad, maximize, weight_decay)
         clr = _value(lr / (1 + (step_t.item() - 1) * lr_decay))
+        if grad.is_sparse:
+            sparse_adagrad_update(param, grad, state_sum, clr, eps)
+            continue
         state_sum.addcmul_(grad, grad, value=1)
         param.addcdiv_(grad, state_sum.sqrt().add_(eps), value=-clr)

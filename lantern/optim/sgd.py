@@ -45,7 +45,7 @@ class SGD(Optimizer):
         """One SGD update of every parameter that has a grad; returns the closure's loss if one is given."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, grads, _ = _init_group(self, group, "SGD", stateful=False, sparse_hint=" in lantern")
+            params, grads, _ = _init_group(self, group, "SGD", stateful=False, sparse_ok=True)
             momentum = group["momentum"]
             momentum_buffer_list = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []
             sgd(params, grads, momentum_buffer_list, foreach=group["foreach"], fused=group["fused"],

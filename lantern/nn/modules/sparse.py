@@ -2,7 +2,8 @@
 
 weight (num_embeddings, embedding_dim) is drawn from N(0, 1), with the padding_idx row zeroed (a negative
 padding_idx counts from the end and is stored normalised). from_pretrained wraps a given matrix, frozen by default.
-lantern has no sparse tensors, so sparse=True (sparse gradients) is refused with NotImplementedError.
+With sparse=True the weight's gradient is a sparse COO tensor, one entry per looked-up row (lantern.ops.sparse_coo),
+which SGD, Adagrad and SparseAdam take.
 
 >>> import lantern
 >>> emb = lantern.nn.Embedding(10, 3, padding_idx=-1)
@@ -30,12 +31,6 @@ def _padding_index(padding_idx, num_embeddings, word):
     if padding_idx >= num_embeddings or padding_idx < -num_embeddings:
         raise AssertionError(f"{word} must be within num_embeddings")
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
-
-
-def _refuse_sparse(cls, sparse):
-    if sparse:
-        raise NotImplementedError(f"{cls.__name__}(sparse=True): lantern has no sparse tensors, so it cannot produce "
-                                  "sparse gradients; use sparse=False (dense gradients)")
 
 
 def _table(module, weight, num_embeddings, embedding_dim, requires_grad, device, dtype):
@@ -80,7 +75,6 @@ class Embedding(_Lookup):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
-        _refuse_sparse(type(self), sparse)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = _padding_index(padding_idx, num_embeddings, "Padding_idx")
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
@@ -117,7 +111,6 @@ class EmbeddingBag(_Lookup):
                  mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
                  dtype=None):
         super().__init__()
-        _refuse_sparse(type(self), sparse)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
         self.padding_idx = _padding_index(padding_idx, num_embeddings, "padding_idx")
