@@ -42,12 +42,6 @@ def _transformer():
 
 
 MODELS = {"mlp": _mlp, "cnn": _cnn, "lstm": _lstm, "transformer_encoder": _transformer}
-NOT_YET = {
-    ("transformer_encoder", "script"): "MultiheadAttention.forward uses generator expressions (any(...)), which "
-                                       "lantern's script does not compile",
-}
-
-
 def _trained_state(model, shape):
     """A few batches in training mode, so BatchNorm's running statistics are not the initial ones."""
     for _ in range(2):
@@ -61,18 +55,10 @@ def _export(model, example, how, path):
     return exported
 
 
-def _cases():
-    for name in MODELS:
-        for how in ("script", "trace"):
-            marks = ()
-            if (name, how) in NOT_YET:
-                marks = pytest.mark.xfail(raises=(RuntimeError, lantern.jit.frontend.NotSupportedError), strict=True,
-                                          reason=NOT_YET[name, how])
-            yield pytest.param(name, how, marks=marks, id=f"{name}-{how}")
-
-
-@pytest.mark.parametrize("name,how", list(_cases()))
+@pytest.mark.parametrize("how", ["script", "trace"])
+@pytest.mark.parametrize("name", list(MODELS))
 def test_saved_module_runs_in_torch(name, how, tmp_path):
+    """Saved by lantern, run by torch.jit.load (and by lantern.jit.load): the outputs of the eager module."""
     lantern.manual_seed(0)
     model, shape = MODELS[name]()
     model = _trained_state(model, shape)
@@ -152,6 +138,77 @@ def test_lstm_function_matches_torch():
                         True, 2, 0.0, False, True)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+MHA_CASES = {
+    "default": {},
+    "batch_first": {"batch_first": True},
+    "kdim_vdim": {"kdim": 5, "vdim": 3},
+    "no_bias": {"bias": False},
+    "bias_kv_zero_attn": {"add_bias_kv": True, "add_zero_attn": True},
+}
+MHA_CALLS = {
+    "plain": lambda kpm, mask: {},
+    "bool_key_padding_mask": lambda kpm, mask: {"key_padding_mask": kpm},
+    "float_attn_mask_no_weights": lambda kpm, mask: {"attn_mask": mask, "need_weights": False},
+    "bool_attn_mask_per_head_weights": lambda kpm, mask: {"attn_mask": mask > 1, "average_attn_weights": False},
+}
+
+
+@pytest.mark.parametrize("call", list(MHA_CALLS))
+@pytest.mark.parametrize("case", list(MHA_CASES))
+def test_scripted_multihead_attention_runs_in_torch(case, call, tmp_path):
+    """MultiheadAttention's scripted forward (projections, per-head scaled dot products, masks, softmax, out_proj)
+    gives the eager outputs and weights, in lantern and in torch."""
+    kwargs = MHA_CASES[case]
+    lantern.manual_seed(0)
+    model = nn.MultiheadAttention(8, 2, **kwargs).eval()
+    batch_first = kwargs.get("batch_first", False)
+    q, k, v = (lantern.randn(*((2, length, dim) if batch_first else (length, 2, dim)))
+               for length, dim in ((4, 8), (6, kwargs.get("kdim", 8)), (6, kwargs.get("vdim", 8))))
+    extra = MHA_CALLS[call](lantern.tensor([[False] * 5 + [True], [False] * 6]), lantern.randn(4, 6))
+    out, weights = model(q, k, v, **extra)
+    _export(model, q, "script", tmp_path / "mha.pt")
+    t_out, t_weights = torch.jit.load(str(tmp_path / "mha.pt"))(
+        *(torch.from_numpy(t.numpy()) for t in (q, k, v)),
+        **{name: torch.from_numpy(a.numpy()) if isinstance(a, lantern.Tensor) else a for name, a in extra.items()})
+    l_out, l_weights = lantern.jit.load(str(tmp_path / "mha.pt"))(q, k, v, **extra)
+    np.testing.assert_allclose(t_out.detach().numpy(), out.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(l_out.detach().numpy(), out.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert (weights is None) == (t_weights is None) == (l_weights is None)
+    if weights is not None:
+        np.testing.assert_allclose(t_weights.detach().numpy(), weights.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(l_weights.detach().numpy(), weights.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_scripted_transformer_encoder_with_masks_runs_in_torch(batch_first, tmp_path):
+    """A pre-norm, gelu TransformerEncoder with a final norm, called with a causal mask and a padding mask."""
+    lantern.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation="gelu", norm_first=True,
+                                       batch_first=batch_first)
+    model = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8), enable_nested_tensor=False).eval()
+    x = lantern.randn(*((2, 5, 8) if batch_first else (5, 2, 8)))
+    mask = nn.Transformer.generate_square_subsequent_mask(5)
+    padding = lantern.tensor([[False] * 4 + [True], [False] * 5])
+    expected = model(x, mask=mask, src_key_padding_mask=padding).detach().numpy()
+    _export(model, x, "script", tmp_path / "encoder.pt")
+    got = torch.jit.load(str(tmp_path / "encoder.pt"))(
+        torch.from_numpy(x.numpy()), mask=torch.from_numpy(mask.numpy()),
+        src_key_padding_mask=torch.from_numpy(padding.numpy()))
+    np.testing.assert_allclose(got.detach().numpy(), expected, rtol=1e-4, atol=1e-5)
+    round_trip = lantern.jit.load(str(tmp_path / "encoder.pt"))(x, mask=mask, src_key_padding_mask=padding)
+    np.testing.assert_allclose(round_trip.detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_scripted_encoder_refuses_the_nested_tensor_path():
+    """Eager inference with a padding mask packs a nested tensor (padded positions come out zero); the scripted
+    encoder does not compile that path and says so (a scripted raise: jit.Error, as in torch) rather than give
+    other numbers."""
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+    scripted = lantern.jit.script(nn.TransformerEncoder(layer, 1).eval())
+    with pytest.raises(lantern.jit.Error, match="nested-tensor inference path"):
+        scripted(lantern.randn(2, 5, 8), src_key_padding_mask=lantern.tensor([[False] * 4 + [True], [False] * 5]))
 
 
 LAYERS = {

@@ -805,6 +805,11 @@ class FunctionEmitter:
     def expr_BoolOp(self, e, env):
         result = self.as_bool(self.emit_expr(e.values[0], env), e)
         for operand in e.values[1:]:
+            if self.is_const(result) and isinstance(self.const_value(result), bool):  # decided at compile time:
+                if self.const_value(result) == isinstance(e.op, ast.Or):            # the rest is not compiled
+                    return result
+                result = self.as_bool(self.emit_expr(operand, env), e)
+                continue
             scratch = dict(env)
             right = lambda en, operand=operand: en.__setitem__("$value", self.as_bool(self.emit_expr(operand, en),
                                                                                        e))

@@ -21,8 +21,12 @@ tensor([[0., -inf, -inf],
 """
 import copy
 import warnings
+from typing import Optional
+
+import lantern
 
 from ... import _functions as _fns
+from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
 from ...ops.nn_attention import _canonical_mask, _none_or_dtype
 from .. import functional as F, init
@@ -128,11 +132,14 @@ class TransformerEncoderLayer(Module):
         if not hasattr(self, "activation"):
             self.activation = F.relu
 
-    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
-                                               _none_or_dtype(src_mask), "src_mask", src.dtype)
-        src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
-        fused = self._fused_inference(src)
+    def forward(self, src, src_mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
+                is_causal: bool = False):
+        fused = False
+        if not lantern.jit.is_scripting():  # TorchScript leaves bool masks to the attention, and has no fused kernel
+            src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
+                                                   _none_or_dtype(src_mask), "src_mask", src.dtype)
+            src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
+            fused = self._fused_inference(src)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal, fused)
@@ -154,12 +161,14 @@ class TransformerEncoderLayer(Module):
             return False
         return not _needs_grad((src, *_encoder_layer_tensors(self)))
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False, fused=False):
-        if fused:  # PyTorch's fused kernel does not call self_attn (it has no hooks, or it would not be taken)
-            x = self.self_attn._attend(x, x, x, key_padding_mask, False, attn_mask, True, is_causal, True)[0]
-        else:
-            x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                               is_causal=is_causal)[0]
+    def _sa_block(self, x, attn_mask: Optional[Tensor], key_padding_mask: Optional[Tensor], is_causal: bool = False,
+                  fused: bool = False):
+        if not lantern.jit.is_scripting():
+            if fused:  # PyTorch's fused kernel does not call self_attn (it has no hooks, or it would not be taken)
+                x = self.self_attn._attend(x, x, x, key_padding_mask, False, attn_mask, True, is_causal, True)[0]
+                return self.dropout1(x)
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
         return self.dropout1(x)
 
     def _ff_block(self, x):
@@ -260,7 +269,32 @@ class TransformerEncoder(Module):
                           UserWarning, stacklevel=2)
             self.use_nested_tensor = False
 
-    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+    def forward(self, src, mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
+                is_causal: Optional[bool] = None):
+        if not lantern.jit.is_scripting():
+            return self._forward(src, mask, src_key_padding_mask, is_causal)
+        return self._scripted_forward(src, mask, src_key_padding_mask, is_causal)
+
+    def _scripted_forward(self, src, mask: Optional[Tensor], src_key_padding_mask: Optional[Tensor],
+                          is_causal: Optional[bool]):
+        """forward as TorchScript compiles it: the layers, then the norm. PyTorch's nested-tensor inference path
+        (padded positions come out zero) is not compiled: where eager code may take it, this raises."""
+        if self.use_nested_tensor and not self.training and src.dim() == 3 and src_key_padding_mask is not None \
+                and mask is None:
+            raise RuntimeError("lantern's TorchScript of TransformerEncoder does not run PyTorch's nested-tensor "
+                               "inference path (a src_key_padding_mask in eval mode with use_nested_tensor); build "
+                               "the encoder with enable_nested_tensor=False")
+        causal = False
+        if is_causal is not None:
+            causal = is_causal
+        output = src
+        for layer in self.layers:
+            output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=causal)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+    def _forward(self, src, mask, src_key_padding_mask, is_causal):
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", _none_or_dtype(mask),
                                                "mask", src.dtype)
         mask = _canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
