@@ -18,8 +18,11 @@ graphviz:
 		|| (apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends graphviz >/dev/null) \
 		|| echo "warning: could not install Graphviz (apt-get install graphviz); pictures will not render"
 
+# Twice: as written, then the oracle tests again in reference mode (every named fast path off; see conftest.py's
+# OUT_OF_REFERENCE_TIER and docs/internals/reference-mode.md).
 test: $(STAMP)
 	$(PY) -m pytest lantern tests bench docs README.md
+	$(PY) -m pytest tests --reference-tier
 
 demo: $(STAMP)
 	$(PY) examples/demo.py

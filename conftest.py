@@ -10,9 +10,43 @@ import second_order  # tests/second_order.py: tests/ is on sys.path (pyproject's
 lantern.autograd.gradgradcheck = second_order.recording(lantern.autograd.gradgradcheck)
 
 
+# `make test` runs the suite twice: as written, then `pytest tests --reference-tier`, with every named fast path off
+# (lantern.set_reference_mode(True), docs/internals/reference-mode.md), so that the readable code alone is checked
+# against torch too. The tier leaves out only these files (they still run in the first pass):
+OUT_OF_REFERENCE_TIER = {
+    "tests/test_real_programs.py": "whole public programs in subprocesses, ~40% of the suite's time; what they "
+                                   "run is checked op by op and mechanism by mechanism by the rest of tests/",
+    "tests/test_bench.py": "the benchmark harness's own machinery (timing, memory sampling), not lantern's code",
+    "tests/test_bench_and_demo.py": "`make bench --quick` and the demo: speed and a training run, not an oracle",
+}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--reference-tier", action="store_true",
+                     help="run in lantern's reference mode (every named fast path off, subprocesses too) and leave "
+                          "out the files conftest.OUT_OF_REFERENCE_TIER lists")
+
+
+def pytest_configure(config):
+    if config.getoption("--reference-tier"):
+        os.environ["LANTERN_REFERENCE"] = "1"  # the programs and runners that tests start see it too
+        lantern.set_reference_mode(True)
+
+
+def pytest_report_header(config):
+    return f"lantern reference mode: {'on' if lantern.is_reference_mode() else 'off'}"
+
+
 @pytest.fixture(autouse=True)
 def _doctest_namespace(doctest_namespace):
     doctest_namespace["lantern"] = lantern
+
+
+@pytest.fixture(autouse=True)
+def _reference_mode_restored():
+    """A test (or doctest) that switches reference mode cannot carry its setting into the tests after it."""
+    with lantern.reference_mode(lantern.is_reference_mode()):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +62,13 @@ def one_torch_thread():
 
 def pytest_collection_modifyitems(config, items):
     """The second-order guard reads what the session's gradgradchecks recorded, so it runs after all of them.
-    Tests marked slow (the mutation check) run only when asked for: `-m slow` or LANTERN_SLOW=1."""
+    Tests marked slow (the mutation check) run only when asked for: `-m slow` or LANTERN_SLOW=1. The reference
+    tier leaves out the files OUT_OF_REFERENCE_TIER names."""
+    if config.getoption("--reference-tier"):
+        out = [item for item in items if _repo_path(item) in OUT_OF_REFERENCE_TIER]
+        if out:
+            config.hook.pytest_deselected(items=out)
+            items[:] = [item for item in items if _repo_path(item) not in OUT_OF_REFERENCE_TIER]
     guards = [item for item in items if item.name == second_order.GUARD]
     items[:] = [item for item in items if item.name != second_order.GUARD] + guards
     if not (config.option.markexpr or os.environ.get("LANTERN_SLOW")):
@@ -36,6 +76,10 @@ def pytest_collection_modifyitems(config, items):
         if slow:
             config.hook.pytest_deselected(items=slow)
             items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
+def _repo_path(item):
+    return item.path.relative_to(item.config.rootpath).as_posix()
 
 
 def pytest_collection_finish(session):
