@@ -186,7 +186,8 @@ RULES = [
     ("torch.func.*", ".*", "functorch transforms (vmap, grad, jacrev): not implemented yet"),
     ("torch.distributions.*", ".*", "not implemented yet (lantern.distributions has Categorical, Bernoulli, Normal, "
      "Uniform and their KL pairs)"),
-    ("torch.sparse.*", ".*", "sparse tensors: come with the extension-points issue (lantern is dense and strided)"),
+    ("torch.sparse.*", ".*", "sparse tensors: lantern has COO and CSR with mm/addmm/sum/softmax, not semi-structured "
+     "(2:4) sparsity, invariant-check switches or sparse gradcheck"),
     ("torch.masked.*", ".*", "masked tensors: not implemented yet (lantern is dense and strided)"),
     ("torch.nested.*", ".*", "nested (jagged) tensors: not implemented yet (lantern is dense and strided)"),
     ("torch.fft.*", ".*", "FFTs: not implemented yet"),
@@ -224,7 +225,7 @@ RULES = [
     ("torch", r"(cudnn_.*|miopen_.*|mkldnn_.*|is_vulkan_available)", "a backend library's own kernel "
      "(cuDNN, MIOpen, oneDNN, Vulkan)"),
     ("torch", r"(sparse_.*|.*smm|spmm|hspmm|sspaddmm|.*indices_copy|values_copy|resize_as_sparse_)",
-     "sparse tensors: come with the extension-points issue"),
+     "sparse tensors: lantern builds COO and CSR only (no CSC/BSR/BSC), without the *_copy forms or hybrid products"),
     ("torch", r"(Sym.*|sym_.*)", "symbolic shapes (torch.compile's dynamic shapes): lantern has no Dynamo"),
     ("torch", r"(float8_.*|float4_.*|bits.*|int[1-7]|uint[1-7]|uint16|uint32|uint64|complex32|chalf)",
      "a dtype lantern does not have (NumPy has no such type)"),
