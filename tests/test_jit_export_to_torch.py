@@ -1,5 +1,7 @@
 """Models leave Python as TorchScript: lantern.jit.save of a scripted or traced module loads in torch.jit.load (so in
 LibTorch too) and computes what the lantern module computes."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -118,6 +120,24 @@ def test_scripted_lstm_refuses_a_packed_sequence():
     with pytest.raises(RuntimeError, match="(?s)Expected a value of type 'Tensor.*' for argument 'input'.*"
                                            "Value: PackedSequence"):
         scripted(packed)
+
+
+@pytest.mark.parametrize("bad", ["hidden_batch", "cell_size", "input_size"])
+def test_scripted_lstm_checks_its_arguments_as_eager_does(bad, tmp_path):
+    """The scripted forward's checks give eager's messages, in lantern's interpreter and in torch."""
+    model = nn.LSTM(5, 7)
+    x = lantern.randn(6, 3, 4 if bad == "input_size" else 5)
+    state = {"hidden_batch": (lantern.zeros(1, 2, 7), lantern.zeros(1, 2, 7)),
+             "cell_size": (lantern.zeros(1, 3, 7), lantern.zeros(1, 3, 6)), "input_size": None}[bad]
+    with pytest.raises(RuntimeError) as eager:
+        model(x, state)
+    message = str(eager.value)
+    _export(model, x, "script", tmp_path / "lstm.pt")
+    with pytest.raises(lantern.jit.Error, match=re.escape(message)):
+        lantern.jit.load(str(tmp_path / "lstm.pt"))(x, state)
+    torch_state = None if state is None else tuple(torch.from_numpy(t.numpy()) for t in state)
+    with pytest.raises(torch.jit.Error, match=re.escape(message)):
+        torch.jit.load(str(tmp_path / "lstm.pt"))(torch.from_numpy(x.numpy()), torch_state)
 
 
 def test_lstm_function_matches_torch():

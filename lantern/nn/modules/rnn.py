@@ -18,7 +18,7 @@ step equations written as ordinary differentiable lantern ops (`_composite_direc
 import math
 import numbers
 import warnings
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import lantern
 from .. import functional as F, init
@@ -614,12 +614,14 @@ class LSTM(RNNBase):
         batch_dim = 0 if self.batch_first else 1
         if not batched:
             input = input.unsqueeze(batch_dim)
-        layers = self.num_layers * (2 if self.bidirectional else 1)
+        if input.size(-1) != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{input.size(-1)}")
+        layers, batch = self.num_layers * (2 if self.bidirectional else 1), input.size(batch_dim)
+        h_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         if hx is None:
-            h_size = self.proj_size if self.proj_size > 0 else self.hidden_size
-            h0 = lantern.zeros(layers, input.size(batch_dim), h_size, dtype=input.dtype, device=input.device)
-            c0 = lantern.zeros(layers, input.size(batch_dim), self.hidden_size, dtype=input.dtype,
-                               device=input.device)
+            h0 = lantern.zeros(layers, batch, h_size, dtype=input.dtype, device=input.device)
+            c0 = lantern.zeros(layers, batch, self.hidden_size, dtype=input.dtype, device=input.device)
         else:
             h0, c0 = hx
             if batched and (h0.dim() != 3 or c0.dim() != 3):
@@ -630,11 +632,19 @@ class LSTM(RNNBase):
                     raise RuntimeError(f"For unbatched 2-D input, hx and cx should also be 2-D but got "
                                        f"({h0.dim()}-D, {c0.dim()}-D) tensors")
                 h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
+            self._check_scripted_state(h0, [layers, batch, h_size], 0)
+            self._check_scripted_state(c0, [layers, batch, self.hidden_size], 1)
         output, h_n, c_n = lantern.lstm(input, [h0, c0], self._flat_weights, self.bias, self.num_layers,
                                         self.dropout, self.training, self.bidirectional, self.batch_first)
         if not batched:
             return output.squeeze(batch_dim), (h_n.squeeze(1), c_n.squeeze(1))
         return output, (h_n, c_n)
+
+    def _check_scripted_state(self, state, expected: List[int], which: int):
+        """check_forward_args' size check of hidden[which], as TorchScript compiles it."""
+        if state.size() != expected:
+            raise RuntimeError(f"Expected hidden[{which}] size ({expected[0]}, {expected[1]}, {expected[2]}), got "
+                               f"{state.size()}")
 
 
 class GRU(RNNBase):
