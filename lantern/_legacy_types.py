@@ -14,6 +14,7 @@ and isinstance asks "a tensor of this dtype on this device?". Tensors stay plain
 """
 import warnings
 
+from ._construct import legacy_new
 from .core import dtype as dt
 from .core.layout import strided
 from .core.tensor_impl import TensorImpl
@@ -41,7 +42,6 @@ class tensortype(type):
         if cls.device_type != "cpu":
             raise TypeError(f"type {type_string(cls.dtype, cls.device_type)} not available. Torch not compiled with "
                             f"{cls.device_type.upper()} enabled.")
-        from ._construct import legacy_new
         return legacy_new(cls.dtype, args, kwargs)
 
     def __repr__(cls):

@@ -31,6 +31,7 @@ import pickle
 import struct
 
 from .core.tensor_impl import TensorImpl
+from .nn.parameter import Parameter
 
 __all__ = ["Unpickler", "BLOCKED_MODULES"]
 
@@ -214,7 +215,6 @@ def _new_object(u, cls, args, kwargs):
         raise pickle.UnpicklingError(f"NEWOBJ needs a class, got {cls!r}")
     if type(args) is not tuple or type(kwargs) is not dict:
         raise pickle.UnpicklingError("NEWOBJ arguments must be a tuple (and a dict)")
-    from .nn.parameter import Parameter
     obj = Parameter(*args, **kwargs) if cls is Parameter else cls.__new__(cls, *args, **kwargs)
     u._stack.append(u._made(obj))
 

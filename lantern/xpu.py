@@ -7,6 +7,8 @@ for whatever needs a device.
 Traceback (most recent call last):
 AssertionError: Torch not compiled with XPU enabled
 """
+import ctypes
+
 from .core.absent_device import StreamContext as _StreamContext, dummy_class_error as _dummy, needs as _needs
 from .core.absent_device import unbound as _unbound
 from .core.absent_device import (  # noqa: F401  (what torch.cuda and torch.xpu both answer)
@@ -124,7 +126,6 @@ class XPUPluggableAllocator:
     """An XPU allocator from a shared library's functions (the library is opened, as in torch)."""
 
     def __init__(self, path_to_lib_file, alloc_fn_name, free_fn_name):
-        import ctypes
         self._library = ctypes.CDLL(path_to_lib_file)
         raise AttributeError("module 'torch._C' has no attribute '_xpu_customAllocator' (this build has no XPU)")
 

@@ -19,13 +19,14 @@ that imports it, as torch.nn's modules do `import torch`, reads its attributes a
 import ast
 import re
 import sys
+import tomllib
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "lantern"
-CYCLE_COMMENT = re.compile(r"#\s*cycle:\s*(?P<reason>.*)")
+REASON_COMMENT = re.compile(r"#\s*(?P<kind>cycle|optional):\s*(?P<reason>.*)")
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Import:
     line: int
     deferred: bool        # inside a function body (runs at call time)
     implied: bool         # a package Python loads before the module the statement names
-    comment: str          # the text of a `# cycle: ...` comment on the statement or the line above, or ""
+    comment: str          # a `# cycle: ...` or `# optional: ...` comment on the statement or the line above, or ""
 
 
 @dataclass(frozen=True)
@@ -117,9 +118,9 @@ def _parents(name, importer):
 
 def _comment(module, node):
     for number in (*range(node.lineno, node.end_lineno + 1), node.lineno - 1):
-        match = CYCLE_COMMENT.search(module.lines[number - 1]) if number >= 1 else None
+        match = REASON_COMMENT.search(module.lines[number - 1]) if number >= 1 else None
         if match:
-            return match.group("reason").strip()
+            return match.group(0)[1:].strip()
     return ""
 
 
@@ -155,6 +156,7 @@ class DeferredImport:
     node: ast.stmt
     of_lantern: bool
     cycle: tuple          # import-time chain from what it imports back to its module, or None
+    optional: tuple       # optional packages (not standard, not required) that loading what it imports loads
     comment: str
 
     @property
@@ -169,16 +171,57 @@ class DeferredImport:
     def where(self):
         return f"{self.module.path.relative_to(ROOT)}:{self.node.lineno}"
 
-    def names_its_cycle(self):
-        """Whether the `# cycle:` comment names a module of the cycle other than the importer."""
+    def gives_its_reason(self):
+        """Whether a `# cycle:` comment names a module of the cycle it breaks (other than the importer), or, for
+        an import that breaks none, an `# optional:` comment names the optional package it keeps from loading."""
         words = set(re.findall(r"[\w.]+", self.comment))
-        return any({name, short(name), name.rsplit(".", 1)[-1]} & words for name in self.cycle[:-1])
+        if self.cycle:
+            return self.comment.startswith("cycle:") and any(
+                {name, short(name), name.rsplit(".", 1)[-1]} & words for name in self.cycle[:-1])
+        return self.comment.startswith("optional:") and bool(set(self.optional) & words)
+
+
+def runtime_dependencies(root=ROOT):
+    """The packages pyproject.toml's [project] dependencies install (what `import lantern` may need)."""
+    specs = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    return {re.split(r"[<>=!~\[ ;]", spec)[0].replace("-", "_") for spec in specs}
+
+
+def _loaded_packages(module):
+    """The packages other than lantern that a module imports when it loads (not in functions, not under `try:`)."""
+    found = set()
+    pending = list(module.tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Try)):
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            found.add(node.module.split(".")[0])
+        pending.extend(ast.iter_child_nodes(node))
+    return found - {PACKAGE}
+
+
+def _optional_loaded(modules, load_time, starts, required):
+    """The optional packages that loading these modules loads, through import-time edges."""
+    seen, pending, packages = set(starts), list(starts), set()
+    while pending:
+        name = pending.pop()
+        if name in modules:
+            packages |= _loaded_packages(modules[name])
+        for child in load_time.get(name, ()):
+            if child not in seen:
+                seen.add(child)
+                pending.append(child)
+    return tuple(sorted(p for p in packages if p not in sys.stdlib_module_names and p not in required))
 
 
 def deferred_imports(modules, edges=None):
     """Every import statement inside a function, lantern's and other packages', in file order."""
     edges = imports(modules) if edges is None else edges
     load_time = graph(edges, deferred=False)
+    required = runtime_dependencies()
     by_statement = {}
     for edge in edges:
         if edge.deferred:
@@ -190,9 +233,12 @@ def deferred_imports(modules, edges=None):
                 continue
             first = node.module if isinstance(node, ast.ImportFrom) and node.level == 0 else node.names[0].name
             of_lantern = (isinstance(node, ast.ImportFrom) and node.level > 0) or first.split(".")[0] == PACKAGE
-            chains = [path(load_time, e.target, e.importer) for e in by_statement.get((module.name, node.lineno), [])]
+            targets = [e.target for e in by_statement.get((module.name, node.lineno), []) if e.target != PACKAGE]
+            chains = [path(load_time, target, module.name) for target in targets]
             cycle = next((tuple(chain) for chain in chains if chain), None)
-            found.append(DeferredImport(module, node, of_lantern, cycle, _comment(module, node)))
+            optional = (_optional_loaded(modules, load_time, targets, required) if of_lantern else
+                        tuple(p for p in [first.split(".")[0]] if p not in sys.stdlib_module_names | required))
+            found.append(DeferredImport(module, node, of_lantern, cycle, optional, _comment(module, node)))
     return found
 
 
@@ -301,8 +347,10 @@ def report(modules, show_cycles=False, longest=20):
         f"{[len(c) for c in cycles]}",
         f"import cycles among import-time edges only: {len(load_cycles)}, sizes {[len(c) for c in load_cycles]}",
         f"import statements inside functions: {len(deferred)}, {len(ours)} of them of lantern modules: "
-        f"{len(breaking)} break a cycle ({sum(1 for d in breaking if d.names_its_cycle())} say which), "
-        f"{len(ours) - len(breaking)} break none",
+        f"{len(breaking)} break a cycle ({sum(1 for d in breaking if d.gives_its_reason())} say which), "
+        f"{sum(1 for d in ours if not d.cycle and d.optional)} keep an optional package from loading "
+        f"({sum(1 for d in ours if not d.cycle and d.optional and d.gives_its_reason())} say which), "
+        f"{sum(1 for d in ours if not d.cycle and not d.optional)} neither",
         f"functions: {len(functions(modules))}, over 40 lines: {sum(1 for f in functions(modules) if f.length > 40)}",
         f"{longest} longest functions:",
     ]

@@ -15,6 +15,7 @@ from ..core.size import Size
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher
+from ..ops.derivative_helpers import zeros_like
 from . import engine, graph
 from .accumulate import accumulate_grad
 from .anomaly import (  # noqa: F401
@@ -137,6 +138,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = engine.run_backward(outputs, seeds, retain_graph, create_graph, inputs=inputs, accumulate=False,
                                  allow_unused=allow_unused)
     if materialize_grads:
-        from ..ops.derivative_helpers import zeros_like
         result = tuple(zeros_like(t) if g is None else g for t, g in zip(inputs, result))
     return result

@@ -12,6 +12,8 @@ import itertools
 import re
 import weakref
 
+from ..core.tensor_impl import make_tensor
+from .accumulate import accumulate_grad
 from .meta import Hooks, autograd_meta, current_grad_fn
 from .saved_hooks import current_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (public here, as in torch)
 from .saved_hooks import _hooks as _hook_stack
@@ -137,7 +139,6 @@ class AccumulateGrad(Node):
         return self._variable()
 
     def apply(self, grads):
-        from .accumulate import accumulate_grad
         variable = self._variable()
         if variable is not None:
             accumulate_grad(variable, grads[0], owned=False)
@@ -188,7 +189,6 @@ class SavedTensor:
             self.tensor, self.hooks_packed = pack(t), True
             return
         if is_output:
-            from ..core.tensor_impl import make_tensor
             t = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
         self.tensor, self.hooks_packed, self.unpack_hook = t, False, None
 
@@ -199,7 +199,6 @@ class SavedTensor:
         if t._vc[0] != self.version:
             raise RuntimeError(_modified_message(t, self, node))
         if self.is_output and node is not None and t._grad_fn is None:
-            from ..core.tensor_impl import make_tensor
             out = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
             out._requires_grad = True
             out._grad_fn = node

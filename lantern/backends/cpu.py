@@ -10,6 +10,7 @@ and cached on the tensor (rebuilt only if its storage's buffer was replaced by a
 from math import prod as _prod
 
 import numpy as np
+from numpy._core._multiarray_umath import __cpu_features__ as _cpu_features
 
 from ..core.allocator import cpu_allocator as _allocator
 from ..core.device import CPU
@@ -84,9 +85,8 @@ def get_cpu_capability():
     """torch.backends.cpu.get_cpu_capability(): the widest vector instruction set the CPU kernels may use, named as
     PyTorch names it ('AVX512', 'AVX2' or 'DEFAULT'), here read from NumPy's CPU dispatch (which runs lantern's
     kernels)."""
-    from numpy._core._multiarray_umath import __cpu_features__ as features
-    if all(features.get(f) for f in ("AVX512F", "AVX512BW", "AVX512VL", "AVX512DQ")):
+    if all(_cpu_features.get(f) for f in ("AVX512F", "AVX512BW", "AVX512VL", "AVX512DQ")):
         return "AVX512"
-    if features.get("AVX2") and features.get("FMA3"):
+    if _cpu_features.get("AVX2") and _cpu_features.get("FMA3"):
         return "AVX2"
     return "DEFAULT"

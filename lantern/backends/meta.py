@@ -9,6 +9,8 @@ This is the device extension point exercised without a GPU: shape inference and 
 from ..core.allocator import meta_allocator
 from ..core.device import META
 from ..core.dispatch_keys import DispatchKey
+from ..ops.dispatcher import raise_missing_kernel
+from ..ops.meta_util import shape_str
 from .base import (Backend, check_cast, install_backend, internal_overlap_check, meta_with_cast_check_first,
                    resize_out, with_out_dtype)
 
@@ -40,7 +42,6 @@ class MetaBackend(Backend):
         self_ = args[0]
         shape, dtype = meta_with_cast_check_first(op, args, self_)
         if shape != self_._size:
-            from ..ops.meta_util import shape_str
             raise RuntimeError(f"output with shape {shape_str(self_._size)} doesn't match the broadcast shape "
                                f"{shape_str(shape)}")
         check_cast(op, dtype, self_)
@@ -59,7 +60,6 @@ class MetaBackend(Backend):
 
     def run_custom(self, op, args):
         if op.meta is None:
-            from ..ops.dispatcher import raise_missing_kernel
             raise_missing_kernel(op, self)
         return op.meta(self, *args)
 

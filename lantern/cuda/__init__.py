@@ -12,6 +12,8 @@ AssertionError('Torch not compiled with CUDA enabled'), as PyTorch's CPU build d
 Traceback (most recent call last):
 AssertionError: Torch not compiled with CUDA enabled
 """
+import importlib
+
 from .._legacy_types import make_types as _make_types
 from ..core.absent_device import needs as _needs, needs_nvml as _needs_nvml, unbound as _unbound
 from ..core.absent_device import StreamContext as _StreamContext, unbound_error as _unbound_error
@@ -140,6 +142,5 @@ clock_rate = _needs_nvml("clock_rate", "The GPU's SM clock.", __name__)
 
 def __getattr__(name):
     if name == "amp":  # imported on first use: lantern.amp needs all of lantern, which imports this module first
-        import importlib
         return importlib.import_module(f"{__name__}.amp")
     raise AttributeError(f"module 'lantern.cuda' has no attribute '{name}'")

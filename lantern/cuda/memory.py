@@ -6,9 +6,12 @@ until then they are empty or zero, as in a CPU build where CUDA was never used, 
 >>> lantern.cuda.memory_allocated(), lantern.cuda.memory_stats()
 (0, {})
 """
+import ctypes
 import warnings
 
 from ..core.absent_device import dummy_class_error, needs, unbound, unbound_error
+from ..core.storage import _ALLOCATORS
+from ..inspect.memory import stats_of, summary_of
 
 __all__ = ["caching_allocator_alloc", "caching_allocator_delete", "caching_allocator_disabled",
            "caching_allocator_enable", "get_per_process_memory_fraction", "set_per_process_memory_fraction",
@@ -22,7 +25,6 @@ __all__ = ["caching_allocator_alloc", "caching_allocator_delete", "caching_alloc
 
 
 def _allocator():
-    from ..core.storage import _ALLOCATORS
     return _ALLOCATORS.get("cuda")
 
 
@@ -31,7 +33,6 @@ def memory_stats(device=None):
     allocator = _allocator()
     if allocator is None:
         return {}
-    from ..inspect.memory import stats_of
     return stats_of(allocator)
 
 
@@ -87,7 +88,6 @@ def memory_summary(device=None, abbreviated=False):
     allocator = _allocator()
     if allocator is None:
         raise KeyError("allocated_bytes.all.current")
-    from ..inspect.memory import summary_of
     return summary_of(allocator, "cuda")
 
 
@@ -180,7 +180,6 @@ class CUDAPluggableAllocator:
     """A CUDA allocator loaded from a shared library's alloc/free functions (the library is opened, as in torch)."""
 
     def __init__(self, path_to_so_file, alloc_fn_name, free_fn_name):
-        import ctypes
         self._library = ctypes.CDLL(path_to_so_file)
         raise unbound_error("CUDA", "_cuda_customAllocator", "Install a pluggable CUDA allocator.")
 

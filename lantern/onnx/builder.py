@@ -11,8 +11,11 @@ value, and `GraphBuilder.shape_tensor` turns lists holding some into a runtime-c
 >>> g.nodes[-1].op_type, g.nodes[-1].input, g.nodes[-1].output
 ('Relu', ['x'], ['/Relu_output_0'])
 """
+import ml_dtypes
 import numpy as np
 from onnx import OperatorSetIdProto, TensorProto, helper, numpy_helper
+
+from .errors import OnnxExporterError
 
 __all__ = ["GraphBuilder", "Var", "Sym", "onnx_dtype", "numpy_of"]
 
@@ -28,7 +31,6 @@ def onnx_dtype(dtype):
     try:
         return _DTYPES[dtype.name]
     except KeyError:
-        from .errors import OnnxExporterError
         raise OnnxExporterError(f"ONNX export does not support tensors of dtype {dtype}") from None
 
 
@@ -208,7 +210,6 @@ _NUMPY = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "
 def numpy_dtype(dtype):
     """The NumPy dtype matching a lantern dtype (for constants)."""
     if dtype.name == "bfloat16":
-        import ml_dtypes
         return ml_dtypes.bfloat16
     return _NUMPY[dtype.name]
 

@@ -25,11 +25,12 @@ or of any of its views see the write. ONNX values stay immutable.
 tensor([[2., 2., 2.],
         [1., 1., 1.]])
 """
+from ..autograd import grad_mode
 from ..core.tensor_impl import TensorImpl
 from ..jit.types import with_memory_formats
 from ..ops import dispatcher, registry
 from .builder import Sym, Var, numpy_of
-from .errors import OnnxExporterError, UnsupportedOperatorError
+from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
 from .symbolic import MIN_OPSET, SYMBOLICS, UNVIEWS
 
 __all__ = ["convert_graph", "symbolic_constants"]
@@ -148,7 +149,6 @@ class _Converter:
         functional = op.functional
         inputs = node.inputs()
         examples = with_memory_formats(op.schema, [self.example[v] for v in inputs])
-        from ..autograd import grad_mode
         with grad_mode.no_grad():
             result = dispatcher.call(op, examples)
         outputs = node.outputs()
@@ -343,7 +343,6 @@ def _symify(a, b, sources, value):
                 return Sym(a, (name, axis), mul=a // d1)
             if d1 % a == 0 and d2 % b == 0 and d1 // a == d2 // b:
                 return Sym(a, (name, axis), div=d1 // a)
-    from .errors import SymbolicValueError
     raise SymbolicValueError(f"ONNX export with dynamic_axes: the traced constant {a!r} changes with the dynamic "
                              f"axes (to {b!r}) in a way the exporter cannot compute from the inputs' shapes", value)
 

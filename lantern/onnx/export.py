@@ -15,6 +15,7 @@ import os
 import warnings
 
 from ..core.tensor_impl import TensorImpl
+from ..nn import Module
 from .errors import OnnxExporterError
 
 __all__ = ["export", "TrainingMode", "is_in_onnx_export"]
@@ -61,7 +62,6 @@ def export(model, args=(), f=None, export_params=True, verbose=False, training=N
         raise ValueError(f"Unsupported ONNX opset version: {opset}. Supported versions are "
                          f"{MIN_OPSET} to {MAX_OPSET} in lantern.onnx.export.")
     args = _as_tuple(args)
-    from ..nn import Module
     is_module = isinstance(model, Module)
     restore = model.training if is_module else None
     if is_module:

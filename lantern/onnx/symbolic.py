@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .builder import Sym, Var, numpy_dtype, onnx_dtype
+from .errors import OnnxExporterError
 
 __all__ = ["SYMBOLICS", "UNVIEWS", "symbolic", "MIN_OPSET"]
 
@@ -635,7 +636,6 @@ def full(g, size, fill_value, *rest):
 
 
 def _unsupported_args(op, what):
-    from .errors import OnnxExporterError
     raise OnnxExporterError(f"ONNX export of aten::{op} does not support {what}")
 
 

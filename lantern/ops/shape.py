@@ -18,6 +18,7 @@ from .meta_util import (
 )
 from .registry import custom, structured
 from .derivative import derivative
+from .dispatcher import backend_for_device
 
 
 def _tensor_list(name, tensors, empty_error):
@@ -246,7 +247,6 @@ custom("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, _zero_kernel)
 
 
 def _to_copy_kernel(backend, self, dtype=None, device=None, memory_format=preserve_format):
-    from .dispatcher import backend_for_device
     target = backend if device is None else backend_for_device(device)
     dtype = dtype or self.dtype
     out = empty_like_strided(target, self, dtype, memory_format)

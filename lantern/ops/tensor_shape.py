@@ -15,6 +15,7 @@ import warnings
 
 from ..core import dtype as dt
 from ..core.layout import contiguous_format
+from ..core.size import Size
 from ..core.tensor_impl import TensorImpl
 from .dispatcher import call
 from .factory import like_strides
@@ -246,7 +247,6 @@ def broadcast_to(input, size):
 
 
 def broadcast_shapes(*shapes):
-    from ..core.size import Size
     return Size(broadcast_all([(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
 
 

@@ -6,6 +6,7 @@ A meta returns (sizes, strides, offset), plus the new dtype for views that reint
 >>> x.t().stride(), x[:, 1].storage_offset(), x.unsqueeze(2).stride()
 ((1, 4), 1, (4, 1, 1))
 """
+from ..core.tensor_impl import contiguous_strides
 from .meta_util import shape_str, wrap_dim, wrap_dims
 from .registry import view
 from .derivative import derivative, nondifferentiable
@@ -44,7 +45,6 @@ def view_strides(old_size, old_stride, new_size):
     if numel == 0:
         if tuple(old_size) == tuple(new_size):
             return tuple(old_stride)
-        from ..core.tensor_impl import contiguous_strides
         return contiguous_strides(new_size)
     new_stride = [0] * len(new_size)
     view_d = len(new_size) - 1

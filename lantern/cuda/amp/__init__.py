@@ -11,6 +11,7 @@ import functools
 import warnings
 
 from ... import amp as _amp
+from ...core import dtype as _dt
 
 __all__ = ["amp_definitely_not_available", "autocast", "custom_bwd", "custom_fwd", "GradScaler"]
 
@@ -30,7 +31,6 @@ class autocast(_amp.autocast):
 
     def __init__(self, enabled=True, dtype=None, cache_enabled=True):
         _deprecated("autocast(args...)", "autocast('cuda', args...)")
-        from ...core import dtype as _dt
         super().__init__("cuda", dtype=_dt.float16 if dtype is None else dtype, enabled=enabled,
                          cache_enabled=cache_enabled)
 

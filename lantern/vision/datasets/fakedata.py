@@ -7,6 +7,7 @@
 """
 from ... import int64, randint, randn
 from ...random import get_rng_state, manual_seed, set_rng_state
+from ..transforms import ToPILImage
 from .vision import VisionDataset
 
 __all__ = ["FakeData"]
@@ -25,7 +26,6 @@ class FakeData(VisionDataset):
         self.random_offset = random_offset
 
     def __getitem__(self, index):
-        from ..transforms import ToPILImage
 
         if index >= len(self):
             raise IndexError(f"{type(self).__name__} index out of range")

@@ -16,6 +16,7 @@ import shutil
 import numpy as np
 
 from ... import as_tensor, int64
+from ...serialization import load
 from .vision import VisionDataset, raise_not_downloadable
 
 __all__ = ["MNIST", "FashionMNIST", "KMNIST", "read_idx"]
@@ -54,7 +55,6 @@ class MNIST(VisionDataset):
         processed = os.path.join(self.root, type(self).__name__, "processed")
         legacy_files = [os.path.join(processed, name) for name in ("training.pt", "test.pt")]
         if all(os.path.isfile(path) for path in legacy_files):  # what torchvision before 0.9 saved; read first
-            from ...serialization import load
 
             self.data, self.targets = load(legacy_files[0 if train else 1], weights_only=True)
             return
