@@ -50,6 +50,8 @@ def _describe(x):
     if isinstance(x, TensorImpl):
         rg = " requires_grad" if x.requires_grad else ""
         dev = "" if x.device.type == "cpu" else f" {x.device}"
+        if x.layout.name != "strided":
+            return f"{x.layout.name} {x.dtype.name}{list(x._size)} nnz={x._nnz()}{rg}"
         return f"{x.dtype.name}{list(x._size)} stride={x._stride}{dev}{rg}"
     if isinstance(x, (list, tuple)) and x and isinstance(x[0], TensorImpl):
         return "[" + ", ".join(_describe(t) for t in x) + "]"
@@ -59,7 +61,11 @@ def _describe(x):
 
 def _kernel_name(op, key):
     """Which code runs: the backend's runner for the op's kind, and the op's own impl or meta function (the
-    Meta backend runs only meta functions)."""
+    Meta backend runs only meta functions); a sparse layout's key runs the kernel registered for it."""
+    sparse_kernel = getattr(op.kernels.get(key), "sparse_kernel", None)
+    if sparse_kernel is not None:
+        name = sparse_kernel.__qualname__.replace(".<locals>", "")
+        return f"{key.name}:{sparse_kernel.__module__.rpartition('.')[2]}.{name}"
     meta_only = key.name == "Meta" or op.impl is None or op.kind == "view"
     fn = op.meta if meta_only else op.impl
     name = fn.__qualname__.replace(".<locals>", "") if fn is not None else "?"

@@ -146,4 +146,5 @@ def register_kernel(op, layout, kernel):
             return kernel(*args)
         finally:
             tls.grad_enabled = enabled
+    run.sparse_kernel = kernel   # what the dispatch trace names
     op.kernels[SPARSE_BACKENDS[layout].key] = run
