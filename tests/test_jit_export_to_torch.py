@@ -318,6 +318,31 @@ def test_only_typed_lists_of_their_element_type_load(old, new, tmp_path):
         lantern.jit.load(io.BytesIO(_data_pkl_edited(tmp_path / "c.pt", old, new)))
 
 
+def _scaled(x, k: float):
+    return x * k
+
+
+def _scaled_relu(x):
+    return lantern.relu(_scaled(x, 2.0))
+
+
+class _CallsFunctions(nn.Module):
+    def forward(self, x):
+        return _scaled_relu(x) + _scaled(x, 0.5)
+
+
+def test_free_functions_a_scripted_module_calls_run_in_torch(tmp_path):
+    """Compiled functions are written to the code file of their module and called as torch prints them
+    (`__torch__.<module>.<name>(...)`), functions they call included."""
+    scripted = lantern.jit.script(_CallsFunctions())
+    lantern.jit.save(scripted, str(tmp_path / "f.pt"))
+    x = lantern.randn(3, 4)
+    expected = _CallsFunctions()(x).numpy()
+    np.testing.assert_allclose(torch.jit.load(str(tmp_path / "f.pt"))(torch.from_numpy(x.numpy())).numpy(), expected)
+    np.testing.assert_allclose(lantern.jit.load(str(tmp_path / "f.pt"))(x).numpy(), expected)
+    assert f"__torch__.{__name__}._scaled_relu" in scripted.code
+
+
 def test_inplace_must_be_a_constant():
     import lantern.nn.functional as F
 

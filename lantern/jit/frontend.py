@@ -184,10 +184,12 @@ def _raise(exc, ctx):
     raise RuntimeError(message) from None
 
 
-def _class_name(cls):
-    module = cls.__module__
+def _class_name(obj):
+    """The TorchScript name of a class or function: `__torch__.<module>.<name>` (torch's spelling: no module for
+    __main__, lantern's modules as torch's)."""
+    module = obj.__module__ or "__main__"  # None for a function exec'd from source text (CompilationUnit)
     prefix = "" if module == "__main__" else module.replace("lantern", "torch", 1) + "."
-    return f"__torch__.{prefix}{cls.__qualname__.rpartition('<locals>.')[2]}"
+    return f"__torch__.{prefix}{obj.__qualname__.rpartition('<locals>.')[2]}"
 
 
 class _Compiler:
@@ -213,6 +215,7 @@ class _Compiler:
         self.functions[key] = None
         graph = self.compile_def(fn, fndef, ctx, None)
         compiled = _CompiledFunction(fndef.name, graph)
+        compiled.qualified_name = _class_name(fn)
         self.functions[key] = compiled
         return compiled
 
@@ -334,7 +337,7 @@ class _Compiler:
             emitter.coerce(v, want.type(), src, f"Expected a value of type '{{want}}' for argument '{name}' but "
                                                 f"instead found type '{{got}}'.")
         ref = emitter.graph.create("prim::Constant", [], 1)
-        ref.attrs["value"] = _FunctionRef(callee.name, callee)
+        ref.attrs["value"] = _FunctionRef(callee.qualified_name, callee)  # printed as torch prints the call
         ref.output().setType(FunctionType(callee.name))
         emitter.graph.insertNode(ref)
         out_types = [o.type() for o in graph.outputs()]

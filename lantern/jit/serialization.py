@@ -154,6 +154,7 @@ class _Classes:
         self.info = {}        # qualname -> what code/__torch__.ir stores
         self.code = {}        # code file -> readable sources of the classes it holds
         self.constants = []   # tensor constants, shared across every graph
+        self.functions = set()  # qualified names of the compiled functions written to the code files
         self.version = int(_ser._FORMAT_VERSION)  # raised to the newest operator version a graph uses
 
     def class_of(self, m, children):
@@ -171,12 +172,28 @@ class _Classes:
             qualname = f"{module}.___torch_mangle_{len(self.info)}.{name}"
         self.by_layout[layout] = qualname
         graphs = {name: _with_class_names(graph, qualname) for name, graph in m._methods.items()}
+        for graph in graphs.values():
+            self._add_functions(graph)
         self.info[qualname] = {"original_name": m.original_name, "parameters": params, "buffers": buffers,
                                "methods": {name: self.encode(g, copy=False) for name, g in graphs.items()}}
         module = qualname.rpartition(".")[0]
         self.code.setdefault("code/" + module.replace(".", "/") + ".py", []).append(
             self._class_source(m, qualname, children, graphs))
         return qualname
+
+    def _add_functions(self, graph):
+        """Write the compiled functions `graph` calls (and those they call) as `def`s in the code file of their
+        module, where torch.jit.load finds the `__torch__.<module>.<name>(...)` the calls are printed as."""
+        from .code import python_code
+        for node in _all_nodes(graph.block()):
+            ref = node.attrs.get("value") if node.kind() == "prim::Constant" else None
+            fn = getattr(ref, "fn", None)
+            if getattr(fn, "graph", None) is None or str(ref) in self.functions:
+                continue
+            self.functions.add(str(ref))
+            module, _, name = str(ref).rpartition(".")
+            self.code.setdefault("code/" + module.replace(".", "/") + ".py", []).append(python_code(fn.graph, name))
+            self._add_functions(fn.graph)
 
     def encode(self, graph, copy=True):
         """{'ir': the graph's text, 'refs': what the text cannot hold}. Tensor constants become the string
@@ -540,7 +557,9 @@ class _Graphs:
             return _PythonRef(ref["python"], ref["kwnames"], ref["attr"])
         from .frontend import _FunctionRef
         from .module import ScriptFunction
-        return _FunctionRef(ref["function"], ScriptFunction(ref["function"], self.decode(ref, None)))
+        function = ScriptFunction(ref["function"].rpartition(".")[2], self.decode(ref, None))
+        function.qualified_name = ref["function"]
+        return _FunctionRef(ref["function"], function)
 
 
 def _dtype_constants(graph):
