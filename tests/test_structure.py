@@ -70,8 +70,6 @@ ALLOWED_UPWARD = {
     ("ops.sparse_csr", "backends.cpu"): "sparse kernels (in progress)",
     ("ops.sparse_csr", "backends.sparse"): "sparse kernels (in progress)",
     ("ops.sparse_csr", "_construct"): "sparse kernels (in progress)",
-    # TensorImpl._wrap_dim wraps a dim with ops' helper (the cycle core.tensor_impl <-> ops.meta_util).
-    ("core.tensor_impl", "ops.meta_util"): "wrap_dim",
 }
 
 # Imports inside functions not yet in order, (importer, statement): they break no cycle (and belong at the top) or
@@ -106,7 +104,6 @@ DEFERRED_TODO = {
     ('autograd.functional', 'from . import grad'),
     ('autograd.gradcheck', 'from . import grad as autograd_grad'),
     ('autograd.meta', 'from .views import regenerate_view_grad_fn'),
-    ('core.tensor_impl', 'from ..ops.meta_util import wrap_dim'),
     ('inspect.explain', 'from .storage_picture import storage_dot'),
     ('jit.frontend', 'import lantern'),
     ('jit.frontend_emit', 'import lantern'),

@@ -8,7 +8,7 @@ A tensor is (storage, sizes, strides, storage_offset, dtype, device, layout) plu
 (lantern.Size([2, 3]), (16, 1), 9)
 """
 from .layout import channels_last, channels_last_3d, contiguous_format, preserve_format, sparse_coo, sparse_csr
-from .size import Size
+from .size import Size, wrap_dim
 
 
 _STRIDES_CACHE = {}
@@ -194,7 +194,6 @@ class TensorImpl:
         return _is_contiguous_in_order(self._size, self._stride, order)
 
     def _wrap_dim(self, dim, ndim=None):
-        from ..ops.meta_util import wrap_dim
         return wrap_dim(dim, len(self._size) if ndim is None else ndim)
 
     def __len__(self):

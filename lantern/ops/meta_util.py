@@ -7,19 +7,8 @@ This is lantern's TensorIterator: every pointwise op gets its output shape and d
 """
 from ..core import dtype as dt
 from ..core.promotion import result_type_of, wrapped_scalar_dtype
+from ..core.size import wrap_dim
 from ..core.tensor_impl import TensorImpl, contiguous_strides
-
-
-def wrap_dim(dim, ndim):
-    """A possibly negative dim as an index in [0, ndim); 0-dim tensors accept 0 and -1."""
-    try:
-        dim = dim.__index__()
-    except AttributeError:
-        raise TypeError(f"dim must be an int, but got {type(dim).__name__}") from None
-    n = ndim if ndim > 0 else 1
-    if dim < -n or dim >= n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    return dim + n if dim < 0 else dim
 
 
 def wrap_dims(dims, ndim):
