@@ -88,8 +88,10 @@ def coo(lib, indices=INDICES, values=VALUES, size=(2, 3), **kwargs):
     lambda m: m.sparse_coo_tensor([[0, 1, 1]], m.arange(6.).view(3, 2)),               # hybrid: a dense dim
     lambda m: m.sparse_coo_tensor([[1]], [5.0], (3,)),
     lambda m: m.sparse_coo_tensor(m.empty(2, 0, dtype=m.int64), [], (2, 3)),
+    lambda m: m.sparse_coo_tensor((2, 3)),
+    lambda m: m.sparse_coo_tensor(size=(2, 3), dtype=m.float64),
 ], ids=["size", "inferred", "larger", "dtype", "ints", "is_coalesced", "int32-indices", "numpy", "hybrid", "1d",
-        "empty"])
+        "empty", "size-only", "size-keyword"])
 def test_construction(make):
     same(make)
 

@@ -159,15 +159,18 @@ register_kernel(get("sparse_mask"), sparse_coo, _sparse_mask_kernel)
 
 # ---- the Python-level constructor (lantern.sparse_coo_tensor) ----------------------------------------------------
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False, requires_grad=False,
-                      check_invariants=None, is_coalesced=None):
+def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None, is_coalesced=None):
     """A COO tensor from indices (sparse_dim, nnz) and values (nnz, *dense sizes); size defaults to the smallest
-    that holds every index.
+    that holds every index. Given a size alone (`sparse_coo_tensor((2, 3))`), an empty one of that size.
 
     >>> lantern.sparse_coo_tensor([[0, 1], [2, 0]], [3., 4.]).to_dense().tolist()
     [[0.0, 0.0, 3.0], [4.0, 0.0, 0.0]]
     """
     from .._construct import as_tensor
+    if values is None:
+        size = tuple(indices if size is None else size)
+        indices, values = np.zeros((len(size), 0), np.int64), np.zeros(0, (dtype or dt.get_default_dtype()).np)
     indices = as_tensor(indices, device=device)
     if indices.dtype is not dt.int64:
         indices = indices.to(dt.int64)

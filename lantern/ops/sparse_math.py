@@ -195,6 +195,19 @@ def _to_copy_kernel(self, dtype=None, device=None, memory_format=None):
 register_kernel(get("_to_copy"), sparse_coo, _to_copy_kernel)
 
 
+def _zero_kernel(self):
+    """zero_: no specified elements left (the sizes stay)."""
+    sparse_dim = self._storage.sparse_dim
+    empty = coo_from_arrays(np.zeros((sparse_dim, 0), np.int64),
+                            np.zeros((0,) + self._size[sparse_dim:], self.dtype.np), self._size, True, self.dtype)
+    self._storage = empty._storage
+    self._vc[0] += 1
+    return self
+
+
+register_kernel(get("zero_"), sparse_coo, _zero_kernel)
+
+
 def _transpose_kernel(self, dim0=0, dim1=1):
     sparse_dim = self._storage.sparse_dim
     d0, d1 = wrap_dim(dim0, self.dim()), wrap_dim(dim1, self.dim())
