@@ -20,7 +20,7 @@ from .autograd.meta import autograd_meta, current_grad_fn
 from .core import dtype as dt
 from .core.device import device as _device
 from .core.layout import contiguous_format, preserve_format, strided
-from .core.tensor_impl import TENSOR_CLASS, TensorImpl
+from .core.tensor_impl import TensorImpl, register_tensor_class
 from .ops import binding, keyword_aliases, registry
 from .ops.dispatcher import call, entry
 from .ops.sparse_coo import SparseCooMethods
@@ -953,4 +953,4 @@ _EXPAND = _op("expand")
 _DIV, _DIV_ = _op("div"), _op("div_")
 _RSUB, _MUL, _RECIPROCAL = _op("rsub"), _op("mul"), _op("reciprocal")
 _install_methods()
-TENSOR_CLASS[0] = Tensor
+register_tensor_class(Tensor)

@@ -16,8 +16,7 @@ from ..core.allocator import cpu_allocator as _allocator
 from ..core.device import CPU
 from ..core.dispatch_keys import DispatchKey
 from ..core.storage import UntypedStorage as _Storage
-from ..core.tensor_impl import _STRIDES_CACHE as _strides_cache, TENSOR_CLASS as _TENSOR_CLASS
-from ..core.tensor_impl import contiguous_strides
+from ..core.tensor_impl import _STRIDES_CACHE as _strides_cache, contiguous_strides, new_tensor_object
 from .base import Backend, install_backend
 
 _ndarray = np.ndarray
@@ -49,7 +48,7 @@ class CPUBackend(Backend):
         storage._ptr = None
         storage._gen = 0
         storage.resizable = True
-        t = _new(_TENSOR_CLASS[0])
+        t = new_tensor_object()
         t._storage = storage
         t._size = shape
         strides = _strides_cache.get(shape)

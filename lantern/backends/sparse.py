@@ -17,10 +17,8 @@ dispatch key its ops run under (SparseCPU, SparseCsrCPU, above CPU, so dense + s
 from ..core.dispatch_keys import DispatchKey
 from ..core.layout import sparse_coo, sparse_csr
 from ..core.state import tls
-from ..core.tensor_impl import TENSOR_CLASS
+from ..core.tensor_impl import new_tensor_object
 from .cpu import cpu
-
-_new = object.__new__
 
 
 class SparseBackend:
@@ -92,7 +90,7 @@ class SparseCsrParts(_SparseParts):
 
 
 def _make(parts, size, dtype, backend):
-    t = _new(TENSOR_CLASS[0])
+    t = new_tensor_object()
     t._storage = parts
     t._size = tuple(size)
     t._stride = (0,) * len(size)   # PyTorch answers stride() of a sparse tensor with zeros
