@@ -10,6 +10,7 @@ lantern.float32
 import copyreg
 import warnings
 from collections.abc import Sequence
+from multiprocessing.reduction import DupFd, ForkingPickler
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from .core.layout import preserve_format
 from .core.promotion import promote_types
 from .core.size import Size
 from .core.state import tls
-from .core.storage import UntypedStorage, wrap_numpy_memory
+from .core.storage import SharedMapping, UntypedStorage, wrap_numpy_memory
 from .core.tensor_impl import TensorImpl, make_tensor
 from .ops.dispatcher import backend_for_device, call
 from .ops.factory import finish, like_strides
@@ -374,4 +375,21 @@ def _reduce_storage(storage):
     return (rebuild_storage, (data[:storage.nbytes()].tobytes(), storage.nbytes(), str(storage.device)))
 
 
+def rebuild_shared_storage(fd, nbytes):
+    """Unpickling in another process: the sender's shared storage, mapped from the descriptor it sent."""
+    return UntypedStorage._over_shared(SharedMapping.attach(fd.detach(), max(nbytes, 1)), nbytes)
+
+
+def _reduce_storage_for_process(storage):
+    """What multiprocessing sends to another process (its ForkingPickler: Process arguments under spawn, queues):
+    a storage moved into shared memory by share_memory_() travels as its file descriptor, so both processes keep
+    writing one memory (Hogwild! training); any other storage travels as its bytes. (torch moves every storage it
+    sends into shared memory; lantern sends copies of the storages not shared by the program.)"""
+    mapping = storage._shared_mapping()
+    if mapping is None:
+        return _reduce_storage(storage)
+    return (rebuild_shared_storage, (DupFd(mapping.fd), storage.nbytes()))
+
+
 copyreg.pickle(UntypedStorage, _reduce_storage)
+ForkingPickler.register(UntypedStorage, _reduce_storage_for_process)

@@ -33,6 +33,7 @@ import random
 import struct
 import sys
 import types
+import warnings
 import zipfile
 
 import numpy as np
@@ -527,8 +528,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     map_location: None (where each storage was saved), a device or string, a dict {saved location: new}, or a
     callable(storage, location) returning a storage (or None for the default). What a load guarantees about
     hostile and damaged files is written up in docs/checkpoints.md."""
-    if weights_only is None:  # as torch: the safe default, unless the caller brings their own pickle module
-        weights_only = pickle_module is None
+    weights_only = _weights_only_from_environment(weights_only, pickle_module)
     if pickle_module is not None and weights_only:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     if isinstance(f, (str, os.PathLike)):
@@ -537,6 +537,28 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if mmap:
         raise ValueError("f must be a file path in order to use the mmap argument")
     return _load_file(f, None, map_location, weights_only, pickle_load_args)
+
+
+def _weights_only_from_environment(weights_only, pickle_module):
+    """load's weights_only: the caller's; when not given, the safe default unless the caller brings their own pickle
+    module. TORCH_FORCE_WEIGHTS_ONLY_LOAD=1 forces it on; TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 turns it off where the
+    caller did not pass it (with torch's warning), as torch's load does."""
+    true_values = ("1", "y", "yes", "true")
+    force_on = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in true_values
+    force_off = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in true_values
+    if force_on and force_off:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should "
+                           "be set, but both were set.")
+    if force_on:
+        return True
+    if weights_only is not None:
+        return weights_only
+    if force_off:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the`weights_only` "
+                      "argument was not explicitly passed to `torch.load`, forcing weights_only=False.", UserWarning,
+                      stacklevel=3)
+        return False
+    return pickle_module is None
 
 
 def _load_file(fh, mmap_path, map_location, weights_only, pickle_load_args):

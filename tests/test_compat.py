@@ -170,3 +170,31 @@ def test_install_from_python(tmp_path):
     import torch  # noqa: F401  (the real one: the oracle)
     with pytest.raises(RuntimeError, match="must run before PyTorch is imported"):
         lantern.compat.install()
+
+
+SPAWNING = """
+import multiprocessing, sys, torch
+import torch.multiprocessing as mp
+
+def child(t):
+    t.add_(5)
+    print("child", type(torch.zeros(1)).__module__, type(t).__module__, flush=True)
+
+if __name__ == "__main__":
+    t = torch.zeros(3)
+    t.share_memory_()
+    process = mp.get_context(sys.argv[1]).Process(target=child, args=(t[1:],))
+    process.start()
+    process.join()
+    print("parent", process.exitcode, t.tolist())
+"""
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver", "fork"])
+def test_started_processes_run_on_lantern_and_share_memory(tmp_path, method):
+    """A process started by spawn or forkserver imports the program's main module afresh: under compat its
+    `import torch` gives lantern too, and a tensor moved to shared memory is one memory in both processes."""
+    (tmp_path / "spawning.py").write_text(SPAWNING)
+    proc = subprocess.run([sys.executable, "-m", "lantern.compat", str(tmp_path / "spawning.py"), method],
+                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.stdout.splitlines() == ["child lantern._tensor lantern._tensor", "parent 0 [0.0, 5.0, 5.0]"], proc.stderr

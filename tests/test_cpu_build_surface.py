@@ -330,6 +330,21 @@ def test_share_memory_survives_a_fork():
     assert t.tolist() == [0.0, 5.0, 5.0]
 
 
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+@pytest.mark.parametrize("lib", [torch, lantern], ids=["torch", "lantern"])
+def test_shared_memory_reaches_a_started_process(lib, method):
+    """A shared tensor sent to a process that multiprocessing starts afresh stays one memory (its file descriptor
+    travels, not its bytes)."""
+    import multiprocessing
+    import operator
+    t = lib.zeros(3)
+    t.share_memory_()
+    process = multiprocessing.get_context(method).Process(target=operator.methodcaller("add_", 5), args=(t[1:],))
+    process.start()
+    process.join()
+    assert process.exitcode == 0 and t.tolist() == [0.0, 5.0, 5.0]
+
+
 # ---- devices, the default device, precision and flags ----------------------------------------------------------
 
 @pytest.mark.parametrize("spec", ["cuda", "cuda:1", "mps", "xpu:0", ("cuda", 0), "meta", "cpu:0"])

@@ -5,6 +5,7 @@ import copy
 import io
 import pathlib
 import pickle
+import warnings
 import zipfile
 
 import numpy as np
@@ -234,6 +235,31 @@ def test_explicit_pickle_module_with_weights_only_fails_like_torch():
             lib.load(buf, pickle_module=pickle, weights_only=True)
         buf.seek(0)
         assert lib.load(buf, pickle_module=pickle)["a"].tolist() == [1.0, 1.0]  # weights_only then defaults to False
+
+
+@pytest.mark.parametrize("env", [{"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}, {"TORCH_FORCE_WEIGHTS_ONLY_LOAD": "yes"},
+                                 {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "true", "TORCH_FORCE_WEIGHTS_ONLY_LOAD": "1"},
+                                 {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "0"}])
+@pytest.mark.parametrize("weights_only", [None, True, False])
+def test_weights_only_forced_by_environment_like_torch(env, weights_only, monkeypatch):
+    """TORCH_FORCE_WEIGHTS_ONLY_LOAD / TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD (what runs a program written before torch 2.6
+    made weights_only the default, which torch.load()s a NumPy array): the same outcome and warning as torch."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    buf = io.BytesIO()
+    torch.save({"a": np.arange(3.0)}, buf)
+
+    def load(lib):
+        buf.seek(0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                outcome = ("loaded", lib.load(buf, weights_only=weights_only)["a"].tolist())
+            except Exception as e:
+                outcome = (type(e).__name__, str(e).split(".")[0])
+        return outcome, [str(w.message) for w in caught if "TORCH_FORCE" in str(w.message)]
+
+    assert load(lantern) == load(torch)
 
 
 def test_saving_one_storage_as_two_dtypes_fails_like_torch():

@@ -17,12 +17,14 @@ lantern.compat.aliases). What lantern lacks fails with an error that names it.
 import os
 import runpy
 import sys
+from multiprocessing import spawn
 
 from .aliases import ModuleProxy, TorchAliasFinder
 
 __all__ = ["install", "uninstall", "run_script", "main"]
 
 _FINDER = [None]
+_SPAWN_PREPARATION_DATA = spawn.get_preparation_data
 
 
 def install():
@@ -36,7 +38,22 @@ def install():
                            f"imported {sorted(already)[0]}")
     finder = _FINDER[0] = TorchAliasFinder()
     sys.meta_path.insert(0, finder)
+    spawn.get_preparation_data = _preparation_data_installing_hook
     return finder
+
+
+class _InstallInChild:
+    """Rides in the preparation data a spawned (or forkserver) child unpickles first: unpickling it installs the
+    hook there, before the child re-imports the program's main module, which imports torch."""
+
+    def __reduce__(self):
+        return (install, ())
+
+
+def _preparation_data_installing_hook(name):
+    data = _SPAWN_PREPARATION_DATA(name)
+    data["lantern_compat"] = _InstallInChild()  # multiprocessing's prepare() reads only the keys it knows
+    return data
 
 
 def uninstall():
@@ -45,6 +62,7 @@ def uninstall():
     if finder is None:
         return
     sys.meta_path.remove(finder)
+    spawn.get_preparation_data = _SPAWN_PREPARATION_DATA
     for name in finder.proxies:
         if isinstance(sys.modules.get(name), ModuleProxy):
             del sys.modules[name]

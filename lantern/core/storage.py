@@ -5,6 +5,9 @@
 (16, device(type='cpu'))
 """
 import mmap
+import os
+import tempfile
+import weakref
 
 import numpy as np
 
@@ -19,6 +22,34 @@ def allocator_for(dev):
         return _ALLOCATORS[dev.type]
     except KeyError:
         raise device_unavailable_error(dev.type) from None
+
+
+class SharedMapping(mmap.mmap):
+    """Memory other processes can map too: a mapping of an in-memory file whose descriptor, `fd`, stays open while
+    the mapping lives, so that it can be sent to a process started later (torch.multiprocessing's file_descriptor
+    sharing; a forked process shares the mapping anyway).
+
+    >>> m = SharedMapping.create(8); m[:2] = b"hi"; SharedMapping.attach(os.dup(m.fd), 8)[:2]
+    b'hi'
+    """
+
+    @classmethod
+    def create(cls, nbytes):
+        if hasattr(os, "memfd_create"):
+            fd = os.memfd_create("lantern-storage")
+        else:  # an unlinked temporary file where the system has no anonymous in-memory files
+            with tempfile.TemporaryFile() as f:
+                fd = os.dup(f.fileno())
+        os.ftruncate(fd, nbytes)
+        return cls.attach(fd, nbytes)
+
+    @classmethod
+    def attach(cls, fd, nbytes):
+        """Map `nbytes` of the file `fd` (which the mapping then owns and closes)."""
+        mapping = cls(fd, nbytes)
+        mapping.fd = fd
+        weakref.finalize(mapping, os.close, fd)
+        return mapping
 
 
 class UntypedStorage:
@@ -118,7 +149,7 @@ class UntypedStorage:
         Shared storage cannot be resized, as in PyTorch."""
         if self._data is None or self.is_shared():
             return self
-        shared = np.frombuffer(mmap.mmap(-1, max(self._nbytes, 1)), np.uint8)
+        shared = np.frombuffer(SharedMapping.create(max(self._nbytes, 1)), np.uint8)
         shared[:self._nbytes] = self._data[:self._nbytes]
         old, allocator = self._data, self._allocator
         self._data, self._ptr, self._allocator, self.resizable = shared, None, None, False
@@ -129,8 +160,17 @@ class UntypedStorage:
 
     def is_shared(self):
         """Whether share_memory_() moved these bytes into shared memory."""
+        return self._shared_mapping() is not None
+
+    def _shared_mapping(self):
+        """The SharedMapping under the bytes, or None."""
         base = None if self._data is None else self._data.base
-        return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+        return base.obj if isinstance(base, memoryview) and isinstance(base.obj, SharedMapping) else None
+
+    @classmethod
+    def _over_shared(cls, mapping, nbytes):
+        """A storage over another process's shared bytes (what a process receives for a shared storage)."""
+        return cls._wrap(np.frombuffer(mapping, np.uint8, count=nbytes), CPU)
 
     def __getitem__(self, i):
         return int(self._data[i])
