@@ -8,6 +8,7 @@ and the frontends of overloaded ops (`max(dim)` vs `max(other)`, `view(dtype)` v
 >>> (x + 1).sum().item(), x.t().is_contiguous(), x.max(dim=1).values.tolist()
 (14.0, False, [2.0, 4.0])
 """
+import copy
 import functools
 import inspect
 import numbers
@@ -15,18 +16,24 @@ import warnings
 import weakref
 
 from . import autograd as _ag
+from ._construct import legacy_tensor_new, rebuild_tensor, tensor
+from ._indexing import getitem, setitem
+from ._legacy_types import convert_type, type_string
+from .autograd.graph import RemovableHandle
 from .autograd.meta import autograd_meta, current_grad_fn
 
 from .core import dtype as dt
 from .core.device import device as _device
 from .core.layout import contiguous_format, preserve_format, strided
-from .core.tensor_impl import TensorImpl, register_tensor_class
+from .core.state import tls as _tls
+from .core.storage import UntypedStorage
+from .core.tensor_impl import TensorImpl, contiguous_strides, make_tensor, register_tensor_class
 from .ops import binding, keyword_aliases, registry
 from .ops.dispatcher import call, entry
 from .ops.sparse_coo import SparseCooMethods
 from .ops.sparse_csr import SparseCsrMethods
+from .ops.views import infer_size, view_strides
 from .sparse._checkpoint import reduce_sparse_tensor
-from .core.state import tls as _tls
 
 _op = registry.get
 
@@ -39,7 +46,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
     __array_priority__ = 1000  # NumPy defers to Tensor: np.float32(2) * t is a Tensor, not an ndarray
 
     def __new__(cls, *args, **kwargs):
-        from ._construct import legacy_tensor_new
         return legacy_tensor_new(cls, *args, **kwargs)
 
     # ---- conversions -------------------------------------------------------------------------------------------
@@ -129,7 +135,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
         return n
 
     def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import tensor_repr
+        from ._tensor_str import tensor_repr  # cycle: _tensor_str imports _tensor (Tensor)
         return tensor_repr(self, tensor_contents)
 
     __str__ = __repr__
@@ -143,7 +149,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
         if self.layout is not strided:
             return reduce_sparse_tensor(self)
         # The storage pickles once per pickle (memoised), so views pickled together stay views of one storage.
-        from ._construct import rebuild_tensor
         return (rebuild_tensor, (self._storage, self._offset, self._size, self._stride, self.dtype,
                                  self._requires_grad, {k: v for k, v in self.__dict__.items()
                                                        if k not in TensorImpl.__dict__}))
@@ -169,8 +174,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
                                "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
                                "because of a torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
-        import copy
-        from .core.tensor_impl import make_tensor
         storage = copy.deepcopy(self._storage, memo)
         new = make_tensor(storage, self._size, self._stride, self._offset, self.dtype, self._backend)
         if type(self) is not Tensor:
@@ -241,7 +244,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
     def type(self, dtype=None, non_blocking=False, **kwargs):
         """Without arguments: the legacy type string ('torch.FloatTensor'); with a dtype, a legacy type or its name
         ('torch.DoubleTensor'): the tensor converted to it (see lantern._legacy_types)."""
-        from ._legacy_types import convert_type, type_string
         if dtype is None:
             return type_string(self.dtype, self.device.type)
         return convert_type(self, dtype)
@@ -325,7 +327,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
 
     def reshape(self, *shape):
         """A view when strides allow one, else a copy (PyTorch's rule)."""
-        from .ops.views import infer_size, view_strides
         shape = infer_size(binding._int_list(shape, "reshape", "shape"), self.numel())
         if view_strides(self._size, self._stride, shape) is not None:
             return call(_op("view"), (self, shape))
@@ -602,7 +603,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is None:
-            from .autograd.graph import RemovableHandle
             hooks = autograd_meta(self).hooks
             handle = RemovableHandle(hooks)
             hooks[handle.id] = hook
@@ -624,7 +624,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
     def register_post_accumulate_grad_hook(self, hook):
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        from .autograd.graph import RemovableHandle
         hooks = autograd_meta(self).post_accumulate_hooks
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
@@ -679,7 +678,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
         return self._size == other._size and bool((self == other).all().item())
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        from ._construct import tensor
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
@@ -701,7 +699,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
 
     def _resize(self, shape):
         """Resize to a contiguous `shape`, growing the storage when it is too small (backs out= and resize_)."""
-        from .core.tensor_impl import contiguous_strides
         shape = tuple(shape)
         need = self._offset * self.dtype.itemsize
         n = 1
@@ -721,8 +718,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
 
     def set_(self, source=None, storage_offset=0, size=None, stride=None):
         """Point this tensor at another tensor's or storage's memory (no copy)."""
-        from .core.storage import UntypedStorage
-        from .core.tensor_impl import contiguous_strides
         if source is None:
             source = UntypedStorage(0, device=self.device)
         if isinstance(source, TensorImpl):
@@ -734,7 +729,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
             self._size = tuple(size) if size is not None else (source.nbytes() // self.dtype.itemsize,)
             self._stride = tuple(stride) if stride is not None else contiguous_strides(self._size)
         self._nd = None
-        self._vc[0] += 1
+        self._bump_version()
         return self
 
     def storage(self):
@@ -744,11 +739,9 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
         return tuple(sorted(range(self.dim()), key=lambda d: -self._stride[d]))
 
     def __getitem__(self, index):
-        from ._indexing import getitem
         return getitem(self, index)
 
     def __setitem__(self, index, value):
-        from ._indexing import setitem
         setitem(self, index, value)
 
     def __delitem__(self, index):
@@ -771,7 +764,6 @@ def _traced_python_value(what):
 
 def _alias_detached(t):
     """Same storage and version counter, no autograd history and no _base (PyTorch's detach())."""
-    from .core.tensor_impl import make_tensor
     return make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc)
 
 
