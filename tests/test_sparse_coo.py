@@ -45,7 +45,7 @@ def _close(a, b):
     if isinstance(a, list):
         return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
     if isinstance(a, float):
-        return abs(a - b) <= 1e-5 + 1e-5 * abs(b)
+        return (a != a and b != b) or abs(a - b) <= 1e-5 + 1e-5 * abs(b)   # nan matches nan
     return a == b
 
 

@@ -176,7 +176,7 @@ def _values_map(fn, linear=False):
 
 ZERO_PRESERVING = {"abs": np.abs, "sqrt": np.sqrt, "sin": np.sin, "tan": np.tan,
                    "tanh": np.tanh, "asin": np.arcsin, "atan": np.arctan, "sinh": np.sinh, "expm1": np.expm1,
-                   "log1p": np.log1p, "relu": lambda v: np.maximum(v, 0), "sign": np.sign, "trunc": np.trunc,
+                   "log1p": np.log1p, "relu": lambda v: np.maximum(v, 0), "sign": np.sign, "sgn": np.sign, "trunc": np.trunc,
                    "floor": np.floor, "ceil": np.ceil, "deg2rad": np.deg2rad, "rad2deg": np.rad2deg}
 for _name, _fn in ZERO_PRESERVING.items():
     register_kernel(get(_name), sparse_coo, _values_map(_fn))
