@@ -235,7 +235,7 @@ def test_covered_of_real_views_match_torch():
 def test_big_covered_is_chunked_and_summarised(monkeypatch):
     size, stride = (600, 500), (1000, 2)
     whole = covered_indices(size, stride, 7)
-    monkeypatch.setattr(sys.modules["lantern.inspect.explain"], "_CHUNK", 1000)
+    monkeypatch.setattr(sys.modules["lantern.inspect.addressing"], "_CHUNK", 1000)
     chunked = covered_indices(size, stride, 7)
     assert np.array_equal(whole, chunked) and len(whole) == 300000
     assert describe_ranges(np.arange(0, 10**6, 7)) == "0, 7, 14, 21, 28, 35, …, 999999 (142858 runs, step 7)"

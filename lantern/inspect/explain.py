@@ -34,54 +34,20 @@ import gc
 
 import numpy as np
 
+from ..autograd.graph import SavedTensor
 from ..core.layout import channels_last, channels_last_3d, strided
 from ..core.tensor_impl import TensorImpl, contiguous_strides
+from .addressing import address_formula, covered_indices, storage_index_map
 from .explain_sparse import SparseTensorExplanation
+from .render import render
+from .storage_picture import storage_dot
 
 __all__ = ["explain", "TensorExplanation", "storage_index_map", "covered_indices", "describe_ranges", "address_formula"]
 
 _LABEL_WIDTH = 17          # "  " + label padded to this width, then the value
 _SHOW_INDEX_MAP = 64       # print the storage index of every element up to this many elements
-_CHUNK = 1 << 22           # index maps are built at most this many elements at a time
 _MAX_RUNS = 8              # ranges listed before "…"
 _MAX_VIEWS = 12            # live views listed in the report (all of them are in .views)
-_INDEX_NAMES = "ijklmnpq"
-
-
-def storage_index_map(size, stride, offset):
-    """The storage index of every element, as an int64 array shaped like the tensor.
-
-    >>> storage_index_map((2, 3), (1, 2), 4).tolist()
-    [[4, 6, 8], [5, 7, 9]]
-    """
-    idx = np.full((), offset, np.int64)
-    for n, s in zip(size, stride):
-        idx = idx[..., None] + np.arange(n, dtype=np.int64) * s
-    return idx
-
-
-def _mark_covered(mask, size, stride, offset):
-    """Set mask[k] for every storage index k the view reaches, a bounded number of elements at a time."""
-    numel = int(np.prod(size, dtype=np.int64))
-    if numel <= _CHUNK or not size:
-        mask[storage_index_map(size, stride, offset).ravel()] = True
-        return
-    for i in range(size[0]):
-        _mark_covered(mask, size[1:], stride[1:], offset + i * stride[0])
-
-
-def covered_indices(size, stride, offset):
-    """The sorted, distinct storage indices a view with this geometry reaches (an int64 array).
-
-    >>> covered_indices((2, 2), (0, 3), 1).tolist()
-    [1, 4]
-    """
-    if 0 in size:
-        return np.zeros(0, np.int64)
-    last = offset + sum((n - 1) * s for n, s in zip(size, stride))
-    mask = np.zeros(last + 1, bool)
-    _mark_covered(mask, tuple(size), tuple(stride), offset)
-    return np.flatnonzero(mask)
 
 
 def describe_ranges(indices, limit=_MAX_RUNS):
@@ -131,7 +97,6 @@ def _live_tensors_on(storage):
 
 def _saved_by_autograd(tensors):
     """The ids of those of `tensors` that a SavedTensor holds (an op's output kept for backward as an alias)."""
-    from ..autograd.graph import SavedTensor
     if not tensors:
         return set()
     return {id(o.tensor) for o in gc.get_referrers(*tensors) if isinstance(o, SavedTensor)}
@@ -165,17 +130,6 @@ def _contiguity(t):
     elif t.dim() == 5:
         text += f"  (channels_last_3d: {t.is_contiguous(memory_format=channels_last_3d)})"
     return text
-
-
-def address_formula(size, stride, offset, times="*"):
-    """("[i, j]", "storage[3 + i*1 + j*3]"): the element index and where that element lives.
-
-    >>> address_formula((2, 3), (1, 2), 4)
-    ('[i, j]', 'storage[4 + i*1 + j*2]')
-    """
-    names = _INDEX_NAMES[:len(size)] if len(size) <= len(_INDEX_NAMES) else [f"i{d}" for d in range(len(size))]
-    terms = ([str(offset)] if offset or not size else []) + [f"{n}{times}{s}" for n, s in zip(names, stride)]
-    return f"[{', '.join(names)}]", f"storage[{' + '.join(terms)}]"
 
 
 def _table(rows, indent):
@@ -288,12 +242,10 @@ class TensorExplanation:
     # ---- pictures ----------------------------------------------------------------------------------------------
     def to_dot(self):
         """The picture as Graphviz DOT text: the view's logical grid above its storage strip."""
-        from .storage_picture import storage_dot
         return storage_dot(self.tensor, self.covered)
 
     def save(self, path):
         """Draw the picture into `path` (.svg, .png, .pdf or .dot); returns `path`."""
-        from .render import render
         return render(self.to_dot(), path)
 
 

@@ -13,7 +13,7 @@ import html
 
 import numpy as np
 
-from .explain import address_formula, covered_indices, storage_index_map
+from .addressing import address_formula, covered_indices, storage_index_map
 
 __all__ = ["storage_dot"]
 
