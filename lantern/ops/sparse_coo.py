@@ -78,11 +78,16 @@ custom("_sparse_coo_tensor_with_dims_and_tensors(int sparse_dim, int dense_dim, 
        "Tensor values, *, bool? is_coalesced=None) -> Tensor", _coo_with_dims_kernel, backends=("cpu",))
 
 
-def _to_dense_kernel(self, dtype=None, masked_grad=None):
-    indices, values = parts(self)
-    out = np.zeros(self._size, dtype=values.dtype)
+def dense_array(t):
+    """A COO tensor's elements as a NumPy array (entries at one position summed)."""
+    indices, values = parts(t)
+    out = np.zeros(t._size, dtype=values.dtype)
     np.add.at(out, tuple(indices), values)
-    return dense_from_array(out, dtype or self.dtype)
+    return out
+
+
+def _to_dense_kernel(self, dtype=None, masked_grad=None):
+    return dense_from_array(dense_array(self), dtype or self.dtype)
 
 
 custom("_to_dense(Tensor self, ScalarType? dtype=None, bool? masked_grad=None) -> Tensor", None, backends=())
@@ -148,7 +153,7 @@ def _sparse_mask_kernel(self, mask):
     if self._size != mask._size:
         raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {shape_str(self._size)} "
                            f"but mask has size {shape_str(mask._size)}.")
-    dense = cpu.array(_to_dense_kernel(self) if self.layout is sparse_coo else self)
+    dense = dense_array(self) if self.layout is sparse_coo else cpu.array(self)
     indices = cpu.array(mask._storage.indices)
     return coo_from_arrays(indices, dense[tuple(indices)], mask._size, mask._storage.coalesced, self.dtype)
 
@@ -260,8 +265,7 @@ class SparseCooMethods:
             raise TypeError("to_sparse(): argument 'sparse_dim' must be int, not Tensor")
         sparse_dim = args[0] if args else None
         if layout is None or layout is sparse_coo:
-            return self.to_sparse_coo(sparse_dim) if sparse_dim is not None or layout is None \
-                else self.to_sparse_coo()
+            return self.to_sparse_coo(sparse_dim)
         if layout is sparse_csr:
             return self.to_sparse_csr(dense_dim)
         raise RuntimeError(f"to_sparse: conversion to the {layout.name} layout is not supported by lantern "

@@ -21,21 +21,13 @@ from .derivative import derivative
 from .dispatcher import call
 from .meta_util import operands_result_type, shape_str, wrap_dim
 from .registry import custom, get
-from .sparse_coo import coalesce_arrays, coo_from_arrays, dense_from_array, parts
+from .sparse_coo import coalesce_arrays, coo_from_arrays, dense_array, dense_from_array, parts
 
 _array = cpu.array
 
 
 def _is_coo(t):
     return isinstance(t, TensorImpl) and t.layout is sparse_coo
-
-
-def _dense_of(t):
-    """A COO tensor's elements as a NumPy array (duplicates summed)."""
-    indices, values = parts(t)
-    out = np.zeros(t._size, dtype=values.dtype)
-    np.add.at(out, tuple(indices), values)
-    return out
 
 
 def _same_size(op_name, self, other, note=""):
@@ -87,9 +79,6 @@ def _add_kernel(sign):
         if not _is_coo(other):
             raise RuntimeError(f"{name}(sparse, dense) is not supported. Use {name}(dense, sparse) instead.")
         _same_size(name, self, other)
-        if self is other:
-            indices, values = parts(self)
-            return coo_from_arrays(indices, values * (1 + alpha), self._size, self._storage.coalesced, dtype)
         return _merge(self, other, alpha, dtype)
     return add
 
@@ -135,7 +124,7 @@ def _mul_sparse_sparse(self, other):
     _same_size("mul", self, other)
     indices, values = parts(other)
     dtype = operands_result_type((self, other))
-    found = _dense_of(self)[tuple(indices)]
+    found = dense_array(self)[tuple(indices)]
     return coo_from_arrays(indices, (values * found).astype(dtype.np), other._size, False, dtype)
 
 
@@ -287,8 +276,8 @@ def _addmm_kernel(self, mat1, mat2, beta=1, alpha=1):
     _check_mm("addmm", mat1, mat2)
     if _is_coo(self):
         raise RuntimeError("addmm: a sparse `self` is not supported by lantern; pass a dense tensor")
-    product = _array(sparse_product(mat1, mat2).to_dense() if _is_coo(mat2) and _is_coo(mat1)
-                     else sparse_product(mat1, mat2))
+    product = sparse_product(mat1, mat2)
+    product = dense_array(product) if _is_coo(product) else _array(product)
     base = np.broadcast_to(_array(self), product.shape)
     result = product * alpha if beta == 0 else base * beta + product * alpha
     return dense_from_array(np.asarray(result, dtype=mat1.dtype.np), mat1.dtype)
@@ -404,7 +393,7 @@ def _softmax_kernel(log):
 def _softmax_backward_kernel(log):
     def kernel(grad_output, output, dim, self):
         indices, out = parts(output)
-        grad = _dense_of(grad_output)[tuple(indices)] if _is_coo(grad_output) else \
+        grad = dense_array(grad_output)[tuple(indices)] if _is_coo(grad_output) else \
             _array(grad_output)[tuple(indices)]
         sparse_dim = output._storage.sparse_dim
         dim = wrap_dim(dim, output.dim())
