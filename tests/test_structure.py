@@ -121,7 +121,6 @@ DEFERRED_TODO = {
     ('ops.reduction', 'from . import linalg'),
     ('serialization', 'from ._legacy_checkpoint import save_legacy'),
     ('serialization', 'from ._legacy_checkpoint import load_legacy'),
-    ('vision.transforms.functional', 'from .transforms import Normalize'),
     ('backends.sparse', 'import copy'),
     ('jit.archive_check', 'from .module import RecursiveScriptModule'),
     ('jit.archive_check', 'from .._tensor import Tensor'),

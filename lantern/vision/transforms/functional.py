@@ -172,9 +172,26 @@ def convert_image_dtype(image, dtype=float32):
 
 
 def normalize(tensor, mean, std, inplace=False):
-    from .transforms import Normalize
-
-    return Normalize(mean, std, inplace=inplace)(tensor)
+    """`(x - mean[c]) / std[c]` for each channel c of a float tensor image of shape (..., C, H, W)."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"img should be Tensor Image. Got {type(tensor)}")
+    if not tensor.is_floating_point():
+        raise TypeError(f"Input tensor should be a float tensor. Got {tensor.dtype}.")
+    if tensor.dim() < 3:
+        raise ValueError(f"Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = "
+                         f"{tensor.size()}")
+    if not inplace:
+        tensor = tensor.clone()
+    mean = as_tensor(mean, dtype=tensor.dtype, device=tensor.device)
+    std = as_tensor(std, dtype=tensor.dtype, device=tensor.device)
+    if (std == 0).any():
+        raise ValueError(f"std evaluated to zero after conversion to {tensor.dtype}, leading to division by "
+                         "zero.")
+    if mean.dim() == 1:
+        mean = mean.view(-1, 1, 1)
+    if std.dim() == 1:
+        std = std.view(-1, 1, 1)
+    return tensor.sub_(mean).div_(std)
 
 
 # ---- geometry --------------------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ Compose(
 import math
 import numbers
 
-from ... import Tensor, as_tensor, empty, log, rand, randint, randperm, tensor
+from ... import empty, log, rand, randint, randperm, tensor
 from ...nn import Module
 from . import functional as F
 from .functional import InterpolationMode
@@ -70,25 +70,7 @@ class Normalize(Module):
         self.inplace = inplace
 
     def forward(self, tensor):
-        if not isinstance(tensor, Tensor):
-            raise TypeError(f"img should be Tensor Image. Got {type(tensor)}")
-        if not tensor.is_floating_point():
-            raise TypeError(f"Input tensor should be a float tensor. Got {tensor.dtype}.")
-        if tensor.dim() < 3:
-            raise ValueError(f"Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = "
-                             f"{tensor.size()}")
-        if not self.inplace:
-            tensor = tensor.clone()
-        mean = as_tensor(self.mean, dtype=tensor.dtype, device=tensor.device)
-        std = as_tensor(self.std, dtype=tensor.dtype, device=tensor.device)
-        if (std == 0).any():
-            raise ValueError(f"std evaluated to zero after conversion to {tensor.dtype}, leading to division by "
-                             "zero.")
-        if mean.dim() == 1:
-            mean = mean.view(-1, 1, 1)
-        if std.dim() == 1:
-            std = std.view(-1, 1, 1)
-        return tensor.sub_(mean).div_(std)
+        return F.normalize(tensor, self.mean, self.std, self.inplace)
 
     def __repr__(self):
         return f"{type(self).__name__}(mean={self.mean}, std={self.std})"
