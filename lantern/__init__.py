@@ -51,7 +51,7 @@ from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F40
 from ._functions import *  # noqa: E402,F401,F403
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
 from . import debug, random, linalg, nn, optim, utils, serialization, vision, jit, onnx, inspect, profiler  # noqa: E402,F401,E501
-from .nn.modules.rnn import lstm  # noqa: E402,F401  (torch.lstm: what nn.LSTM's TorchScript calls)
+from .nn.modules.rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402,F401  (what nn.LSTM & co.'s TorchScript calls)
 from . import distributed, distributions, func, functional, return_types, special, testing  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401  (torch.compile over lantern's JIT)

@@ -122,22 +122,73 @@ def test_scripted_lstm_refuses_a_packed_sequence():
         scripted(packed)
 
 
-@pytest.mark.parametrize("bad", ["hidden_batch", "cell_size", "input_size"])
+SINGLE_STATE_CASES = {
+    "gru": (nn.GRU, {}, (6, 3, 5), False),
+    "gru_batch_first_bidirectional_2_layers": (nn.GRU, {"batch_first": True, "num_layers": 2,
+                                                        "bidirectional": True}, (3, 6, 5), True),
+    "rnn_unbatched_with_state": (nn.RNN, {}, (6, 5), True),
+    "rnn_relu_no_bias": (nn.RNN, {"nonlinearity": "relu", "bias": False}, (6, 3, 5), False),
+}
+
+
+@pytest.mark.parametrize("case", list(SINGLE_STATE_CASES))
+def test_scripted_gru_and_rnn_run_in_torch(case, tmp_path):
+    """GRU and RNN compile to aten::gru / rnn_tanh / rnn_relu as LSTM to aten::lstm."""
+    cls, kwargs, shape, with_state = SINGLE_STATE_CASES[case]
+    lantern.manual_seed(0)
+    model = cls(5, 7, **kwargs).eval()
+    x = lantern.randn(*shape)
+    layers = (2 if model.bidirectional else 1) * model.num_layers
+    batch = () if len(shape) == 2 else (shape[0 if model.batch_first else 1],)
+    args = (x,) + ((lantern.randn(layers, *batch, 7),) if with_state else ())
+    out, h = model(*args)
+    _export(model, x, "script", tmp_path / "rnn.pt")
+    with torch.no_grad():
+        t_out, t_h = torch.jit.load(str(tmp_path / "rnn.pt"))(*(torch.from_numpy(a.numpy()) for a in args))
+    l_out, l_h = lantern.jit.load(str(tmp_path / "rnn.pt"))(*args)
+    for ours, theirs, round_trip in ((out, t_out, l_out), (h, t_h, l_h)):
+        np.testing.assert_allclose(theirs.numpy(), ours.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(round_trip.detach().numpy(), ours.detach().numpy())
+
+
+@pytest.mark.parametrize("bad", ["hidden_batch", "cell_size", "input_size", "gru_hidden_batch"])
 def test_scripted_lstm_checks_its_arguments_as_eager_does(bad, tmp_path):
     """The scripted forward's checks give eager's messages, in lantern's interpreter and in torch."""
-    model = nn.LSTM(5, 7)
+    model = nn.GRU(5, 7) if bad.startswith("gru") else nn.LSTM(5, 7)
     x = lantern.randn(6, 3, 4 if bad == "input_size" else 5)
     state = {"hidden_batch": (lantern.zeros(1, 2, 7), lantern.zeros(1, 2, 7)),
-             "cell_size": (lantern.zeros(1, 3, 7), lantern.zeros(1, 3, 6)), "input_size": None}[bad]
+             "cell_size": (lantern.zeros(1, 3, 7), lantern.zeros(1, 3, 6)), "input_size": None,
+             "gru_hidden_batch": lantern.zeros(1, 2, 7)}[bad]
     with pytest.raises(RuntimeError) as eager:
         model(x, state)
     message = str(eager.value)
     _export(model, x, "script", tmp_path / "lstm.pt")
     with pytest.raises(lantern.jit.Error, match=re.escape(message)):
         lantern.jit.load(str(tmp_path / "lstm.pt"))(x, state)
-    torch_state = None if state is None else tuple(torch.from_numpy(t.numpy()) for t in state)
+    torch_state = None if state is None else torch.from_numpy(state.numpy()) if bad.startswith("gru") else \
+        tuple(torch.from_numpy(t.numpy()) for t in state)
     with pytest.raises(torch.jit.Error, match=re.escape(message)):
         torch.jit.load(str(tmp_path / "lstm.pt"))(torch.from_numpy(x.numpy()), torch_state)
+
+
+@pytest.mark.parametrize("name", ["gru", "rnn_tanh", "rnn_relu"])
+def test_single_state_recurrent_functions_match_torch(name):
+    """lantern.gru / rnn_tanh / rnn_relu are torch's (both overloads), what the scripted GRU and RNN call."""
+    lantern.manual_seed(0)
+    model = (nn.GRU if name == "gru" else nn.RNN)(3, 4, num_layers=2, bidirectional=True)
+    weights = [w.detach() for w in model._flat_weights]
+    x, h0 = lantern.randn(5, 2, 3), lantern.randn(4, 2, 4)
+    packed = nn.utils.rnn.pack_padded_sequence(x, [5, 3])
+    theirs_weights = [torch.from_numpy(w.numpy()) for w in weights]
+    calls = [((x, h0, weights, True, 2, 0.0, False, True, False),
+              (torch.from_numpy(x.numpy()), torch.from_numpy(h0.numpy()), theirs_weights, True, 2, 0.0, False, True,
+               False)),
+             ((packed.data, packed.batch_sizes, h0, weights, True, 2, 0.0, False, True),
+              (torch.from_numpy(packed.data.numpy()), torch.from_numpy(packed.batch_sizes.numpy()),
+               torch.from_numpy(h0.numpy()), theirs_weights, True, 2, 0.0, False, True))]
+    for ours_args, theirs_args in calls:
+        for a, b in zip(getattr(lantern, name)(*ours_args), getattr(torch, name)(*theirs_args)):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_lstm_function_matches_torch():

@@ -38,7 +38,7 @@ __all__ = ["ClassLayout", "check_graph", "check_ir_layout", "check_member_name",
 
 _OP_NAMESPACES = ("lantern", "lantern.nn.functional", "lantern.linalg")
 _OP_MODULES = ("lantern.ops.", "lantern._functions", "lantern._construct", "lantern.nn.functional", "lantern.linalg",
-               "lantern.core.promotion", "lantern.nn.modules.rnn")  # the last for lantern.lstm (aten::lstm)
+               "lantern.core.promotion", "lantern.nn.modules.rnn")  # the last for lantern.lstm & co. (aten::lstm)
 
 # prim:: kinds the interpreter runs that call nothing named by the file (the rest of its builtins are in _PYTHON_OPS)
 _PRIM_KINDS = {"prim::Constant", "prim::If", "prim::Loop", "prim::TupleUnpack", "prim::ListUnpack",

@@ -171,10 +171,10 @@ def _embedding(call):
                      call["scale_grad_by_freq"], call["sparse"])
 
 
-def _lstm(call):
-    """torch.lstm, either overload (padded input with hx first, or packed data with batch_sizes first): three
-    outputs (output, h_n, c_n)."""
-    return call.aten("lstm", call["input"], *call["args"], tuple_of=3)
+def _recurrent(op, outputs):
+    """torch.lstm / gru / rnn_tanh / rnn_relu, either overload (padded input with hx first, or packed data with
+    batch_sizes first): (output, h_n, c_n) for lstm, (output, h_n) for the others."""
+    return lambda call: call.aten(op, call["input"], *call["args"], tuple_of=outputs)
 
 
 def _unary(op):
@@ -207,5 +207,8 @@ _RULES = {
     "batch_norm": _batch_norm,
     "layer_norm": _layer_norm,
     "embedding": _embedding,
-    "lstm": _lstm,
+    "lstm": _recurrent("lstm", 3),
+    "gru": _recurrent("gru", 2),
+    "rnn_tanh": _recurrent("rnn_tanh", 2),
+    "rnn_relu": _recurrent("rnn_relu", 2),
 }

@@ -448,6 +448,52 @@ class RNNBase(Module):
             hidden = (h_n.squeeze(1), c_n.squeeze(1)) if lstm else h_n.squeeze(1)
         return output, hidden
 
+    def _scripted_forward(self, input, hx: Optional[Tensor]):
+        """forward of RNN and GRU as TorchScript compiles it: a Tensor input (as for LSTM), every layer in one
+        aten::gru / rnn_tanh / rnn_relu (lantern.gru & co.)."""
+        if input.dim() != 2 and input.dim() != 3:
+            if self.mode == "GRU":
+                raise ValueError(f"GRU: Expected input to be 2D or 3D, got {input.dim()}D instead")
+            raise ValueError(f"RNN: Expected input to be 2D or 3D, got {input.dim()}D tensor instead")
+        batched = input.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
+        if not batched:
+            input = input.unsqueeze(batch_dim)
+        if input.size(-1) != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{input.size(-1)}")
+        layers, batch = self.num_layers * (2 if self.bidirectional else 1), input.size(batch_dim)
+        if hx is None:
+            h0 = lantern.zeros(layers, batch, self.hidden_size, dtype=input.dtype, device=input.device)
+        else:
+            h0 = hx
+            if batched and h0.dim() != 3:
+                raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {h0.dim()}-D tensor")
+            if not batched:
+                if h0.dim() != 2:
+                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {h0.dim()}-D tensor")
+                h0 = h0.unsqueeze(1)
+            self._check_scripted_state(h0, [layers, batch, self.hidden_size], "hidden")
+        weights = self._flat_weights
+        if self.mode == "GRU":
+            output, h_n = lantern.gru(input, h0, weights, self.bias, self.num_layers, self.dropout, self.training,
+                                      self.bidirectional, self.batch_first)
+        elif self.mode == "RNN_TANH":
+            output, h_n = lantern.rnn_tanh(input, h0, weights, self.bias, self.num_layers, self.dropout,
+                                           self.training, self.bidirectional, self.batch_first)
+        else:
+            output, h_n = lantern.rnn_relu(input, h0, weights, self.bias, self.num_layers, self.dropout,
+                                           self.training, self.bidirectional, self.batch_first)
+        if not batched:
+            return output.squeeze(batch_dim), h_n.squeeze(1)
+        return output, h_n
+
+    def _check_scripted_state(self, state, expected: List[int], label: str):
+        """check_hidden_size as TorchScript compiles it: `label` is 'hidden', 'hidden[0]' or 'hidden[1]'."""
+        if state.size() != expected:
+            raise RuntimeError(f"Expected {label} size ({expected[0]}, {expected[1]}, {expected[2]}), got "
+                               f"{state.size()}")
+
     def _check_state_dims(self, hx, batched):
         """torch's dimension checks on a given state for batched (3-D) / unbatched (2-D) input; an unbatched
         state gets its batch dim."""
@@ -513,6 +559,31 @@ def _run_layers(mode, x, h0, c0, batch_sizes, weights, has_biases, has_projectio
     return layer_input, lantern.stack(h_out), (lantern.stack(c_out) if c0 is not None else None)
 
 
+def _run_flat(mode, input, args):
+    """What torch.lstm / gru / rnn_tanh / rnn_relu compute, from their arguments after the input: the padded
+    overload (hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first) or the packed one
+    (batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional), told apart by what comes
+    third (has_biases, or params). hx is [h0, c0] for LSTM, else h0; params are an nn module's `_flat_weights`.
+    Returns (output, h_n, c_n), c_n None unless LSTM."""
+    packed = not isinstance(args[2], bool)
+    if packed:
+        batch_sizes, (hx, params, has_biases, num_layers, dropout, train, bidirectional) = args[0], args[1:]
+        batch_first = False
+    else:
+        hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+    per_layer = len(params) // (num_layers * (2 if bidirectional else 1))
+    weights = [list(params[i:i + per_layer]) for i in range(0, len(params), per_layer)]
+    h0, c0 = hx if mode == "LSTM" else (hx, None)
+    has_projections = c0 is not None and h0.size(-1) != c0.size(-1)
+    if packed:
+        return _run_layers(mode, input, h0, c0, batch_sizes.tolist(), weights, has_biases, has_projections,
+                           num_layers, bidirectional, dropout, train)
+    steps_first = input.transpose(0, 1) if batch_first else input
+    output, h_n, c_n = _run_layers(mode, steps_first, h0, c0, None, weights, has_biases, has_projections,
+                                   num_layers, bidirectional, dropout, train)
+    return (output.transpose(0, 1) if batch_first else output), h_n, c_n
+
+
 def lstm(input, *args):
     """torch.lstm: every layer of an LSTM over flat weights, as nn.LSTM's TorchScript calls it (aten::lstm).
 
@@ -529,23 +600,30 @@ def lstm(input, *args):
     >>> bool((out == m(x)[0]).all())
     True
     """
-    packed = isinstance(args[0], lantern.Tensor)
-    if packed:
-        batch_sizes, (hx, params, has_biases, num_layers, dropout, train, bidirectional) = args[0], args[1:]
-        batch_first = False
-    else:
-        hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
-    per_layer = len(params) // (num_layers * (2 if bidirectional else 1))
-    weights = [list(params[i:i + per_layer]) for i in range(0, len(params), per_layer)]
-    h0, c0 = hx
-    has_projections = h0.size(-1) != c0.size(-1)
-    if packed:
-        return _run_layers("LSTM", input, h0, c0, batch_sizes.tolist(), weights, has_biases, has_projections,
-                           num_layers, bidirectional, dropout, train)
-    steps_first = input.transpose(0, 1) if batch_first else input
-    output, h_n, c_n = _run_layers("LSTM", steps_first, h0, c0, None, weights, has_biases, has_projections,
-                                   num_layers, bidirectional, dropout, train)
-    return (output.transpose(0, 1) if batch_first else output), h_n, c_n
+    return _run_flat("LSTM", input, args)
+
+
+def gru(input, *args):
+    """torch.gru: lstm's two overloads for a GRU, hx one tensor; returns (output, h_n).
+
+    >>> import lantern
+    >>> m = lantern.nn.GRU(3, 4)
+    >>> x = lantern.randn(5, 2, 3)
+    >>> out, h = lantern.gru(x, lantern.zeros(1, 2, 4), m._flat_weights, True, 1, 0.0, False, False, False)
+    >>> bool((h == m(x)[1]).all())
+    True
+    """
+    return _run_flat("GRU", input, args)[:2]
+
+
+def rnn_tanh(input, *args):
+    """torch.rnn_tanh: gru's overloads for an Elman RNN with tanh; returns (output, h_n)."""
+    return _run_flat("RNN_TANH", input, args)[:2]
+
+
+def rnn_relu(input, *args):
+    """torch.rnn_relu: gru's overloads for an Elman RNN with relu; returns (output, h_n)."""
+    return _run_flat("RNN_RELU", input, args)[:2]
 
 
 class RNN(RNNBase):
@@ -570,8 +648,10 @@ class RNN(RNNBase):
             raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'.")
         super().__init__(mode, *args, **kwargs)
 
-    def forward(self, input, hx=None):
-        return self._forward(input, hx)
+    def forward(self, input, hx: Optional[Tensor] = None):
+        if not lantern.jit.is_scripting():
+            return self._forward(input, hx)
+        return self._scripted_forward(input, hx)
 
 
 class LSTM(RNNBase):
@@ -632,19 +712,13 @@ class LSTM(RNNBase):
                     raise RuntimeError(f"For unbatched 2-D input, hx and cx should also be 2-D but got "
                                        f"({h0.dim()}-D, {c0.dim()}-D) tensors")
                 h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
-            self._check_scripted_state(h0, [layers, batch, h_size], 0)
-            self._check_scripted_state(c0, [layers, batch, self.hidden_size], 1)
+            self._check_scripted_state(h0, [layers, batch, h_size], "hidden[0]")
+            self._check_scripted_state(c0, [layers, batch, self.hidden_size], "hidden[1]")
         output, h_n, c_n = lantern.lstm(input, [h0, c0], self._flat_weights, self.bias, self.num_layers,
                                         self.dropout, self.training, self.bidirectional, self.batch_first)
         if not batched:
             return output.squeeze(batch_dim), (h_n.squeeze(1), c_n.squeeze(1))
         return output, (h_n, c_n)
-
-    def _check_scripted_state(self, state, expected: List[int], which: int):
-        """check_forward_args' size check of hidden[which], as TorchScript compiles it."""
-        if state.size() != expected:
-            raise RuntimeError(f"Expected hidden[{which}] size ({expected[0]}, {expected[1]}, {expected[2]}), got "
-                               f"{state.size()}")
 
 
 class GRU(RNNBase):
@@ -659,8 +733,10 @@ class GRU(RNNBase):
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         super().__init__("GRU", *args, **kwargs)
 
-    def forward(self, input, hx=None):
-        return self._forward(input, hx)
+    def forward(self, input, hx: Optional[Tensor] = None):
+        if not lantern.jit.is_scripting():
+            return self._forward(input, hx)
+        return self._scripted_forward(input, hx)
 
 
 class RNNCellBase(Module):
