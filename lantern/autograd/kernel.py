@@ -11,128 +11,108 @@ tensor([10., 10.], grad_fn=<AsStridedBackward0>)
 >>> y.grad_fn.name()
 'CopySlices'
 """
+from ..core.reference import mode, specialisation
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher
 from ..ops.derivative import TensorMeta
-from .graph import InputMeta, Node, SavedTensor, _sequence, gradient_edge
+from .anomaly import remember_forward
+from .graph import InputMeta, Node, gradient_edge
 from .meta import autograd_meta
 from .node import node_class, save_value
-from .saved_hooks import _hooks as _hook_stack
 from .views import CopySlices, record_view
-
-_new = object.__new__
-
 
 _DIRECT_KINDS = ("structured", "structured_inplace", "view")  # their kernels never call other ops
 
 
 def autograd_kernel(op, args, backend):
+    """Check the call, compute below Autograd, then record: build the node, save what its formulas read, and set
+    the outputs' history."""
+    if mode.fast and _FITS_ONE_OUTPUT_KERNEL[op]:
+        result = _one_output_autograd_kernel(op, args, backend)
+        if result is not _DOES_NOT_APPLY:
+            return result
+    inplace = _check(op, args)
     d = op.derivative
+    edges = _differentiable_edges(d, args)
+    self_before = _self_before_inplace(d, args, edges) if inplace and edges is not None else None
+    result = _compute(op, args, backend)
+    if d is None:
+        return _record_not_implemented(op, args, result)
+    if edges is None:
+        return result
+    node = _build_node(d, args, edges, result)
+    to_save, saves_result = d.plan(node.needs)  # what the formulas that will run read
+    if to_save:
+        _save_inputs(node, args, to_save, self_before)
+    _set_history(op, args, result, node)
+    if saves_result:  # after the history is set: a pack hook sees the output as the user will
+        _save_outputs(node, result, saves_result)
+    return result
+
+
+class _FitsOneOutputKernel(dict):
+    """op -> may _one_output_autograd_kernel record its calls (decided on an op's first call)."""
+
+    def __missing__(self, op):
+        d = op.derivative
+        schema = op.schema
+        fits = self[op] = (
+            schema.alias in ("new", "view") and d is not None and not d.nondifferentiable and not d.scalar_groups
+            and len(schema.returns) == 1 and schema.returns[0].is_tensor and not schema.returns[0].is_list
+            and all(schema.args[i].is_tensor and not schema.args[i].is_list for i in d.arg_indices))
+        return fits
+
+
+_FITS_ONE_OUTPUT_KERNEL = _FitsOneOutputKernel()
+_DOES_NOT_APPLY = object()
+
+
+@specialisation(
+    replaces="autograd_kernel (check -> compute -> build node -> save -> set history, a call each)",
+    when="an op that is neither in-place nor out=, returns one Tensor and whose formulas each take one Tensor "
+         "argument, called with tensors there, outside reference mode; anomaly mode takes the phases",
+    parity_test="tests/test_engine_phases.py::test_one_output_kernel_matches_the_phases")
+def _one_output_autograd_kernel(op, args, backend):
+    """The phases in one function for the commonest call: every edge is one tensor argument's, the one output gets
+    the node. Returns _DOES_NOT_APPLY (before doing anything) for a call the phases must record."""
+    d = op.derivative
+    edges, needs = [], []
+    for index in d.arg_indices:
+        a = args[index]
+        if not isinstance(a, TensorImpl) or tls.anomaly:
+            return _DOES_NOT_APPLY
+        needs.append(a._requires_grad)
+        edges.append(gradient_edge(a) if a._requires_grad else _NO_EDGE)
+    result = _compute(op, args, backend)
+    if True not in needs:
+        return result
+    needs = tuple(needs)
+    node = (d.node_cls or _node_class(d, args))(tuple(edges), (InputMeta(result),))
+    node.derivative, node.needs, node.edge_counts, node.saved = d, needs, None, {}
+    to_save, saves_result = d.plan(needs)
+    if to_save:
+        _save_inputs(node, args, to_save, None)
+    if result.dtype.is_floating_point or result.dtype.is_complex:
+        _set_output_history(result, node, 0)
+    if op.schema.alias == "view":
+        record_view(result)
+    if saves_result:
+        _save_outputs(node, result, saves_result)
+    return result
+
+
+# ---- check ----
+def _check(op, args):
+    """Refuse what autograd cannot record (out= calls, in-place changes of leaves); True for an in-place op."""
     alias = op.schema.alias
     if alias == "out":
         raise RuntimeError(f"{op.schema.name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
-    inplace = alias == "inplace"
-    if inplace:
+    if alias == "inplace":
         _check_inplace_allowed(args[0])
-    differentiable = d is not None and not d.nondifferentiable
-    if differentiable:
-        edges, needs, edge_counts = _edges(d, args)
-        if True not in needs:
-            differentiable = False
-        else:
-            to_save, saves_result = d._plans.get(needs) or d.plan(needs)
-            # an in-place op's formulas read `self` as it was before the op
-            self_before = _copy_before_inplace(args[0]) if inplace and ("self", 0, "tensor") in to_save else None
-
-    kernel = op.kernels.get(backend.key)
-    if kernel is None:
-        dispatcher.raise_missing_kernel(op, backend)
-    if op.kind in _DIRECT_KINDS:
-        result = kernel(op, args)
-    else:  # composite-style kernels call other ops: those must not record
-        tls.grad_enabled = False
-        try:
-            result = kernel(op, args)
-        finally:
-            tls.grad_enabled = True
-
-    if d is None:
-        return _record_not_implemented(op, args, result)
-    if not differentiable:
-        return result
-
-    cls = d.node_cls
-    if cls is None:
-        name = d._name
-        if callable(name):  # the name depends on the call (SumBackward0 / SumBackward1)
-            cls = node_class(name(args))
-        else:
-            cls = d.node_cls = node_class(name)
-    node = _new(cls)
-    node.next_functions = edges
-    node._seq = next(_sequence)
-    node.derivative, node.needs, node.edge_counts = d, needs, edge_counts
-    saved = {}
-    plain = not _hook_stack.stack  # no saved-tensor hooks: inputs are kept as they are
-    for name, index, kind in to_save:
-        if kind == "tensor":
-            if self_before is not None and name == "self":
-                saved[name] = self_before
-            else:
-                a = args[index]
-                if plain and isinstance(a, TensorImpl) and not a._is_inference:
-                    st = saved[name] = _new(SavedTensor)  # SavedTensor(a), written out
-                    st.tensor, st.version, st.is_output, st.output_nr = a, a._vc[0], False, 0
-                    st.hooks_packed, st.unpack_hook = False, None
-                else:
-                    saved[name] = save_value(a)
-        elif kind == "meta":
-            a = args[index]
-            m = saved[name] = _new(TensorMeta)  # TensorMeta(a), written out
-            m.size, m.stride, m.offset, m.dtype, m.device = a._size, a._stride, a._offset, a.dtype, a._backend.device
-        elif kind == "metas":
-            saved[name] = [TensorMeta(t) for t in args[index]]
-        else:
-            saved[name] = args[index]
-    multi = isinstance(result, tuple)
-    if multi:
-        node._input_meta = tuple(InputMeta(o) for o in result)
-    else:
-        meta = _new(InputMeta)  # InputMeta(result), written out: every recorded op makes one
-        meta.shape, meta.dtype, meta.backend = result._size, result.dtype, result._backend
-        node._input_meta = (meta,)
-    node.saved = saved
-    if tls.anomaly:
-        from .anomaly import remember_forward
-        remember_forward(node)
-
-    if inplace:
-        _rebase_inplace(args[0], node)
-    elif multi:
-        for nr, o in enumerate(result):
-            if isinstance(o, TensorImpl) and o.dtype.category >= 2:  # floating or complex outputs only
-                _set_history(o, node, nr)
-    else:
-        if result.dtype.category >= 2:
-            result._requires_grad = True
-            result._grad_fn = node
-        if alias == "view":
-            record_view(result)
-    for name, index in saves_result:  # after the history is set: a pack hook sees the output as the user will
-        if index is not None:
-            saved[name] = save_value(result[index], True, index)
-        else:
-            saved[name] = (tuple(save_value(o, True, i) for i, o in enumerate(result))
-                           if multi else save_value(result, True, 0))
-    return result
-
-
-def _set_history(t, node, nr):
-    t._requires_grad = True
-    t._grad_fn = node
-    t._output_nr = nr
+        return True
+    return False
 
 
 def _check_inplace_allowed(self_):
@@ -147,81 +127,143 @@ def _check_inplace_allowed(self_):
                                "operation.")
 
 
-def _copy_before_inplace(self_):
-    """`self` as it was before an in-place op, for formulas that read it; cloned with grad mode on, so double
-    backward still reaches self's history (PyTorch saves `original_self = self.clone()` the same way)."""
-    return save_value(self_.clone())
+def _self_before_inplace(d, args, edges):
+    """`self` as it was before an in-place op, when a formula that will run reads it; cloned with grad mode on, so
+    double backward still reaches self's history (PyTorch saves `original_self = self.clone()` the same way)."""
+    to_save, _ = d.plan(edges[1])
+    return save_value(args[0].clone()) if ("self", 0, "tensor") in to_save else None
+
+
+# ---- compute ----
+def _compute(op, args, backend):
+    """Redispatch below Autograd. Composite-style kernels call other ops, which must not record: grad mode is off
+    while they run."""
+    kernel = op.kernels.get(backend.key)
+    if kernel is None:
+        dispatcher.raise_missing_kernel(op, backend)
+    if op.kind in _DIRECT_KINDS:
+        return kernel(op, args)
+    tls.grad_enabled = False
+    try:
+        return kernel(op, args)
+    finally:
+        tls.grad_enabled = True
+
+
+# ---- build node ----
+def _build_node(d, args, edges, result):
+    """The op's node: its derivative, an edge per differentiable input, and what its outputs look like."""
+    next_functions, needs, edge_counts = edges
+    node = (d.node_cls or _node_class(d, args))(next_functions, _output_metas(result))
+    node.derivative, node.needs, node.edge_counts, node.saved = d, needs, edge_counts, {}
+    if tls.anomaly:
+        remember_forward(node)
+    return node
+
+
+def _node_class(d, args):
+    """MulBackward0 & co.: made once per name, then kept on the derivative; a derivative whose name depends on the
+    call (SumBackward0 / SumBackward1) asks each time."""
+    if callable(d._name):
+        return node_class(d._name(args))
+    d.node_cls = node_class(d._name)
+    return d.node_cls
+
+
+def _output_metas(result):
+    if isinstance(result, tuple):
+        return tuple(InputMeta(o) for o in result)
+    return (InputMeta(result),)
+
+
+# ---- save ----
+def _save_inputs(node, args, to_save, self_before):
+    """What the formulas read of the arguments: tensors (with their versions), geometry, values."""
+    saved = node.saved
+    for name, index, kind in to_save:
+        if kind == "tensor":
+            saved[name] = self_before if self_before is not None and name == "self" else save_value(args[index])
+        elif kind == "meta":
+            saved[name] = TensorMeta(args[index])
+        elif kind == "metas":
+            saved[name] = [TensorMeta(t) for t in args[index]]
+        else:
+            saved[name] = args[index]
+
+
+def _save_outputs(node, result, saves_result):
+    for name, index in saves_result:
+        if index is not None:
+            node.saved[name] = save_value(result[index], True, index)
+        elif isinstance(result, tuple):
+            node.saved[name] = tuple(save_value(o, True, i) for i, o in enumerate(result))
+        else:
+            node.saved[name] = save_value(result, True, 0)
+
+
+# ---- set history ----
+def _set_history(op, args, result, node):
+    """The outputs' grad_fn becomes the node (only floating and complex tensors carry gradients); an in-place op
+    rebases self's
+    history, a view records its base."""
+    if op.schema.alias == "inplace":
+        _rebase_inplace(args[0], node)
+    elif isinstance(result, tuple):
+        for nr, o in enumerate(result):
+            if isinstance(o, TensorImpl) and (o.dtype.is_floating_point or o.dtype.is_complex):
+                _set_output_history(o, node, nr)
+    else:
+        if result.dtype.is_floating_point or result.dtype.is_complex:
+            _set_output_history(result, node, 0)
+        if op.schema.alias == "view":
+            record_view(result)
+
+
+def _set_output_history(t, node, nr):
+    t._requires_grad = True
+    t._grad_fn = node
+    t._output_nr = nr
 
 
 _NO_EDGE = (None, 0)
 
 
-def _single_tensor_inputs(d):
-    """Is every formula's input a single Tensor argument (no list, no Scalar overload)? Then a call whose inputs
-    are all tensors has one edge per formula."""
-    schema_args = d.op.schema.args
-    return not d.scalar_groups and all(schema_args[i].is_tensor and not schema_args[i].is_list
-                                       for i in d.arg_indices)
+def _differentiable_edges(d, args):
+    """(edges, needs per formula, edge counts), or None when the op has no formulas or no input needs a gradient.
 
-
-_SIMPLE = {}  # Derivative -> _single_tensor_inputs(d)
-
-
-def _edges(d, args):
-    """(edges, needs per formula, edge counts): one edge per differentiable input; `counts` (None when every
-    formula has exactly one) maps a formula to its number of edges: a list argument (cat's tensors) has one per
-    element, a number given for a Scalar-overload argument has none."""
-    simple = _SIMPLE.get(d)
-    if simple is None:
-        simple = _SIMPLE[d] = _single_tensor_inputs(d)
-    if simple:
-        edges, needs = [], []
-        for index in d.arg_indices:
-            a = args[index]
-            if not isinstance(a, TensorImpl):
-                break
-            if a._requires_grad:
-                needs.append(True)
-                meta = a._autograd  # gradient_edge(a), its common cases written out
-                if meta is None or meta.attr_version is None:
-                    fn = a._grad_fn
-                    if fn is not None:
-                        edges.append((fn, a._output_nr))
-                    elif meta is not None and meta.grad_accumulator is not None:
-                        edges.append((meta.grad_accumulator, 0))
-                    else:
-                        edges.append(gradient_edge(a))
-                else:
-                    edges.append(gradient_edge(a))
-            else:
-                needs.append(False)
-                edges.append(_NO_EDGE)
-        else:
-            return tuple(edges), tuple(needs), None
+    One edge per differentiable input; `counts` (None when every formula has exactly one) maps a formula to its
+    number of edges: a list argument (cat's tensors) has one per element, a number given for a Scalar-overload
+    argument has none."""
+    if d is None or d.nondifferentiable:
+        return None
     edges, needs, counts = [], [], None
     for k, index in enumerate(d.arg_indices):
         a = args[index]
         if isinstance(a, TensorImpl):
-            need = a._requires_grad
-            needs.append(need)
-            edges.append(gradient_edge(a) if need else _NO_EDGE)
+            needs.append(a._requires_grad)
+            edges.append(gradient_edge(a) if a._requires_grad else _NO_EDGE)
         elif isinstance(a, (list, tuple)):
-            if counts is None:
-                counts = {}
+            counts = counts or {}
             counts[k] = len(a)
             needs.append(any(isinstance(t, TensorImpl) and t._requires_grad for t in a))
             edges.extend(gradient_edge(t) if isinstance(t, TensorImpl) and t._requires_grad else _NO_EDGE
                          for t in a)
         else:
             needs.append(False)
-            group = d.scalar_groups.get(k)
-            if group is not None and not any(isinstance(args[i], TensorImpl) for i in group):
-                if counts is None:
-                    counts = {}
+            if _number_for_scalar_overload(d, k, args):
+                counts = counts or {}
                 counts[k] = 0
             else:
                 edges.append(_NO_EDGE)
+    if True not in needs:
+        return None
     return tuple(edges), tuple(needs), counts
+
+
+def _number_for_scalar_overload(d, k, args):
+    """Was formula k's argument given as a number where the op also takes one (add(Tensor, Scalar)): no edge."""
+    group = d.scalar_groups.get(k)
+    return group is not None and not any(isinstance(args[i], TensorImpl) for i in group)
 
 
 def _rebase_inplace(self_, node):
@@ -229,7 +271,7 @@ def _rebase_inplace(self_, node):
     if base is not None and self_.dtype is base.dtype:
         CopySlices.rebase(base, self_, node)
     else:
-        _set_history(self_, node, 0)
+        _set_output_history(self_, node, 0)
     if base is not None or self_._autograd is not None:
         autograd_meta(self_).attr_version = self_._vc[0]
 
@@ -253,11 +295,11 @@ def _record_not_implemented(op, args, result):
     tensors += [t for i in op.list_positions for t in args[i] if isinstance(t, TensorImpl)]
     if not any(t._requires_grad for t in tensors):
         return result
-    node = NotImplementedBackward(tuple(gradient_edge(t) if t._requires_grad else (None, 0) for t in tensors))
-    node.op_name = op.schema.name
     outputs = result if isinstance(result, tuple) else (result,)
-    node._input_meta = tuple(InputMeta(o) for o in outputs if isinstance(o, TensorImpl))
+    node = NotImplementedBackward(tuple(gradient_edge(t) if t._requires_grad else _NO_EDGE for t in tensors),
+                                  tuple(InputMeta(o) for o in outputs if isinstance(o, TensorImpl)))
+    node.op_name = op.schema.name
     for nr, o in enumerate(outputs):
-        if isinstance(o, TensorImpl) and o.dtype.category >= 2:
-            _set_history(o, node, nr)
+        if isinstance(o, TensorImpl) and (o.dtype.is_floating_point or o.dtype.is_complex):
+            _set_output_history(o, node, nr)
     return result

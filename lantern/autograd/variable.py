@@ -10,6 +10,7 @@ Variable and Tensor have been one class since PyTorch 0.4; the name stays a clas
 ('Tensor', True, True)
 """
 from ..core.tensor_impl import TensorImpl
+from .engine import ExecutionEngine
 
 __all__ = ["Variable"]
 
@@ -21,6 +22,8 @@ class _VariableMeta(type):
 
 class Variable(metaclass=_VariableMeta):
     """Calling Variable(data, requires_grad) returns `data` itself, or a detached copy of it requiring grad."""
+
+    _execution_engine = ExecutionEngine()  # programs reach the engine's queue_callback here, as in PyTorch
 
     def __new__(cls, data, requires_grad=False, volatile=False):
         if not isinstance(data, TensorImpl):
