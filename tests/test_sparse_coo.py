@@ -148,9 +148,13 @@ def test_sparse_metadata():
     lambda m: coo(m).transpose(0, 1),
     lambda m: coo(m).coalesce().sparse_mask(coo(m).coalesce()),
     lambda m: m.arange(6.).view(2, 3).sparse_mask(coo(m).coalesce()),
+    lambda m: m.zeros_like(m.sparse_coo_tensor([[0, 1]], m.ones(2, 2), (3, 2))),
+    lambda m: m.empty_like(coo(m), dtype=m.float64),
+    lambda m: m.zeros_like(m.ones(2, 3), layout=m.sparse_coo),
 ], ids=["coalesce", "to_dense", "indices", "values", "_indices", "_values", "to_sparse", "to_sparse-1",
         "to_sparse-hybrid", "to_sparse-int", "diag", "dense-to_dense", "sparse-to_sparse", "to-dtype", "double",
-        "to-cpu", "detach", "clone", "t", "transpose", "sparse_mask-sparse", "sparse_mask"])
+        "to-cpu", "detach", "clone", "t", "transpose", "sparse_mask-sparse", "sparse_mask", "zeros_like-hybrid",
+        "empty_like", "zeros_like-layout"])
 def test_conversions_and_parts(fn):
     same(fn)
 

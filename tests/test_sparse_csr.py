@@ -46,8 +46,9 @@ def same_csr(fn):
     lambda m: -csr(m),
     lambda m: csr(m) * 2,
     lambda m: csr(m) + csr(m),
+    lambda m: m.zeros_like(csr(m)),
 ], ids=["size", "inferred", "dtype", "int32", "to_sparse_csr", "to_sparse-layout", "from-coo", "csr-to-csr", "to",
-        "clone", "neg", "mul", "csr+csr"])
+        "clone", "neg", "mul", "csr+csr", "zeros_like"])
 def test_csr_tensors(fn):
     same_csr(fn)
 

@@ -20,6 +20,7 @@ from .dispatcher import call
 from .meta_util import iterator_strides, strides_in_order
 from .pointwise import _require_tensor
 from .registry import composite, custom, get, structured
+from .sparse_coo import empty_sparse_like
 from .derivative import derivative
 
 FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, " \
@@ -337,8 +338,11 @@ custom(f"eye(int n, int? m=None, {FACTORY_KW}) -> Tensor", _eye, _eye)
 # ---- *_like: composites over empty_strided, so they run on any backend and never join a graph ------------------
 
 def empty_like_of(fn, input, dtype=None, layout=None, device=None, pin_memory=None, memory_format=preserve_format):
-    """An uninitialised tensor shaped like `input`, strided by `memory_format` (the start of every *_like)."""
+    """An uninitialised tensor shaped like `input`, strided by `memory_format` (the start of every *_like); in a
+    sparse layout (input's, or the one asked for), one with no specified elements."""
     _require_tensor(fn, input)
+    if (layout or input.layout) is not strided:
+        return empty_sparse_like(input, dtype, layout)
     return call(get("empty_strided"), (input._size, like_strides(input, memory_format), dtype or input.dtype,
                                        layout, device or input.device, pin_memory, False))
 

@@ -13,7 +13,7 @@ lantern.ops.sparse_math.
 import numpy as np
 
 from ..backends.cpu import cpu
-from ..backends.sparse import LAYOUT_TITLES, make_coo, refuse_other_layouts, register_kernel
+from ..backends.sparse import LAYOUT_TITLES, make_coo, make_csr, refuse_other_layouts, register_kernel
 from ..core import dtype as dt
 from ..core.layout import sparse_coo, sparse_csr, strided
 from ..core.tensor_impl import TensorImpl
@@ -160,6 +160,22 @@ def _sparse_mask_kernel(self, mask):
 
 custom("sparse_mask(Tensor self, Tensor mask) -> Tensor", None, backends=())
 register_kernel(get("sparse_mask"), sparse_coo, _sparse_mask_kernel)
+
+
+def empty_sparse_like(input, dtype=None, layout=None):
+    """A tensor like `input` with no specified elements, in `layout` (default: input's): what zeros_like and
+    empty_like give for a sparse layout. A COO one keeps a COO input's sparse_dim."""
+    layout = layout or input.layout
+    dtype = dtype or input.dtype
+    if layout is sparse_csr:
+        rows = input._size[0] if input.dim() else 0
+        return make_csr(dense_from_array(np.zeros(rows + 1, np.int64)), dense_from_array(np.zeros(0, np.int64)),
+                        dense_from_array(np.zeros(0, dtype.np), dtype), input._size)
+    if layout is not sparse_coo:
+        raise RuntimeError(f"lantern builds the sparse_coo and sparse_csr layouts, not {layout}")
+    sparse_dim = input.sparse_dim() if input.layout is sparse_coo else input.dim()
+    return coo_from_arrays(np.zeros((sparse_dim, 0), np.int64), np.zeros((0,) + input._size[sparse_dim:], dtype.np),
+                           input._size, True, dtype)
 
 
 # ---- the Python-level constructor (lantern.sparse_coo_tensor) ----------------------------------------------------

@@ -23,7 +23,7 @@ from .derivative import derivative, nondifferentiable
 from .dispatcher import call
 from .meta_util import operands_result_type, shape_str
 from .registry import custom, get
-from .sparse_coo import coo_from_arrays, dense_from_array
+from .sparse_coo import coo_from_arrays, dense_from_array, empty_sparse_like
 
 _array = cpu.array
 
@@ -165,6 +165,13 @@ def _csr_transpose_kernel(self, dim0=0, dim1=1):
     return _transpose_kernel(_csr_to_coo_kernel(self), dim0, dim1)
 
 
+def _csr_zero_kernel(self):
+    """zero_: no specified elements left (every row empty)."""
+    self._storage = empty_sparse_like(self)._storage
+    self._vc[0] += 1
+    return self
+
+
 def _csr_sum_kernel(self, dim=None, keepdim=False, dtype=None):
     from .sparse_math import _sum_kernel
     return _sum_kernel(_csr_to_coo_kernel(self), dim, keepdim, dtype)
@@ -173,7 +180,7 @@ def _csr_sum_kernel(self, dim=None, keepdim=False, dtype=None):
 for _name, _kernel in (("mm", _csr_mm_kernel), ("mv", _csr_mv_kernel), ("addmm", _csr_addmm_kernel),
                        ("add", _csr_add_kernel), ("mul", _csr_mul_kernel), ("_to_copy", _csr_to_copy_kernel),
                        ("t", lambda self: _csr_transpose_kernel(self)), ("transpose", _csr_transpose_kernel),
-                       ("sum", _csr_sum_kernel),
+                       ("sum", _csr_sum_kernel), ("zero_", _csr_zero_kernel),
                        ("neg", lambda self: _same_layout_result(self, -_array(self._storage.values), self.dtype)),
                        ("clone", lambda self, memory_format=None: _csr_to_copy_kernel(self))):
     register_kernel(get(_name), sparse_csr, _kernel)
