@@ -107,7 +107,7 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
 
 def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
     """autograd.grad over the outputs that require grad (None for every input when none does)."""
-    from . import grad
+    from . import grad  # cycle: lantern.autograd (the package, where grad is) imports this module
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]

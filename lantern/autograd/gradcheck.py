@@ -83,7 +83,7 @@ def _check_pair(i, j, x, out, seeds_grads, numerical, rtol, atol):
 
 def _analytical(func, inputs, diff):
     """{(input, output, seed): matrix whose column k is the vjp of seed * e_k}, and the outputs."""
-    from . import grad as autograd_grad
+    from . import grad as autograd_grad  # cycle: lantern.autograd (where grad is) imports this module
     outs = _outputs(func, inputs)
     xs = [inputs[i] for i in diff]
     table = {}
@@ -148,7 +148,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
                   masked=False):
     """gradcheck of the first derivative (a vjp with random grad_outputs): checks double backward."""
-    from . import grad as autograd_grad
+    from . import grad as autograd_grad  # cycle: lantern.autograd (where grad is) imports this module
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)

@@ -38,6 +38,6 @@ def current_grad_fn(t):
     fn = t._grad_fn
     meta = t._autograd
     if meta is not None and meta.attr_version is not None and meta.attr_version != t._vc[0] and t._base is not None:
-        from .views import regenerate_view_grad_fn
+        from .views import regenerate_view_grad_fn  # cycle: autograd.views imports meta (via graph)
         fn = regenerate_view_grad_fn(t)
     return fn

@@ -154,9 +154,9 @@ def _export(model, args, is_module, export_params, input_names, output_names, op
     from onnx import helper
 
     from .. import cat, no_grad
-    from .builder import GraphBuilder, Var, onnx_dtype
-    from .convert import convert_graph, symbolic_constants
-    from .folding import fold_constants
+    from .builder import GraphBuilder, Var, onnx_dtype  # optional: onnx loads on the first export, not with lantern
+    from .convert import convert_graph, symbolic_constants  # optional: onnx
+    from .folding import fold_constants  # optional: onnx
     tensors = _flat_tensors(args)
     names = list(input_names or [])
     names += [None] * (len(tensors) - len(names))
@@ -245,7 +245,7 @@ def _name_inputs(g, names, dynamic_axes):
 def _output_info(name, example, axes, resized):
     """An output's ValueInfo: dims named by dynamic_axes, and any other dim that changed in the resized run."""
     from onnx import helper
-    from .builder import onnx_dtype
+    from .builder import onnx_dtype  # optional: onnx
     info = helper.make_tensor_value_info(name, onnx_dtype(example.dtype), list(example.shape))
     axes = dict(axes)
     if resized is not None:

@@ -490,7 +490,7 @@ structured("count_nonzero(Tensor self, int[1]? dim=None) -> Tensor", _count_nonz
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm: the p-norm over `dim` (every element by default); 'fro' and None mean the 2-norm, any other
     string is a matrix norm (as torch/functional.py routes it)."""
-    from . import linalg
+    from . import linalg  # cycle: ops.linalg imports reduction
     dims = [dim] if isinstance(dim, int) else dim
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
