@@ -272,6 +272,25 @@ def test_scripted_transformer_encoder_with_masks_runs_in_torch(batch_first, tmp_
     np.testing.assert_allclose(round_trip.detach().numpy(), expected, rtol=1e-5, atol=1e-6)
 
 
+def test_scripted_transformer_runs_in_torch(tmp_path):
+    """The whole nn.Transformer (encoder, decoder with self- and cross-attention), with a causal target mask and
+    padding masks."""
+    lantern.manual_seed(0)
+    model = nn.Transformer(8, 2, 2, 2, 16, dropout=0.0).eval()
+    src, tgt = lantern.randn(5, 2, 8), lantern.randn(4, 2, 8)
+    masks = {"tgt_mask": nn.Transformer.generate_square_subsequent_mask(4),
+             "src_key_padding_mask": lantern.tensor([[False] * 4 + [True], [False] * 5]),
+             "memory_key_padding_mask": lantern.tensor([[False] * 4 + [True], [False] * 5])}
+    expected = model(src, tgt, **masks).detach().numpy()
+    _export(model, src, "script", tmp_path / "transformer.pt")
+    got = torch.jit.load(str(tmp_path / "transformer.pt"))(
+        torch.from_numpy(src.numpy()), torch.from_numpy(tgt.numpy()),
+        **{name: torch.from_numpy(m.numpy()) for name, m in masks.items()})
+    np.testing.assert_allclose(got.detach().numpy(), expected, rtol=1e-4, atol=1e-5)
+    round_trip = lantern.jit.load(str(tmp_path / "transformer.pt"))(src, tgt, **masks)
+    np.testing.assert_allclose(round_trip.detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
 def test_scripted_encoder_refuses_the_nested_tensor_path():
     """Eager inference with a padding mask packs a nested tensor (padded positions come out zero); the scripted
     encoder does not compile that path and says so (a scripted raise: jit.Error, as in torch) rather than give

@@ -200,8 +200,9 @@ class TransformerDecoderLayer(Module):
         state.setdefault("activation", F.relu)
         super().__setstate__(state)
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+    def forward(self, tgt, memory, tgt_mask: Optional[Tensor] = None, memory_mask: Optional[Tensor] = None,
+                tgt_key_padding_mask: Optional[Tensor] = None, memory_key_padding_mask: Optional[Tensor] = None,
+                tgt_is_causal: bool = False, memory_is_causal: bool = False):
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
@@ -213,12 +214,13 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+    def _sa_block(self, x, attn_mask: Optional[Tensor], key_padding_mask: Optional[Tensor], is_causal: bool = False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
                            need_weights=False)[0]
         return self.dropout1(x)
 
-    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
+    def _mha_block(self, x, mem, attn_mask: Optional[Tensor], key_padding_mask: Optional[Tensor],
+                   is_causal: bool = False):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                                 is_causal=is_causal, need_weights=False)[0]
         return self.dropout2(x)
@@ -342,15 +344,20 @@ class TransformerDecoder(Module):
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
-        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal,
-                                               _seq_len(tgt, self.layers[0].self_attn.batch_first))
+    def forward(self, tgt, memory, tgt_mask: Optional[Tensor] = None, memory_mask: Optional[Tensor] = None,
+                tgt_key_padding_mask: Optional[Tensor] = None, memory_key_padding_mask: Optional[Tensor] = None,
+                tgt_is_causal: Optional[bool] = None, memory_is_causal: bool = False):
+        causal = False
+        if not lantern.jit.is_scripting():  # TorchScript takes the hint as given: the masks apply either way
+            causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal,
+                                            _seq_len(tgt, self.layers[0].self_attn.batch_first))
+        elif tgt_is_causal is not None:
+            causal = tgt_is_causal
         output = tgt
         for layer in self.layers:
             output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                            tgt_key_padding_mask=tgt_key_padding_mask,
-                           memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                           memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=causal,
                            memory_is_causal=memory_is_causal)
         if self.norm is not None:
             output = self.norm(output)
@@ -389,9 +396,11 @@ class Transformer(Module):
         self.nhead = nhead
         self.batch_first = batch_first
 
-    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
-                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
-                memory_is_causal=False):
+    def forward(self, src, tgt, src_mask: Optional[Tensor] = None, tgt_mask: Optional[Tensor] = None,
+                memory_mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
+                tgt_key_padding_mask: Optional[Tensor] = None, memory_key_padding_mask: Optional[Tensor] = None,
+                src_is_causal: Optional[bool] = None, tgt_is_causal: Optional[bool] = None,
+                memory_is_causal: bool = False):
         batch_dim = 0 if self.batch_first else 1
         if src.dim() == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
             raise RuntimeError("the batch number of src and tgt must be equal")
