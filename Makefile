@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench clean graphviz
+.PHONY: test demo bench clean graphviz codegen
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) examples/demo.py
+
+# Write the code lantern generates from its op registry into lantern/_generated/ (commit the result;
+# tests/test_codegen.py fails while those files differ from a fresh generation).
+codegen: $(STAMP)
+	$(PY) -m lantern._codegen
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)

@@ -1,5 +1,8 @@
 """The functional API (`lantern.add`, `lantern.sum`, ...): generated bindings plus hand-written overload frontends.
 
+The bindings are defined in lantern/_generated/functions.py (`make codegen` writes it from the op registry;
+`def mul(input, other, *, out=None)` is there), one factory per op, filled in here for every registered op.
+
 >>> lantern.add(lantern.ones(2), 1, alpha=2).tolist(), lantern.max(lantern.tensor([1, 5, 3])).item()
 ([3.0, 3.0], 5)
 """

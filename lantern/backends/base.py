@@ -13,8 +13,8 @@ from math import prod as _prod
 from ..core.layout import strided
 from ..core.promotion import can_cast
 from ..core.storage import UntypedStorage
-from ..core.tensor_impl import _STRIDES_CACHE, TensorImpl, contiguous_strides, make_tensor
-from ..ops import registry
+from ..core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
+from ..ops import generated, registry
 from ..ops.meta_util import pointwise_strides, shape_str
 
 
@@ -54,6 +54,55 @@ def meta_with_cast_check_first(op, args, out):
         if result_dtype is not None and not op.exact_out_dtype:  # those (lerp_) check the exact dtype afterwards
             check_cast(op, result_dtype, out)
         raise
+
+
+# The names a generated runner reads besides its backend and op: the header of lantern/_generated/runners.py
+RUNNER_IMPORTS = """\
+from lantern.core.tensor_impl import _STRIDES_CACHE, TensorImpl as T
+"""
+_runner_namespace = {}
+
+
+def runner_shape(op):
+    """What a structured op's runner depends on, as a name: its number of arguments, which are tensors, and
+    whether the output follows the inputs' layout ('3_args_t0_t1_pointwise'). Ops of one shape share a factory."""
+    tensors = "".join(f"_t{i}" for i in op.tensor_positions)
+    return f"{len(op.schema.args)}_args{tensors}{'_pointwise' if op.pointwise else ''}"
+
+
+def runner_source(op):
+    """The source of the factory make_run_<shape>(backend, op) of a structured op's runner on a backend with an
+    array library: meta, allocate, impl, each argument unpacked by name."""
+    shape = runner_shape(op)
+    names = [f"a{i}" for i in range(len(op.schema.args))]
+    # a tensor's cached array, read inline (a call per operand costs as much as the rest of the check)
+    arrays = "".join(f"        x{i} = ({n}._nd if {n}._nd is not None and {n}._nd_gen == {n}._storage._gen else "
+                     f"arr({n})) if isinstance({n}, T) else {n}\n" for i, n in enumerate(names) if i in op.tensor_positions)
+    converted = [f"x{i}" if i in op.tensor_positions else n for i, n in enumerate(names)]
+    allocate = "        out = empty(shape, dtype)\n"
+    if op.pointwise:
+        # contiguous inputs (the common case) are recognised by their cached stride tuples; an operand broadcast
+        # in every dim (stride 0 throughout: an expanded scalar, as in a sum's gradient) says nothing of layout
+        check = "(not isinstance({0}, T) or {0}._stride is cs_get({0}._size) or not any({0}._stride))"
+        contiguous = " and ".join(check.format(names[i]) for i in op.tensor_positions)
+        allocate = (f"        if {contiguous}:\n    " + allocate +
+                    "        else:\n            out = output(op, shape, dtype, args)\n")
+    tensors = ", ".join(names[i] for i in op.tensor_positions) or "none"
+    layout = "the inputs' memory order" if op.pointwise else "row-major"
+    return (f"def make_run_{shape}(backend, op):\n"
+            f'    """The runner of structured ops of {len(names)} argument{"s" if len(names) != 1 else ""} (tensors: {tensors}); '
+            f'output in {layout}."""\n'
+            f"    meta, impl, xp = op.meta, op.impl, backend.xp\n"
+            f"    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get\n"
+            f"\n"
+            f"    def run_{shape}(op, args):\n"
+            f"        {', '.join(names)}{',' if len(names) == 1 else ''} = args\n"
+            f"        shape, dtype = meta({', '.join(names)})\n"
+            f"{allocate}"
+            f"{arrays}"
+            f"        impl(xp, out._nd, dtype.np, {', '.join(converted)})\n"
+            f"        return out\n"
+            f"    return run_{shape}\n")
 
 
 class Backend:
@@ -112,34 +161,17 @@ class Backend:
             op.kernels[self.key] = runner
 
     def _specialized_structured(self, op):
-        """run_structured unrolled for one op's arguments (generated, as PyTorch generates its wrappers).
+        """run_structured unrolled for one op's arguments, from lantern/_generated/runners.py (or compiled, for an
+        op that has none there: see lantern.ops.generated), as PyTorch generates its wrappers.
 
         Per call this saves the list building and loops of the generic runner: small ops are dominated by it.
         """
-        names = [f"a{i}" for i in range(len(op.schema.args))]
-        # a tensor's cached array, read inline (a call per operand costs as much as the rest of the check)
-        converted = [(f"(({n}._nd if {n}._nd is not None and {n}._nd_gen == {n}._storage._gen else arr({n})) "
-                      f"if isinstance({n}, T) else {n})") if i in op.tensor_positions else n
-                     for i, n in enumerate(names)]
-        allocate = "    out = empty(shape, dtype)\n"
-        if op.pointwise:
-            # contiguous inputs (the common case) are recognised by their cached stride tuples; an operand broadcast
-            # in every dim (stride 0 throughout: an expanded scalar, as in a sum's gradient) says nothing of layout
-            check = "(not isinstance({0}, T) or {0}._stride is cs_get({0}._size) or not any({0}._stride))"
-            contiguous = " and ".join(check.format(names[i]) for i in op.tensor_positions)
-            allocate = (f"    if {contiguous}:\n    " + allocate +
-                        "    else:\n        out = output(op, shape, dtype, args)\n")
-        fn_name = "run_" + op.name.replace(".", "_")  # overloads (scatter.src) are no Python identifiers
-        source = (f"def {fn_name}(op, args):\n"
-                  f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args\n"
-                  f"    shape, dtype = meta({', '.join(names)})\n"
-                  f"{allocate}"
-                  f"    impl(xp, out._nd, dtype.np, {', '.join(converted)})\n"
-                  f"    return out\n")
-        namespace = {"meta": op.meta, "impl": op.impl, "empty": self.empty, "arr": self.array, "xp": self.xp,
-                     "T": TensorImpl, "cs_get": _STRIDES_CACHE.get, "output": self.output}
-        exec(compile(source, f"<lantern {self.key.name} runner {op.name}>", "exec"), namespace)
-        return namespace[fn_name]
+        if not _runner_namespace:
+            exec(RUNNER_IMPORTS, _runner_namespace)
+        factory = generated.define("runners", f"make_run_{runner_shape(op)}", runner_source(op), _runner_namespace)
+        fn = factory(self, op)
+        fn.source = factory.source
+        return fn
 
     def output(self, op, shape, dtype, args):
         """A structured op's new output: row-major, or in the inputs' memory order for pointwise ops (an empty

@@ -4,14 +4,19 @@ Each binding is a small function with the op's exact signature that packs its ar
 dispatcher; nothing is parsed per call. The generated source is kept for reading:
 
 >>> print(binding_source("add"))
-def add(input, other, *, alpha=1, out=None):
-    if out is None:
-        return (op.scan or entry(op))((input, other, alpha))
-    return call(op_out, (input, other, alpha, out))
+def make_add(op, op_out):
+    def add(input, other, *, alpha=1, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other, alpha))
+        return call(op_out, (input, other, alpha, out))
+    return add
+<BLANKLINE>
 
 (`op.scan or entry(op)` is the op's generated dispatcher entry: the same as call(op, args), one call shorter.)
+`make codegen` writes every binding into lantern/_generated/functions.py and methods.py, where lantern takes them
+from at start-up (see lantern.ops.generated).
 """
-from . import keyword_aliases
+from . import generated, keyword_aliases
 from .dispatcher import call, entry
 from .registry import REGISTRY
 
@@ -77,8 +82,18 @@ def _params(schema, method):
     return sig, names, varargs, placeholders
 
 
-def make_binding(op, method=False, name=None, out_op=None):
-    """Generate `def name(...)` for op (a function, or a Tensor method when `method`)."""
+# The names a generated binding reads besides its op: the header of lantern/_generated/{functions,methods}.py
+BINDING_IMPORTS = """\
+from lantern.ops.binding import _int_list
+from lantern.ops.dispatcher import call, entry
+from lantern.ops.keyword_aliases import REQUIRED as _REQUIRED, missing as _missing, resolve as _resolve_aliases
+"""
+_binding_namespace = {}
+
+
+def generated_source(op, method=False, name=None, out_op=None):
+    """The source of `def name(...)` for op (a function, or a Tensor method when `method`), inside its factory
+    make_<op>(op, op_out)."""
     schema = op.schema
     name = name or schema.name
     sig, names, varargs, placeholders = _params(schema, method)
@@ -101,42 +116,50 @@ def make_binding(op, method=False, name=None, out_op=None):
         lines.append(f"    return call(op_out, ({', '.join(names)}, out))")
     else:
         lines.append(f"    return (op.scan or entry(op))(({packed}))")
-    source = "\n".join(lines)
-    namespace = {"call": call, "entry": entry, "op": op, "op_out": out_op, "_int_list": _int_list,
-                 "_resolve_aliases": keyword_aliases.resolve, "_REQUIRED": keyword_aliases.REQUIRED,
-                 "_missing": keyword_aliases.missing}
-    exec(compile(source, f"<lantern binding {op.name}>", "exec"), namespace)
-    fn = namespace[name]
-    fn.__doc__ = f"{schema.text}\n\nGenerated from lantern's op registry; see lantern.ops.registry.get({op.name!r})."
-    key = ("method " if method else "") + name
-    _SOURCES[key] = source
+    body = "".join(f"    {line}\n" for line in lines)
+    return f"def make_{generated.identifier(op.name)}(op, op_out):\n{body}    return {name}\n"
+
+
+def make_binding(op, method=False, name=None, out_op=None):
+    """The binding `def name(...)` for op, from lantern/_generated/functions.py (methods.py when `method`), or
+    compiled when the file has none (see lantern.ops.generated)."""
+    if not _binding_namespace:
+        exec(BINDING_IMPORTS, _binding_namespace)
+    source = generated_source(op, method, name, out_op)
+    factory = generated.define("methods" if method else "functions", f"make_{generated.identifier(op.name)}",
+                               source, _binding_namespace)
+    fn = factory(op, out_op)
+    fn.source = source
+    fn.__doc__ = f"{op.schema.text}\n\nGenerated from lantern's op registry; see lantern.ops.registry.get({op.name!r})."
+    _SOURCES[("method " if method else "") + fn.__name__] = source
     return fn
 
 
 def binding_source(name, method=False):
-    """The generated source of a binding (`method=True` for the Tensor method)."""
+    """The generated source of a binding (`method=True` for the Tensor method), inside its factory."""
     return _SOURCES[("method " if method else "") + name]
+
+
+def functional_ops():
+    """The registered ops with a public functional form (lantern.<name>)."""
+    return [op for op in REGISTRY.values()
+            if op.kind not in ("structured_inplace", "structured_out") and "." not in op.name
+            and not op.name.startswith("_")]
+
+
+def method_ops():
+    """The ops that are Tensor methods: each public op whose first argument is `Tensor self`, and its in-place
+    form (not internal ops like _to_copy, nor function-only ones like im2col)."""
+    return [op for op in REGISTRY.values()
+            if op.schema.args and op.schema.args[0].name == "self" and op.kind != "structured_out"
+            and not op.schema.overload and not op.schema.name.startswith("_") and op.method]
 
 
 def functional_bindings():
     """{name: function} for every registered op with a public functional form."""
-    out = {}
-    for op in REGISTRY.values():
-        if op.kind in ("structured_inplace", "structured_out") or "." in op.name or op.name.startswith("_"):
-            continue
-        out[op.name] = make_binding(op, out_op=op.out)
-    return out
+    return {op.name: make_binding(op, out_op=op.out) for op in functional_ops()}
 
 
 def method_bindings():
-    """{name: function} for Tensor methods: each public op whose first argument is `Tensor self`, and its
-    in-place form."""
-    out = {}
-    for op in REGISTRY.values():
-        args = op.schema.args
-        if not args or args[0].name != "self" or op.kind == "structured_out" or op.schema.overload:
-            continue
-        if op.schema.name.startswith("_") or not op.method:  # internal (_to_copy) or function-only (im2col) ops
-            continue
-        out[op.schema.name] = make_binding(op, method=True)
-    return out
+    """{name: function} for Tensor methods."""
+    return {op.schema.name: make_binding(op, method=True) for op in method_ops()}

@@ -20,6 +20,7 @@ then modify in place); `result` saves them all.
 """
 import ast
 
+from . import generated
 from .registry import get
 
 _HELPERS = {}
@@ -99,11 +100,23 @@ class Derivative:
         self.node_cls = None  # filled by the autograd layer when the node name does not depend on the call
         base = op.functional.schema.name
         self._name = name or "".join(part.capitalize() for part in base.strip("_").split("_")) + "Backward0"
-        self.source = self._generate(base, used)
-        namespace = dict(_HELPERS)
-        namespace.update(helpers or {})  # an op module's own backward helpers
-        exec(compile(self.source, f"<lantern derivative {op.name}>", "exec"), namespace)
-        self.backward = namespace[f"backward_of_{base}"]
+        self.function_name = f"backward_of_{generated.identifier(op.name)}"
+        self.source = self._generate(used)
+        self.namespace = dict(_HELPERS)
+        self.namespace.update(helpers or {})  # an op module's own backward helpers
+
+    def __getattr__(self, name):
+        """`backward`, the function applying the formulas, is made on first use: from lantern/_generated/backward.py
+        (which imports helpers from the op modules, so it is read once they have all loaded), or compiled."""
+        if name != "backward":
+            raise AttributeError(f"'Derivative' object has no attribute {name!r}")
+        self.backward = generated.define("backward", self.function_name, self.source, self.namespace)
+        return self.backward
+
+    def global_names(self):
+        """{name: object} of the helpers and ops `backward` reads (the imports of lantern/_generated/backward.py)."""
+        code = compile(self.source, "<formulas>", "exec")
+        return {n: self.namespace[n] for n in sorted(generated.global_names(code)) if n in self.namespace}
 
     def plan(self, needs):
         """(what to save of the arguments, which outputs to save) when the formulas flagged in `needs` will run."""
@@ -116,8 +129,8 @@ class Derivative:
             plan = self._plans[needs] = (entries, outputs)
         return plan
 
-    def _generate(self, base, used):
-        lines = [f"def backward_of_{base}(node, grads):"]
+    def _generate(self, used):
+        lines = [f"def {self.function_name}(node, grads):"]
         if "grad" in used:
             lines.append("    grad = grads[0]")
         lines.append("    saved = node.saved")

@@ -15,6 +15,7 @@ from ..core.layout import strided
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..core.device import device as _device
+from . import generated
 
 _BACKENDS = {}          # device type -> Backend
 _AUTOGRAD_KERNEL = [None]  # the generic autograd kernel, installed by lantern.autograd
@@ -112,43 +113,78 @@ def _scan(op, args):
     return backend, needs_grad
 
 
-def _make_entry(op):
-    """The dispatcher's entry for one op (generated once): `call(op, args)` without the call, its argument scan
-    unrolled over the op's tensor arguments. The common all-on-one-device case is a few attribute reads; anything
-    else falls back to the general _scan. Ops that write into a tensor also refuse inference tensors outside
-    inference_mode (only they pay for that check)."""
+# The names a generated entry reads besides its op: the header of lantern/_generated/dispatch.py
+ENTRY_IMPORTS = """\
+from lantern.core.state import tls
+from lantern.core.tensor_impl import TensorImpl as T
+from lantern.ops.dispatcher import _AUTOGRAD_KERNEL as autograd_kernel
+from lantern.ops.dispatcher import _scan, call_observed, raise_missing_kernel, refuse_inference_write
+"""
+_entry_namespace = {}
+
+
+def entry_shape(op):
+    """What an op's entry depends on, as a name: which arguments are tensors ('t0_t1'; 'scan' for tensor lists or
+    none) and which one the op writes ('_writes_0'). Ops of one shape share one generated factory."""
+    shape = "scan" if op.list_positions or not op.tensor_positions else "_".join(f"t{i}" for i in op.tensor_positions)
     mutated = {"inplace": 0, "out": len(op.schema.args) - 1}.get(op.schema.alias)
-    lines = ["def dispatch(args):",
-             "    if tls.observed:",
-             "        return call_observed(op, args)"]
-    if mutated is not None:
-        lines += [f"    if args[{mutated}]._is_inference and not tls.inference_mode:",
-                  f"        refuse_inference_write(args[{mutated}])"]
+    return shape if mutated is None else f"{shape}_writes_{mutated}"
+
+
+def entry_source(op):
+    """The source of the factory make_dispatch_<shape>(op) of `op`'s dispatcher entry: `call(op, args)` without
+    the call, its argument scan unrolled over the op's tensor arguments. The common all-on-one-device case is a few
+    attribute reads; anything else falls back to the general _scan. Ops that write into a tensor also refuse
+    inference tensors outside inference_mode (only they pay for that check)."""
+    shape = entry_shape(op)
+    mutated = {"inplace": 0, "out": len(op.schema.args) - 1}.get(op.schema.alias)
     if op.list_positions or not op.tensor_positions:
-        lines += ["    backend, grad = _scan(op, args)"]
+        what = "tensor lists, or no tensor arguments"
     else:
-        lines += ["    backend = None", "    grad = mixed = False"]
+        what = "tensor arguments " + ", ".join(f"args[{i}]" for i in op.tensor_positions)
+    lines = [f"def make_dispatch_{shape}(op):",
+             f'    """The entry of ops with {what}{"" if mutated is None else f", writing args[{mutated}]"}."""',
+             "    kernels = op.kernels",
+             "",
+             f"    def dispatch_{shape}(args):",
+             "        if tls.observed:",
+             "            return call_observed(op, args)"]
+    if mutated is not None:
+        lines += [f"        if args[{mutated}]._is_inference and not tls.inference_mode:",
+                  f"            refuse_inference_write(args[{mutated}])"]
+    if op.list_positions or not op.tensor_positions:
+        lines += ["        backend, grad = _scan(op, args)"]
+    else:
+        lines += ["        backend = None", "        grad = mixed = False"]
         for i in op.tensor_positions:
-            lines += [f"    a = args[{i}]",
-                      "    if isinstance(a, T):",
-                      "        if a._requires_grad:",
-                      "            grad = True",
-                      "        if backend is None:",
-                      "            backend = a._backend",
-                      "        elif a._backend is not backend:",
-                      "            mixed = True"]
-        lines += ["    if backend is None or mixed:", "        backend, grad = _scan(op, args)"]
-    lines += ["    if grad and tls.grad_enabled and autograd_kernel[0] is not None:",
-              "        return autograd_kernel[0](op, args, backend)",
-              "    kernel = kernels.get(backend.key)",
-              "    if kernel is None:",
-              "        raise_missing_kernel(op, backend)",
-              "    return kernel(op, args)"]
-    namespace = {"T": TensorImpl, "_scan": _scan, "op": op, "tls": tls, "kernels": op.kernels,
-                 "refuse_inference_write": refuse_inference_write, "call_observed": call_observed,
-                 "autograd_kernel": _AUTOGRAD_KERNEL, "raise_missing_kernel": raise_missing_kernel}
-    exec(compile("\n".join(lines), f"<lantern dispatch {op.name}>", "exec"), namespace)
-    return namespace["dispatch"]
+            lines += [f"        a = args[{i}]",
+                      "        if isinstance(a, T):",
+                      "            if a._requires_grad:",
+                      "                grad = True",
+                      "            if backend is None:",
+                      "                backend = a._backend",
+                      "            elif a._backend is not backend:",
+                      "                mixed = True"]
+        lines += ["        if backend is None or mixed:", "            backend, grad = _scan(op, args)"]
+    lines += ["        if grad and tls.grad_enabled and autograd_kernel[0] is not None:",
+              "            return autograd_kernel[0](op, args, backend)",
+              "        kernel = kernels.get(backend.key)",
+              "        if kernel is None:",
+              "            raise_missing_kernel(op, backend)",
+              "        return kernel(op, args)",
+              f"    return dispatch_{shape}"]
+    return "\n".join(lines) + "\n"
+
+
+def _make_entry(op):
+    """The dispatcher's entry for one op, from lantern/_generated/dispatch.py (or compiled, for an op of a shape
+    that has none there: see lantern.ops.generated)."""
+    if not _entry_namespace:
+        exec(ENTRY_IMPORTS, _entry_namespace)
+    factory = generated.define("dispatch", f"make_dispatch_{entry_shape(op)}", entry_source(op), _entry_namespace)
+    fn = factory(op)
+    fn.source = factory.source
+    return fn
 
 
 def entry(op):

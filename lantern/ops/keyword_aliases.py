@@ -13,6 +13,8 @@ keyword its signature does not have.
 import functools
 import inspect
 
+from . import generated
+
 # NumPy's name -> PyTorch's parameter, as python_arg_parser's numpy_compatibility_arg_names has them.
 NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
 
@@ -108,5 +110,5 @@ def with_keyword_aliases(fn):
              *binding_lines(fn.__name__, targets, varargs), *placeholder_lines(fn.__name__, placeholders),
              f"    return _fn({', '.join(calls)})"]
     space = {"_fn": fn, "_d": defaults, "_resolve_aliases": resolve, "_REQUIRED": REQUIRED, "_missing": missing}
-    exec(compile("\n".join(lines), f"<lantern keyword aliases {fn.__qualname__}>", "exec"), space)
-    return functools.update_wrapper(space[fn.__name__], fn)
+    wrapper = generated.in_memory(f"keyword aliases {fn.__qualname__}", fn.__name__, "\n".join(lines) + "\n", space)
+    return functools.update_wrapper(wrapper, fn)

@@ -16,7 +16,7 @@ import inspect
 import threading
 
 from ..core.state import tls
-from . import autocast, autocast_policy, keyword_aliases
+from . import autocast, autocast_policy, generated, keyword_aliases
 from .schema import parse_schema
 
 REGISTRY = {}
@@ -250,10 +250,11 @@ def _exact_wrapper(name, fn, staged):
               f"            return _staged({', '.join(calls)})\n"
               f"        return _fn({', '.join(calls)})\n"
               f"    return wrapper\n")
-    space = {}
-    exec(compile(source, f"<lantern composite {name}>", "exec"), globals(), space)
-    return space["_make"](fn, staged, name, defaults, keyword_aliases.resolve, keyword_aliases.REQUIRED,
-                          keyword_aliases.missing)
+    make = generated.in_memory(f"composite {name}", "_make", source, {}, live_globals=globals())
+    wrapper = make(fn, staged, name, defaults, keyword_aliases.resolve, keyword_aliases.REQUIRED,
+                   keyword_aliases.missing)
+    wrapper.source = source
+    return wrapper
 
 
 def composite(name, fn, method=True):
