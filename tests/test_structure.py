@@ -25,7 +25,7 @@ DEFERRED = structure.deferred_imports(MODULES, EDGES)
 # the top-level modules and packages (below `lantern.`) that belong to the layer.
 LAYERS = [
     ("core", ["core"]),
-    ("ops", ["ops"]),
+    ("ops", ["ops", "_generated"]),  # _generated: the ops' bindings, entries, runners, backwards (make codegen)
     ("backends", ["backends"]),
     ("autograd", ["autograd"]),
     ("tensor", ["_tensor", "_tensor_str", "_construct", "_indexing", "_functions", "_legacy_types", "return_types"]),
@@ -35,7 +35,8 @@ LAYERS = [
     ("jit", ["jit", "onnx", "_dynamo", "compiler"]),
     ("distributed", ["distributed"]),
     ("compat", ["compat"]),
-    ("namespace", [""]),   # lantern/__init__.py: the public namespace, which imports everything
+    ("namespace", ["", "_codegen"]),   # lantern/__init__.py: the public namespace, which imports everything;
+    # _codegen: the `make codegen` tool, which imports lantern to read its registry
 ]
 
 # The public namespace (`import lantern`, then `lantern.zeros(...)` at call time) may be used from this layer up, as
@@ -351,7 +352,9 @@ def test_deferred_imports_of_other_packages_are_optional_dependencies():
 
 
 def test_functions_fit_the_budget():
-    lengths = {short(f.name): f.length for f in structure.functions(MODULES)}
+    # generated code (lantern/_generated) is unrolled on purpose; its generators are held to the budget
+    lengths = {short(f.name): f.length for f in structure.functions(MODULES)
+               if not short(f.name).startswith("_generated.")}
     too_long = {name: n for name, n in lengths.items() if n > max(FUNCTION_BUDGET, LONG_FUNCTIONS.get(name, 0))}
     assert not too_long, (
         f"these functions are longer than {FUNCTION_BUDGET} lines (or than their LONG_FUNCTIONS entry): split them "
@@ -359,7 +362,9 @@ def test_functions_fit_the_budget():
 
 
 def test_long_function_entries_are_still_needed():
-    lengths = {short(f.name): f.length for f in structure.functions(MODULES)}
+    # generated code (lantern/_generated) is unrolled on purpose; its generators are held to the budget
+    lengths = {short(f.name): f.length for f in structure.functions(MODULES)
+               if not short(f.name).startswith("_generated.")}
     stale = {name: lengths.get(name) for name in LONG_FUNCTIONS if lengths.get(name, 0) <= FUNCTION_BUDGET}
     assert not stale, f"these fit the budget now, or are gone (None): remove them from LONG_FUNCTIONS: {stale}"
 

@@ -404,6 +404,12 @@ def make_col2im(op, op_out):
     return col2im
 
 
+def make_col_indices(op, op_out):
+    def col_indices(input):
+        return (op.scan or entry(op))((input,))
+    return col_indices
+
+
 def make_conj_physical(op, op_out):
     def conj_physical(input):
         return (op.scan or entry(op))((input,))
@@ -458,6 +464,12 @@ def make_count_nonzero(op, op_out):
             dim, = _resolve_aliases('count_nonzero', _aliases, ('dim',), (dim,), None)
         return (op.scan or entry(op))((input, dim))
     return count_nonzero
+
+
+def make_crow_indices(op, op_out):
+    def crow_indices(input):
+        return (op.scan or entry(op))((input,))
+    return crow_indices
 
 
 def make_cummax(op, op_out):
@@ -903,6 +915,12 @@ def make_index_select(op, op_out):
             return (op.scan or entry(op))((input, dim, index))
         return call(op_out, (input, dim, index, out))
     return index_select
+
+
+def make_indices(op, op_out):
+    def indices(input):
+        return (op.scan or entry(op))((input,))
+    return indices
 
 
 def make_isclose(op, op_out):
@@ -1692,6 +1710,12 @@ def make_sort(op, op_out):
     return sort
 
 
+def make_sparse_mask(op, op_out):
+    def sparse_mask(input, mask):
+        return (op.scan or entry(op))((input, mask))
+    return sparse_mask
+
+
 def make_special_i1(op, op_out):
     def special_i1(input, *, out=None):
         if out is None:
@@ -1884,6 +1908,12 @@ def make_unsqueeze(op, op_out):
             _missing('unsqueeze', ('dim',), (dim,))
         return (op.scan or entry(op))((input, dim))
     return unsqueeze
+
+
+def make_values(op, op_out):
+    def values(input):
+        return (op.scan or entry(op))((input,))
+    return values
 
 
 def make_vdot(op, op_out):

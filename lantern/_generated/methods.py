@@ -405,6 +405,12 @@ def make_clone(op, op_out):
     return clone
 
 
+def make_col_indices(op, op_out):
+    def col_indices(self):
+        return (op.scan or entry(op))((self,))
+    return col_indices
+
+
 def make_conj_physical(op, op_out):
     def conj_physical(self):
         return (op.scan or entry(op))((self,))
@@ -459,6 +465,12 @@ def make_count_nonzero(op, op_out):
             dim, = _resolve_aliases('count_nonzero', _aliases, ('dim',), (dim,), None)
         return (op.scan or entry(op))((self, dim))
     return count_nonzero
+
+
+def make_crow_indices(op, op_out):
+    def crow_indices(self):
+        return (op.scan or entry(op))((self,))
+    return crow_indices
 
 
 def make_cummax(op, op_out):
@@ -903,6 +915,12 @@ def make_index_select(op, op_out):
             _missing('index_select', ('dim', 'index'), (dim, index))
         return (op.scan or entry(op))((self, dim, index))
     return index_select
+
+
+def make_indices(op, op_out):
+    def indices(self):
+        return (op.scan or entry(op))((self,))
+    return indices
 
 
 def make_isclose(op, op_out):
@@ -1595,6 +1613,12 @@ def make_sort(op, op_out):
     return sort
 
 
+def make_sparse_mask(op, op_out):
+    def sparse_mask(self, mask):
+        return (op.scan or entry(op))((self, mask))
+    return sparse_mask
+
+
 def make_special_i1(op, op_out):
     def special_i1(self):
         return (op.scan or entry(op))((self,))
@@ -1775,6 +1799,12 @@ def make_unsqueeze(op, op_out):
             _missing('unsqueeze', ('dim',), (dim,))
         return (op.scan or entry(op))((self, dim))
     return unsqueeze
+
+
+def make_values(op, op_out):
+    def values(self):
+        return (op.scan or entry(op))((self,))
+    return values
 
 
 def make_vdot(op, op_out):

@@ -193,10 +193,7 @@ _FLIPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "n
 
 def registry_op(fn):
     """The registry Operator behind a generated lantern binding (lantern.add, Tensor.add), else None."""
-    code = getattr(fn, "__code__", None)
-    if code is None or not code.co_filename.startswith("<lantern binding"):
-        return None
-    return fn.__globals__.get("op")
+    return getattr(fn, "lantern_op", None)
 
 
 class FunctionEmitter:

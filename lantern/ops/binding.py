@@ -130,6 +130,8 @@ def make_binding(op, method=False, name=None, out_op=None):
                                source, _binding_namespace)
     fn = factory(op, out_op)
     fn.source = source
+    fn.lantern_op = op  # the Operator behind it (the JIT compiles a call of a binding as a call of its op)
+    fn.__qualname__ = fn.__name__
     fn.__doc__ = f"{op.schema.text}\n\nGenerated from lantern's op registry; see lantern.ops.registry.get({op.name!r})."
     _SOURCES[("method " if method else "") + fn.__name__] = source
     return fn

@@ -152,20 +152,7 @@ def entry_source(op):
     if mutated is not None:
         lines += [f"        if args[{mutated}]._is_inference and not tls.inference_mode:",
                   f"            refuse_inference_write(args[{mutated}])"]
-    if op.list_positions or not op.tensor_positions:
-        lines += ["        backend, grad = _scan(op, args)"]
-    else:
-        lines += ["        backend = None", "        grad = mixed = False"]
-        for i in op.tensor_positions:
-            lines += [f"        a = args[{i}]",
-                      "        if isinstance(a, T):",
-                      "            if a._requires_grad:",
-                      "                grad = True",
-                      "            if backend is None:",
-                      "                backend = a._backend",
-                      "            elif a._backend is not backend:",
-                      "                mixed = True"]
-        lines += ["        if backend is None or mixed:", "            backend, grad = _scan(op, args)"]
+    lines += _scan_lines(op)
     lines += ["        if grad and tls.grad_enabled and autograd_kernel[0] is not None:",
               "            return autograd_kernel[0](op, args, backend)",
               "        kernel = kernels.get(backend.key)",
@@ -174,6 +161,24 @@ def entry_source(op):
               "        return kernel(op, args)",
               f"    return dispatch_{shape}"]
     return "\n".join(lines) + "\n"
+
+
+def _scan_lines(op):
+    """The entry's lines finding the backend and whether an input requires grad: the general _scan for tensor lists
+    (or no tensors), else one unrolled test per tensor argument."""
+    if op.list_positions or not op.tensor_positions:
+        return ["        backend, grad = _scan(op, args)"]
+    lines = ["        backend = None", "        grad = mixed = False"]
+    for i in op.tensor_positions:
+        lines += [f"        a = args[{i}]",
+                  "        if isinstance(a, T):",
+                  "            if a._requires_grad:",
+                  "                grad = True",
+                  "            if backend is None:",
+                  "                backend = a._backend",
+                  "            elif a._backend is not backend:",
+                  "                mixed = True"]
+    return lines + ["        if backend is None or mixed:", "            backend, grad = _scan(op, args)"]
 
 
 def _make_entry(op):

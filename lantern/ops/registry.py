@@ -250,9 +250,8 @@ def _exact_wrapper(name, fn, staged):
               f"            return _staged({', '.join(calls)})\n"
               f"        return _fn({', '.join(calls)})\n"
               f"    return wrapper\n")
-    make = generated.in_memory(f"composite {name}", "_make", source, {}, live_globals=globals())
-    wrapper = make(fn, staged, name, defaults, keyword_aliases.resolve, keyword_aliases.REQUIRED,
-                   keyword_aliases.missing)
+    wrapper = generated.in_memory(f"composite {name}", "_make", source, {}, live_globals=globals())(
+        fn, staged, name, defaults, keyword_aliases.resolve, keyword_aliases.REQUIRED, keyword_aliases.missing)
     wrapper.source = source
     return wrapper
 
