@@ -107,7 +107,8 @@ def test_an_op_registered_at_run_time_gets_generated_code_with_source_lines():
 def test_composite_and_keyword_alias_wrappers_carry_their_source():
     matmul = registry.COMPOSITES["matmul"]
     assert matmul.source.startswith("def _make(") and "    def wrapper(" in matmul.source
-    assert matmul.__code__.co_filename == "<lantern composite matmul>" and linecache.getlines("<lantern composite matmul>")
+    assert matmul.__code__.co_filename == "<lantern composite matmul>"
+    assert linecache.getlines("<lantern composite matmul>")
     assert lantern.Tensor.size.source.startswith("def size(")
     assert linecache.getline(lantern.Tensor.size.__code__.co_filename, 1).startswith("def size(")
 

@@ -77,7 +77,8 @@ def runner_source(op):
     names = [f"a{i}" for i in range(len(op.schema.args))]
     # a tensor's cached array, read inline (a call per operand costs as much as the rest of the check)
     arrays = "".join(f"        x{i} = ({n}._nd if {n}._nd is not None and {n}._nd_gen == {n}._storage._gen else "
-                     f"arr({n})) if isinstance({n}, T) else {n}\n" for i, n in enumerate(names) if i in op.tensor_positions)
+                     f"arr({n})) if isinstance({n}, T) else {n}\n"
+                     for i, n in enumerate(names) if i in op.tensor_positions)
     converted = [f"x{i}" if i in op.tensor_positions else n for i, n in enumerate(names)]
     allocate = "        out = empty(shape, dtype)\n"
     if op.pointwise:
@@ -89,9 +90,9 @@ def runner_source(op):
                     "        else:\n            out = output(op, shape, dtype, args)\n")
     tensors = ", ".join(names[i] for i in op.tensor_positions) or "none"
     layout = "the inputs' memory order" if op.pointwise else "row-major"
+    arguments = f"{len(names)} argument{'s' if len(names) != 1 else ''}"
     return (f"def make_run_{shape}(backend, op):\n"
-            f'    """The runner of structured ops of {len(names)} argument{"s" if len(names) != 1 else ""} (tensors: {tensors}); '
-            f'output in {layout}."""\n'
+            f'    """The runner of structured ops of {arguments} (tensors: {tensors}); output in {layout}."""\n'
             f"    meta, impl, xp = op.meta, op.impl, backend.xp\n"
             f"    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get\n"
             f"\n"

@@ -12,9 +12,11 @@ True
 """
 from .autograd_graph import AutogradGraph, autograd_graph
 from .explain import TensorExplanation, explain
+from .op_card import OpCard, op_card
 from .memory import (max_memory_allocated, memory_allocated, memory_reserved, memory_stats, memory_summary,
                      reset_peak_memory_stats)
 from .render import render
 
-__all__ = ["autograd_graph", "AutogradGraph", "explain", "TensorExplanation", "memory_stats", "memory_summary",
+__all__ = ["autograd_graph", "AutogradGraph", "explain", "TensorExplanation", "op_card", "OpCard",
+           "memory_stats", "memory_summary",
            "reset_peak_memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved", "render"]

@@ -20,7 +20,7 @@ from . import generated, keyword_aliases
 from .dispatcher import call, entry
 from .registry import REGISTRY
 
-_SOURCES = {}
+_BINDINGS = {}  # ('method ' or '') + name -> the binding made for it
 
 
 def _int_list(values, name="", arg="size"):
@@ -133,13 +133,18 @@ def make_binding(op, method=False, name=None, out_op=None):
     fn.lantern_op = op  # the Operator behind it (the JIT compiles a call of a binding as a call of its op)
     fn.__qualname__ = fn.__name__
     fn.__doc__ = f"{op.schema.text}\n\nGenerated from lantern's op registry; see lantern.ops.registry.get({op.name!r})."
-    _SOURCES[("method " if method else "") + fn.__name__] = source
+    _BINDINGS[("method " if method else "") + fn.__name__] = fn
     return fn
+
+
+def made_binding(name, method=False):
+    """The binding made for `name` (`method=True`: the Tensor method's), else None."""
+    return _BINDINGS.get(("method " if method else "") + name)
 
 
 def binding_source(name, method=False):
     """The generated source of a binding (`method=True` for the Tensor method), inside its factory."""
-    return _SOURCES[("method " if method else "") + name]
+    return _BINDINGS[("method " if method else "") + name].source
 
 
 def functional_ops():
