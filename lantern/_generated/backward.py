@@ -47,7 +47,7 @@ from lantern.ops.reduction import (
 from lantern.ops.registry import get
 from lantern.ops.scan import cummaxmin_backward, cumprod_backward, cumsum_backward, logcumsumexp_backward
 from lantern.ops.sorting import sort_backward
-from lantern.ops.sparse_coo import sparse_constructor_values_backward, values_backward
+from lantern.ops.sparse_coo import embedding_sparse_backward, sparse_constructor_values_backward, values_backward
 from lantern.ops.sparse_csr import csr_values_backward, to_dense_backward
 from lantern.ops.sparse_math import sparse_mat1_backward, sparse_sum_backward
 from lantern.ops.tensor_shape import cdist_backward, repeat_backward, roll_backward, trace_backward
@@ -1076,10 +1076,11 @@ def backward_of_embedding(node, grads):
     indices = unpack(saved.get('indices'), node)
     padding_idx = saved['padding_idx']
     scale_grad_by_freq = saved['scale_grad_by_freq']
+    sparse = saved['sparse']
     weight_meta = saved['weight_meta']
     needs = node.needs
     return (
-        (_op('embedding_dense_backward', grad, indices, weight_meta.size[0], padding_idx, scale_grad_by_freq)) if needs[0] else None,
+        (embedding_sparse_backward(grad, indices, weight_meta.size[0], padding_idx, scale_grad_by_freq) if sparse else _op('embedding_dense_backward', grad, indices, weight_meta.size[0], padding_idx, scale_grad_by_freq)) if needs[0] else None,
     )
 
 
