@@ -10,6 +10,7 @@ A backend is a device plus an array library (`xp`: NumPy, CuPy) plus an allocato
 import warnings
 from math import prod as _prod
 
+from ..core.contiguity import has_cached_contiguous_strides
 from ..core.layout import strided
 from ..core.promotion import can_cast
 from ..core.storage import UntypedStorage
@@ -125,7 +126,9 @@ class Backend:
         if op.pointwise:
             # contiguous inputs (the common case) are recognised by their cached stride tuples; an operand broadcast
             # in every dim (stride 0 throughout: an expanded scalar, as in a sum's gradient) says nothing of layout
-            check = "(not isinstance({0}, T) or {0}._stride is cs_get({0}._size) or not any({0}._stride))"
+            # (has_cached_contiguous_strides written out: a call per operand would cost the small ops ~4%)
+            check = ("(not isinstance({0}, T) or {0}._stride is cached_contiguous_strides({0}._size) "
+                     "or not any({0}._stride))")
             contiguous = " and ".join(check.format(names[i]) for i in op.tensor_positions)
             allocate = (f"    if {contiguous}:\n    " + allocate +
                         "    else:\n        out = output(op, shape, dtype, args)\n")
@@ -137,7 +140,7 @@ class Backend:
                   f"    impl(xp, out._nd, dtype.np, {', '.join(converted)})\n"
                   f"    return out\n")
         namespace = {"meta": op.meta, "impl": op.impl, "empty": self.empty, "arr": self.array, "xp": self.xp,
-                     "T": TensorImpl, "cs_get": _STRIDES_CACHE.get, "output": self.output}
+                     "T": TensorImpl, "cached_contiguous_strides": _STRIDES_CACHE.get, "output": self.output}
         exec(compile(source, f"<lantern {self.key.name} runner {op.name}>", "exec"), namespace)
         return namespace[fn_name]
 
@@ -147,7 +150,7 @@ class Backend:
         if op.pointwise and all(shape):
             # an operand broadcast in every dim (an expanded scalar, stride 0 throughout) says nothing of layout
             tensors = [args[i] for i in op.tensor_positions if isinstance(args[i], TensorImpl) and any(args[i]._stride)]
-            if not all(t._stride is contiguous_strides(t._size) for t in tensors):
+            if not all(has_cached_contiguous_strides(t) for t in tensors):
                 strides = pointwise_strides(shape, tensors)
                 if strides != contiguous_strides(shape):
                     out = self.empty_strided(shape, strides, dtype)
