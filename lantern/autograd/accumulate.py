@@ -12,7 +12,8 @@ place, or out of place when building a graph (create_graph) so that the sum stay
 from ..backends.sparse import unmarked_alias
 from ..core.layout import contiguous_format, sparse_coo, strided
 from ..core.state import tls
-from ..core.tensor_impl import _STRIDES_CACHE, contiguous_strides
+from ..core.contiguity import has_cached_contiguous_strides
+from ..core.tensor_impl import contiguous_strides
 
 
 def accumulate_grad(variable, grad, owned):
@@ -22,7 +23,7 @@ def accumulate_grad(variable, grad, owned):
         if grad.layout is sparse_coo:  # a sparse gradient stays sparse: it has no strides to lay out
             variable._grad = unmarked_alias(grad if owned else grad.clone())
         elif owned and not tls.grad_enabled and (
-                (grad._stride is variable._stride and grad._stride is _STRIDES_CACHE.get(grad._size))
+                (has_cached_contiguous_strides(grad) and has_cached_contiguous_strides(variable))  # both row-major
                 or _obeys_layout_contract(grad, variable)):
             variable._grad = grad.detach() if grad._requires_grad else grad
         else:

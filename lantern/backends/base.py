@@ -10,6 +10,7 @@ A backend is a device plus an array library (`xp`: NumPy, CuPy) plus an allocato
 import warnings
 from math import prod as _prod
 
+from ..core.contiguity import has_cached_contiguous_strides
 from ..core.layout import strided
 from ..core.promotion import can_cast
 from ..core.storage import UntypedStorage
@@ -180,7 +181,7 @@ class Backend:
         if op.pointwise and all(shape):
             # an operand broadcast in every dim (an expanded scalar, stride 0 throughout) says nothing of layout
             tensors = [args[i] for i in op.tensor_positions if isinstance(args[i], TensorImpl) and any(args[i]._stride)]
-            if not all(t._stride is contiguous_strides(t._size) for t in tensors):
+            if not all(has_cached_contiguous_strides(t) for t in tensors):
                 strides = pointwise_strides(shape, tensors)
                 if strides != contiguous_strides(shape):
                     out = self.empty_strided(shape, strides, dtype)

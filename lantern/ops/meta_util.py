@@ -149,7 +149,7 @@ def iterator_strides(shape, operands):
             elif c < 0:
                 break
     if perm == list(range(n - 1, -1, -1)):
-        return contiguous_strides(shape)  # the cached tuple: later ops recognise it as contiguous by identity
+        return contiguous_strides(shape)  # the cached tuple, which has_cached_contiguous_strides recognises
     strides = [0] * n
     acc = 1
     for d in perm:

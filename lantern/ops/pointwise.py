@@ -31,7 +31,8 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.promotion import result_type_of, wrapped_scalar_dtype
-from ..core.tensor_impl import _STRIDES_CACHE, TensorImpl, make_tensor
+from ..core.contiguity import has_cached_contiguous_strides
+from ..core.tensor_impl import TensorImpl, make_tensor
 from .meta_util import broadcast_shapes, operands_result_type, pointwise_binary, pointwise_shape
 from .derivative import Derivative, derivative, nondifferentiable, zero_gradient_inplace
 from .derivative_helpers import conj
@@ -1082,17 +1083,14 @@ def _is_tensor(a):
     return hasattr(a, "dim")
 
 
-_cached_strides = _STRIDES_CACHE.get
-
-
 def _mul_grad(grad, other):
     """grad * conj(other). Without create_graph (eager_backend), one multiply on the arrays into a new row-major
     tensor: the output `mul` itself gives operands laid out as the op runners' fast path sees them (row-major, by
     their cached strides, or broadcast scalars with strides all 0)."""
     if isinstance(other, TensorImpl) and (other._size == grad._size or not other._size):
         backend = eager_backend(grad, other)
-        if (backend is not None and (grad._stride is _cached_strides(grad._size) or not any(grad._stride))
-                and (other._stride is _cached_strides(other._size) or not any(other._stride))):
+        if (backend is not None and (has_cached_contiguous_strides(grad) or not any(grad._stride))
+                and (has_cached_contiguous_strides(other) or not any(other._stride))):
             out = backend.empty(grad._size, grad.dtype)
             array = backend.array
             backend.xp.multiply(array(grad), array(other), out=out._nd)
