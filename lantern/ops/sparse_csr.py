@@ -24,6 +24,7 @@ from .dispatcher import call
 from .meta_util import operands_result_type, shape_str
 from .registry import custom, get
 from .sparse_coo import coo_from_arrays, dense_from_array, empty_sparse_like
+from .sparse_math import scipy_matrix, sparse_sum_kernel, transpose_kernel
 
 _array = cpu.array
 
@@ -76,7 +77,6 @@ def _dense_to_csr_kernel(backend, self, dense_dim=None):
 
 
 def _coo_to_csr_kernel(self, dense_dim=None):
-    from .sparse_math import scipy_matrix
     return _from_scipy(scipy_matrix(self), self.dtype)
 
 
@@ -161,8 +161,7 @@ def _csr_to_copy_kernel(self, dtype=None, device=None, memory_format=None):
 
 
 def _csr_transpose_kernel(self, dim0=0, dim1=1):
-    from .sparse_math import _transpose_kernel
-    return _transpose_kernel(_csr_to_coo_kernel(self), dim0, dim1)
+    return transpose_kernel(_csr_to_coo_kernel(self), dim0, dim1)
 
 
 def _csr_zero_kernel(self):
@@ -173,8 +172,7 @@ def _csr_zero_kernel(self):
 
 
 def _csr_sum_kernel(self, dim=None, keepdim=False, dtype=None):
-    from .sparse_math import _sum_kernel
-    return _sum_kernel(_csr_to_coo_kernel(self), dim, keepdim, dtype)
+    return sparse_sum_kernel(_csr_to_coo_kernel(self), dim, keepdim, dtype)
 
 
 for _name, _kernel in (("mm", _csr_mm_kernel), ("mv", _csr_mv_kernel), ("addmm", _csr_addmm_kernel),

@@ -21,7 +21,7 @@ from .derivative import derivative
 from .dispatcher import call
 from .meta_util import operands_result_type, shape_str, wrap_dim
 from .registry import custom, get
-from .sparse_coo import coalesce_arrays, coo_from_arrays, dense_array, dense_from_array, parts
+from .sparse_coo import coalesce_arrays, coo_from_arrays, dense_array, dense_from_array, parts, values_backward
 
 _array = cpu.array
 
@@ -197,7 +197,7 @@ def _zero_kernel(self):
 register_kernel(get("zero_"), sparse_coo, _zero_kernel)
 
 
-def _transpose_kernel(self, dim0=0, dim1=1):
+def transpose_kernel(self, dim0=0, dim1=1):
     sparse_dim = self._storage.sparse_dim
     d0, d1 = wrap_dim(dim0, self.dim()), wrap_dim(dim1, self.dim())
     if d0 >= sparse_dim or d1 >= sparse_dim:
@@ -216,11 +216,11 @@ def _t_kernel(self):
         raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
                            f"{self._storage.sparse_dim} sparse and {self.dim() - self._storage.sparse_dim} dense "
                            "dimensions")
-    return _transpose_kernel(self, 0, 1) if self.dim() == 2 else self
+    return transpose_kernel(self, 0, 1) if self.dim() == 2 else self
 
 
 register_kernel(get("t"), sparse_coo, _t_kernel)
-register_kernel(get("transpose"), sparse_coo, _transpose_kernel)
+register_kernel(get("transpose"), sparse_coo, transpose_kernel)
 
 
 # ---- matrix products --------------------------------------------------------------------------------------------
@@ -331,7 +331,7 @@ def sparse_sum(self, dim=None):
     return coo_from_arrays(new_indices, new_values, size, True, dtype)
 
 
-def _sum_kernel(self, dim=None, keepdim=False, dtype=None):
+def sparse_sum_kernel(self, dim=None, keepdim=False, dtype=None):
     if keepdim:
         raise RuntimeError("sum: keepdim=True is not supported for sparse tensors by lantern")
     if isinstance(dim, int):
@@ -340,7 +340,7 @@ def _sum_kernel(self, dim=None, keepdim=False, dtype=None):
     return result if dtype is None else result.to(dtype)
 
 
-register_kernel(get("sum"), sparse_coo, _sum_kernel)
+register_kernel(get("sum"), sparse_coo, sparse_sum_kernel)
 
 custom("_sparse_sum(Tensor self, int[]? dim=None) -> Tensor", None, backends=(), method=False)
 register_kernel(get("_sparse_sum"), sparse_coo, sparse_sum)
@@ -426,7 +426,6 @@ def sparse_mat1_backward(grad, mat1, mat2, alpha):
 
 def sparse_sum_backward(grad, self, dim):
     """The gradient of torch.sparse.sum: grad spread over self's entries (a COO tensor with self's indices)."""
-    from .sparse_coo import values_backward
     indices = self._indices()
     values_size = (indices._size[1],) + tuple(self._size[self.sparse_dim():])
     if dim is None:

@@ -12,12 +12,12 @@ size). Loading checks the indices against the size, as torch.load validates the 
 [[0.0, 2.0], [3.0, 0.0]]
 """
 from ..core.layout import sparse_coo, sparse_csr
+from ..ops.sparse_coo import sparse_coo_tensor
+from ..ops.sparse_csr import sparse_csr_tensor
 
 
 def rebuild_sparse_tensor(layout, data):
     """torch._utils._rebuild_sparse_tensor: a sparse tensor of `layout` from its parts, its indices checked."""
-    from ..ops.sparse_coo import sparse_coo_tensor
-    from ..ops.sparse_csr import sparse_csr_tensor
     if layout is sparse_coo:
         indices, values, size, *coalesced = data   # checkpoints before PyTorch 2.1 have no is_coalesced
         return sparse_coo_tensor(indices, values, size, check_invariants=True,
