@@ -16,6 +16,8 @@ The choice, made by `use_multi_tensor`:
   multi-tensor path, because on CPU it is what makes a training step's optimizer cheap; the values are the loop's.
 - Reference mode (`lantern.set_reference_mode(True)`, `LANTERN_REFERENCE=1`) or `differentiable=True`: always the
   loop.
+- `fused=True` is checked against the other flags as torch checks it; lantern has no fused kernels, so the rule
+  above picks the implementation.
 
 >>> import lantern
 >>> with lantern.reference_mode(False):
