@@ -413,6 +413,31 @@ def test_free_functions_a_scripted_module_calls_run_in_torch(tmp_path):
     assert f"__torch__.{__name__}._scaled_relu" in scripted.code
 
 
+@pytest.mark.parametrize("default", ["__import__('os').system('true')", "lantern", "[1] * 10**9",
+                                     "[" * 600 + "]" * 600], ids=["call", "name", "expression", "deep nesting"])
+def test_argument_defaults_of_an_archive_are_literals_only(default, tmp_path):
+    """code/__torch__.ir keeps each method's argument defaults as Python literals; lantern.jit.load evaluates them
+    with ast.literal_eval and refuses anything else, before running anything."""
+    import io
+    import json
+    import zipfile
+    lantern.jit.save(lantern.jit.script(nn.LSTM(3, 4)), str(tmp_path / "lstm.pt"))
+    out = io.BytesIO()
+    with zipfile.ZipFile(tmp_path / "lstm.pt") as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith("code/__torch__.ir"):
+                ir = json.loads(data)
+                for cls in ir["classes"].values():
+                    for record in cls["methods"].values():
+                        if "defaults" in record:
+                            record["defaults"] = {name: default for name in record["defaults"]}
+                data = json.dumps(ir).encode()
+            dst.writestr(info, data)
+    with pytest.raises(RuntimeError, match="lantern.jit.load"):
+        lantern.jit.load(io.BytesIO(out.getvalue()))
+
+
 def test_inplace_must_be_a_constant():
     import lantern.nn.functional as F
 
