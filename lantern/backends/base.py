@@ -169,7 +169,7 @@ class Backend:
         Per call this saves the list building and loops of the generic runner: small ops are dominated by it.
         """
         if not _runner_namespace:
-            exec(RUNNER_IMPORTS, _runner_namespace)
+            _runner_namespace.update(generated.imported(RUNNER_IMPORTS))
         factory = generated.define("runners", f"make_run_{runner_shape(op)}", runner_source(op), _runner_namespace)
         fn = factory(self, op)
         fn.source = factory.source
