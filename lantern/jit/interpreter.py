@@ -28,7 +28,7 @@ import math
 import warnings
 
 from . import types as jit_types
-from ..ops import dispatcher as _dispatcher, generated
+from ..ops import dispatcher as _dispatcher
 from ..ops import registry as _registry
 
 __all__ = ["Interpreter", "Instruction", "Error"]
@@ -748,7 +748,8 @@ def _compile_step(ins, pc):
     elif op != "LOOP":
         body.append(f"return {pc + 1}")
     src = "def step(r):\n" + "".join(f"    {line}\n" for line in body)
-    return generated.in_memory(f"jit instruction {pc}: {op} {ins.label}", "step", src, ns)  # lines in linecache
+    exec(compile(src, f"<lantern.jit instruction {pc}: {op} {ins.label}>", "exec"), ns)
+    return ns["step"]
 
 
 _HEADER = ("The following operation failed in the TorchScript interpreter.\n"
