@@ -9,7 +9,8 @@ from lantern.core.tensor_impl import _STRIDES_CACHE, TensorImpl as T
 def make_run_1_args_t0(backend, op):
     """The runner of structured ops of 1 argument (tensors: a0); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_1_args_t0(op, args):
         a0, = args
@@ -24,12 +25,13 @@ def make_run_1_args_t0(backend, op):
 def make_run_1_args_t0_pointwise(backend, op):
     """The runner of structured ops of 1 argument (tensors: a0); output in the inputs' memory order."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_1_args_t0_pointwise(op, args):
         a0, = args
         shape, dtype = meta(a0)
-        if (not isinstance(a0, T) or a0._stride is cs_get(a0._size) or not any(a0._stride)):
+        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)):
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
@@ -42,7 +44,8 @@ def make_run_1_args_t0_pointwise(backend, op):
 def make_run_2_args_t0(backend, op):
     """The runner of structured ops of 2 arguments (tensors: a0); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_2_args_t0(op, args):
         a0, a1 = args
@@ -57,12 +60,13 @@ def make_run_2_args_t0(backend, op):
 def make_run_2_args_t0_pointwise(backend, op):
     """The runner of structured ops of 2 arguments (tensors: a0); output in the inputs' memory order."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_2_args_t0_pointwise(op, args):
         a0, a1 = args
         shape, dtype = meta(a0, a1)
-        if (not isinstance(a0, T) or a0._stride is cs_get(a0._size) or not any(a0._stride)):
+        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)):
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
@@ -75,7 +79,8 @@ def make_run_2_args_t0_pointwise(backend, op):
 def make_run_2_args_t0_t1(backend, op):
     """The runner of structured ops of 2 arguments (tensors: a0, a1); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_2_args_t0_t1(op, args):
         a0, a1 = args
@@ -91,12 +96,13 @@ def make_run_2_args_t0_t1(backend, op):
 def make_run_2_args_t0_t1_pointwise(backend, op):
     """The runner of structured ops of 2 arguments (tensors: a0, a1); output in the inputs' memory order."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_2_args_t0_t1_pointwise(op, args):
         a0, a1 = args
         shape, dtype = meta(a0, a1)
-        if (not isinstance(a0, T) or a0._stride is cs_get(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cs_get(a1._size) or not any(a1._stride)):
+        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)):
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
@@ -110,7 +116,8 @@ def make_run_2_args_t0_t1_pointwise(backend, op):
 def make_run_3_args_t0(backend, op):
     """The runner of structured ops of 3 arguments (tensors: a0); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_3_args_t0(op, args):
         a0, a1, a2 = args
@@ -125,12 +132,13 @@ def make_run_3_args_t0(backend, op):
 def make_run_3_args_t0_pointwise(backend, op):
     """The runner of structured ops of 3 arguments (tensors: a0); output in the inputs' memory order."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_3_args_t0_pointwise(op, args):
         a0, a1, a2 = args
         shape, dtype = meta(a0, a1, a2)
-        if (not isinstance(a0, T) or a0._stride is cs_get(a0._size) or not any(a0._stride)):
+        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)):
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
@@ -143,7 +151,8 @@ def make_run_3_args_t0_pointwise(backend, op):
 def make_run_3_args_t0_t1(backend, op):
     """The runner of structured ops of 3 arguments (tensors: a0, a1); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_3_args_t0_t1(op, args):
         a0, a1, a2 = args
@@ -159,12 +168,13 @@ def make_run_3_args_t0_t1(backend, op):
 def make_run_3_args_t0_t1_pointwise(backend, op):
     """The runner of structured ops of 3 arguments (tensors: a0, a1); output in the inputs' memory order."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_3_args_t0_t1_pointwise(op, args):
         a0, a1, a2 = args
         shape, dtype = meta(a0, a1, a2)
-        if (not isinstance(a0, T) or a0._stride is cs_get(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cs_get(a1._size) or not any(a1._stride)):
+        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)):
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
@@ -178,7 +188,8 @@ def make_run_3_args_t0_t1_pointwise(backend, op):
 def make_run_3_args_t0_t1_t2(backend, op):
     """The runner of structured ops of 3 arguments (tensors: a0, a1, a2); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_3_args_t0_t1_t2(op, args):
         a0, a1, a2 = args
@@ -195,12 +206,13 @@ def make_run_3_args_t0_t1_t2(backend, op):
 def make_run_3_args_t0_t1_t2_pointwise(backend, op):
     """The runner of structured ops of 3 arguments (tensors: a0, a1, a2); output in the inputs' memory order."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_3_args_t0_t1_t2_pointwise(op, args):
         a0, a1, a2 = args
         shape, dtype = meta(a0, a1, a2)
-        if (not isinstance(a0, T) or a0._stride is cs_get(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cs_get(a1._size) or not any(a1._stride)) and (not isinstance(a2, T) or a2._stride is cs_get(a2._size) or not any(a2._stride)):
+        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)) and (not isinstance(a2, T) or a2._stride is cached_contiguous_strides(a2._size) or not any(a2._stride)):
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
@@ -215,7 +227,8 @@ def make_run_3_args_t0_t1_t2_pointwise(backend, op):
 def make_run_3_args_t0_t2(backend, op):
     """The runner of structured ops of 3 arguments (tensors: a0, a2); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_3_args_t0_t2(op, args):
         a0, a1, a2 = args
@@ -231,7 +244,8 @@ def make_run_3_args_t0_t2(backend, op):
 def make_run_4_args_t0(backend, op):
     """The runner of structured ops of 4 arguments (tensors: a0); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_4_args_t0(op, args):
         a0, a1, a2, a3 = args
@@ -246,12 +260,13 @@ def make_run_4_args_t0(backend, op):
 def make_run_4_args_t0_pointwise(backend, op):
     """The runner of structured ops of 4 arguments (tensors: a0); output in the inputs' memory order."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_4_args_t0_pointwise(op, args):
         a0, a1, a2, a3 = args
         shape, dtype = meta(a0, a1, a2, a3)
-        if (not isinstance(a0, T) or a0._stride is cs_get(a0._size) or not any(a0._stride)):
+        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)):
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
@@ -264,7 +279,8 @@ def make_run_4_args_t0_pointwise(backend, op):
 def make_run_4_args_t0_t1(backend, op):
     """The runner of structured ops of 4 arguments (tensors: a0, a1); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_4_args_t0_t1(op, args):
         a0, a1, a2, a3 = args
@@ -280,7 +296,8 @@ def make_run_4_args_t0_t1(backend, op):
 def make_run_4_args_t0_t1_t2(backend, op):
     """The runner of structured ops of 4 arguments (tensors: a0, a1, a2); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_4_args_t0_t1_t2(op, args):
         a0, a1, a2, a3 = args
@@ -297,12 +314,13 @@ def make_run_4_args_t0_t1_t2(backend, op):
 def make_run_4_args_t0_t1_t2_pointwise(backend, op):
     """The runner of structured ops of 4 arguments (tensors: a0, a1, a2); output in the inputs' memory order."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_4_args_t0_t1_t2_pointwise(op, args):
         a0, a1, a2, a3 = args
         shape, dtype = meta(a0, a1, a2, a3)
-        if (not isinstance(a0, T) or a0._stride is cs_get(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cs_get(a1._size) or not any(a1._stride)) and (not isinstance(a2, T) or a2._stride is cs_get(a2._size) or not any(a2._stride)):
+        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)) and (not isinstance(a2, T) or a2._stride is cached_contiguous_strides(a2._size) or not any(a2._stride)):
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
@@ -317,7 +335,8 @@ def make_run_4_args_t0_t1_t2_pointwise(backend, op):
 def make_run_4_args_t0_t2(backend, op):
     """The runner of structured ops of 4 arguments (tensors: a0, a2); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_4_args_t0_t2(op, args):
         a0, a1, a2, a3 = args
@@ -333,7 +352,8 @@ def make_run_4_args_t0_t2(backend, op):
 def make_run_4_args_t0_t2_t3(backend, op):
     """The runner of structured ops of 4 arguments (tensors: a0, a2, a3); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_4_args_t0_t2_t3(op, args):
         a0, a1, a2, a3 = args
@@ -350,7 +370,8 @@ def make_run_4_args_t0_t2_t3(backend, op):
 def make_run_5_args_t0(backend, op):
     """The runner of structured ops of 5 arguments (tensors: a0); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_5_args_t0(op, args):
         a0, a1, a2, a3, a4 = args
@@ -365,12 +386,13 @@ def make_run_5_args_t0(backend, op):
 def make_run_5_args_t0_t1_pointwise(backend, op):
     """The runner of structured ops of 5 arguments (tensors: a0, a1); output in the inputs' memory order."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_5_args_t0_t1_pointwise(op, args):
         a0, a1, a2, a3, a4 = args
         shape, dtype = meta(a0, a1, a2, a3, a4)
-        if (not isinstance(a0, T) or a0._stride is cs_get(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cs_get(a1._size) or not any(a1._stride)):
+        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)):
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
@@ -384,7 +406,8 @@ def make_run_5_args_t0_t1_pointwise(backend, op):
 def make_run_5_args_t0_t1_t2(backend, op):
     """The runner of structured ops of 5 arguments (tensors: a0, a1, a2); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_5_args_t0_t1_t2(op, args):
         a0, a1, a2, a3, a4 = args
@@ -401,7 +424,8 @@ def make_run_5_args_t0_t1_t2(backend, op):
 def make_run_5_args_t0_t1_t2_t3(backend, op):
     """The runner of structured ops of 5 arguments (tensors: a0, a1, a2, a3); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_5_args_t0_t1_t2_t3(op, args):
         a0, a1, a2, a3, a4 = args
@@ -419,7 +443,8 @@ def make_run_5_args_t0_t1_t2_t3(backend, op):
 def make_run_5_args_t0_t2(backend, op):
     """The runner of structured ops of 5 arguments (tensors: a0, a2); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_5_args_t0_t2(op, args):
         a0, a1, a2, a3, a4 = args
@@ -435,7 +460,8 @@ def make_run_5_args_t0_t2(backend, op):
 def make_run_5_args_t0_t2_t3(backend, op):
     """The runner of structured ops of 5 arguments (tensors: a0, a2, a3); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_5_args_t0_t2_t3(op, args):
         a0, a1, a2, a3, a4 = args
@@ -452,7 +478,8 @@ def make_run_5_args_t0_t2_t3(backend, op):
 def make_run_6_args_t0(backend, op):
     """The runner of structured ops of 6 arguments (tensors: a0); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_6_args_t0(op, args):
         a0, a1, a2, a3, a4, a5 = args
@@ -467,7 +494,8 @@ def make_run_6_args_t0(backend, op):
 def make_run_6_args_t0_t1_t2_t3(backend, op):
     """The runner of structured ops of 6 arguments (tensors: a0, a1, a2, a3); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_6_args_t0_t1_t2_t3(op, args):
         a0, a1, a2, a3, a4, a5 = args
@@ -485,7 +513,8 @@ def make_run_6_args_t0_t1_t2_t3(backend, op):
 def make_run_6_args_t0_t1_t5(backend, op):
     """The runner of structured ops of 6 arguments (tensors: a0, a1, a5); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_6_args_t0_t1_t5(op, args):
         a0, a1, a2, a3, a4, a5 = args
@@ -502,7 +531,8 @@ def make_run_6_args_t0_t1_t5(backend, op):
 def make_run_6_args_t0_t2_t3(backend, op):
     """The runner of structured ops of 6 arguments (tensors: a0, a2, a3); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_6_args_t0_t2_t3(op, args):
         a0, a1, a2, a3, a4, a5 = args
@@ -519,7 +549,8 @@ def make_run_6_args_t0_t2_t3(backend, op):
 def make_run_7_args_t0(backend, op):
     """The runner of structured ops of 7 arguments (tensors: a0); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_7_args_t0(op, args):
         a0, a1, a2, a3, a4, a5, a6 = args
@@ -534,7 +565,8 @@ def make_run_7_args_t0(backend, op):
 def make_run_7_args_t0_t1_t3_t4_t5(backend, op):
     """The runner of structured ops of 7 arguments (tensors: a0, a1, a3, a4, a5); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_7_args_t0_t1_t3_t4_t5(op, args):
         a0, a1, a2, a3, a4, a5, a6 = args
@@ -553,7 +585,8 @@ def make_run_7_args_t0_t1_t3_t4_t5(backend, op):
 def make_run_8_args_t0(backend, op):
     """The runner of structured ops of 8 arguments (tensors: a0); output in row-major."""
     meta, impl, xp = op.meta, op.impl, backend.xp
-    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get
+    empty, arr, output = backend.empty, backend.array, backend.output
+    cached_contiguous_strides = _STRIDES_CACHE.get
 
     def run_8_args_t0(op, args):
         a0, a1, a2, a3, a4, a5, a6, a7 = args

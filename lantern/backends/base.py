@@ -85,7 +85,9 @@ def runner_source(op):
     if op.pointwise:
         # contiguous inputs (the common case) are recognised by their cached stride tuples; an operand broadcast
         # in every dim (stride 0 throughout: an expanded scalar, as in a sum's gradient) says nothing of layout
-        check = "(not isinstance({0}, T) or {0}._stride is cs_get({0}._size) or not any({0}._stride))"
+        # (core.contiguity.has_cached_contiguous_strides written out: a call per operand would cost small ops ~4%)
+        check = ("(not isinstance({0}, T) or {0}._stride is cached_contiguous_strides({0}._size) "
+                 "or not any({0}._stride))")
         contiguous = " and ".join(check.format(names[i]) for i in op.tensor_positions)
         allocate = (f"        if {contiguous}:\n    " + allocate +
                     "        else:\n            out = output(op, shape, dtype, args)\n")
@@ -95,7 +97,8 @@ def runner_source(op):
     return (f"def make_run_{shape}(backend, op):\n"
             f'    """The runner of structured ops of {arguments} (tensors: {tensors}); output in {layout}."""\n'
             f"    meta, impl, xp = op.meta, op.impl, backend.xp\n"
-            f"    empty, arr, output, cs_get = backend.empty, backend.array, backend.output, _STRIDES_CACHE.get\n"
+            f"    empty, arr, output = backend.empty, backend.array, backend.output\n"
+            f"    cached_contiguous_strides = _STRIDES_CACHE.get\n"
             f"\n"
             f"    def run_{shape}(op, args):\n"
             f"        {', '.join(names)}{',' if len(names) == 1 else ''} = args\n"
@@ -169,7 +172,7 @@ class Backend:
         Per call this saves the list building and loops of the generic runner: small ops are dominated by it.
         """
         if not _runner_namespace:
-            exec(RUNNER_IMPORTS, _runner_namespace)
+            _runner_namespace.update(generated.imported(RUNNER_IMPORTS))
         factory = generated.define("runners", f"make_run_{runner_shape(op)}", runner_source(op), _runner_namespace)
         fn = factory(self, op)
         fn.source = factory.source

@@ -124,7 +124,7 @@ def make_binding(op, method=False, name=None, out_op=None):
     """The binding `def name(...)` for op, from lantern/_generated/functions.py (methods.py when `method`), or
     compiled when the file has none (see lantern.ops.generated)."""
     if not _binding_namespace:
-        exec(BINDING_IMPORTS, _binding_namespace)
+        _binding_namespace.update(generated.imported(BINDING_IMPORTS))
     source = generated_source(op, method, name, out_op)
     factory = generated.define("methods" if method else "functions", f"make_{generated.identifier(op.name)}",
                                source, _binding_namespace)

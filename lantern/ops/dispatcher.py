@@ -185,7 +185,7 @@ def _make_entry(op):
     """The dispatcher's entry for one op, from lantern/_generated/dispatch.py (or compiled, for an op of a shape
     that has none there: see lantern.ops.generated)."""
     if not _entry_namespace:
-        exec(ENTRY_IMPORTS, _entry_namespace)
+        _entry_namespace.update(generated.imported(ENTRY_IMPORTS))
     factory = generated.define("dispatch", f"make_dispatch_{entry_shape(op)}", entry_source(op), _entry_namespace)
     fn = factory(op)
     fn.source = factory.source

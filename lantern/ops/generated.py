@@ -52,6 +52,15 @@ def define(kind, name, source, namespace):
     return fn
 
 
+def imported(header):
+    """{name: object} that a header of import statements binds (the names generated code reads besides its op:
+    one text is both the top of the generated file and the namespace of what is compiled in memory)."""
+    namespace = {}
+    exec(compile(header, "<lantern generated header>", "exec"), namespace)
+    del namespace["__builtins__"]
+    return namespace
+
+
 def in_memory(label, name, source, namespace, live_globals=None):
     """The function `name` that `source` defines, compiled with `namespace` (a copy) as its globals, or with
     `live_globals` as globals and `namespace` for what the source defines (a module's globals() whose values
