@@ -160,6 +160,19 @@ def test_proxies_in_process():
     assert star["tensor"] is lantern.tensor and star["float32"] is lantern.float32
 
 
+def test_proxy_namespace_is_the_modules():
+    """`models.__dict__[args.arch]()` (pytorch/examples imagenet) and vars(torch) see lantern's names under
+    torch's module names."""
+    finder = TorchAliasFinder()
+    torch_, models = finder.proxy("torch", lantern), finder.proxy("torchvision.models", lantern.vision.models)
+    namespace = vars(torch_)
+    assert namespace["__name__"] == "torch" and namespace["float32"] is lantern.float32
+    assert namespace["nn"] is torch_.nn and "_lantern_module" not in namespace
+    names = sorted(name for name in models.__dict__ if name.islower() and not name.startswith("__")
+                   and callable(models.__dict__[name]))
+    assert "resnet18" in names and models.__dict__["resnet18"] is lantern.vision.models.resnet18
+
+
 def test_install_from_python(tmp_path):
     code = ("import lantern.compat, sys\nlantern.compat.install()\nimport torch, torch.optim as optim\n"
             "print(torch.__name__, type(torch.zeros(1)).__module__, optim.SGD.__module__)\n"

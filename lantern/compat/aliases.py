@@ -29,16 +29,19 @@ RENAMES = (
 )
 
 
+_own = types.ModuleType.__dict__["__dict__"].__get__  # a module's real namespace, under ModuleProxy.__dict__
+
+
 class ModuleProxy(types.ModuleType):
     """A module named as the program imported it (`torch.nn`) whose attributes are those of a lantern module."""
 
     def __init__(self, name, target, finder):
         super().__init__(name, target.__doc__)
-        self.__dict__["_lantern_module"] = target
-        self.__dict__["_finder"] = finder
+        _own(self)["_lantern_module"] = target
+        _own(self)["_finder"] = finder
 
     def __getattr__(self, attr):
-        target = self.__dict__["_lantern_module"]
+        target = _own(self)["_lantern_module"]
         try:
             value = getattr(target, attr)
         except AttributeError:
@@ -51,28 +54,39 @@ class ModuleProxy(types.ModuleType):
                 raise AttributeError(f"module '{self.__name__}' has no attribute '{attr}' (lantern does not "
                                      f"implement {self.__name__}.{attr})") from None
         if isinstance(value, types.ModuleType) and value.__name__.startswith("lantern"):
-            return self.__dict__["_finder"].proxy(f"{self.__name__}.{attr}", value)
+            return _own(self)["_finder"].proxy(f"{self.__name__}.{attr}", value)
         return value
 
     def __setattr__(self, attr, value):
         # Import bookkeeping (__spec__, __loader__, child modules) stays on the proxy; a program's settings go
         # through to lantern, as they would reach torch.
         if (attr.startswith("__") and attr.endswith("__")) or isinstance(value, ModuleProxy):
-            self.__dict__[attr] = value
+            _own(self)[attr] = value
         else:
-            setattr(self.__dict__["_lantern_module"], attr, value)
+            setattr(_own(self)["_lantern_module"], attr, value)
 
     def __delattr__(self, attr):
-        if attr in self.__dict__:
-            del self.__dict__[attr]
+        if attr in _own(self):
+            del _own(self)[attr]
         else:
-            delattr(self.__dict__["_lantern_module"], attr)
+            delattr(_own(self)["_lantern_module"], attr)
+
+    @property
+    def __dict__(self):
+        """The namespace as torch's module has it, for programs that look names up there (imagenet's
+        `models.__dict__[args.arch]`): lantern's names, lantern modules as their proxies, under the proxy's own
+        (its name, import bookkeeping). A snapshot: set attributes on the module, not in this dict."""
+        own = _own(self)
+        names = {attr: self.__getattr__(attr) if isinstance(value, types.ModuleType) else value
+                 for attr, value in vars(own["_lantern_module"]).items()}
+        names.update((attr, value) for attr, value in own.items() if attr not in ("_lantern_module", "_finder"))
+        return names
 
     def __dir__(self):
-        return dir(self.__dict__["_lantern_module"])
+        return dir(_own(self)["_lantern_module"])
 
     def __repr__(self):
-        return f"<module '{self.__name__}' (lantern's {self.__dict__['_lantern_module'].__name__})>"
+        return f"<module '{self.__name__}' (lantern's {_own(self)['_lantern_module'].__name__})>"
 
 
 class _AliasLoader(importlib.abc.Loader):
