@@ -149,6 +149,8 @@ def _kernels(op):
             kernels[key.name] += "  (shapes only: no kernel runs)"
         elif op.impl is not None and op.kind != "view" and (backend is not None or "make_run_" in runner.__qualname__):
             kernels[key.name] += f"\nruns {describe(op.impl)}"
+        if hasattr(runner, "sparse_kernel"):   # a sparse layout's kernel (lantern.backends.sparse.register_kernel)
+            kernels[key.name] += f"\nruns {describe(runner.sparse_kernel)}"
     return kernels
 
 
