@@ -30,9 +30,19 @@ Traceback (most recent call last):
   ...
 RuntimeError: lantern.jit.load: the archive calls aten::save, which is neither a registered operator nor a lantern tensor function (node: %y : Tensor = aten::save(%x))
 """
+import importlib
+import inspect
 import math
 import string
 import sys
+
+import lantern
+from .._tensor import Tensor
+from ..ops.registry import COMPOSITES, REGISTRY
+from .frontend import _FunctionRef
+from .frontend_emit import _PythonRef
+from .interpreter import _PYTHON_OPS
+from .module import RecursiveScriptModule, ScriptFunction
 
 __all__ = ["ClassLayout", "check_graph", "check_ir_layout", "check_member_name", "allowed_python"]
 
@@ -65,7 +75,6 @@ def check_member_name(name, what):
     """A parameter/buffer/attribute/submodule/method name the archive gives a module: a method's is an identifier;
     a member's is any name nn.Module accepts (Sequential's '0', a ModuleDict key; no '.'); neither may start with
     '__' nor replace the module's own machinery."""
-    from .module import RecursiveScriptModule
     valid = name.isidentifier() if what == "method" else (name != "" and "." not in name)
     if type(name) is not str or not valid or name.startswith("__"):
         _fail(f"invalid {what} name {name!r:.60} in the archive")
@@ -81,7 +90,6 @@ def _module_machinery():
     """The instance attributes every loaded module has before its state is set (nn.Module's dicts, the compiled
     methods table, original_name, training)."""
     if not _MACHINERY:
-        from .module import RecursiveScriptModule
         _MACHINERY.append(frozenset(vars(RecursiveScriptModule._construct("M", {}, {}, {}, {}, {}))))
     return _MACHINERY[0]
 
@@ -137,7 +145,6 @@ def allowed_python(qualname, attr=False):
     if not name.isidentifier() or name.startswith("_"):
         _fail(f"the archive calls {qualname!r:.80}, which is not a public function")
     if module == "Tensor":
-        from .._tensor import Tensor
         if not hasattr(Tensor, name):
             _fail(f"the archive calls {qualname!r:.80}, which is not a Tensor method or property")
         return getattr(Tensor, name)
@@ -162,8 +169,6 @@ def _tensor_functions():
     """name -> function for lantern's tensor functions: the public callables of _OP_NAMESPACES defined in
     _OP_MODULES (a function and its alias in another namespace are the same object)."""
     if not _FUNCTIONS:
-        import importlib
-        import inspect
         for space in _OP_NAMESPACES:
             namespace = importlib.import_module(space)  # lantern's own modules, imported by lantern already
             for name in dir(namespace):
@@ -176,12 +181,10 @@ def _tensor_functions():
 
 
 def _registered(name):
-    from ..ops.registry import COMPOSITES, REGISTRY
     return name in REGISTRY or name in COMPOSITES or name.partition(".")[0] in COMPOSITES
 
 
 def _interpreter_builtins():
-    from .interpreter import _PYTHON_OPS
     return _PYTHON_OPS
 
 
@@ -210,8 +213,6 @@ def _nodes(block):
 
 
 def _check_node(node, classes, layouts, producers):
-    from .frontend import _FunctionRef
-    from .frontend_emit import _PythonRef
     kind = node.kind()
     if "Subgraph" in node.attrs:
         _fail(f"{kind} carries a subgraph, which archives written by lantern.jit.save never hold", node)
@@ -251,7 +252,6 @@ def _check_format(node, producers):
 
 
 def _check_aten(node, kind):
-    from .frontend_emit import _PythonRef
     name = kind[len("aten::"):]
     op = node.attrs.get("op")
     if op is not None and type(op) is not str:
@@ -261,15 +261,12 @@ def _check_aten(node, kind):
         if type(python) is not str and type(python) is not _PythonRef:
             _fail(f"{kind} has a python attribute that is not a name", node)
         allowed_python(str(python))
-        import lantern
         if not str(python).startswith("Tensor.") and not callable(getattr(lantern, name, None)):
             return  # the interpreter calls this checked function, as lantern has no `lantern.<name>`
     if (op is not None and _registered(op)) or kind in _interpreter_builtins():
         return  # an unregistered `op` is ignored by the interpreter, which then goes by the kind's name
     if not name.isidentifier() or name.startswith("_"):
         _fail(f"the archive calls {kind!r:.60}, which is not a public name", node)
-    import lantern
-    from .._tensor import Tensor
     function = getattr(lantern, name, None)  # what the interpreter's by-name fallback calls, else a method
     allowed = _tensor_functions().get(name) is function if callable(function) else hasattr(Tensor, name)
     if not allowed:
@@ -299,8 +296,6 @@ def _check_member_access(node, kind, classes, layouts):
 
 
 def _check_call(node, producers):
-    from .frontend import _FunctionRef
-    from .frontend_emit import _PythonRef
     target = node.attrs.get("fn", node.attrs.get("function"))
     if target is not None:
         if type(target) is _PythonRef or (type(target) is _FunctionRef and _is_compiled(target)):
@@ -314,5 +309,4 @@ def _check_call(node, producers):
 
 
 def _is_compiled(ref):
-    from .module import ScriptFunction
     return type(ref.fn) is ScriptFunction

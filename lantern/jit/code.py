@@ -17,6 +17,10 @@ evaluation (and split out again when the expression gets long); `prim::If` becom
 def f(x: Tensor) -> Tensor:
   return torch.relu(torch.add(x, 1))
 """
+from ..core.tensor_impl import TensorImpl
+from ..ops import registry
+from ..ops.schema import NO_DEFAULT
+from .types import scalar_type_index
 import keyword
 import math
 import re
@@ -193,7 +197,6 @@ class _Printer:
 
     # ---- expressions -----------------------------------------------------------------------------------------
     def literal(self, value):
-        from ..core.tensor_impl import TensorImpl
         if isinstance(value, TensorImpl):
             for i, c in enumerate(self.constants):
                 if c is value:
@@ -218,7 +221,6 @@ class _Printer:
         if kind == "device":
             return f"torch.device({_str_literal(str(value))})"
         if kind == "dtype":
-            from .types import scalar_type_index
             return str(scalar_type_index(value))  # torch's code spells a dtype as its ScalarType int
         if hasattr(value, "name") and callable(value):
             return str(value.name)
@@ -301,7 +303,6 @@ class _Printer:
                     ins[keep - 1].node().attrs.get("value") is None:
                 keep -= 1
             return self.args(ins[:keep])
-        from ..ops.schema import NO_DEFAULT
         keep = len(ins)
         while keep and schema.args[keep - 1].default is not NO_DEFAULT:
             producer = ins[keep - 1].node()
@@ -316,7 +317,6 @@ class _Printer:
 
     @staticmethod
     def _schema(node):
-        from ..ops import registry
         op = node.attrs.get("op", node.kind().partition("::")[2])
         entry = registry.REGISTRY.get(op) or registry.REGISTRY.get(op.partition(".")[0])
         return entry.schema if entry is not None else None

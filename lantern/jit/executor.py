@@ -22,8 +22,9 @@ import weakref
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..nn.modules.module import Module as _Module
-from . import types as jit_types
+from . import passes, types as jit_types
 from .interpreter import Interpreter
+from .passes import PassLog
 
 __all__ = ["GraphExecutor", "ExecutionPlan"]  # run and executor_for stay in this module
 
@@ -78,7 +79,6 @@ def _refined_type(value):
 
 
 def _optimizer():
-    from . import passes
     return getattr(passes, "optimize", None)
 
 
@@ -112,7 +112,6 @@ class GraphExecutor:
         log = None
         optimize = _optimizer() if self.optimize else None
         if optimize is not None:
-            from .passes import PassLog
             log = PassLog() if self.log_passes else None
             module = inputs[0] if inputs and isinstance(inputs[0], _Module) else None
             graph = optimize(graph, log=log, module=module) or graph

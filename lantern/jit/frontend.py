@@ -20,9 +20,14 @@ import inspect
 import itertools
 import linecache
 import textwrap
-
-from . import ir
+import typing
 from typing import Final
+
+import lantern
+from .._tensor import Tensor
+from ..nn.modules.module import Module
+from ..ops.registry import COMPOSITES
+from . import ir
 
 from .types import TensorType, ClassType, FunctionType, AnyType, OptionalType, FloatType, BoolType, type_of
 from .frontend_emit import (NotSupportedError, FunctionEmitter, ModuleValue, ModuleMethod, _Ctx, _CompileError,
@@ -76,7 +81,6 @@ class _FunctionRef(str):
 # --------------------------------------------------------------------------------------------- argument checks
 
 def _python_type_name(value):
-    from .._tensor import Tensor
     if isinstance(value, Tensor):
         return "Tensor"
     try:
@@ -89,7 +93,6 @@ def _python_type_name(value):
 
 
 def _value_fits(value, t):
-    from .._tensor import Tensor
     if isinstance(t, AnyType):
         return True
     if isinstance(t, TensorType):
@@ -202,7 +205,6 @@ class _Compiler:
 
     # -- functions
     def compile_function(self, fn):
-        from .module import ScriptFunction
         if isinstance(fn, ScriptFunction):
             return fn
         key = id(fn)
@@ -266,7 +268,6 @@ class _Compiler:
 
     def call_python(self, emitter, obj, qualname, args, kwargs, src):
         """A call to something reached through globals that is not a registry op."""
-        from .module import ScriptFunction
         if obj is is_scripting or getattr(obj, "__name__", "") == "is_scripting":
             return emitter.const(True)
         if getattr(obj, "_jit_unused", False):
@@ -293,7 +294,6 @@ class _Compiler:
                 ret = FloatType.get()
             out = emitter.python_call(f"{module}.{name}", vals, kw, ret, src, kind=name)
             node = out.node()
-            from ..ops.registry import COMPOSITES
             if name not in COMPOSITES:
                 node.attrs.pop("op", None)
             return out
@@ -345,8 +345,6 @@ class _Compiler:
 
     # -- modules
     def compile_module(self, mod):
-        from .module import RecursiveScriptModule
-        from ..nn.modules.module import Module
         if isinstance(mod, RecursiveScriptModule):
             return mod
         if id(mod) in self.modules:
@@ -530,7 +528,7 @@ def _literal(node):
         raise NotSupportedError("default arguments must be literals in lantern's script") from None
 
 
-from .module import ScriptFunction as _ScriptFunctionBase  # noqa: E402
+from .module import RecursiveScriptModule, ScriptFunction as _ScriptFunctionBase, ScriptFunction  # noqa: E402
 
 
 class _CompiledFunction(_ScriptFunctionBase):
@@ -559,8 +557,6 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     """Compile a function or nn.Module to TorchScript (torch.jit.script): a ScriptFunction or a
     RecursiveScriptModule. Compile errors raise RuntimeError (NotSupportedError for unsupported syntax) naming
     the source line."""
-    from ..nn.modules.module import Module
-    from .module import ScriptFunction, RecursiveScriptModule
     if isinstance(obj, (ScriptFunction, RecursiveScriptModule)):
         return obj
     compiler = _Compiler()
@@ -585,8 +581,6 @@ class CompilationUnit:
     """
 
     def __init__(self, lang=None, _frames_up=0):
-        import typing
-        import lantern
         self._functions = {}
         if lang is None:
             return

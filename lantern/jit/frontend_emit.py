@@ -17,7 +17,13 @@ import builtins
 import importlib
 import inspect
 import operator
+import typing
 
+import lantern
+from .. import _tensor
+from .._tensor import Tensor
+from ..core import dtype as _dt
+from ..ops.registry import REGISTRY
 from .types import (TensorType, IntType, FloatType, BoolType, StrType, NoneType, ListType, TupleType,
                     OptionalType, DictType, AnyType, DeviceType, DtypeType, type_of)
 from .frontend_exits import transform, UNINITIALIZED
@@ -110,8 +116,6 @@ class ConstTuple(Sugared):
 
 def _parse_annotation(ann, resolve, node=None):
     """A TorchScript Type from a Python annotation object (typing.List[int], int, lantern.Tensor, 'str')."""
-    import typing
-    from .._tensor import Tensor
     if ann is inspect.Parameter.empty:
         return TensorType.get()
     if isinstance(ann, str):
@@ -257,7 +261,6 @@ class FunctionEmitter:
                 obj = v.obj
                 if obj is None or isinstance(obj, (bool, int, float, str)):
                     return self.const(obj)
-                from ..core import dtype as _dt
                 if isinstance(obj, _dt.dtype):
                     return self.const(obj, DtypeType.get())
             if isinstance(v, ConstTuple):
@@ -1066,7 +1069,6 @@ class FunctionEmitter:
         args = [self.as_value(a, src) for a in args]
         kwargs = {k: self.as_value(a, src) for k, a in kwargs.items()}
         if _is_tensor(t):
-            from .._tensor import Tensor
             fn = getattr(Tensor, name, None)
             if fn is None:
                 raise error(f"Tensor has no method {name}", src)
@@ -1133,7 +1135,6 @@ class FunctionEmitter:
         return None
 
     def registry(self, name):
-        from ..ops.registry import REGISTRY
         return REGISTRY[name]
 
     def call_op(self, op, args, kwargs, src):
@@ -1245,8 +1246,6 @@ class FunctionEmitter:
 
     # -- annotations ---------------------------------------------------------------------------------------
     def resolve_annotation(self, text):
-        import typing
-        from .. import _tensor
         namespace = dict(vars(typing))
         namespace.update(self.globals)
         namespace.update(self.closure)
@@ -1268,7 +1267,6 @@ def resolve_python(qualname):
     fn = _resolved.get(qualname)
     if fn is None:
         if qualname.startswith("Tensor."):
-            from .._tensor import Tensor
             fn = getattr(Tensor, qualname[len("Tensor."):])
         else:
             module, _, name = qualname.rpartition(".")
@@ -1284,7 +1282,6 @@ def _overloads(name):
     """The functional registry ops spelled `name` or `name.<overload>`, the plain one first."""
     ops = _OVERLOADS.get(name)
     if ops is None:
-        from ..ops.registry import REGISTRY
         ops = [op for key, op in REGISTRY.items() if (key == name or key.startswith(name + "."))
                and op.kind not in ("structured_inplace", "structured_out") and op.schema.alias != "out"
                and op.schema.args and op.schema.args[0].is_tensor]
@@ -1296,7 +1293,6 @@ def _overloads(name):
 def _runs_by_name(qualname, kind):
     """Whether `aten::<kind>` reaches `qualname` through the interpreter's by-name fallback (lantern.<kind>, else
     the first argument's method <kind>)."""
-    import lantern
     target = getattr(lantern, kind, None)
     if qualname.startswith("Tensor."):
         return True

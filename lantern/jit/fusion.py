@@ -38,6 +38,7 @@ import weakref
 
 import numpy as np
 
+import lantern
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher, registry
@@ -46,6 +47,7 @@ from ..autograd.grad_mode import enable_grad
 from . import fusion_codegen as codegen
 from .fusion_codegen import Program
 from .fusion_ops import RULES, Unsupported
+from .interpreter import Interpreter
 
 __all__ = ["run_fusion_group", "fuse", "FusedFunction", "program_from_graph"]
 
@@ -109,7 +111,6 @@ def _program_for(graph):
 
 def _interpret(graph, inputs):
     """A subgraph that is not a plain elementwise program: the interpreter runs it node by node."""
-    from .interpreter import Interpreter
     return list(Interpreter(graph).run(list(inputs)))
 
 
@@ -261,7 +262,6 @@ def _build(program, inputs, kinds, parallel):
     the group cannot be generated, or the eager run raises: op by op, it raises PyTorch's error to the user)."""
     if any(op not in RULES for op, _ in program.nodes):
         return None
-    import lantern
     examples = [lantern.ones((1,) * t.ndim, dtype=t.dtype) if isinstance(t, TensorImpl) else t for t in inputs]
     try:
         with lantern.no_grad():
@@ -282,7 +282,6 @@ def _build(program, inputs, kinds, parallel):
 
 def _empty(shape, dtype_name):
     """A new tensor from lantern's allocator (which reuses freed blocks) and its flat array."""
-    import lantern
     t = lantern.empty(shape, dtype=getattr(lantern, dtype_name))
     return t, t.numpy().reshape(-1)
 
@@ -321,7 +320,6 @@ class FusedGroup(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        import lantern
         saved = iter(ctx.saved_tensors)
         inputs = [next(saved) if s is None else s for s in ctx.scalars]
         wanted = [k for k, need in enumerate(ctx.needs_input_grad[2:]) if need]
@@ -345,7 +343,6 @@ class FusedGroup(Function):
 
 def _eager_backward(program, inputs, grads, wanted):
     """Double backward: the gradient as an op-by-op recorded graph (create_graph=True)."""
-    import lantern
     with enable_grad():
         outputs = run_eager(program, inputs)
     pairs = [(o, g) for o, g in zip(outputs, grads) if g is not None and o.requires_grad]

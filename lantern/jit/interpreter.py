@@ -27,9 +27,11 @@ import linecache
 import math
 import warnings
 
+import lantern
 from . import types as jit_types
 from ..ops import dispatcher as _dispatcher
 from ..ops import registry as _registry
+from .frontend_emit import resolve_python
 
 __all__ = ["Interpreter", "Instruction", "Error"]
 
@@ -153,7 +155,6 @@ def _scalar_or_tensor(name, py):
     def fn(*args):
         if all(isinstance(a, (int, float, bool)) for a in args):
             return py(*args)
-        import lantern
         return getattr(lantern, name)(*args)
     return fn
 
@@ -305,8 +306,6 @@ def _resolve_python(node, kind):
     if fn is not None:
         return "PY", kind, fn
     if kind.startswith("aten::"):
-        import lantern
-        from .frontend_emit import resolve_python
         python = str(_attr(node, "python", ""))
         if python and not python.startswith("Tensor.") and not callable(getattr(lantern, kind[6:], None)):
             return "PY", kind, resolve_python(python)  # an aten op lantern has only as F.<op> (aten::linear)
@@ -348,7 +347,6 @@ def _output_type(node):
 def _fallback(name, method_only=False):
     """An aten node without a registry op (the script frontend's calls of Python-level lantern functions):
     lantern's function of that name, else the first argument's method."""
-    import lantern
     function = None if method_only else getattr(lantern, name, None)
     if callable(function):
         return function

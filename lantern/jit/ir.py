@@ -22,6 +22,7 @@ True
 """
 import contextlib
 
+from .._tensor import Tensor
 from . import types as T
 
 __all__ = ["Graph", "Block", "Node", "Value", "Use", "parse_ir"]
@@ -376,7 +377,6 @@ class Node:
 
     def kindOf(self, name):
         """The attribute's kind letter as torch reports it: 'i', 'f', 's', 't', 'g', 'is', 'ival'..."""
-        from .._tensor import Tensor
         v = self.attrs[name]
         for cls, k in ((bool, "i"), (int, "i"), (float, "f"), (str, "s"), (Tensor, "t"), (Graph, "g"),
                        (T.Type, "ty")):
@@ -852,7 +852,6 @@ class Graph:
         """The graph in Graphviz DOT: inputs and outputs as ellipses, one box per node, edges from producers to
         users labelled with the value's name and type, constants beside their users, blocks as clusters (drawn by
         lantern.jit.visualize; `lantern.inspect.render(dot, "g.svg")` draws it)."""
-        from .visualize import graph_to_dot
         return graph_to_dot(self, title)
 
     def lint(self):
@@ -920,3 +919,4 @@ def _clone_attr(v):
 
 # The text form (printer and parser) lives in ir_text, which needs the classes above.
 from .ir_text import parse_ir  # noqa: E402
+from .visualize import graph_to_dot

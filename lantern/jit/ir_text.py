@@ -19,6 +19,12 @@ graph(%x : Tensor):
   return (%2)
 <BLANKLINE>
 """
+import re
+
+import lantern
+from .._tensor import Tensor
+from ..core.device import device
+from ..core.dtype import dtype
 from . import types as T
 from .ir import Graph, Node
 
@@ -127,9 +133,6 @@ class _Printer:
             self.out.append(f"{pad}    -> (" + ", ".join(self.name(v) for v in b.outputs()) + ")\n")
 
     def attr(self, v, top):
-        from .._tensor import Tensor
-        from ..core.device import device
-        from ..core.dtype import dtype
         if isinstance(v, bool):
             return str(int(v)) if top else str(v)
         if isinstance(v, int):
@@ -363,7 +366,6 @@ class _Parser:
             self.pos += 1
 
     def parse_graph(self):
-        import re
         g = Graph()
         numeric = [int(m) for m in re.findall(r"%(\d+)\b", self.text)]
         g._next_unique = max(numeric, default=-1) + 1
@@ -626,7 +628,6 @@ class _Parser:
 
 
 def _tensor_from_literal(value, t):
-    import lantern
     dt = t.dtype if isinstance(t, T.TensorType) else None
     if dt is None:
         dt = lantern.int64 if isinstance(value, int) and not isinstance(value, bool) else None
@@ -637,7 +638,6 @@ def _tensor_from_literal(value, t):
 
 def _coerce(v, t):
     """Give a parsed attribute the Python type its printed value stood for (guided by the value type)."""
-    from ..core.device import device
     if isinstance(v, _Opaque):
         return v.value
     if isinstance(v, _TensorLiteral):

@@ -20,6 +20,9 @@ def f(x: Tensor,
 """
 import inspect
 
+import lantern
+from ..nn import functional
+from ..ops.registry import REGISTRY
 from .types import TensorType, TupleType
 
 __all__ = ["lower"]
@@ -46,8 +49,6 @@ def lower(emitter, fn, args, kwargs, src):
 
 def _functional(name):
     """The lantern function rule `name` lowers: lantern.nn.functional's, else the top-level one (lantern.lstm)."""
-    import lantern
-    from ..nn import functional
     return getattr(functional, name, None) or getattr(lantern, name, None)
 
 
@@ -75,12 +76,10 @@ class _Call:
     def aten(self, op, *inputs, tuple_of=0, **keywords):
         """`aten::<op>(*inputs, **keywords)`: a registry op through the frontend's schema binding, else a by-name
         node (positional inputs only)."""
-        from ..ops.registry import REGISTRY
         inputs = [v if not isinstance(v, (int, float, str, bool, list, type(None))) else self.emitter.const(v)
                   for v in inputs]
         if op in REGISTRY:
             return self.emitter.call_op(REGISTRY[op], inputs, keywords, self.src)
-        import lantern
         attrs = {}
         if not callable(getattr(lantern, op, None)):
             fn = _functional(op)

@@ -14,6 +14,10 @@ input (`self`) and reads state with `prim::GetAttr`; calling a method runs its g
 (RecursiveScriptModule(original_name=Scale), ['w'], 3, 'Scale')
 """
 from ..nn.modules.module import Module
+from .code import python_code
+from .executor import run
+from .passes import inline
+from .serialization import save
 
 __all__ = ["ScriptFunction", "ScriptMethod", "ScriptModule", "RecursiveScriptModule", "TracedModule",
            "TopLevelTracedModule"]
@@ -59,7 +63,6 @@ def _schema(name, graph):
 
 def _run_graph(graph, inputs):
     """Run `graph` on `inputs` through the executor and return its result as Python returns it."""
-    from .executor import run
     outputs = run(graph, inputs)
     if len(outputs) == 1:
         return outputs[0]
@@ -101,7 +104,6 @@ class _Compiled:
 
     @property
     def code(self):
-        from .code import python_code
         return python_code(self.graph, self.name)
 
     @property
@@ -115,7 +117,6 @@ class _Compiled:
 
 def _inlined(graph, owner):
     """A copy of `graph` with calls replaced by the callee bodies (submodule methods too, given `owner`)."""
-    from .passes import inline
     return inline(graph.copy(), owner)
 
 
@@ -133,7 +134,6 @@ class ScriptFunction(_Compiled):
         return _run_graph(self.graph, _bind(self.name, self.graph, args, kwargs, 0))
 
     def save(self, f, _extra_files=None):
-        from .serialization import save
         save(self, f, _extra_files=_extra_files)
 
     def __repr__(self):
@@ -210,7 +210,6 @@ class RecursiveScriptModule(ScriptModule):
 
     @property
     def code(self):
-        from .code import python_code
         return python_code(self._forward_graph(), "forward")
 
     def _forward_graph(self):
@@ -222,7 +221,6 @@ class RecursiveScriptModule(ScriptModule):
 
     def save(self, f, _extra_files=None):
         """Write this module as a TorchScript archive (lantern.jit.save)."""
-        from .serialization import save
         save(self, f, _extra_files=_extra_files)
 
     def extra_repr(self):

@@ -34,6 +34,7 @@ a RuntimeError that says so.
 (RecursiveScriptModule(original_name=Lin), Parameter containing:
 tensor([1., 1.], requires_grad=True), {'note.txt': b'hi'})
 """
+import ast
 import copyreg
 import io
 import json
@@ -47,6 +48,12 @@ import zipfile
 
 from .. import serialization as _ser
 from ..core.tensor_impl import TensorImpl
+from ..nn.parameter import Parameter
+from ..ops.registry import REGISTRY
+from .code import python_code
+from .frontend_emit import _PythonRef
+from .ir import parse_ir
+from .types import ClassType, DtypeType, ListType, dtype_from_index, type_of
 
 __all__ = ["save", "load"]
 
@@ -108,14 +115,12 @@ def _typed_list_or_value(value, plain):
     List[Tensor] is written as the module's plain tensor for it (`plain`: id(parameter) -> that tensor)."""
     if type(value) is not list or not value:
         return value
-    from .types import ListType, type_of
     try:
         t = type_of(value)
     except RuntimeError:
         return value
     element = t.getElementType().annotation_str() if isinstance(t, ListType) else None
     if element == "Tensor":
-        from ..nn.parameter import Parameter
         value = [plain[id(x)] if id(x) in plain else _plain(x) if isinstance(x, Parameter) else x for x in value]
     return _TypedList(element, value) if element in _LIST_BUILDERS else value
 
@@ -184,7 +189,6 @@ class _Classes:
     def _add_functions(self, graph):
         """Write the compiled functions `graph` calls (and those they call) as `def`s in the code file of their
         module, where torch.jit.load finds the `__torch__.<module>.<name>(...)` the calls are printed as."""
-        from .code import python_code
         for node in _all_nodes(graph.block()):
             ref = node.attrs.get("value") if node.kind() == "prim::Constant" else None
             fn = getattr(ref, "fn", None)
@@ -236,7 +240,6 @@ class _Classes:
 
     @staticmethod
     def _class_source(m, qualname, children, graphs):
-        from .code import python_code
         lines = [f"class {qualname.rpartition('.')[2]}(Module):"]
         lines.append("  __parameters__ = [" + "".join(f'"{n}", ' for n in m._parameters) + "]")
         lines.append("  __buffers__ = [" + "".join(f'"{n}", ' for n in m._buffers) + "]")
@@ -279,7 +282,6 @@ def _identifier(name):
 def _with_class_names(graph, self_name):
     """A copy of `graph` whose class types all have names parse_ir reads back ('<locals>' is not one), the
     `self` input's type renamed to `self_name` (the class it is saved as) when given."""
-    from .types import ClassType
     g = graph.copy()
     if getattr(graph, "_defaults", None):
         g._defaults = graph._defaults
@@ -311,7 +313,6 @@ def _self_type_name(m):
 
 
 def _annotation_of(value):
-    from .types import type_of
     try:
         return type_of(value).annotation_str()
     except RuntimeError:
@@ -363,7 +364,6 @@ def _as_module(fn):
     graph = fn.graph.copy()
     if not hasattr(graph, "insertInput"):
         raise NotImplementedError("saving a ScriptFunction needs Graph.insertInput from lantern.jit.ir")
-    from .types import ClassType
     graph.insertInput(0, "self").setType(ClassType("__torch__.PlaceholderModule"))
     return RecursiveScriptModule._construct("PlaceholderModule", {}, {}, {}, {}, {"forward": graph})
 
@@ -515,7 +515,6 @@ class _Graphs:
 
     def decode(self, record, self_class):
         from .archive_check import check_graph
-        from .ir import parse_ir
         try:
             graph = parse_ir(record["ir"])
         except (ValueError, IndexError, KeyError, TypeError, AttributeError) as e:
@@ -552,7 +551,6 @@ class _Graphs:
     def _decode_ref(self, ref):
         if "python" in ref:
             from .archive_check import allowed_python
-            from .frontend_emit import _PythonRef
             allowed_python(ref["python"], ref["attr"])
             return _PythonRef(ref["python"], ref["kwnames"], ref["attr"])
         from .frontend import _FunctionRef
@@ -566,8 +564,6 @@ def _dtype_constants(graph):
     """The IR keeps a dtype constant as its ScalarType int, as torch's does; an operator's ScalarType argument gets
     the dtype itself (a scripted `prim::dtype(x)` already gives one; a saved trace's `aten::zeros(..., 6, ...)`
     gets float32)."""
-    from ..ops.registry import REGISTRY
-    from .types import DtypeType, dtype_from_index
     for node in list(_all_nodes(graph.block())):
         op = REGISTRY.get(node.attrs.get("op") or "")
         if op is None:
@@ -586,7 +582,6 @@ def _dtype_constants(graph):
 def _decode_defaults(defaults, graph):
     """A method record's argument defaults (name -> Python literal) as the frontend keeps them: one entry per
     graph input, None where the argument has no default."""
-    import ast
     from .frontend import _arg_name, _Default
     names = [_arg_name(v) for v in graph.inputs()]
     if not set(defaults) <= set(names):
@@ -640,7 +635,6 @@ def _layouts(root, classes):
 
 
 def _build(obj, graphs):
-    from ..nn.parameter import Parameter
     from .module import RecursiveScriptModule
     qualname = type(obj)._qualname
     info = graphs.classes[qualname]

@@ -21,11 +21,18 @@ import os
 import sys
 import warnings
 
+from ..autograd.grad_mode import no_grad
 from ..core.dispatch_keys import DispatchKey
+from ..core.layout import memory_format
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
+from ..nn.modules import module as nn_module
+from ..nn.modules.module import Module
 from ..ops import dispatcher
 from . import types as T
+from .ir import Graph
+from .module import ScriptFunction, ScriptModule, TopLevelTracedModule, TracedModule
+from .passes import dead_code_elimination
 
 __all__ = ["trace", "trace_module", "TracerWarning", "TracingCheckError"]
 
@@ -159,7 +166,6 @@ class TracingState:
     def constant(self, value, location=None):
         """A prim::Constant for a non-tensor argument (typed Any when TorchScript has no type for it); a memory
         format is its int, as in torch's IR."""
-        from ..core.layout import memory_format
         if isinstance(value, memory_format):
             value = T.memory_format_index(value)
         v = self.graph.insertConstant(value, _type_of(value))
@@ -315,7 +321,6 @@ def _input_names(fn, count):
 
 def _new_state(module, signature_of, args, kwargs):
     """A TracingState over a new Graph whose inputs are `self` (with a module) and the example arguments."""
-    from .ir import Graph
     graph = Graph()
     self_value = None
     if module is not None:
@@ -330,7 +335,6 @@ def _new_state(module, signature_of, args, kwargs):
 
 def _finish(state, out, strict):
     """Return `out` from the graph and drop what it does not need (as torch, e.g. a branch condition's ops)."""
-    from .passes import dead_code_elimination
     if out is None:
         raise RuntimeError("The traced function didn't return any values! Side-effects are not captured in traces, "
                            "so it would be a no-op.")
@@ -342,7 +346,6 @@ def _finish(state, out, strict):
 def _submodule_hooks(root, module):
     """Global module hooks that give each submodule of `module` called during the trace its own forward graph
     (from its first call with tensor arguments), recorded alongside the flattened top-level graph."""
-    from ..nn.modules import module as nn_module
     members = {id(m) for _, m in module.named_modules()} - {id(module)}
 
     def pre(sub, args):
@@ -417,8 +420,6 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     A plain function gives a `ScriptFunction`; an nn.Module (or its bound `forward`) a `TopLevelTracedModule`.
     With `check_trace`, the trace is re-made and run on `check_inputs` (default: the example inputs) and compared
     with the eager function; a different graph raises `TracingCheckError`, different outputs warn."""
-    from ..nn.modules.module import Module
-    from .module import ScriptFunction, ScriptModule
     if isinstance(func, ScriptModule):
         warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. Returning the object "
                       "as is.", stacklevel=2)
@@ -458,7 +459,6 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
     Each method graph takes the module as input 0 (`self`) and reads parameters and buffers with prim::GetAttr
     chains; submodule calls are flattened into it (torch's inlined_graph), and each traced submodule gets the
     forward graph of its first call."""
-    from ..nn.modules.module import Module
     _deprecation("trace_method")
     _warn_optimize(optimize)
     if not isinstance(mod, Module):
@@ -494,7 +494,6 @@ def _method_args(example, is_kwarg):
 def _build_module(mod, methods, submodule_graphs, top):
     """The traced module: mod's parameters, buffers and traced submodules (with the forward graph of their first
     call, when they ran), plus the method graphs."""
-    from .module import TopLevelTracedModule, TracedModule
     cls = TopLevelTracedModule if top else TracedModule
     params = {k: v for k, v in mod._parameters.items() if v is not None}
     buffers = {k: v for k, v in mod._buffers.items() if v is not None}
@@ -523,8 +522,6 @@ def _clone_inputs(value):
 
 def _check(func, traced, graph, check_input, tolerance, strict, is_kwarg, module_method):
     """torch's _check_trace for one input set: retrace, run trace / function / retrace, compare."""
-    from ..autograd.grad_mode import no_grad
-    from .module import ScriptFunction
     with no_grad():
         args, kwargs = _method_args(check_input, is_kwarg)
         if module_method is None:

@@ -9,7 +9,9 @@
 >>> str(TupleType([IntType.get(), TensorType.get()])), type_of([1, 2]).is_subtype_of(ListType(IntType.get()))
 ('(int, Tensor)', True)
 """
-from ..core import dtype as _dtypes
+from .._tensor import Tensor
+from ..core import dtype as _dtypes, layout
+from ..core.device import device as _device
 
 __all__ = [
     "Type", "TensorType", "IntType", "FloatType", "BoolType", "StrType", "NoneType", "DeviceType", "DtypeType",
@@ -49,7 +51,6 @@ def memory_format_index(memory_format):
 
 def memory_format_from_index(i):
     """The memory format for its TorchScript int (2 -> lantern.channels_last)."""
-    from ..core import layout
     return getattr(layout, _MEMORY_FORMATS[i])
 
 
@@ -405,8 +406,6 @@ def _unify(types):
 
 def type_of(value):
     """The TorchScript type of a Python value (tensors get their complete refined type)."""
-    from .._tensor import Tensor
-    from ..core.device import device as _device
     if isinstance(value, Tensor):
         return TensorType.create_from_tensor(value)
     if value is None:

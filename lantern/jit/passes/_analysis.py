@@ -14,6 +14,7 @@ the value whose memory a value shares (views and in-place results point back to 
 >>> alias_root(z) is alias_root(y) is g.inputs()[0], mutated_inputs(z.node())
 (True, [0])
 """
+from ..._tensor import Tensor
 from ...ops import registry
 
 _NONDETERMINISTIC = {
@@ -149,7 +150,6 @@ def constant_value(value):
 
 
 def is_tensor(x):
-    from ..._tensor import Tensor
     return isinstance(x, Tensor)
 
 

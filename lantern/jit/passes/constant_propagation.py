@@ -20,7 +20,7 @@ same way leave the If. When something changed it finishes with dead code elimina
 import math
 import operator
 
-from ... import autograd
+from ... import autograd, tensor
 from ...core.dtype import dtype as _dtype_class
 from ...ops import dispatcher
 from ..types import TensorType
@@ -71,7 +71,6 @@ def _tensor_attr(name):
 
 
 def _num_to_tensor(v):
-    from ... import tensor
     return tensor(v)
 
 

@@ -29,6 +29,7 @@ graph(%x : Tensor):
   return (%x)
 <BLANKLINE>
 """
+from ...core.device import device
 from ..types import NoneType, OptionalType, AnyType, TensorType
 from ._analysis import alias_root, constant_value, walk, written_roots
 from .dead_code_elimination import dead_code_elimination
@@ -172,7 +173,6 @@ def _dtype(graph, node, written):
 
 
 def _device(graph, node, written):
-    from ...core.device import device
     t = _tensor_type(node.input(0))
     return t is not None and t.device is not None and _constant(graph, node, device(str(t.device)))
 

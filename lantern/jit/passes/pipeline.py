@@ -36,6 +36,7 @@ import collections
 import difflib
 import time
 
+from ..visualize import Drawing, save_pictures, snapshot
 from .constant_propagation import constant_propagation
 from .cse import cse
 from .dead_code_elimination import dead_code_elimination
@@ -101,7 +102,6 @@ class PassLog(list):
     def save_pictures(self, folder, fmt="svg"):
         """Draw the input graph (`00_input.<fmt>`) and the graph after each pass that changed it (`NN_<pass>.<fmt>`,
         NN its place in the pipeline) into `folder`; returns the paths. Needs PassLog(snapshots=True)."""
-        from ..visualize import save_pictures
         return save_pictures(self, folder, fmt)
 
 
@@ -111,7 +111,6 @@ def _run(log, name, fn, graph, *args):
     before, before_nodes = str(graph), graph.all_nodes()
     drawing = None
     if getattr(log, "snapshots", False):
-        from ..visualize import Drawing
         drawing = Drawing(graph)
     start = time.perf_counter()
     graph = fn(graph, *args)
@@ -119,7 +118,6 @@ def _run(log, name, fn, graph, *args):
     after, after_nodes = str(graph), graph.all_nodes()
     record = PassRecord(name, before, after, before_nodes, after_nodes, seconds)
     if drawing is not None:
-        from ..visualize import snapshot
         record.before_text, record.after_text = before, after
         snapshot(record, drawing, graph, before_nodes, after_nodes)
     log(record) if callable(log) else log.append(record)
