@@ -38,13 +38,15 @@ import zipfile
 
 import numpy as np
 
-from ._weights_only_unpickler import _ascii
+from ._tensor import Tensor
+from ._weights_only_unpickler import Unpickler, _ascii
 from .core import dtype as dt
 from .core.device import device as _device
 from .core.layout import layout, sparse_coo, sparse_csr, strided
 from .core.size import Size
 from .core.storage import UntypedStorage
 from .core.tensor_impl import TensorImpl, make_tensor
+from .nn.parameter import Parameter
 from .ops.dispatcher import backend_for_device
 from .sparse._checkpoint import rebuild_sparse_tensor, reduce_sparse_tensor
 
@@ -143,7 +145,6 @@ def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
-    from .nn.parameter import Parameter
     if not isinstance(data, TensorImpl):
         raise RuntimeError(f"invalid Parameter in checkpoint: its data is a {type(data).__name__}, not a tensor")
     return Parameter(data, requires_grad)
@@ -183,8 +184,6 @@ _LAYOUTS = {f"torch.{kind.name}": kind for kind in (strided, sparse_coo, sparse_
 
 def _torch_names():
     """(module, name) -> the lantern object, for every torch global a weights-only checkpoint may contain."""
-    from ._tensor import Tensor
-    from .nn.parameter import Parameter
     names = {
         ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
         ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
@@ -295,7 +294,6 @@ class _TorchPickler(pickle._Pickler):
     def __init__(self, file, protocol):
         super().__init__(file, protocol)
         _names()
-        from .nn.parameter import Parameter
         self._parameter = Parameter
         self.storages = {}       # key -> storage, in the order data/<key> records are written
         self._keys = {}          # id(storage) -> key
@@ -390,7 +388,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
     if pickle_protocol < 2:
         raise ValueError(f"lantern.save needs pickle protocol >= 2, got {pickle_protocol}")
     if not _use_new_zipfile_serialization:
-        from ._legacy_checkpoint import save_legacy
+        from ._legacy_checkpoint import save_legacy  # cycle: _legacy_checkpoint imports serialization
         if isinstance(f, (str, os.PathLike)):
             with open(f, "wb") as fh:
                 return save_legacy(obj, fh, pickle_protocol)
@@ -517,7 +515,6 @@ def _unpickler(file, weights_only, persistent_load, pickle_load_args=None, extra
     args = dict(pickle_load_args or {})
     if not weights_only:
         return _FullUnpickler(file, persistent_load, **args)
-    from ._weights_only_unpickler import Unpickler
     return Unpickler(file, lambda module, name: _resolve_global(module, name, extra_globals), persistent_load,
                      encoding=args.get("encoding", "utf-8"))
 
@@ -573,7 +570,7 @@ def _load_file(fh, mmap_path, map_location, weights_only, pickle_load_args):
             raise RuntimeError("mmap can only be used with files saved with `torch.save(_use_new_zipfile_"
                                "serialization=True), please torch.save your checkpoint with this option in order to "
                                "use mmap.")
-        from ._legacy_checkpoint import load_legacy
+        from ._legacy_checkpoint import load_legacy  # cycle: _legacy_checkpoint imports serialization
         return load_legacy(fh, lambda f, persistent: _unpickler(f, weights_only, persistent, pickle_load_args),
                            map_location)
     except pickle.UnpicklingError as e:
