@@ -347,7 +347,6 @@ class _TorchPickler(pickle._Pickler):
         args = (_TypedStorage(t._storage, t.dtype), t._offset, tuple(t._size), tuple(t._stride), t.requires_grad,
                 collections.OrderedDict())
         if state:
-            from ._tensor import Tensor
             return (_rebuild_from_type_v2, (_rebuild_tensor_v2, Tensor, args, state))
         return (_rebuild_tensor_v2, args)
 

@@ -64,7 +64,7 @@ def compiler_available():
 def _backend():
     if not _COMPILER:
         try:
-            from . import fusion_numba
+            from . import fusion_numba  # optional: numba
         except ImportError:
             fusion_numba = None
         _COMPILER.append(fusion_numba)

@@ -392,7 +392,7 @@ def _call_function(node):
 
 
 def _fusion_group(node):
-    from . import fusion
+    from . import fusion  # cycle: jit.fusion imports jit.interpreter
     runner = getattr(fusion, "run_fusion_group", None)
     n_out = len(node.outputs())
     if runner is not None:

@@ -534,7 +534,7 @@ class Node:
                               "aten::randn_like", "aten::randint_like", "aten::uniform_", "aten::normal_")
 
     def __str__(self):
-        from .ir_text import _Printer
+        from .ir_text import _Printer  # cycle: jit.ir_text imports jit.ir
         p = _Printer()
         p.node(self, 0)
         return "".join(p.out)
@@ -667,7 +667,7 @@ class Block:
             v.setDebugName(None)
 
     def __str__(self):
-        from .ir_text import _Printer
+        from .ir_text import _Printer  # cycle: jit.ir_text imports jit.ir
         p = _Printer()
         p.block_body(self, 0)
         return "".join(p.out)
@@ -855,19 +855,19 @@ class Graph:
         return graph_to_dot(self, title)
 
     def lint(self):
-        from .verify import verify
+        from .verify import verify  # cycle: jit.verify imports jit.ir
         verify(self)
 
     def attribute_table(self):
         """Attribute values printed opaquely (`<Tensor>`, `<Tensors>`, `<Graph>`), in print order: pass
         this list to `parse_ir(text, attribute_table)` to restore them."""
-        from .ir_text import _Printer
+        from .ir_text import _Printer  # cycle: jit.ir_text imports jit.ir
         p = _Printer()
         p.graph(self)
         return p.table
 
     def str(self, print_source_ranges=True):
-        from .ir_text import _Printer
+        from .ir_text import _Printer  # cycle: jit.ir_text imports jit.ir
         p = _Printer(print_source_ranges)
         p.graph(self)
         return "".join(p.out)

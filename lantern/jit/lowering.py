@@ -34,7 +34,7 @@ def lower(emitter, fn, args, kwargs, src):
     rule = _RULES.get(name)
     if rule is None or _functional(name) is not fn:
         return None
-    from .frontend_emit import error
+    from .frontend_emit import error  # cycle: jit.frontend_emit imports jit.lowering
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as exc:
@@ -63,7 +63,7 @@ class _Call:
 
     def constant(self, name):
         """The Python value of argument `name`, which must be a compile-time constant."""
-        from .frontend_emit import error
+        from .frontend_emit import error  # cycle: jit.frontend_emit imports jit.lowering
         value = self.values[name]
         if value.node().kind() == "prim::Constant" and "value" not in value.node().attrs:
             return None
@@ -113,7 +113,7 @@ def _leaky_relu(call):
 def _softmax(op):
     def rule(call):
         if call.is_none("dim"):
-            from .frontend_emit import error
+            from .frontend_emit import error  # cycle: jit.frontend_emit imports jit.lowering
             raise error(f"{op}(): dim must be given in TorchScript", call.src)
         return call.aten(op, call["input"], call["dim"], call["dtype"])
     return rule
@@ -162,7 +162,7 @@ def _layer_norm(call):
 
 def _embedding(call):
     if call.constant("max_norm") is not None:
-        from .frontend_emit import not_supported
+        from .frontend_emit import not_supported  # cycle: jit.frontend_emit imports jit.lowering
         raise not_supported("embedding(): max_norm renormalises the weight in place, which lantern's script does "
                             "not compile", call.src)
     padding_idx = call.constant("padding_idx")

@@ -72,7 +72,7 @@ def _run_graph(graph, inputs):
 def _bind(name, graph, args, kwargs, skip):
     """Positional and keyword arguments -> the graph's inputs in order, checked as torch checks a call (the first
     `skip` inputs, a method's self, are supplied by the caller and counted in the messages)."""
-    from .frontend import check_arguments
+    from .frontend import check_arguments  # cycle: jit.frontend imports jit.module
     names = [_arg_name(v) for v in list(graph.inputs())[skip:]]
     if len(args) + len(kwargs) > len(names):
         raise RuntimeError(f"{name}() expected at most {len(names) + skip} argument(s) but received "

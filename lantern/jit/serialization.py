@@ -217,7 +217,7 @@ class _Classes:
         record = {"ir": str(g), "refs": refs}
         defaults = getattr(graph, "_defaults", None)
         if defaults:  # argument name -> its default as a Python literal
-            from .frontend import _arg_name
+            from .frontend import _arg_name  # cycle: jit.frontend -> jit.module -> jit.serialization
             record["defaults"] = {_arg_name(v): repr(d.value) for v, d in zip(graph.inputs(), defaults)
                                   if d is not None}
         return record
@@ -328,7 +328,7 @@ def _all_nodes(block):
 
 def _module_object(m, classes):
     """The data.pkl object of module `m` (submodules first, so their classes are named before the parent's)."""
-    from .module import RecursiveScriptModule
+    from .module import RecursiveScriptModule  # cycle: jit.module imports jit.serialization
     children, child_objects = {}, {}
     for name, child in m._modules.items():
         if child is None:  # saved as a None attribute, as torch does
@@ -360,7 +360,7 @@ def _plain(p):
 
 def _as_module(fn):
     """A ScriptFunction saved as torch saves one: the forward of a stateless 'PlaceholderModule'."""
-    from .module import RecursiveScriptModule
+    from .module import RecursiveScriptModule  # cycle: jit.module imports jit.serialization
     graph = fn.graph.copy()
     if not hasattr(graph, "insertInput"):
         raise NotImplementedError("saving a ScriptFunction needs Graph.insertInput from lantern.jit.ir")
@@ -370,7 +370,7 @@ def _as_module(fn):
 
 def save(m, f, _extra_files=None):
     """Write the compiled module `m` (or a ScriptFunction) to `f`, a path or a writable binary file."""
-    from .module import RecursiveScriptModule, ScriptFunction
+    from .module import RecursiveScriptModule, ScriptFunction  # cycle: jit.module imports jit.serialization
     if isinstance(m, ScriptFunction):
         m = _as_module(m)
     if not isinstance(m, RecursiveScriptModule):  # torch calls m.save / m.save_to_buffer, which only these have
@@ -475,7 +475,7 @@ def _load(fh, map_location, extra_files):
 
 def _read_ir(raw):
     """code/__torch__.ir's JSON, its layout checked (the graphs themselves are checked as they are decoded)."""
-    from .archive_check import check_ir_layout
+    from .archive_check import check_ir_layout  # cycle: jit.archive_check -> jit.module -> jit.serialization
     try:
         ir = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
@@ -514,7 +514,7 @@ class _Graphs:
         return self.parsed[qualname]
 
     def decode(self, record, self_class):
-        from .archive_check import check_graph
+        from .archive_check import check_graph  # cycle: jit.archive_check -> jit.module -> jit.serialization
         try:
             graph = parse_ir(record["ir"])
         except (ValueError, IndexError, KeyError, TypeError, AttributeError) as e:
@@ -550,11 +550,11 @@ class _Graphs:
 
     def _decode_ref(self, ref):
         if "python" in ref:
-            from .archive_check import allowed_python
+            from .archive_check import allowed_python  # cycle: jit.archive_check -> jit.module -> jit.serialization
             allowed_python(ref["python"], ref["attr"])
             return _PythonRef(ref["python"], ref["kwnames"], ref["attr"])
-        from .frontend import _FunctionRef
-        from .module import ScriptFunction
+        from .frontend import _FunctionRef  # cycle: jit.frontend -> jit.module -> jit.serialization
+        from .module import ScriptFunction  # cycle: jit.module imports jit.serialization
         function = ScriptFunction(ref["function"].rpartition(".")[2], self.decode(ref, None))
         function.qualified_name = ref["function"]
         return _FunctionRef(ref["function"], function)
@@ -582,7 +582,7 @@ def _dtype_constants(graph):
 def _decode_defaults(defaults, graph):
     """A method record's argument defaults (name -> Python literal) as the frontend keeps them: one entry per
     graph input, None where the argument has no default."""
-    from .frontend import _arg_name, _Default
+    from .frontend import _arg_name, _Default  # cycle: jit.frontend -> jit.module -> jit.serialization
     names = [_arg_name(v) for v in graph.inputs()]
     if not set(defaults) <= set(names):
         raise RuntimeError(f"lantern.jit.load: defaults name arguments the graph lacks: {sorted(defaults)!r:.80}")
@@ -596,7 +596,7 @@ def _layouts(root, classes):
     """qualname -> archive_check.ClassLayout for every class of the module tree under `root` (data.pkl's objects),
     each checked: declared in code/__torch__.ir, its state a dict of allowed names, the same children for every
     module of one class, no module its own ancestor."""
-    from .archive_check import ClassLayout, check_member_name
+    from .archive_check import ClassLayout, check_member_name  # cycle: archive_check -> module -> serialization
     layouts, path_ids = {}, set()  # path_ids: the modules from the root down to the one being visited
 
     def visit(obj, path):
@@ -635,7 +635,7 @@ def _layouts(root, classes):
 
 
 def _build(obj, graphs):
-    from .module import RecursiveScriptModule
+    from .module import RecursiveScriptModule  # cycle: jit.module imports jit.serialization
     qualname = type(obj)._qualname
     info = graphs.classes[qualname]
     state = dict(obj.state)

@@ -61,7 +61,7 @@ class Drawing:
     use), so that a pass log can colour nodes after the graph has changed."""
 
     def __init__(self, graph):
-        from .ir_text import _Printer
+        from .ir_text import _Printer  # cycle: jit.ir_text -> jit.ir -> jit.visualize
         self._printer = _Printer()
         self.lines = []  # node statements, nested in the clusters they belong to
         self.edges = []  # edge statements, all at the top: an edge inside a cluster would pull its ends in
@@ -218,9 +218,9 @@ def pass_log(compiled, *example_inputs, snapshots=True):
     `compiled` (a ScriptFunction, a ScriptMethod, a ScriptModule, whose forward is taken, or a Graph) and return
     the PassLog (with pictures unless `snapshots=False`); `log.graph` is the optimised copy. The compiled
     function itself is not run and keeps no state."""
-    from .executor import _refined_type
-    from .module import ScriptMethod, ScriptModule
-    from .passes import PassLog, optimize
+    from .executor import _refined_type  # cycle: jit.executor -> jit.passes -> jit.passes.pipeline -> jit.visualize
+    from .module import ScriptMethod, ScriptModule  # cycle: module -> passes -> pipeline -> visualize
+    from .passes import PassLog, optimize  # cycle: jit.passes -> jit.passes.pipeline -> jit.visualize
     inputs = list(example_inputs)
     if isinstance(compiled, ScriptModule):
         graph, inputs = compiled.graph, [compiled] + inputs

@@ -14,6 +14,7 @@ import enum
 import os
 import warnings
 
+import lantern
 from ..core.tensor_impl import TensorImpl
 from ..nn import Module
 from .errors import OnnxExporterError
@@ -141,11 +142,10 @@ def _rebuild(args, tensors):
 
 
 def _trace(model, args):
-    from .. import jit, no_grad
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        with no_grad():
-            return jit.trace(model, args if len(args) != 1 else args[0], check_trace=False).graph
+        with lantern.no_grad():
+            return lantern.jit.trace(model, args if len(args) != 1 else args[0], check_trace=False).graph
 
 
 def _export(model, args, is_module, export_params, input_names, output_names, opset, dynamic_axes,
@@ -153,7 +153,6 @@ def _export(model, args, is_module, export_params, input_names, output_names, op
     # onnx is an optional dependency: imported only when exporting
     from onnx import helper
 
-    from .. import cat, no_grad
     from .builder import GraphBuilder, Var, onnx_dtype  # optional: onnx loads on the first export, not with lantern
     from .convert import convert_graph, symbolic_constants  # optional: onnx
     from .folding import fold_constants  # optional: onnx
@@ -171,13 +170,13 @@ def _export(model, args, is_module, export_params, input_names, output_names, op
     for i, (t, name) in enumerate(zip(tensors, names)):
         for axis in dynamic_axes.get(name, {}) if name is not None else ():
             sources.append((_placeholder(i), axis, t.shape[axis], t.shape[axis] + 1))
-            resized[i] = cat([resized[i], resized[i].narrow(axis, 0, 1)], axis)
+            resized[i] = lantern.cat([resized[i], resized[i].narrow(axis, 0, 1)], axis)
     symbols = {}
     outputs_resized = None
     if sources:
         args2 = _rebuild(args, resized)
         symbols = symbolic_constants(graph, _trace(model, args2), sources)
-        with no_grad():
+        with lantern.no_grad():
             result = model(*args2)
         outputs_resized = _flat_tensors(result if isinstance(result, (tuple, list)) else (result,))
 
@@ -209,8 +208,7 @@ def _export(model, args, is_module, export_params, input_names, output_names, op
     if keep_initializers_as_inputs:
         for name, init in g.initializers.items():
             extra.append(helper.make_tensor_value_info(name, init.data_type, list(init.dims)))
-    from .. import __version__
-    return g.model(outputs, producer_version=__version__, extra_inputs=extra)
+    return g.model(outputs, producer_version=lantern.__version__, extra_inputs=extra)
 
 
 def _name_outputs(g, outs, output_names):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+import lantern
 from .builder import Sym, Var, numpy_dtype, onnx_dtype
 from .errors import OnnxExporterError
 
@@ -53,7 +54,6 @@ def _compute_dtype(args):
     if floats:
         return max(floats, key=lambda d: d.itemsize)
     if any(isinstance(a, float) for a in args):
-        import lantern
         return lantern.get_default_dtype()
     return max((v.dtype for v in vars_), key=lambda d: d.itemsize)
 
@@ -257,7 +257,6 @@ def lerp(g, self, end, weight):
 
 
 def _bool():
-    import lantern
     return lantern.bool
 
 
@@ -430,7 +429,6 @@ def all_any(g, self, dim=None, keepdim=False):
 
 
 def _int32():
-    import lantern
     return lantern.int32
 
 
