@@ -150,9 +150,6 @@ class Backend:
             out[i] = [None if a is None else arr(a) for a in out[i]]
         return out
 
-    def array_or_value(self, x):
-        return self.array(x) if isinstance(x, TensorImpl) else x
-
     # ---- runners -------------------------------------------------------------------------------------------
     def install(self, op):
         """Give `op` this backend's kernel, according to the op's kind."""
@@ -212,7 +209,7 @@ class Backend:
         check_cast(op, dtype, self_)
         internal_overlap_check(self_, op.name)
         op.impl(self.xp, self.array(self_), dtype.np, *self.arrays(op, args))
-        self_._vc[0] += 1
+        self_._bump_version()
         return self_
 
     def run_structured_out(self, op, args):
@@ -223,7 +220,7 @@ class Backend:
         check_cast(op, dtype, out)
         internal_overlap_check(out, op.name)
         op.impl(self.xp, self.array(out), dtype.np, *self.arrays(op.functional, args[:-1]))
-        out._vc[0] += 1
+        out._bump_version()
         return out
 
     def run_view(self, op, args):

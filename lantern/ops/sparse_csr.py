@@ -167,7 +167,7 @@ def _csr_transpose_kernel(self, dim0=0, dim1=1):
 def _csr_zero_kernel(self):
     """zero_: no specified elements left (every row empty)."""
     self._storage = empty_sparse_like(self)._storage
-    self._vc[0] += 1
+    self._bump_version()
     return self
 
 

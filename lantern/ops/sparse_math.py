@@ -91,7 +91,7 @@ def _inplace_of(functional):
             self._storage = result._storage
         else:
             _array(self)[...] = _array(result)
-        self._vc[0] += 1
+        self._bump_version()
         return self
     return inplace
 
@@ -190,7 +190,7 @@ def _zero_kernel(self):
     empty = coo_from_arrays(np.zeros((sparse_dim, 0), np.int64),
                             np.zeros((0,) + self._size[sparse_dim:], self.dtype.np), self._size, True, self.dtype)
     self._storage = empty._storage
-    self._vc[0] += 1
+    self._bump_version()
     return self
 
 
