@@ -171,6 +171,8 @@ class TensorImpl:
         return self._vc[0]
 
     def _bump_version(self):
+        """Record an in-place write: the counter is shared with the base and every view, so all of them see it
+        (and autograd refuses saved tensors whose version moved on)."""
         self._vc[0] += 1
 
     def is_contiguous(self, memory_format=contiguous_format):
