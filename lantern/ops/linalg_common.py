@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from .dispatcher import call
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .registry import get
 from .derivative_helpers import conj
 

@@ -10,7 +10,7 @@ import numpy as np
 from ..core import dtype as dt
 from .dispatcher import call
 from .meta_util import wrap_dims
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .reduction import reduced_shape
 from .registry import get, structured
 from .derivative import derivative

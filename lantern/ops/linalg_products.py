@@ -13,7 +13,7 @@ import numpy as np
 from ..core import dtype as dt
 from .dispatcher import call
 from .meta_util import broadcast_shapes, shape_str
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .registry import composite, get, structured
 from .derivative import derivative
 from .derivative_helpers import conj

@@ -12,7 +12,7 @@ import numpy as np
 from ..core import dtype as dt
 from .dispatcher import call
 from .meta_util import broadcast_shapes
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .reduction import out_return_type, return_type
 from .registry import custom, get
 from .derivative import derivative

@@ -24,7 +24,7 @@ from ..core import dtype as dt
 from .meta_util import pointwise_binary, shape_str, wrap_dim
 from .nn_common import _HALF, _op, _sums_along, _where, _wide, eager_backend
 from .derivative_helpers import where_zero
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .registry import composite, get, structured
 from .derivative import Derivative, derivative
 

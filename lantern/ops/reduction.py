@@ -20,7 +20,7 @@ from ..core.promotion import can_cast
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl, make_tensor
 from .meta_util import wrap_dim, wrap_dims
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .dispatcher import call
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
