@@ -11,13 +11,14 @@ from functools import partial
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.reference import specialisation
 from .dispatcher import call
 from .meta_util import broadcast_shapes, shape_str
 from .pointwise_common import _require_tensor
 from .registry import composite, get, structured
 from .derivative import derivative
 from .derivative_helpers import conj
-from .nn_common import eager_backend
+from .derivative_specialisation import on_float_arrays, specialise_derivative
 from .linalg_common import mH, scaled
 
 
@@ -205,26 +206,9 @@ def _column_major(meta):
     return meta.stride[0] == 1 and meta.stride[1] == meta.size[0]
 
 
-def _eager_product(backend, a, b, dtype, transposed):
-    """a @ b (arrays) into a new tensor through one BLAS call; with `transposed`, computed as (bᵀ @ aᵀ) into a
-    row-major buffer and returned as its transpose (a column-major result), as the op formulas below lay it out."""
-    if transposed:
-        out = backend.empty((b.shape[1], a.shape[0]), dtype)
-        backend.xp.matmul(b.T, a.T, out=backend.array(out))
-        return out.t()
-    out = backend.empty((a.shape[0], b.shape[1]), dtype)
-    backend.xp.matmul(a, b, out=backend.array(out))
-    return out
-
-
 def mm_mat1_backward(grad, mat2, mat1_meta):
     """grad @ mat2ᴴ, computed column-major when mat1 was column-major (a transposed weight), as PyTorch's
-    mm_mat1_backward does, so that the gradient reaching the weight needs no copy to match its layout. Without
-    create_graph it is one BLAS call on the arrays (eager_backend), the same product the ops below would run."""
-    backend = eager_backend(grad, mat2)
-    if backend is not None and grad.dim() == 2 and mat2.dim() == 2:
-        return _eager_product(backend, backend.array(grad), backend.array(mat2).T, grad.dtype,
-                              _column_major(mat1_meta))
+    mm_mat1_backward does, so that the gradient reaching the weight needs no copy to match its layout."""
     if _column_major(mat1_meta):
         return conj(mat2).mm(grad.t()).t()
     return grad.mm(mH(mat2))
@@ -232,32 +216,80 @@ def mm_mat1_backward(grad, mat2, mat1_meta):
 
 def mm_mat2_backward(grad, mat1, mat2_meta):
     """mat1ᴴ @ grad, column-major when mat2 was (Linear's weight.t()); see mm_mat1_backward."""
-    backend = eager_backend(grad, mat1)
-    if backend is not None and grad.dim() == 2 and mat1.dim() == 2:
-        return _eager_product(backend, backend.array(mat1).T, backend.array(grad), grad.dtype,
-                              _column_major(mat2_meta))
     if _column_major(mat2_meta):
         return grad.t().mm(conj(mat1)).t()
     return mH(mat1).mm(grad)
 
 
+def _product_on_arrays(a, b, like, column_major):
+    """a @ b (arrays) into a new tensor through one BLAS call; `column_major` computes it as (bᵀ @ aᵀ) into a
+    row-major buffer and returns its transpose, as the formulas above lay it out."""
+    backend = like._backend
+    if column_major:
+        out = backend.empty((b.shape[1], a.shape[0]), like.dtype)
+        backend.xp.matmul(b.T, a.T, out=backend.array(out))
+        return out.t()
+    out = backend.empty((a.shape[0], b.shape[1]), like.dtype)
+    backend.xp.matmul(a, b, out=backend.array(out))
+    return out
+
+
+@specialisation(replaces="mm's derivative for mat1, mm_mat1_backward (the mm op)",
+                when="backward without create_graph, fast paths on; on_float_arrays(grad, mat2)",
+                parity_test="tests/test_ops_specialisations.py::test_mm_backward_on_arrays", ops=("mm", "addmm"))
+def mm_mat1_backward_on_arrays(grad, mat2, mat1_meta):
+    """grad @ mat2ᵀ (mat2 is real) as one BLAS call on the arrays, laid out as mm_mat1_backward lays it out."""
+    array = grad._backend.array
+    return _product_on_arrays(array(grad), array(mat2).T, grad, _column_major(mat1_meta))
+
+
+@specialisation(replaces="mm's derivative for mat2, mm_mat2_backward (the mm op)",
+                when="backward without create_graph, fast paths on; on_float_arrays(grad, mat1)",
+                parity_test="tests/test_ops_specialisations.py::test_mm_backward_on_arrays", ops=("mm", "addmm"))
+def mm_mat2_backward_on_arrays(grad, mat1, mat2_meta):
+    """mat1ᵀ @ grad (mat1 is real) as one BLAS call on the arrays, laid out as mm_mat2_backward lays it out."""
+    array = grad._backend.array
+    return _product_on_arrays(array(mat1).T, array(grad), grad, _column_major(mat2_meta))
+
+
 def added_backward(grad, beta, self_meta):
     """The gradient of addmm's `self`: beta·grad, which the engine then sums over the rows a bias was broadcast
-    along. Without create_graph, a bias's gradient is summed here in one array call instead (the same reduction
-    as the engine's sum)."""
-    if beta == 1 and len(self_meta.size) == 1 and grad.dim() == 2 and self_meta.size[0] == grad._size[1]:
-        backend = eager_backend(grad)
-        if backend is not None and self_meta.dtype is grad.dtype:
-            out = backend.empty(self_meta.size, grad.dtype)
-            backend.xp.add.reduce(backend.array(grad), axis=0, out=backend.array(out))
-            return out
+    along. self_meta is read by the specialisation bias_backward_on_arrays only."""
     return scaled(grad, beta)
+
+
+def bias_summed_here(grad, beta, self_meta):
+    """The addmm calls bias_backward_on_arrays serves: beta 1, a 1-D bias broadcast along grad's rows, float arrays
+    (on_float_arrays) of the bias's dtype."""
+    return (beta == 1 and len(self_meta.size) == 1 and grad.dim() == 2 and self_meta.size[0] == grad._size[1]
+            and self_meta.dtype is grad.dtype and on_float_arrays(grad))
+
+
+@specialisation(replaces="addmm's derivative for a 1-D self, added_backward then the engine's sum over rows",
+                when="backward without create_graph, fast paths on; bias_summed_here(grad, beta, self_meta)",
+                parity_test="tests/test_ops_specialisations.py::test_bias_backward_on_arrays", ops=("addmm",))
+def bias_backward_on_arrays(grad, beta, self_meta):
+    """The bias's gradient summed over grad's rows here, in one array call (the reduction the engine would run)."""
+    backend = grad._backend
+    out = backend.empty(self_meta.size, grad.dtype)
+    backend.xp.add.reduce(backend.array(grad), axis=0, out=backend.array(out))
+    return out
 
 
 _BACKWARD_HELPERS = {"mH": mH, "scaled": scaled, "added_backward": added_backward,
                      "mm_mat1_backward": mm_mat1_backward, "mm_mat2_backward": mm_mat2_backward}
 _derivative = partial(derivative, helpers=_BACKWARD_HELPERS)
 _derivative("mm", self="mm_mat1_backward(grad, mat2, self_meta)", mat2="mm_mat2_backward(grad, self, mat2_meta)")
+_SPECIALISED_HELPERS = dict(
+    _BACKWARD_HELPERS, mm_mat1_backward_on_arrays=mm_mat1_backward_on_arrays,
+    mm_mat2_backward_on_arrays=mm_mat2_backward_on_arrays, bias_backward_on_arrays=bias_backward_on_arrays,
+    on_float_arrays=on_float_arrays, bias_summed_here=bias_summed_here)
+specialise_derivative("mm", {
+    "mm_mat1_backward(grad, mat2, self_meta)": ("mm_mat1_backward_on_arrays(grad, mat2, self_meta)",
+                                                "on_float_arrays(grad, mat2)"),
+    "mm_mat2_backward(grad, self, mat2_meta)": ("mm_mat2_backward_on_arrays(grad, self, mat2_meta)",
+                                                "on_float_arrays(grad, self)"),
+}, helpers=_SPECIALISED_HELPERS)
 
 
 # ---- matrix products with an added input: beta * self + alpha * (product) ------------------------------------
@@ -392,6 +424,14 @@ structured("vdot(Tensor self, Tensor other) -> Tensor", _vdot_meta, _vdot_impl, 
 _derivative("addmm", self="added_backward(grad, beta, self_meta)",
             mat1="scaled(mm_mat1_backward(grad, mat2, mat1_meta), alpha)",
             mat2="scaled(mm_mat2_backward(grad, mat1, mat2_meta), alpha)")
+specialise_derivative("addmm", {
+    "added_backward(grad, beta, self_meta)": ("bias_backward_on_arrays(grad, beta, self_meta)",
+                                              "bias_summed_here(grad, beta, self_meta)"),
+    "mm_mat1_backward(grad, mat2, mat1_meta)": ("mm_mat1_backward_on_arrays(grad, mat2, mat1_meta)",
+                                                "on_float_arrays(grad, mat2)"),
+    "mm_mat2_backward(grad, mat1, mat2_meta)": ("mm_mat2_backward_on_arrays(grad, mat1, mat2_meta)",
+                                                "on_float_arrays(grad, mat1)"),
+}, helpers=_SPECIALISED_HELPERS)
 _derivative("addmv", self="scaled(grad, beta)", mat="scaled(grad.unsqueeze(1) * conj(vec).unsqueeze(0), alpha)",
             vec="scaled(mH(mat).mv(grad), alpha)")
 _derivative("baddbmm", self="scaled(grad, beta)", batch1="scaled(grad.bmm(mH(batch2)), alpha)",

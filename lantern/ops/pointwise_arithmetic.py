@@ -8,12 +8,12 @@ with its derivative.
 import numpy as np
 
 from ..core import dtype as dt
-from ..core.tensor_impl import _STRIDES_CACHE, TensorImpl
+from ..core.reference import mode, specialisation
+from ..core.tensor_impl import TensorImpl, contiguous_strides
 from .meta_util import broadcast_shapes, pointwise_binary
 from .derivative import derivative
-from .derivative_helpers import conj
 from .dispatcher import call
-from .nn_common import eager_backend
+from .derivative_specialisation import on_float_arrays, specialise_derivative
 from .registry import composite, get, structured
 from .pointwise_common import FLOAT, KEEP, _binary_meta, _is_tensor, _not_for, _ufunc_impl, as_dtype
 
@@ -103,25 +103,36 @@ structured("mul(Tensor self, Tensor other) -> Tensor", _binary_meta("mul", KEEP,
            _ufunc_impl(np.multiply), pointwise=True)
 
 
-_cached_strides = _STRIDES_CACHE.get
+derivative("mul", self="grad * conj(other)", other="grad * conj(self)")
 
 
-def _mul_grad(grad, other):
-    """grad * conj(other). Without create_graph (eager_backend), one multiply on the arrays into a new row-major
-    tensor: the output `mul` itself gives operands laid out as the op runners' fast path sees them (row-major, by
-    their cached strides, or broadcast scalars with strides all 0)."""
-    if isinstance(other, TensorImpl) and (other._size == grad._size or not other._size):
-        backend = eager_backend(grad, other)
-        if (backend is not None and (grad._stride is _cached_strides(grad._size) or not any(grad._stride))
-                and (other._stride is _cached_strides(other._size) or not any(other._stride))):
-            out = backend.empty(grad._size, grad.dtype)
-            array = backend.array
-            backend.xp.multiply(array(grad), array(other), out=out._nd)
-            return out
-    return grad * conj(other)
+def _row_major_or_broadcast(t):
+    return t._stride == contiguous_strides(t._size) or not any(t._stride)
 
 
-derivative("mul", self="mul_grad(grad, other)", other="mul_grad(grad, self)", helpers={"mul_grad": _mul_grad})
+def row_major_floats(grad, other):
+    """The operands mul_backward_on_arrays serves: float arrays (on_float_arrays), `other` of grad's shape or 0-dim,
+    each row-major or broadcast (strides all 0), so that `grad * other` is row-major too."""
+    return (isinstance(other, TensorImpl) and (other._size == grad._size or not other._size)
+            and on_float_arrays(grad, other) and _row_major_or_broadcast(grad) and _row_major_or_broadcast(other))
+
+
+@specialisation(replaces="mul's derivative grad * conj(other)",
+                when="backward without create_graph, fast paths on; row_major_floats(grad, other)",
+                parity_test="tests/test_ops_specialisations.py::test_mul_backward_on_arrays", ops=("mul",))
+def mul_backward_on_arrays(grad, other):
+    """grad * other as one array multiply into a new row-major tensor, without dispatching `mul` (other is real:
+    its conj is itself)."""
+    backend = grad._backend
+    out = backend.empty(grad._size, grad.dtype)
+    backend.xp.multiply(backend.array(grad), backend.array(other), out=backend.array(out))
+    return out
+
+
+specialise_derivative("mul", {
+    "grad * conj(other)": ("mul_backward_on_arrays(grad, other)", "row_major_floats(grad, other)"),
+    "grad * conj(self)": ("mul_backward_on_arrays(grad, self)", "row_major_floats(grad, self)"),
+}, helpers={"mul_backward_on_arrays": mul_backward_on_arrays, "row_major_floats": row_major_floats})
 
 
 # ---- division ----------------------------------------------------------------------------------------------
@@ -172,7 +183,7 @@ derivative("div", name=lambda args: "DivBackward0" if args[2] is None else "DivB
            other="-grad * conj(self / other / other) if rounding_mode is None else zeros_like(grad)")
 
 
-# ---- pow: small integer exponents take fast paths (x ** 3 as x*x*x is ~16x faster in NumPy) ----------------
+# ---- pow: the kernel is xp.power; small exponents take a named specialisation (x*x*x is ~16x faster) -------
 
 _pow_bool_check = _not_for("pow", dt.BOOL)
 
@@ -199,22 +210,41 @@ def _int_power(xp, out, a, b):
     xp.copyto(out, xp.where(neg, small, r), casting="unsafe")
 
 
+def small_exponent(a, b, dtype):
+    """The calls pow_small_exponent serves: a tensor to a real number among 0, 1, 2, 3, and for float or complex
+    results also 0.5 and -1."""
+    if hasattr(b, "shape") or type(b) is complex or not hasattr(a, "shape"):
+        return False
+    return b in (0, 1, 2, 3) or (b in (0.5, -1) and dtype.kind in "fc")
+
+
+@specialisation(replaces="pow's kernel xp.power for small scalar exponents",
+                when="fast paths on; small_exponent(a, b, dtype)",
+                parity_test="tests/test_ops_specialisations.py::test_pow_small_exponent", ops=("pow",))
+def pow_small_exponent(xp, out, dtype, a, b):
+    """a ** b without a general power: multiplies for 2 and 3 (NumPy's float power is ~16x slower than x*x*x), a
+    copy for 1 and 0, sqrt for 0.5, reciprocal for -1. x*x*x rounds twice where power rounds once, so a cube may
+    differ from xp.power in the last bit (PyTorch's CPU kernel also multiplies)."""
+    if a.dtype is not dtype:
+        a = as_dtype(xp, a, dtype)
+    if b == 2:
+        xp.multiply(a, a, out=out, casting="unsafe")
+    elif b == 3:
+        xp.multiply(a * a, a, out=out, casting="unsafe")
+    elif b == 1:
+        xp.copyto(out, a, casting="unsafe")
+    elif b == 0:
+        xp.copyto(out, 1, casting="unsafe")
+    elif b == 0.5:
+        xp.sqrt(a, out=out, casting="unsafe")
+    else:
+        xp.reciprocal(a, out=out, casting="unsafe")
+
+
 def _pow_impl(xp, out, dtype, a, b):
-    if not hasattr(b, "shape") and type(b) is not complex and hasattr(a, "shape"):
-        if a.dtype is not dtype:
-            a = as_dtype(xp, a, dtype)
-        if b == 2:
-            return xp.multiply(a, a, out=out, casting="unsafe")
-        if b == 1:
-            return xp.copyto(out, a, casting="unsafe")
-        if b == 0:
-            return xp.copyto(out, 1, casting="unsafe")
-        if b == 3:
-            return xp.multiply(a * a, a, out=out, casting="unsafe")
-        if b == 0.5 and dtype.kind in "fc":
-            return xp.sqrt(a, out=out, casting="unsafe")
-        if b == -1 and dtype.kind in "fc":
-            return xp.reciprocal(a, out=out, casting="unsafe")
+    """a ** b, both cast to the result dtype; integers to negative powers as PyTorch's integer loop."""
+    if mode.fast and small_exponent(a, b, dtype):
+        return pow_small_exponent(xp, out, dtype, a, b)
     a, b = as_dtype(xp, a, dtype), as_dtype(xp, b, dtype)
     if dtype.kind in "iu" and xp.any(b < 0):
         return _int_power(xp, out, a, b)
