@@ -13,9 +13,10 @@ holding it to the readable formula.
 
 The op keeps its readable Derivative: `op.derivative.source` is the formula as written. `specialise_derivative`
 builds a second one, `op.derivative.specialised`, whose formulas have each readable expression E replaced by
-`(fast if guard else E)`, and runs it in place of the readable one when `runs_specialised()`: fast paths are on
-(not reference mode), grad mode is off (backward without create_graph) and nothing watches the dispatcher (tracer,
-dispatch trace, profiler). Otherwise, and for tensors the guard refuses, the readable formula runs.
+`(fast if guard else E)`; the graph node (autograd/node.py) runs it in place of the readable one when
+`runs_specialised()`: fast paths are on (not reference mode), grad mode is off (backward without create_graph) and
+nothing watches the dispatcher (tracer, dispatch trace, profiler). Otherwise, and for tensors the guard refuses,
+the readable formula runs.
 
 >>> from lantern.ops.registry import get
 >>> print(get("mul").derivative.specialised.source.splitlines()[-3].strip()[:70])
@@ -67,12 +68,4 @@ def specialise_derivative(op_name, replacements, helpers):
     unsaved = _saved_names(specialised) - _saved_names(readable)
     if unsaved:
         raise ValueError(f"specialise_derivative({op_name!r}): the readable formulas save no {sorted(unsaved)}")
-    readable_backward = readable.backward
-
-    def backward(node, grads):
-        if runs_specialised():
-            return specialised.backward(node, grads)
-        return readable_backward(node, grads)
-
     readable.specialised = specialised
-    readable.backward = backward

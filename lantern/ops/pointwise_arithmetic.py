@@ -8,8 +8,9 @@ with its derivative.
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.contiguity import has_cached_contiguous_strides
 from ..core.reference import mode, specialisation
-from ..core.tensor_impl import TensorImpl, contiguous_strides
+from ..core.tensor_impl import TensorImpl
 from .meta_util import broadcast_shapes, pointwise_binary
 from .derivative import derivative
 from .dispatcher import call
@@ -107,7 +108,7 @@ derivative("mul", self="grad * conj(other)", other="grad * conj(self)")
 
 
 def _row_major_or_broadcast(t):
-    return t._stride == contiguous_strides(t._size) or not any(t._stride)
+    return has_cached_contiguous_strides(t) or not any(t._stride)
 
 
 def row_major_floats(grad, other):
