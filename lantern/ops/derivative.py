@@ -52,6 +52,8 @@ class Derivative:
             )
     """
 
+    specialised = None  # a faster variant of these formulas (ops/derivative_specialisation.py), or None
+
     def __init__(self, op, formulas, name=None, nondifferentiable=False, scalar_inputs=(), helpers=None):
         from . import derivative_helpers
         if not _HELPERS:
@@ -98,7 +100,6 @@ class Derivative:
         self._plans = {}
         self.tensor_names = tuple(self._readers)
         self.node_cls = None  # filled by the autograd layer when the node name does not depend on the call
-        self.specialised = None  # a faster variant of these formulas (ops/derivative_specialisation.py), or None
         base = op.functional.schema.name
         self._name = name or "".join(part.capitalize() for part in base.strip("_").split("_")) + "Backward0"
         self.function_name = f"backward_of_{generated.identifier(op.name)}"
