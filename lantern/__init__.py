@@ -27,7 +27,11 @@ from .core.storage import UntypedStorage  # noqa: E402,F401
 from .core.reference import is_reference_mode, reference_mode, set_reference_mode  # noqa: E402,F401
 
 from .ops import (  # noqa: E402,F401  (importing an ops module registers its ops)
-    pointwise as _pointwise, reduction as _reduction, views as _views, linalg as _linalg_ops, shape as _shape,
+    pointwise_unary as _pointwise_unary, pointwise_arithmetic as _pointwise_arithmetic,
+    pointwise_binary as _pointwise_binary, pointwise_ternary as _pointwise_ternary, reduction as _reduction,
+    views as _views, linalg_products as _linalg_products,
+    linalg_solvers as _linalg_solvers, linalg_norms as _linalg_norms, linalg_decompositions as _linalg_decompositions,
+    linalg as _linalg_ops, shape as _shape,
     factory as _factory, indexing as _indexing, random as _random_ops, view_scatter as _view_scatter,
     tensor_shape as _tensor_shape, sorting as _sorting, scan as _scan, nn_conv as _nn_conv, nn_padding as _nn_padding,
     nn_pooling as _nn_pooling, nn_fold as _nn_fold, nn_sampling as _nn_sampling,

@@ -16,7 +16,7 @@ are outer calls too, their line saying which function implements them:
 >>> x = lantern.ones(3)
 >>> with lantern.debug.trace_dispatch(stream=sys.stdout):
 ...     _ = lantern.matmul(x, x)  # doctest: +ELLIPSIS
-matmul  composite=linalg.matmul  in=(float32[3] stride=(1,), float32[3] stride=(1,))
+matmul  composite=linalg_products.matmul  in=(float32[3] stride=(1,), float32[3] stride=(1,))
   dot  keys=[CPU: inputs are on cpu]  kernel=CPU/structured:...  -> float32[] stride=()
 <- matmul  -> float32[] stride=()
 

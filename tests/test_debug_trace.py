@@ -151,10 +151,10 @@ def test_composite_ops_print_their_dispatched_ops_nested():
         v @ m
         lantern.sort(v)   # its Python frontend only picks the overload: one line, as torch shows one row
     assert masked(trace.lines) == [
-        f"matmul  composite=linalg.matmul  in=({A23}, {R3})",
+        f"matmul  composite=linalg_products.matmul  in=({A23}, {R3})",
         f"  mv  {CPU_KEYS}  kernel=CPU/structured:*  in=({A23}, {R3})  -> {R2}",
         f"<- matmul  -> {R2}",
-        f"matmul  composite=linalg.matmul  in=({R3}, float32[3, 2] stride=(2, 1))",
+        f"matmul  composite=linalg_products.matmul  in=({R3}, float32[3, 2] stride=(2, 1))",
         f"  unsqueeze  {CPU_KEYS}  kernel=CPU/view:*  in=({R3}, 0)  -> float32[1, 3] stride=(3, 1) view of input 0",
         f"  mm  {CPU_KEYS}  kernel=CPU/structured:*  in=(float32[1, 3] stride=(3, 1), float32[3, 2] stride=(2, 1))  "
         "-> float32[1, 2] stride=(2, 1)",
@@ -169,12 +169,12 @@ def test_composites_nest_in_composites_and_filter_by_name():
     with lantern.debug.trace_dispatch(stream=io.StringIO()) as trace:
         lantern.nn.functional.linear(x, w)
     assert [(len(line) - len(line.lstrip()), " ".join(line.split()[:2])) for line in trace.lines] == [
-        (0, "linear composite=nn_misc.linear"), (2, "t keys=[CPU:"), (2, "matmul composite=linalg.matmul"),
+        (0, "linear composite=nn_misc.linear"), (2, "t keys=[CPU:"), (2, "matmul composite=linalg_products.matmul"),
         (4, "view keys=[CPU:"), (4, "mm keys=[CPU:"), (4, "view keys=[CPU:"), (2, "<- matmul"), (0, "<- linear")]
     with lantern.debug.trace_dispatch(stream=io.StringIO(), ops=["matmul"]) as trace:
         lantern.nn.functional.linear(x, w)
-    assert trace.lines == ["matmul  composite=linalg.matmul  in=(float32[4, 2, 3] stride=(6, 3, 1), float32[3, 5] "
-                           "stride=(1, 3))  -> float32[4, 2, 5] stride=(10, 5, 1)"]
+    assert trace.lines == ["matmul  composite=linalg_products.matmul  in=(float32[4, 2, 3] stride=(6, 3, 1), "
+                           "float32[3, 5] stride=(1, 3))  -> float32[4, 2, 5] stride=(10, 5, 1)"]
     with lantern.debug.trace_dispatch(stream=io.StringIO(), ops=["mm"]) as trace:
         lantern.nn.functional.linear(x, w)
     assert [line.split()[0] for line in trace.lines] == ["mm"]
@@ -186,7 +186,7 @@ def test_summary_counts_composites():
         lantern.matmul(a, v)
         a.matmul(v)
     assert [line.split()[:4] for line in masked(trace.lines[2:])] == [
-        ["matmul", "CompositeImplicitAutograd", "linalg.matmul", "2"], ["mv", "CPU", "CPU/structured:*", "2"]]
+        ["matmul", "CompositeImplicitAutograd", "linalg_products.matmul", "2"], ["mv", "CPU", "CPU/structured:*", "2"]]
 
 
 def test_a_failing_composite_says_it_raised():

@@ -1,13 +1,12 @@
-"""Backward formulas that compute straight on arrays when nothing records their ops (nn_common.eager_backend):
-addmm/mm, relu, convolution weights and max pooling give what their op formulas give (create_graph=True runs the
-formulas) and what torch gives, in values, shapes and strides."""
+"""Backward formulas whose specialisations compute straight on arrays when nothing records their ops
+(ops/derivative_specialisation.py): addmm/mm, relu, convolution weights and max pooling give what their op formulas
+give (create_graph=True runs the formulas) and what torch gives, in values, shapes and strides."""
 import numpy as np
 import pytest
 import torch
 
 import lantern
-from lantern.core.state import tls
-from lantern.ops.nn_common import eager_backend
+from lantern.ops.derivative_specialisation import on_float_arrays, runs_specialised
 
 
 def _grads(lib, build, inputs, create_graph=False):
@@ -71,15 +70,17 @@ def test_relu_gradient_is_zero_where_the_output_is_not_positive_even_for_nan_gra
     assert str(x.grad.tolist()) == "[0.0, 0.0, -2.0, nan]"
 
 
-def test_eager_backend_only_without_recording():
+def test_specialised_backward_only_without_recording():
     t = lantern.ones(2)
-    assert tls.grad_enabled and eager_backend(t) is None  # backward with create_graph: formulas record
+    assert not runs_specialised()  # grad mode on, as in backward with create_graph: formulas record
     with lantern.no_grad():
-        assert eager_backend(t) is t._backend
-        assert eager_backend(t, lantern.ones(2, dtype=lantern.float64)) is None
-        assert eager_backend(lantern.ones(2, dtype=lantern.float16)) is None
+        assert runs_specialised()
         with lantern.profiler.profile():
-            assert eager_backend(t) is None
+            assert not runs_specialised()
+        with lantern.reference_mode():
+            assert not runs_specialised()
+    assert on_float_arrays(t) and not on_float_arrays(t, lantern.ones(2, dtype=lantern.float64))
+    assert not on_float_arrays(lantern.ones(2, dtype=lantern.float16))
 
 
 @pytest.mark.parametrize("budget", [600, 17_000])

@@ -1,5 +1,6 @@
-"""mul's and sum's backward on arrays (eager_backend) and the engine's written-out common paths: the gradients, and
-what hooks see on the way, match torch in values, dtypes, shapes and strides; create_graph still runs the ops."""
+"""mul's and sum's backward on arrays (their specialisations) and the engine's written-out common paths: the
+gradients, and what hooks see on the way, match torch in values, dtypes, shapes and strides; create_graph still runs
+the ops."""
 import numpy as np
 import pytest
 import torch

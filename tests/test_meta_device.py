@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import lantern
-from lantern.ops import pointwise
+from lantern.ops import pointwise_binary, pointwise_unary
 from deliberate_differences import DIFFERENCES
 from oracle import check, matches_torch, raises_like
 
@@ -27,8 +27,8 @@ def on_meta(f):
     matches_torch(lambda m: described(f(m, meta(m, 2, 3), meta(m, 3, dtype=m.int64))))
 
 
-UNARY = [row[0] for row in pointwise.UNARY]
-BINARY = [row[0] for row in pointwise.BINARY] + ["add", "sub", "div", "pow"]
+UNARY = [row[0] for row in pointwise_unary.UNARY]
+BINARY = [row[0] for row in pointwise_binary.BINARY] + ["add", "sub", "mul", "div", "pow"]
 
 
 # Unlike torch's meta kernels, lantern's metas make every dtype check (torch leaves those to the CPU/CUDA kernels):

@@ -62,12 +62,12 @@ def test_fast_paths_declared_for_an_op_are_on_its_card():
     key = f"{probe_mul_fast_path.__module__}.{probe_mul_fast_path.__qualname__}"
     try:
         card = op_card("mul_")  # the in-place form lists its functional op's fast paths
-        assert [s.name for s in card.fast_paths] == [probe_mul_fast_path.__qualname__]
+        assert probe_mul_fast_path.__qualname__ in [s.name for s in card.fast_paths]
         text = str(card)
         assert "fires when both operands are float tensors" in text and "replaces the readable mul formula" in text
     finally:
         del reference.SPECIALISATIONS[key]
-    assert "none declared" in str(op_card("mul_")).splitlines()[-1]
+    assert probe_mul_fast_path.__qualname__ not in str(op_card("mul_"))
 
 
 def test_composite_card():

@@ -1,4 +1,4 @@
-"""Pointwise ops against torch: every op in lantern/ops/pointwise.py for every dtype, in its functional, method,
+"""Pointwise ops against torch: every op in lantern/ops/pointwise_*.py for every dtype, in its functional, method,
 in-place and out= forms, with non-contiguous inputs, broadcasting, Python scalars on either side and the errors.
 """
 import warnings
@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from lantern.ops import pointwise
+from lantern.ops import pointwise_binary, pointwise_unary
 from deliberate_differences import DIFFERENCES
 from oracle import DTYPE_PAIRS, check, matches_torch, noncontig, raises_like
 
 NAMES = [str(t).replace("torch.", "") for t, _ in DTYPE_PAIRS]
-UNARY = [row[0] for row in pointwise.UNARY]
-BINARY = [row[0] for row in pointwise.BINARY] + ["add", "sub", "div", "pow"]
+UNARY = [row[0] for row in pointwise_unary.UNARY]
+BINARY = [row[0] for row in pointwise_binary.BINARY] + ["add", "sub", "mul", "div", "pow"]
 
 
 def sample(name, shape=(2, 3), shift=0):

@@ -3,7 +3,7 @@ float_power, lerp, addcmul, addcdiv, fmax/fmin, hypot, copysign, nan_to_num, isc
 xlogy, logaddexp(2), sinc, deg2rad/rad2deg, positive, i0) against torch: values, dtypes, strides and errors in
 every form PyTorch has, then gradients (compared with torch, gradcheck and gradgradcheck in float64).
 
-The ops that joined pointwise.UNARY and pointwise.BINARY are also swept over every dtype by test_pointwise.py.
+The ops that joined pointwise_unary.UNARY and pointwise_binary.BINARY are also swept over every dtype by test_pointwise.py.
 """
 import numpy as np
 import pytest

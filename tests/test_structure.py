@@ -49,13 +49,14 @@ ALLOWED_UPWARD = {
     ("utils.data.distributed", "distributed"): "DistributedSampler reads the process group, as torch's does",
     # Op formulas computing on raw arrays through the eager backend (issue 15 item 1: area 7 is moving them into
     # named specialisations; these go with it).
-    ("ops.linalg", "backends.base"): "resize_out of out= arguments",
+    ("ops.linalg_common", "backends.base"): "resize_out of out= arguments",
+    ("ops.linalg_products", "backends.base"): "resize_out of out= arguments",
     ("ops.random", "backends.base"): "eager_backend for the samplers",
     ("ops.reduction", "backends.base"): "resize_out of out= arguments",
     ("ops.shape", "backends.base"): "internal_overlap_check",
     ("ops.tensor_shape", "backends.base"): "resize_out of out= arguments",
     # Ops whose kernels run composite code under no_grad (grad mode lives in autograd, above ops).
-    ("ops.linalg", "autograd.grad_mode"): "no_grad in a composite kernel",
+    ("ops.linalg_decompositions", "autograd.grad_mode"): "no_grad in a composite kernel",
     ("ops.nn_loss", "autograd.grad_mode"): "no_grad in a composite kernel",
     ("ops.nn_misc", "autograd.grad_mode"): "no_grad in a composite kernel",
     ("ops.nn_norm", "autograd.grad_mode"): "no_grad in a composite kernel",
@@ -83,10 +84,11 @@ DEFERRED_TODO = {
     ("ops.dispatcher", "from ..core.device import device_unavailable_error"),
     ("ops.derivative", "from . import derivative_helpers"),
     # area 7 (op files): upward imports of backends.base and autograd.grad_mode (see ALLOWED_UPWARD), and linalg.py
-    ("ops.linalg", "from ..backends.base import resize_out"),
-    ("ops.linalg", "from ..autograd.grad_mode import no_grad"),
-    ("ops.linalg", "from .tensor_shape import linalg_cross"),
-    ("ops.linalg", "import scipy.linalg"),
+    ("ops.linalg_common", "from ..backends.base import resize_out"),
+    ("ops.linalg_products", "from ..backends.base import resize_out"),
+    ("ops.linalg_decompositions", "from ..autograd.grad_mode import no_grad"),
+    ("ops.linalg_decompositions", "from .tensor_shape import linalg_cross"),
+    ("ops.linalg_common", "import scipy.linalg"),
     ("ops.nn_loss", "from ..autograd.grad_mode import no_grad"),
     ("ops.nn_misc", "from ..autograd.grad_mode import no_grad"),
     ("ops.nn_norm", "from ..autograd.grad_mode import no_grad"),
@@ -152,7 +154,7 @@ LONG_FUNCTIONS = {
 
 # Copies of a function allowed to stay for now, each beside the one it copies (pointwise.py is being split by
 # area 7: its `_op` is ops.call_by_name.call_op, reduction's `_float_result` is its FLOAT).
-ALLOWED_DUPLICATES = {"ops.pointwise._op", "ops.reduction._float_result"}
+ALLOWED_DUPLICATES = {"ops.reduction._float_result"}
 
 
 def layer_of(module):

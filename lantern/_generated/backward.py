@@ -8,19 +8,22 @@ from lantern.ops.derivative_helpers import (
     LN10, LN2, _op, as_strided_backward, cat_backward, clamp_backward, clamp_bound_backward, conj, diagonal_backward,
     evenly_distribute_backward, index, index_backward, maximum_backward, mean_backward, permute_backward,
     pow_backward_exponent, pow_backward_self, prod_backward, select_backward, sgn_backward, slice_backward,
-    to_copy_backward, unfold_backward, unpack, value_selecting_backward, where_zero, zeros_like,
+    sum_backward, to_copy_backward, unfold_backward, unpack, value_selecting_backward, where_zero, zeros_like,
 )
 from lantern.ops.dispatcher import call
 from lantern.ops.indexing import (
     _picked, _sum_to, gather_backward, index_select_backward, masked_scatter_backward, masked_select_backward,
     scatter_reduce_backward, take_backward,
 )
-from lantern.ops.linalg import (
-    added_backward, cholesky_backward, det_backward, eigh_backward, mH, mm_mat1_backward, mm_mat2_backward,
-    qr_backward, scaled, slogdet_backward, solve_backward_A, solve_backward_B, svd_backward, vector_norm_backward,
+from lantern.ops.linalg_common import mH, scaled
+from lantern.ops.linalg_decompositions import eigh_backward, qr_backward, svd_backward
+from lantern.ops.linalg_norms import vector_norm_backward
+from lantern.ops.linalg_products import added_backward, mm_mat1_backward, mm_mat2_backward
+from lantern.ops.linalg_solvers import (
+    cholesky_backward, det_backward, slogdet_backward, solve_backward_A, solve_backward_B,
 )
 from lantern.ops.nn_activation import (
-    _elu_grad, _elu_result_grad, _gelu_grad, _glu_grad, _hardswish_grad, _mish_grad, _relu_grad, _silu_grad,
+    _elu_grad, _elu_result_grad, _gelu_grad, _glu_grad, _hardswish_grad, _mish_grad, _silu_grad,
 )
 from lantern.ops.nn_attention import _stack_grads
 from lantern.ops.nn_common import _where
@@ -36,13 +39,11 @@ from lantern.ops.nn_norm import (
 )
 from lantern.ops.nn_padding import pad_backward
 from lantern.ops.nn_pooling import max_pool_backward
-from lantern.ops.pointwise import (
-    copysign_backward, fmax_self_wins, i1_backward, logit_backward, _mul_grad as mul_grad, polygamma, sinc_backward,
-    xlogy_self_backward,
-)
+from lantern.ops.pointwise_binary import copysign_backward, fmax_self_wins, xlogy_self_backward
+from lantern.ops.pointwise_unary import i1_backward, logit_backward, polygamma, sinc_backward
 from lantern.ops.reduction import (
-    aminmax_backward, logsumexp_backward, nansum_backward, std_backward, std_mean_backward, _sum_grad as sum_grad,
-    var_backward, var_mean_backward,
+    aminmax_backward, logsumexp_backward, nansum_backward, std_backward, std_mean_backward, var_backward,
+    var_mean_backward,
 )
 from lantern.ops.registry import get
 from lantern.ops.scan import cummaxmin_backward, cumprod_backward, cumsum_backward, logcumsumexp_backward
@@ -2039,8 +2040,8 @@ def backward_of_mul(node, grads):
     self = unpack(saved.get('self'), node)
     needs = node.needs
     return (
-        (mul_grad(grad, other)) if needs[0] else None,
-        (mul_grad(grad, self)) if needs[1] else None,
+        (grad * conj(other)) if needs[0] else None,
+        (grad * conj(self)) if needs[1] else None,
     )
 
 
@@ -2343,7 +2344,7 @@ def backward_of_relu(node, grads):
     result = unpack(saved.get('result'), node)
     needs = node.needs
     return (
-        (_relu_grad(grad, result)) if needs[0] else None,
+        (where_zero(result > 0, grad)) if needs[0] else None,
     )
 
 
@@ -2754,7 +2755,7 @@ def backward_of_sum(node, grads):
     self_meta = saved['self_meta']
     needs = node.needs
     return (
-        (sum_grad(grad, self_meta.size, dim, keepdim)) if needs[0] else None,
+        (sum_backward(grad, self_meta.size, dim, keepdim)) if needs[0] else None,
     )
 
 

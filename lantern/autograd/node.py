@@ -11,6 +11,7 @@ reads as in PyTorch. Saved inputs are exposed as `_saved_<name>` (the input itse
 """
 from ..core.tensor_impl import TensorImpl
 from ..ops.derivative_helpers import unpack
+from ..ops.derivative_specialisation import runs_specialised
 from .graph import Node, SavedTensor, freed_error
 
 
@@ -20,7 +21,10 @@ class OpNode(Node):
     __slots__ = ("derivative", "saved", "needs", "edge_counts")
 
     def apply(self, grads):
-        outs = self.derivative.backward(self, grads)
+        derivative = self.derivative
+        if derivative.specialised is not None and runs_specialised():
+            derivative = derivative.specialised  # named fast paths of the formulas, see ops/derivative_specialisation
+        outs = derivative.backward(self, grads)
         return self._flatten(outs) if self.edge_counts else outs
 
     def _flatten(self, outs):

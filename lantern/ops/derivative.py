@@ -52,6 +52,8 @@ class Derivative:
             )
     """
 
+    specialised = None  # a faster variant of these formulas (ops/derivative_specialisation.py), or None
+
     def __init__(self, op, formulas, name=None, nondifferentiable=False, scalar_inputs=(), helpers=None):
         from . import derivative_helpers
         if not _HELPERS:

@@ -18,7 +18,7 @@ from ..core.promotion import wrapped_scalar_dtype
 from ..core.tensor_impl import TensorImpl, contiguous_strides
 from .dispatcher import call
 from .meta_util import iterator_strides, strides_in_order
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .registry import composite, custom, get, structured
 from .sparse_coo import empty_sparse_like
 from .derivative import derivative

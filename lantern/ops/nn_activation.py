@@ -21,12 +21,13 @@ import numpy as np
 from scipy import special
 
 from ..core import dtype as dt
+from ..core.reference import specialisation
 from .meta_util import pointwise_binary, shape_str, wrap_dim
-from .nn_common import _HALF, _op, _sums_along, _where, _wide, eager_backend
-from .derivative_helpers import where_zero
-from .pointwise import _require_tensor
+from .nn_common import _HALF, _op, _sums_along, _where, _wide
+from .pointwise_common import _require_tensor
 from .registry import composite, get, structured
 from .derivative import Derivative, derivative
+from .derivative_specialisation import on_float_arrays, specialise_derivative
 
 __all__ = [
     "relu", "relu_", "softmax", "log_softmax", "softmin", "gelu", "silu", "leaky_relu", "leaky_relu_", "elu",
@@ -87,13 +88,19 @@ def _relu_impl(xp, out, dtype, x):
         xp.copyto(out, _relu(xp, _wide(x)), casting="unsafe")
 
 
-def _relu_grad(grad, result):
-    """grad where relu's output is positive, else 0. Without create_graph, three array calls instead of two ops:
-    grad's bits ANDed with an all-ones/all-zeros mask (branch-free, and a nan or inf in grad is zeroed where the
-    mask is off, as `where` does)."""
-    backend = eager_backend(grad, result)
-    if backend is None or not (grad.is_contiguous() and result.is_contiguous()):
-        return where_zero(result > 0, grad)
+def contiguous_floats(grad, result):
+    """The tensors relu_backward_on_arrays serves: row-major float arrays (on_float_arrays) of one shape."""
+    return on_float_arrays(grad, result) and grad.is_contiguous() and result.is_contiguous()
+
+
+@specialisation(replaces="relu's derivative where_zero(result > 0, grad)",
+                when="backward without create_graph, fast paths on; contiguous_floats(grad, result)",
+                parity_test="tests/test_ops_specialisations.py::test_relu_backward_on_arrays", ops=("relu",))
+def relu_backward_on_arrays(grad, result):
+    """grad where relu's output is positive, else 0, in three array calls instead of two ops: grad's bits ANDed with
+    an all-ones/all-zeros mask (branch-free, and a nan or inf in grad is zeroed where the mask is off, as `where`
+    does)."""
+    backend = grad._backend
     xp = backend.xp
     out = backend.empty(grad._size, grad.dtype)
     bits = np.dtype(f"i{grad.dtype.itemsize}")
@@ -583,11 +590,15 @@ def _hardswish_grad(grad, self):
 
 
 _HELPERS = {name: globals()[name] for name in (
-    "_where", "_relu_grad", "_elu_grad", "_glu_grad", "_elu_result_grad", "_gelu_grad", "_silu_grad", "_mish_grad",
+    "_where", "_elu_grad", "_glu_grad", "_elu_result_grad", "_gelu_grad", "_silu_grad", "_mish_grad",
     "_hardswish_grad", "_op", "_INV_SQRT_2PI",
 )}
 
-derivative("relu", self="_relu_grad(grad, result)", helpers=_HELPERS)
+derivative("relu", self="where_zero(result > 0, grad)")
+specialise_derivative("relu", {"where_zero(result > 0, grad)": ("relu_backward_on_arrays(grad, result)",
+                                                               "contiguous_floats(grad, result)")},
+                      helpers={"relu_backward_on_arrays": relu_backward_on_arrays,
+                               "contiguous_floats": contiguous_floats})
 derivative("leaky_relu", self="_where(self > 0, grad, grad * negative_slope)", helpers=_HELPERS)
 derivative("elu", self="_elu_grad(grad, self, alpha, scale, input_scale)", helpers=_HELPERS)
 get("elu_").derivative = Derivative(get("elu_"), {"self": "_elu_result_grad(grad, result, alpha, scale, input_scale)"},

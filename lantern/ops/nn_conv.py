@@ -22,12 +22,14 @@ import math
 
 from ..core import dtype as dt
 from ..core.layout import channels_last
+from ..core.reference import specialisation
 from ..core.tensor_impl import TensorImpl
 from .meta_util import shape_str
 from .registry import composite, custom
 from .shape import channels_last_strides
 from .derivative import derivative
-from .nn_common import eager_backend, _op
+from .derivative_specialisation import on_float_arrays, specialise_derivative
+from .nn_common import _op
 from .nn_windows import _compute_dtype, _tuple, col2im_array, pad_array, windows
 
 
@@ -392,18 +394,38 @@ def conv_input_grad(grad, weight, meta, stride, padding, dilation, transposed, o
 
 
 def conv_weight_backward(grad, input, weight_meta, stride, padding, dilation, transposed, groups):
-    kernel = weight_meta.size[2:]
-    if transposed:  # the adjoint pairing: input and grad trade places
+    """The weight's gradient, a correlation of the input with grad (conv_weight_grad); a transposed convolution's
+    input and grad trade places (the adjoint pairing)."""
+    if transposed:
         input, grad = grad, input
-    backend = eager_backend(input, grad)
-    if backend is not None and grad._size[2:] == tuple(
-            (n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, s, p, d in zip(input._size[2:], kernel, stride, padding,
-                                                                           dilation)):
-        out = backend.empty(weight_meta.size, input.dtype)
-        backend.array(out)[...] = weight_gradient(backend.xp, backend.array(input), backend.array(grad), kernel,
-                                                  stride, padding, dilation, groups, backend.array(out).dtype)
-        return out
-    return conv_weight_grad(input, grad, kernel, stride, padding, dilation, groups)
+    return conv_weight_grad(input, grad, weight_meta.size[2:], stride, padding, dilation, groups)
+
+
+def weight_gemm_fits(grad, input, weight_meta, stride, padding, dilation, transposed):
+    """The convolutions conv_weight_backward_on_arrays serves: float arrays (on_float_arrays) whose output used every
+    window of the padded input (grad's spatial size is exactly the convolution's)."""
+    if transposed:
+        input, grad = grad, input
+    sizes = zip(input._size[2:], weight_meta.size[2:], stride, padding, dilation)
+    return on_float_arrays(input, grad) and grad._size[2:] == tuple(
+        (n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, s, p, d in sizes)
+
+
+@specialisation(replaces="convolution's weight derivative conv_weight_backward (a convolution op)",
+                when="backward without create_graph, fast paths on; weight_gemm_fits(...)",
+                parity_test="tests/test_ops_specialisations.py::test_conv_weight_backward_on_arrays",
+                ops=("convolution",))
+def conv_weight_backward_on_arrays(grad, input, weight_meta, stride, padding, dilation, transposed, groups):
+    """The weight's gradient as one GEMM per slice of the batch on the arrays (weight_gradient), instead of the
+    convolution op with input and grad regrouped as its batch and kernels."""
+    if transposed:
+        input, grad = grad, input
+    backend = input._backend
+    out = backend.empty(weight_meta.size, input.dtype)
+    backend.array(out)[...] = weight_gradient(backend.xp, backend.array(input), backend.array(grad),
+                                              weight_meta.size[2:], stride, padding, dilation, groups,
+                                              backend.array(out).dtype)
+    return out
 
 
 def conv_bias_backward(grad):
@@ -420,3 +442,10 @@ derivative("convolution",
            weight="conv_weight_backward(grad, conj(input), weight_meta, stride, padding, dilation, transposed, "
                   "groups)",
            bias="conv_bias_backward(grad)")
+_WEIGHT_ARGUMENTS = "grad, conj(input), weight_meta, stride, padding, dilation, transposed"
+specialise_derivative("convolution", {
+    f"conv_weight_backward({_WEIGHT_ARGUMENTS}, groups)": (
+        f"conv_weight_backward_on_arrays({_WEIGHT_ARGUMENTS}, groups)", f"weight_gemm_fits({_WEIGHT_ARGUMENTS})"),
+}, helpers={"conv_input_grad": conv_input_grad, "conv_weight_backward": conv_weight_backward,
+            "conv_bias_backward": conv_bias_backward, "conv_weight_backward_on_arrays": conv_weight_backward_on_arrays,
+            "weight_gemm_fits": weight_gemm_fits})

@@ -22,7 +22,7 @@ from .meta_util import pointwise_binary, shape_str
 from .nn_activation import logsigmoid
 from .nn_common import _op, _row_sums, _where, _wide
 from .nn_misc import pairwise_distance
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .registry import composite, custom, structured
 from .tensor_shape import broadcast_tensors
 from .derivative import derivative

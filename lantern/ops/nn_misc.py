@@ -15,7 +15,7 @@ from ..core import dtype as dt
 from .meta_util import shape_str, wrap_dim
 from .nn_activation import leaky_relu
 from .nn_common import _op, _where, _wide
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .registry import COMPOSITES as _COMPOSITES, composite, custom
 from .sparse_coo import embedding_sparse_backward
 from .derivative import derivative, nondifferentiable

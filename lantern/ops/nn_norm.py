@@ -16,7 +16,7 @@ import numpy as np
 from ..core import dtype as dt
 from .meta_util import shape_str
 from .nn_common import _HALF, _op, _row_sums, _wide
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .registry import composite, custom, structured
 from .derivative import derivative
 

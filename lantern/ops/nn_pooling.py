@@ -11,10 +11,12 @@ import math
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.reference import specialisation
 from .meta_util import shape_str
 from .registry import composite, custom, structured
 from .derivative import derivative
-from .nn_common import eager_backend, _op
+from .derivative_specialisation import on_float_arrays, specialise_derivative
+from .nn_common import _op
 from .nn_windows import _compute_dtype, col2im_array, pad_array, windows
 
 
@@ -139,21 +141,8 @@ custom("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[
 
 def max_pool_backward(grad, indices, meta, kernel_size=None, stride=None, dilation=1):
     """Each output's gradient added at its maximum's place in the input (index_put with accumulate, so double
-    backward gathers). Without create_graph, windows that cannot overlap (stride ≥ dilated kernel: every input
-    element is the maximum of at most one window) scatter with one array write (`eager_backend`)."""
-    backend = eager_backend(grad) if kernel_size is not None else None
-    if backend is not None and indices._backend is backend and grad.is_contiguous() and indices.is_contiguous():
-        kernel, stride, _, dilation = _pool_args("max_pool2d", kernel_size, stride, 0, dilation)
-        if all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation)):
-            xp = backend.xp
-            out = backend.empty(meta.size, grad.dtype)
-            flat = backend.array(out).reshape(-1)
-            flat[...] = 0
-            plane = meta.size[-2] * meta.size[-1]
-            where = backend.array(indices).reshape(-1, indices._size[-2] * indices._size[-1])
-            where = where + (xp.arange(where.shape[0]) * plane)[:, None]
-            flat[where.reshape(-1)] = backend.array(grad).reshape(-1)
-            return out
+    backward gathers). The indices say where each maximum lies; the window geometry (kernel_size, stride,
+    dilation) is passed so that the node saves it for max_pool_backward_on_arrays."""
     plane = meta.size[-2] * meta.size[-1]
     lead = math.prod(meta.size[:-2])
     base = _op("arange", lead, None, 1, dt.int64, None, indices.device, None, False)
@@ -162,9 +151,45 @@ def max_pool_backward(grad, indices, meta, kernel_size=None, stride=None, dilati
     return zeros.index_put((flat.reshape(-1),), grad.reshape(-1), True).view(meta.size)
 
 
+def windows_apart(grad, indices, kernel_size, stride, dilation):
+    """The max pools max_pool_backward_on_arrays serves: contiguous float gradients (on_float_arrays) and indices on
+    one backend, over windows that cannot overlap (stride ≥ dilated kernel: every input element is the maximum of at
+    most one window)."""
+    if not (on_float_arrays(grad) and indices._backend is grad._backend and grad.is_contiguous()
+            and indices.is_contiguous()):
+        return False
+    kernel, stride, _, dilation = _pool_args("max_pool2d", kernel_size, stride, 0, dilation)
+    return all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+
+
+@specialisation(replaces="max_pool2d's derivative max_pool_backward (index_put with accumulate)",
+                when="backward without create_graph, fast paths on; windows_apart(grad, indices, ...)",
+                parity_test="tests/test_ops_specialisations.py::test_max_pool_backward_on_arrays",
+                ops=("max_pool2d_with_indices",))
+def max_pool_backward_on_arrays(grad, indices, meta, kernel_size, stride, dilation):
+    """Each output's gradient written at its maximum's place with one array assignment: no two windows share an
+    element, so there is nothing to accumulate."""
+    backend = grad._backend
+    xp = backend.xp
+    out = backend.empty(meta.size, grad.dtype)
+    flat = backend.array(out).reshape(-1)
+    flat[...] = 0
+    plane = meta.size[-2] * meta.size[-1]
+    where = backend.array(indices).reshape(-1, indices._size[-2] * indices._size[-1])
+    where = where + (xp.arange(where.shape[0]) * plane)[:, None]
+    flat[where.reshape(-1)] = backend.array(grad).reshape(-1)
+    return out
+
+
 derivative("max_pool2d_with_indices", name="MaxPool2DWithIndicesBackward0",
            helpers={"max_pool_backward": max_pool_backward},
            self="max_pool_backward(grad, result1, self_meta, kernel_size, stride, dilation)")
+specialise_derivative("max_pool2d_with_indices", {
+    "max_pool_backward(grad, result1, self_meta, kernel_size, stride, dilation)": (
+        "max_pool_backward_on_arrays(grad, result1, self_meta, kernel_size, stride, dilation)",
+        "windows_apart(grad, result1, kernel_size, stride, dilation)"),
+}, helpers={"max_pool_backward": max_pool_backward, "max_pool_backward_on_arrays": max_pool_backward_on_arrays,
+            "windows_apart": windows_apart})
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,

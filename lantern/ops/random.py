@@ -31,7 +31,7 @@ from .factory import (
     C_TYPE_NAMES, FLOAT_MAX, FACTORY_KW, empty_like_of, finish, finish_like, int_arg, new_tensor, not_implemented_for,
 )
 from .meta_util import broadcast_shapes
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .registry import composite, custom, get
 from .derivative import derivative, nondifferentiable
 from . import random_draws as draws

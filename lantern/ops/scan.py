@@ -14,7 +14,7 @@ from .derivative import derivative
 from .derivative_helpers import conj
 from .call_by_name import call_op as _op
 from .meta_util import wrap_dim
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .reduction import return_type
 from .registry import custom, structured
 

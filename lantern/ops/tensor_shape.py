@@ -20,7 +20,7 @@ from ..core.tensor_impl import TensorImpl
 from .dispatcher import call
 from .factory import like_strides
 from .meta_util import broadcast_all, operands_result_type, shape_str, wrap_dim, wrap_dims
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
 from .derivative_helpers import zeros_like

@@ -7,7 +7,7 @@ gradient into zeros) and stay differentiable.
 [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
 """
 from .dispatcher import call
-from .pointwise import _require_tensor
+from .pointwise_common import _require_tensor
 from .registry import custom, get
 from .shape import empty_like_strided
 from .derivative import derivative
