@@ -120,3 +120,16 @@ def test_backward_function_is_the_formulas():
     x = lantern.tensor([0., 1.], requires_grad=True)
     x.exp().sum().backward()
     assert x.grad.tolist() == lantern.tensor([0., 1.]).exp().tolist()
+
+
+
+def test_jit_interpreter_steps_show_their_source():
+    from lantern.jit.interpreter import Interpreter
+
+    @lantern.jit.script
+    def twice_plus_one(x):
+        return x * 2 + 1
+    steps = [ins.step for ins in Interpreter(twice_plus_one.graph).instructions]
+    assert steps and all(step.__code__.co_filename.startswith("<lantern jit instruction") for step in steps)
+    assert all(linecache.getline(step.__code__.co_filename, 1) == "def step(r):\n" == step.source.splitlines(True)[0]
+               for step in steps)

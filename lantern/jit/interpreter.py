@@ -29,7 +29,7 @@ import warnings
 
 import lantern
 from . import types as jit_types
-from ..ops import dispatcher as _dispatcher
+from ..ops import dispatcher as _dispatcher, generated
 from ..ops import registry as _registry
 from .frontend_emit import resolve_python
 
@@ -746,8 +746,7 @@ def _compile_step(ins, pc):
     elif op != "LOOP":
         body.append(f"return {pc + 1}")
     src = "def step(r):\n" + "".join(f"    {line}\n" for line in body)
-    exec(compile(src, f"<lantern.jit instruction {pc}: {op} {ins.label}>", "exec"), ns)
-    return ns["step"]
+    return generated.in_memory(f"jit instruction {pc}: {op} {ins.label}", "step", src, ns)  # lines in linecache
 
 
 _HEADER = ("The following operation failed in the TorchScript interpreter.\n"
