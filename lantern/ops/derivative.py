@@ -104,8 +104,12 @@ class Derivative:
         self._name = name or "".join(part.capitalize() for part in base.strip("_").split("_")) + "Backward0"
         self.function_name = f"backward_of_{generated.identifier(op.name)}"
         self.source = self._generate(used)
-        self.namespace = dict(_HELPERS)
-        self.namespace.update(helpers or {})  # an op module's own backward helpers
+        self.helpers = helpers or {}  # an op module's own backward helpers
+
+    @property
+    def namespace(self):
+        """What the formulas may read: lantern.ops.derivative_helpers, then the op module's own helpers."""
+        return {**_HELPERS, **self.helpers}
 
     def __getattr__(self, name):
         """`backward`, the function applying the formulas, is made on first use: from lantern/_generated/backward.py
@@ -117,8 +121,8 @@ class Derivative:
 
     def global_names(self):
         """{name: object} of the helpers and ops `backward` reads (the imports of lantern/_generated/backward.py)."""
-        code = compile(self.source, "<formulas>", "exec")
-        return {n: self.namespace[n] for n in sorted(generated.global_names(code)) if n in self.namespace}
+        code, namespace = compile(self.source, "<formulas>", "exec"), self.namespace
+        return {n: namespace[n] for n in sorted(generated.global_names(code)) if n in namespace}
 
     def plan(self, needs):
         """(what to save of the arguments, which outputs to save) when the formulas flagged in `needs` will run."""
