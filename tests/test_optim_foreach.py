@@ -139,3 +139,10 @@ def test_functional_forms_match_torch():
         return [t.numpy() for t in (p, bufs[0], q, avg, sq, step)]
     for ours, theirs in zip(run(lantern), run(torch)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def test_functional_forms_refuse_the_fused_grad_scaler_hand_off():
+    p = lantern.tensor([1.0])
+    with pytest.raises(NotImplementedError, match="grad_scale and found_inf"):
+        sgd.sgd([p], [lantern.tensor([0.5])], [None], grad_scale=lantern.tensor(2.0), weight_decay=0.0, momentum=0.0,
+                lr=0.1, dampening=0.0, nesterov=False, maximize=False)
