@@ -23,7 +23,7 @@ def accumulate_grad(variable, grad, owned):
         if grad.layout is sparse_coo:  # a sparse gradient stays sparse: it has no strides to lay out
             variable._grad = unmarked_alias(grad if owned else grad.clone())
         elif owned and not tls.grad_enabled and (
-                (has_cached_contiguous_strides(grad) and has_cached_contiguous_strides(variable))  # both row-major
+                (has_cached_contiguous_strides(grad) and variable._stride is grad._stride)  # both row-major
                 or _obeys_layout_contract(grad, variable)):
             variable._grad = grad.detach() if grad._requires_grad else grad
         else:
