@@ -22,7 +22,7 @@ from lantern.ops.linalg_products import (
 from lantern.ops.nn_activation import relu_backward_on_arrays
 from lantern.ops.nn_conv import conv_weight_backward, conv_weight_backward_on_arrays
 from lantern.ops.nn_pooling import max_pool_backward, max_pool_backward_on_arrays
-from lantern.ops.pointwise_arithmetic import mul_backward_on_arrays, pow_small_exponent
+from lantern.ops.pointwise_arithmetic import mul_backward_on_arrays, pow_small_exponent, row_major_floats
 from lantern.ops.reduction import sum_backward_as_view
 
 FLOATS = [lantern.float32, lantern.float64]
@@ -44,11 +44,18 @@ def normal(*shape, dtype=lantern.float32, seed=0):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("other_shape", [(3, 4), ()])
-def test_mul_backward_on_arrays(dtype, other_shape):
-    grad, other = normal(3, 4, dtype=dtype), normal(*other_shape, dtype=dtype, seed=1)
+@pytest.mark.parametrize("layout", ["same shape", "0-d other", "grad broadcast"])
+def test_mul_backward_on_arrays(dtype, layout):
+    # operands as ops make them (their strides the tuple contiguous_strides caches, which the guard looks for)
+    other_shape = () if layout == "0-d other" else (3, 4)
+    grad, other = normal(3, 4, dtype=dtype) * 1, normal(*other_shape, dtype=dtype, seed=1) * 1
     grad[0, 0] = float("nan")
+    if layout == "grad broadcast":  # a full sum's gradient: strides all 0
+        grad = lantern.tensor(2.0, dtype=dtype).expand(3, 4)
+    assert row_major_floats(grad, other)
     assert_same(mul_backward_on_arrays(grad, other), grad * other.conj())
+    if other.dim():  # a column-major operand: the readable formula runs
+        assert not row_major_floats(grad, other.t().contiguous().t())
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
