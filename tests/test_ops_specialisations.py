@@ -3,7 +3,8 @@
 Each parity test runs a specialisation and the readable formula or kernel on the same tensors and requires the same
 values (bit for bit: inputs are integer-valued where the two sum in different orders), dtype, shape and strides.
 test_each_specialisation_runs_only_where_it_may then checks, for every one, that a backward pass (or kernel call)
-runs it with fast paths on, and runs only the readable code in reference mode and under create_graph.
+runs it with fast paths on, and runs only the readable code in reference mode and under create_graph. Each test
+sets the mode it needs, so the file checks the fast paths in the reference tier too.
 """
 import contextlib
 import sys
@@ -22,7 +23,7 @@ from lantern.ops.linalg_products import (
 from lantern.ops.nn_activation import relu_backward_on_arrays
 from lantern.ops.nn_conv import conv_weight_backward, conv_weight_backward_on_arrays
 from lantern.ops.nn_pooling import max_pool_backward, max_pool_backward_on_arrays
-from lantern.ops.pointwise_arithmetic import mul_backward_on_arrays, pow_small_exponent
+from lantern.ops.pointwise_arithmetic import mul_backward_on_arrays, pow_small_exponent, row_major_floats
 from lantern.ops.reduction import sum_backward_as_view
 
 FLOATS = [lantern.float32, lantern.float64]
@@ -44,11 +45,18 @@ def normal(*shape, dtype=lantern.float32, seed=0):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("other_shape", [(3, 4), ()])
-def test_mul_backward_on_arrays(dtype, other_shape):
-    grad, other = normal(3, 4, dtype=dtype), normal(*other_shape, dtype=dtype, seed=1)
+@pytest.mark.parametrize("layout", ["same shape", "0-d other", "grad broadcast"])
+def test_mul_backward_on_arrays(dtype, layout):
+    # operands as ops make them (their strides the tuple contiguous_strides caches, which the guard looks for)
+    other_shape = () if layout == "0-d other" else (3, 4)
+    grad, other = normal(3, 4, dtype=dtype) * 1, normal(*other_shape, dtype=dtype, seed=1) * 1
     grad[0, 0] = float("nan")
+    if layout == "grad broadcast":  # a full sum's gradient: strides all 0
+        grad = lantern.tensor(2.0, dtype=dtype).expand(3, 4)
+    assert row_major_floats(grad, other)
     assert_same(mul_backward_on_arrays(grad, other), grad * other.conj())
+    if other.dim():  # a column-major operand: the readable formula runs
+        assert not row_major_floats(grad, other.t().contiguous().t())
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -125,7 +133,8 @@ def test_pow_small_exponent(dtype, exponent):
     for values, exact in ((x, not (dtype.is_complex and exponent == 0.5)), (arbitrary, exponent not in (3, 0.5))):
         if values is None:
             continue
-        fast = values.pow(exponent)
+        with lantern.reference_mode(False):
+            fast = values.pow(exponent)
         with lantern.reference_mode():
             readable = values.pow(exponent)
         if exact:
@@ -209,7 +218,7 @@ def test_each_specialisation_runs_only_where_it_may(name):
 
 def test_pow_small_exponent_runs_only_where_it_may():
     x = normal(3)
-    with calls_of(pow_small_exponent) as calls:
+    with calls_of(pow_small_exponent) as calls, lantern.reference_mode(False):
         x ** 3
         x ** 2.5
         with lantern.reference_mode():
