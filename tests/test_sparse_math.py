@@ -188,3 +188,35 @@ def test_zero_preserving_functions(name):
         raises_same(lambda lib: _zero_preserving(lib, name, True))
     else:
         same(lambda lib: _zero_preserving(lib, name, True))
+
+
+# ---- second order: every sparse derivative differentiated again (gradgradcheck, float64) --------------------------
+
+F64_INDICES = [[0, 1, 1, 0], [2, 0, 2, 2]]
+
+
+def _coo64(v):
+    return lantern.sparse_coo_tensor(F64_INDICES, v, (2, 3))
+
+
+SECOND_ORDER = {
+    "constructor-coalesce-to_dense": lambda v, w: (_coo64(v * v).coalesce().to_dense() * w[:2, :3]),
+    "to_sparse-values": lambda v, w: (w.to_sparse().values() ** 2),
+    "sparse_mask": lambda v, w: (w[:2, :3] * w[:2, :3]).sparse_mask(_coo64(v).coalesce()).to_dense(),
+    "sparse.mm": lambda v, w: lantern.sparse.mm(_coo64(v * v), w[:3] * w[:3]),
+    "sparse.addmm": lambda v, w: lantern.sparse.addmm(w[:2] * w[:2], _coo64(v), w[:3], beta=0.5, alpha=2),
+    "sparse.sum": lambda v, w: lantern.sparse.sum(_coo64(v * v), 1).to_dense(),
+    "sparse.sum-all-dims": lambda v, w: lantern.sparse.sum(_coo64(v) * 3, (0, 1)) * v.sum(),
+    "softmax": lambda v, w: lantern.sparse.softmax(_coo64(v), 1).to_dense() * w[:2, :3],
+    "log_softmax": lambda v, w: lantern.sparse.log_softmax(_coo64(v), 0).to_dense() * w[:2, :3],
+    "csr-constructor": lambda v, w: lantern.sparse_csr_tensor([0, 1, 3], [2, 0, 2], v[:3] * v[:3], (2, 3)).to_dense(),
+    "to_sparse_csr-to_sparse": lambda v, w: (w[:2, :3] ** 2).to_sparse_csr().to_sparse().to_dense(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER))
+def test_sparse_derivatives_to_second_order(name):
+    v = lantern.tensor([0.3, -0.4, 0.5, 0.25], dtype=lantern.float64, requires_grad=True)
+    w = lantern.tensor(np.linspace(-1, 1, 12).reshape(3, 4), dtype=lantern.float64, requires_grad=True)
+    assert lantern.autograd.gradcheck(SECOND_ORDER[name], (v, w))
+    assert lantern.autograd.gradgradcheck(SECOND_ORDER[name], (v, w))

@@ -359,6 +359,7 @@ def _groups(indices, sizes, dim):
 
 
 def _group_sum(x, groups, count):
+    """Each entry's line total (x summed over the entries of its group)."""
     out = np.zeros((count,) + x.shape[1:], dtype=x.dtype)
     np.add.at(out, groups, x)
     return out[groups]
@@ -390,30 +391,9 @@ def _softmax_kernel(log):
     return kernel
 
 
-def _softmax_backward_kernel(log):
-    def kernel(grad_output, output, dim, self):
-        indices, out = parts(output)
-        grad = dense_array(grad_output)[tuple(indices)] if _is_coo(grad_output) else \
-            _array(grad_output)[tuple(indices)]
-        sparse_dim = output._storage.sparse_dim
-        dim = wrap_dim(dim, output.dim())
-        if dim >= sparse_dim:
-            axis = dim - sparse_dim + 1
-            summed = (grad * out).sum(axis=axis, keepdims=True) if not log else grad.sum(axis=axis, keepdims=True)
-        else:
-            groups, count = _groups(indices, output._size, dim)
-            summed = _group_sum(grad if log else grad * out, groups, count)
-        values = grad - np.exp(out) * summed if log else out * (grad - summed)
-        return coo_from_arrays(indices, values.astype(output.dtype.np), output._size, True, output.dtype)
-    return kernel
-
-
 for _name, _log in (("_sparse_softmax", False), ("_sparse_log_softmax", True)):
     custom(f"{_name}(Tensor self, int dim, bool half_to_float=False) -> Tensor", None, backends=(), method=False)
     register_kernel(get(_name), sparse_coo, _softmax_kernel(_log))
-    custom(f"{_name}_backward_data(Tensor grad_output, Tensor output, int dim, Tensor self) -> Tensor", None,
-           backends=(), method=False)
-    register_kernel(get(f"{_name}_backward_data"), sparse_coo, _softmax_backward_kernel(_log))
 
 
 # ---- derivatives of the sparse-only ops ---------------------------------------------------------------------------
@@ -441,15 +421,39 @@ def sparse_sum_backward(grad, self, dim):
     return values_backward(picked.expand(values_size), self)
 
 
-_HELPERS = {"sparse_mat1_backward": sparse_mat1_backward, "sparse_sum_backward": sparse_sum_backward}
+def sparse_softmax_backward(grad, result, dim, log):
+    """The gradient of torch.sparse.softmax (log_softmax with `log`) at result's entries, written with lantern ops
+    so that it is differentiable again: out·(g − Σ g·out) (g − exp(out)·Σ g), each sum over the entries of one
+    line along `dim`."""
+    indices = result._indices()
+    out = result.values()
+    sparse_dim = result.sparse_dim()
+    dim = wrap_dim(dim, result.dim())
+    g = grad.to_dense()[tuple(indices.unbind(0))]
+    if dim >= sparse_dim:
+        def line_sum(x):
+            return x.sum(dim - sparse_dim + 1, keepdim=True)
+    else:
+        groups, count = _groups(_array(indices), result._size, dim)
+        groups = dense_from_array(groups)
+
+        def line_sum(x):
+            return x.new_zeros((count,) + tuple(x._size[1:])).index_add(0, groups, x)[groups]
+    values = g - out.exp() * line_sum(g) if log else out * (g - line_sum(g * out))
+    return values_backward(values, result)
+
+
+_HELPERS = {"sparse_mat1_backward": sparse_mat1_backward, "sparse_sum_backward": sparse_sum_backward,
+            "sparse_softmax_backward": sparse_softmax_backward}
 
 derivative("_sparse_addmm", name="SparseAddmmBackward0", self="grad if beta == 1 else grad * beta",
            mat1="sparse_mat1_backward(grad, mat1, mat2, alpha)",
            mat2="mat1.t().mm(grad) if alpha == 1 else mat1.t().mm(grad) * alpha", helpers=_HELPERS)
 derivative("_sparse_sum", name="SparseSumBackward0", self="sparse_sum_backward(grad, self, dim)", helpers=_HELPERS)
-for _name, _node in (("_sparse_softmax", "SparseSoftmaxBackward0"), ("_sparse_log_softmax", "SparseLogSoftmaxBackward0")):
-    derivative(_name, name=_node, self=f"call(get('{_name}_backward_data'), (grad, result, dim, self))",
-               helpers={"call": call, "get": get})
+derivative("_sparse_softmax", name="SparseSoftmaxBackward0", self="sparse_softmax_backward(grad, result, dim, False)",
+           helpers=_HELPERS)
+derivative("_sparse_log_softmax", name="SparseLogSoftmaxBackward0",
+           self="sparse_softmax_backward(grad, result, dim, True)", helpers=_HELPERS)
 
 
 def spmm(input, mat2):
