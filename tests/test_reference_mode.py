@@ -69,12 +69,21 @@ def test_the_reference_tier_option_switches_the_mode_and_leaves_out_its_files():
     assert "deselected" in result.stdout
 
 
-def _declaring_modules():
-    """Import every lantern module whose source declares a specialisation, so that all of them are registered."""
+def _declared_in_source():
+    """(where, name, keywords) for every `@specialisation(...)` decorator in lantern's source, read with `ast` (no
+    import: a module lantern does not import yet is checked too); keywords maps each keyword to its AST value."""
     for path in sorted((REPO / "lantern").rglob("*.py")):
-        if "@specialisation(" in path.read_text(encoding="utf-8"):
-            module = ".".join(path.relative_to(REPO).with_suffix("").parts)
-            __import__(module.removesuffix(".__init__"))
+        text = path.read_text(encoding="utf-8")
+        if "specialisation(" not in text:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for decorator in node.decorator_list:
+                func = decorator.func if isinstance(decorator, ast.Call) else None
+                if getattr(func, "id", getattr(func, "attr", None)) == "specialisation":
+                    keywords = {k.arg: k.value for k in decorator.keywords}
+                    yield f"{path.relative_to(REPO)}:{node.lineno}", node.name, keywords
 
 
 def _test_functions(test_file):
@@ -112,10 +121,21 @@ def _where(function):
         return repr(function)
 
 
+def _source_problem(keywords):
+    """What is wrong with one decorator's keywords as written, or None."""
+    if not all(isinstance(keywords.get(k), ast.AST) for k in ("replaces", "when", "parity_test")):
+        return "it must say what it replaces (replaces=...), when it fires (when=...) and its parity_test=..."
+    parity_test = keywords["parity_test"]
+    if not (isinstance(parity_test, ast.Constant) and isinstance(parity_test.value, str)):
+        return "parity_test must be a string literal, so that it can be checked without running lantern"
+    return _parity_test_problem(reference.Specialisation("", "", "", parity_test.value, (), None))
+
+
 def test_every_specialisation_names_a_parity_test_that_exists():
-    """Every `@specialisation(...)` in lantern (all areas' fast paths) must name an existing parity test."""
-    _declaring_modules()
-    problems = []
+    """Every `@specialisation(...)` in lantern (all areas' fast paths), as written in the source and as registered
+    in SPECIALISATIONS, must name an existing parity test."""
+    problems = [f"  {name} (declared at {where}): {problem}" for where, name, keywords in _declared_in_source()
+                if (problem := _source_problem(keywords))]
     for key, spec in sorted(reference.SPECIALISATIONS.items()):
         problem = _parity_test_problem(spec)
         if problem is None and not (spec.replaces and spec.when):
@@ -124,6 +144,27 @@ def test_every_specialisation_names_a_parity_test_that_exists():
             problems.append(f"  {key} (declared at {_where(spec.function)}): {problem}")
     assert not problems, ("these @specialisation declarations need a parity test that exists, "
                           "written as parity_test=\"tests/<file>.py::<test function>\":\n" + "\n".join(problems))
+
+
+def test_the_source_scan_finds_the_registered_specialisations():
+    names = {name for _, name, _ in _declared_in_source()}
+    missing = {spec.function.__name__ for spec in reference.SPECIALISATIONS.values()} - names
+    assert not missing, f"registered without an @specialisation(...) decorator in lantern's source: {missing}"
+    assert {"_multi_tensor_sgd", "_multi_tensor_adam"} <= names
+
+
+@pytest.mark.parametrize("decorator,problem", [
+    ('specialisation(replaces="r", when="w", parity_test="tests/test_reference_mode.py::test_absent")',
+     "parity_test names test_absent, which tests/test_reference_mode.py does not define"),
+    ('specialisation(replaces="r", when="w", parity_test=TEST)',
+     "parity_test must be a string literal, so that it can be checked without running lantern"),
+    ('specialisation(when="w", parity_test="tests/test_reference_mode.py::test_absent")',
+     "it must say what it replaces (replaces=...), when it fires (when=...) and its parity_test=..."),
+    ('specialisation(replaces="r", when="w", parity_test="tests/test_reference_mode.py::test_a_specialisation_"\n'
+     '                "as_written_is_checked")', None)])
+def test_a_specialisation_as_written_is_checked(decorator, problem):
+    call = ast.parse(decorator).body[0].value
+    assert _source_problem({k.arg: k.value for k in call.keywords}) == problem
 
 
 def test_the_optimizers_fast_paths_are_registered():
