@@ -278,6 +278,14 @@ RUNS = {
          "--batch_size", "8", "--lr", "5", "--log-interval", "20"],
         r"End of training \| test loss\s+([\d.]+)", data=wikitext, cwd="word_language_model",
         then=[("word_language_model/generate.py", ["--words", "30"])]),
+    # its recurrent models (run_python_examples.sh runs all five); LSTM in the default tier
+    **{f"examples-word_language_model-{model}": Run(
+        "examples", "word_language_model/main.py",
+        ["--model", model, "--epochs", "1", "--emsize", "32", "--nhid", "32", "--nlayers", "2", "--bptt", "16",
+         "--batch_size", "8", "--lr", "5", "--log-interval", "20", "--tied"],
+        r"End of training \| test loss\s+([\d.]+)", data=wikitext, cwd="word_language_model",
+        then=[("word_language_model/generate.py", ["--words", "30"])], slow=model != "LSTM")
+       for model in ("RNN_TANH", "RNN_RELU", "LSTM", "GRU")},
     # torch.load of a NumPy array needs weights_only=False since PyTorch 2.6: the program runs with the variable
     # torch (and lantern) read for that
     "examples-time_sequence_prediction": Run(
