@@ -1,4 +1,4 @@
-"""lantern.linalg: torch.linalg's functions, declared in lantern/ops/linalg.py and exported here by name.
+"""lantern.linalg: torch.linalg's functions, gathered by lantern/ops/linalg.py and exported here by name.
 
 >>> A = lantern.tensor([[4., 1.], [1., 3.]])
 >>> lantern.linalg.solve(A, A @ lantern.tensor([1., 2.])).tolist()

@@ -44,8 +44,8 @@ def check_cast(op, result_dtype, out):
 
 def meta_with_cast_check_first(op, args, out):
     """op.meta(*args), except that when the meta refuses the dtype for want of a kernel (a NotImplementedError
-    carrying the op's `result_dtype`, see lantern.ops.pointwise._kernel_check), an `out` that result cannot be cast
-    to is reported first, as PyTorch's TensorIterator checks the cast before a kernel looks at the dtype:
+    carrying the op's `result_dtype`, see lantern.ops.pointwise_common._kernel_check), an `out` that result cannot
+    be cast to is reported first, as PyTorch's TensorIterator checks the cast before a kernel looks at the dtype:
     int32.bitwise_and_(float32) is "result type Float can't be cast to the desired output type Int", not
     "bitwise_and_cpu not implemented for 'Float'"."""
     try:

@@ -44,7 +44,7 @@ def where(fn):
 
 
 def describe(fn):
-    """A function's name and where it is: '_binary_meta.<locals>.meta  lantern/ops/pointwise.py:565' (a generated
+    """A function's name and where it is: '_binary_meta.<locals>.meta  lantern/ops/pointwise_common.py:208' (a generated
     function by its own name: 'run_2_args_t0_t1  lantern/_generated/runners.py:96')."""
     plain = getattr(fn, "__func__", fn)
     name = getattr(plain, "__qualname__", repr(plain))

@@ -486,7 +486,7 @@ structured("count_nonzero(Tensor self, int[1]? dim=None) -> Tensor", _count_nonz
            inplace=False, out=False)
 
 
-# ---- norm: torch.norm's frontend over linalg.vector_norm / matrix_norm (declared in ops/linalg.py) --------
+# ---- norm: torch.norm's frontend over linalg.vector_norm / matrix_norm (declared in ops/linalg_norms.py) --
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm: the p-norm over `dim` (every element by default); 'fro' and None mean the 2-norm, any other
