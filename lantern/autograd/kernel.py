@@ -83,18 +83,44 @@ def _one_output_autograd_kernel(op, args, backend):
     if tls.anomaly or _hook_stack.stack:
         return _DOES_NOT_APPLY
     d = op.derivative
+    edges_and_needs = _tensor_edges(d, args)
+    if edges_and_needs is None:
+        return _DOES_NOT_APPLY
+    kernel = op.kernels.get(backend.key)
+    result = kernel(op, args) if kernel is not None and op.kind in _DIRECT_KINDS else _compute(op, args, backend)
+    edges, needs = edges_and_needs
+    if True not in needs:
+        return result
+    to_save, saves_result = d._plans.get(needs) or d.plan(needs)
+    node = _new(d.node_cls or _node_class(d, args))  # Node(edges, (InputMeta(result),))
+    node.next_functions, node._seq = edges, next(_sequence)
+    meta = node._input_meta = (_new(InputMeta),)
+    meta[0].shape, meta[0].dtype, meta[0].backend = result._size, result.dtype, result._backend
+    node.derivative, node.needs, node.edge_counts, node.saved = d, needs, None, {}
+    if to_save:
+        _save_inputs_written_out(node.saved, args, to_save)
+    if result.dtype.is_floating_point or result.dtype.is_complex:
+        result._requires_grad, result._grad_fn = True, node
+    if op.schema.alias == "view":
+        record_view(result)
+    if saves_result:
+        _save_outputs(node, result, saves_result)
+    return result
+
+
+def _tensor_edges(d, args):
+    """_differentiable_edges when every formula's argument is one tensor, gradient_edge's common cases written in:
+    (edges, needs), or None when one is not a tensor."""
     edges, needs = [], []
     for index in d.arg_indices:
         a = args[index]
         if not isinstance(a, TensorImpl):
-            return _DOES_NOT_APPLY
+            return None
+        meta = a._autograd
+        needs.append(a._requires_grad)
         if not a._requires_grad:
             edges.append(_NO_EDGE)
-            needs.append(False)
-            continue
-        needs.append(True)
-        meta = a._autograd  # gradient_edge(a): a non-leaf's grad_fn, a leaf's AccumulateGrad
-        if meta is not None and meta.attr_version is not None:  # a view changed in place: the general case
+        elif meta is not None and meta.attr_version is not None:  # a view changed in place: the general case
             edges.append(gradient_edge(a))
         elif a._grad_fn is not None:
             edges.append((a._grad_fn, a._output_nr))
@@ -102,18 +128,11 @@ def _one_output_autograd_kernel(op, args, backend):
             edges.append((meta.grad_accumulator, 0))
         else:
             edges.append(gradient_edge(a))
-    kernel = op.kernels.get(backend.key)
-    result = kernel(op, args) if kernel is not None and op.kind in _DIRECT_KINDS else _compute(op, args, backend)
-    if True not in needs:
-        return result
-    needs = tuple(needs)
-    to_save, saves_result = d._plans.get(needs) or d.plan(needs)
-    node = _new(d.node_cls or _node_class(d, args))  # Node(edges, (InputMeta(result),))
-    node.next_functions, node._seq = tuple(edges), next(_sequence)
-    meta = node._input_meta = (_new(InputMeta),)
-    meta[0].shape, meta[0].dtype, meta[0].backend = result._size, result.dtype, result._backend
-    saved = node.saved = {}
-    node.derivative, node.needs, node.edge_counts = d, needs, None
+    return tuple(edges), tuple(needs)
+
+
+def _save_inputs_written_out(saved, args, to_save):
+    """_save_inputs with the SavedTensor and TensorMeta constructors written in (no saved-tensor hooks are on)."""
     for name, index, kind in to_save:
         a = args[index]
         if kind == "tensor" and isinstance(a, TensorImpl) and not a._is_inference:  # SavedTensor(a)
@@ -125,13 +144,6 @@ def _one_output_autograd_kernel(op, args, backend):
             m.size, m.stride, m.offset, m.dtype, m.device = a._size, a._stride, a._offset, a.dtype, a._backend.device
         else:
             saved[name] = save_value(a) if kind == "tensor" else a
-    if result.dtype.is_floating_point or result.dtype.is_complex:
-        result._requires_grad, result._grad_fn = True, node
-    if op.schema.alias == "view":
-        record_view(result)
-    if saves_result:
-        _save_outputs(node, result, saves_result)
-    return result
 
 
 # ---- check ----
