@@ -63,7 +63,8 @@ def test_fused_loop_matches_the_phases(graph, monkeypatch):
     fused_runs = []
     fused = engine._fused_run_ready_nodes
     monkeypatch.setattr(engine, "_fused_run_ready_nodes", lambda task: fused_runs.append(1) or fused(task))
-    expected = both(graph)  # the default: fast paths on, checked against torch
+    with lantern.reference_mode(False):  # fast paths on (also in make test's reference tier), checked against torch
+        expected = both(graph)
     assert fused_runs, "the plain passes took the fused loop"
     fused_runs.clear()
     with lantern.reference_mode():
@@ -114,7 +115,8 @@ def test_one_output_kernel_matches_the_phases(name, monkeypatch):
     fast = kernel._one_output_autograd_kernel
     monkeypatch.setattr(kernel, "_one_output_autograd_kernel",
                         lambda op, args, backend: fast_calls.append(op.name) or fast(op, args, backend))
-    expected = both(lambda lib: _record_and_differentiate(lib, name))
+    with lantern.reference_mode(False):  # fast paths on, also in make test's reference tier
+        expected = both(lambda lib: _record_and_differentiate(lib, name))
     with lantern.reference_mode():
         calls_before = len(fast_calls)
         got = _record_and_differentiate(lantern, name)
