@@ -18,6 +18,10 @@ OUT_OF_REFERENCE_TIER = {
                                    "run is checked op by op and mechanism by mechanism by the rest of tests/",
     "tests/test_bench.py": "the benchmark harness's own machinery (timing, memory sampling), not lantern's code",
     "tests/test_bench_and_demo.py": "`make bench --quick` and the demo: speed and a training run, not an oracle",
+    "tests/test_compat.py": "the compat runner and its example scripts in subprocesses: torch's names mapped onto "
+                            "lantern's, and whole programs, as test_real_programs",
+    "tests/test_module_tree.py": "a walk over torch's module tree: which names resolve, the same in both modes",
+    "tests/test_reference_mode.py": "the switch itself: its tests set each mode explicitly",
 }
 
 

@@ -61,11 +61,11 @@ def test_the_reference_tier_option_switches_the_mode_and_leaves_out_its_files():
     """`pytest tests --reference-tier` (make test's second pass, conftest.py) runs in reference mode and leaves out
     the files conftest.OUT_OF_REFERENCE_TIER lists."""
     command = [sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider", "--reference-tier",
-               "--collect-only", "tests/test_bench.py", "tests/test_reference_mode.py"]
+               "--collect-only", "tests/test_bench.py", "tests/test_optim_foreach.py"]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "lantern reference mode: on" in result.stdout
-    assert "<Module test_bench.py>" not in result.stdout and "<Module test_reference_mode.py>" in result.stdout
+    assert "<Module test_bench.py>" not in result.stdout and "<Module test_optim_foreach.py>" in result.stdout
     assert "deselected" in result.stdout
 
 
