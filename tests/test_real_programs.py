@@ -374,7 +374,7 @@ def finished(request, tmp_path_factory):
     """Every selected run under both libraries, a few at a time (each is its own process)."""
     base = str(tmp_path_factory.mktemp("programs"))
     selected = [item.callspec.params["name"] for item in request.session.items
-                if item.module is request.module and hasattr(item, "callspec")]
+                if getattr(item, "module", None) is request.module and hasattr(item, "callspec")]
     jobs = [(name, lib) for name in selected for lib in ("torch", "lantern")]
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         futures = {job: pool.submit(_run, job[1], RUNS[job[0]], os.path.join(base, job[0])) for job in jobs}

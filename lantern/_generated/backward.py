@@ -10,7 +10,6 @@ from lantern.ops.derivative_helpers import (
     pow_backward_exponent, pow_backward_self, prod_backward, select_backward, sgn_backward, slice_backward,
     sum_backward, to_copy_backward, unfold_backward, unpack, value_selecting_backward, where_zero, zeros_like,
 )
-from lantern.ops.dispatcher import call
 from lantern.ops.indexing import (
     _picked, _sum_to, gather_backward, index_select_backward, masked_scatter_backward, masked_select_backward,
     scatter_reduce_backward, take_backward,
@@ -45,12 +44,11 @@ from lantern.ops.reduction import (
     aminmax_backward, logsumexp_backward, nansum_backward, std_backward, std_mean_backward, var_backward,
     var_mean_backward,
 )
-from lantern.ops.registry import get
 from lantern.ops.scan import cummaxmin_backward, cumprod_backward, cumsum_backward, logcumsumexp_backward
 from lantern.ops.sorting import sort_backward
 from lantern.ops.sparse_coo import embedding_sparse_backward, sparse_constructor_values_backward, values_backward
 from lantern.ops.sparse_csr import csr_values_backward, to_dense_backward
-from lantern.ops.sparse_math import sparse_mat1_backward, sparse_sum_backward
+from lantern.ops.sparse_math import sparse_mat1_backward, sparse_softmax_backward, sparse_sum_backward
 from lantern.ops.tensor_shape import cdist_backward, repeat_backward, roll_backward, trace_backward
 
 DEG2RAD = 0.017453292519943295
@@ -239,11 +237,10 @@ def backward_of__sparse_log_softmax(node, grads):
     grad = grads[0]
     saved = node.saved
     dim = saved['dim']
-    self = unpack(saved.get('self'), node)
     result = unpack(saved.get('result'), node)
     needs = node.needs
     return (
-        (call(get('_sparse_log_softmax_backward_data'), (grad, result, dim, self))) if needs[0] else None,
+        (sparse_softmax_backward(grad, result, dim, True)) if needs[0] else None,
     )
 
 
@@ -251,11 +248,10 @@ def backward_of__sparse_softmax(node, grads):
     grad = grads[0]
     saved = node.saved
     dim = saved['dim']
-    self = unpack(saved.get('self'), node)
     result = unpack(saved.get('result'), node)
     needs = node.needs
     return (
-        (call(get('_sparse_softmax_backward_data'), (grad, result, dim, self))) if needs[0] else None,
+        (sparse_softmax_backward(grad, result, dim, False)) if needs[0] else None,
     )
 
 

@@ -538,50 +538,6 @@ def make_dispatch_t0_t1_t2_writes_2(op):
     return dispatch_t0_t1_t2_writes_2
 
 
-def make_dispatch_t0_t1_t3(op):
-    """The entry of ops with tensor arguments args[0], args[1], args[3]."""
-    kernels = op.kernels
-
-    def dispatch_t0_t1_t3(args):
-        if tls.observed:
-            return call_observed(op, args)
-        backend = None
-        grad = mixed = False
-        a = args[0]
-        if isinstance(a, T):
-            if a._requires_grad:
-                grad = True
-            if backend is None:
-                backend = a._backend
-            elif a._backend is not backend:
-                mixed = True
-        a = args[1]
-        if isinstance(a, T):
-            if a._requires_grad:
-                grad = True
-            if backend is None:
-                backend = a._backend
-            elif a._backend is not backend:
-                mixed = True
-        a = args[3]
-        if isinstance(a, T):
-            if a._requires_grad:
-                grad = True
-            if backend is None:
-                backend = a._backend
-            elif a._backend is not backend:
-                mixed = True
-        if backend is None or mixed:
-            backend, grad = _scan(op, args)
-        if grad and tls.grad_enabled and autograd_kernel[0] is not None:
-            return autograd_kernel[0](op, args, backend)
-        kernel = kernels.get(backend.key)
-        if kernel is None:
-            raise_missing_kernel(op, backend)
-        return kernel(op, args)
-    return dispatch_t0_t1_t3
-
-
 def make_dispatch_t0_t1_t3_t4_t5(op):
     """The entry of ops with tensor arguments args[0], args[1], args[3], args[4], args[5]."""
     kernels = op.kernels
