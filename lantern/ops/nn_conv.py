@@ -21,7 +21,7 @@ import itertools
 import math
 
 from ..core import dtype as dt
-from ..core.layout import channels_last
+from ..core.layout import channels_last, contiguous_format
 from ..core.reference import specialisation
 from ..core.tensor_impl import TensorImpl
 from .meta_util import shape_str
@@ -375,7 +375,7 @@ def conv_weight_grad(input, grad, kernel, stride, padding, dilation, groups):
     for d, k in enumerate(kernel):
         if full._size[2 + d] != k:
             full = full.narrow(2 + d, 0, k)
-    return full.transpose(0, 1).contiguous()
+    return full.transpose(0, 1).clone(memory_format=contiguous_format)  # row-major strides even for size-1 dims
 
 
 def conv_input_grad(grad, weight, meta, stride, padding, dilation, transposed, output_padding, groups):
