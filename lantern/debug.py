@@ -42,6 +42,7 @@ from time import perf_counter_ns
 
 from .core.tensor_impl import TensorImpl
 from .ops import dispatcher
+from .ops.op_kinds import OpKind
 from .profiler.table import format_time
 from .profiler.watchers import Watcher, install, overload_frontend, remove
 
@@ -66,7 +67,7 @@ def _kernel_name(op, key):
     if sparse_kernel is not None:
         name = sparse_kernel.__qualname__.replace(".<locals>", "")
         return f"{key.name}:{sparse_kernel.__module__.rpartition('.')[2]}.{name}"
-    meta_only = key.name == "Meta" or op.impl is None or op.kind == "view"
+    meta_only = key.name == "Meta" or op.impl is None or op.kind is OpKind.VIEW
     fn = op.meta if meta_only else op.impl
     name = fn.__qualname__.replace(".<locals>", "") if fn is not None else "?"
     where = f"{fn.__module__.rpartition('.')[2]}.{name}" if fn is not None else "?"

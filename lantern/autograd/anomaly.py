@@ -17,6 +17,7 @@ import threading
 import traceback
 import warnings
 
+from ..core.dtype import is_differentiable
 from ..core.state import tls
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -53,7 +54,7 @@ def run_with_anomaly(node, grads):
         raise
     if _check_nan.value:
         for i, g in enumerate(outs):
-            if g is not None and g.dtype.category >= 2 and g.isnan().any().item():
+            if g is not None and is_differentiable(g.dtype) and g.isnan().any().item():
                 _warn_forward_trace(node)
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
     return outs

@@ -21,6 +21,7 @@ so `y.grad_fn.needs_input_grad` and attributes set on ctx are visible on the gra
 """
 import functools
 
+from ..core.dtype import is_differentiable
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops.dispatcher import call
@@ -133,7 +134,7 @@ def once_differentiable(fn):
         if not tls.grad_enabled or not any(isinstance(a, TensorImpl) and a._requires_grad for a in args):
             return outputs
         items = outputs if isinstance(outputs, tuple) else (outputs,)
-        leaves = [o.detach().requires_grad_(True) if isinstance(o, TensorImpl) and o.dtype.category >= 2 else None
+        leaves = [o.detach().requires_grad_(True) if isinstance(o, TensorImpl) and is_differentiable(o.dtype) else None
                   for o in items]
         node = Error(tuple(gradient_edge(t) if t is not None else (None, 0) for t in leaves),
                      tuple(InputMeta(t) if t is not None else None for t in leaves))
@@ -215,7 +216,7 @@ def _finish(ctx, args, outputs, record):
         if not isinstance(o, TensorImpl):
             result.append(o)
             continue
-        differentiable = record and id(o) not in non_diff and o.dtype.category >= 2
+        differentiable = record and id(o) not in non_diff and is_differentiable(o.dtype)
         if id(o) in dirty:
             _check_dirty(o, record)
             o._bump_version()
@@ -242,7 +243,7 @@ def _finish(ctx, args, outputs, record):
 
 def _view_error(ctx, nr, outs, non_diff):
     """The error an in-place change of output nr (an input returned as-is, so a view) will raise."""
-    n_diff = sum(1 for o in outs if isinstance(o, TensorImpl) and id(o) not in non_diff and o.dtype.category >= 2)
+    n_diff = sum(1 for o in outs if isinstance(o, TensorImpl) and id(o) not in non_diff and is_differentiable(o.dtype))
     why = ("is the output of a function that returns multiple views. Such functions do not allow the output views to "
            "be modified inplace. You should replace the inplace operation by an out-of-place one." if n_diff > 1 else
            "was created inside a custom Function (or because an input was returned as-is) and the autograd logic to "

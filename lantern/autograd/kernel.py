@@ -16,6 +16,7 @@ from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher
 from ..ops.derivative import TensorMeta
+from ..ops.op_kinds import AliasKind, OpKind
 from .anomaly import remember_forward
 from .graph import InputMeta, Node, SavedTensor, _sequence, gradient_edge
 from .meta import autograd_meta
@@ -23,7 +24,7 @@ from .node import node_class, save_value
 from .saved_hooks import _hooks as _hook_stack
 from .views import CopySlices, record_view
 
-_DIRECT_KINDS = ("structured", "structured_inplace", "view")  # their kernels never call other ops
+_DIRECT_KINDS = (OpKind.STRUCTURED, OpKind.STRUCTURED_INPLACE, OpKind.VIEW)  # their kernels never call other ops
 _new = object.__new__
 
 
@@ -60,7 +61,7 @@ class _FitsOneOutputKernel(dict):
         d = op.derivative
         schema = op.schema
         fits = self[op] = (
-            schema.alias in ("new", "view") and d is not None and not d.nondifferentiable and not d.scalar_groups
+            schema.alias in (AliasKind.NEW, AliasKind.VIEW) and d is not None and not d.nondifferentiable and not d.scalar_groups
             and len(schema.returns) == 1 and schema.returns[0].is_tensor and not schema.returns[0].is_list
             and all(schema.args[i].is_tensor and not schema.args[i].is_list for i in d.arg_indices))
         return fits
@@ -101,7 +102,7 @@ def _one_output_autograd_kernel(op, args, backend):
         _save_inputs_written_out(node.saved, args, to_save)
     if result.dtype.is_floating_point or result.dtype.is_complex:
         result._requires_grad, result._grad_fn = True, node
-    if op.schema.alias == "view":
+    if op.schema.alias is AliasKind.VIEW:
         record_view(result)
     if saves_result:
         _save_outputs(node, result, saves_result)
@@ -150,10 +151,10 @@ def _save_inputs_written_out(saved, args, to_save):
 def _check(op, args):
     """Refuse what autograd cannot record (out= calls, in-place changes of leaves); True for an in-place op."""
     alias = op.schema.alias
-    if alias == "out":
+    if alias is AliasKind.OUT:
         raise RuntimeError(f"{op.schema.name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
-    if alias == "inplace":
+    if alias is AliasKind.INPLACE:
         _check_inplace_allowed(args[0])
         return True
     return False
@@ -251,7 +252,7 @@ def _set_history(op, args, result, node):
     """The outputs' grad_fn becomes the node (only floating and complex tensors carry gradients); an in-place op
     rebases self's
     history, a view records its base."""
-    if op.schema.alias == "inplace":
+    if op.schema.alias is AliasKind.INPLACE:
         _rebase_inplace(args[0], node)
     elif isinstance(result, tuple):
         for nr, o in enumerate(result):
@@ -260,7 +261,7 @@ def _set_history(op, args, result, node):
     else:
         if result.dtype.is_floating_point or result.dtype.is_complex:
             _set_output_history(result, node, 0)
-        if op.schema.alias == "view":
+        if op.schema.alias is AliasKind.VIEW:
             record_view(result)
 
 

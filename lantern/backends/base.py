@@ -17,6 +17,7 @@ from ..core.storage import UntypedStorage
 from ..core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
 from ..ops import generated, registry
 from ..ops.meta_util import pointwise_strides, shape_str
+from ..ops.op_kinds import OpKind
 
 
 def internal_overlap_check(t, op_name):
@@ -155,10 +156,10 @@ class Backend:
         """Give `op` this backend's kernel, according to the op's kind."""
         if op.backends is not None and self.device.type not in op.backends:
             return
-        if op.kind == "structured" and not op.list_positions and self.xp is not None:
+        if op.kind is OpKind.STRUCTURED and not op.list_positions and self.xp is not None:
             op.kernels[self.key] = self._specialized_structured(op)
             return
-        runner = getattr(self, "run_" + op.kind, None)
+        runner = getattr(self, "run_" + op.kind.value, None)
         if runner is not None:
             op.kernels[self.key] = runner
 

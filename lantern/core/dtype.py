@@ -4,13 +4,38 @@
 >>> lantern.float32.itemsize, lantern.float.is_floating_point, lantern.int64.is_signed
 (4, True, True)
 """
+import enum
 import threading
 
 import ml_dtypes
 import numpy as np
 
-# Promotion categories, lowest first (PyTorch: bool < integral < floating < complex).
-BOOL, INTEGRAL, FLOATING, COMPLEX = range(4)
+
+class Category(enum.IntEnum):
+    """A dtype's promotion category, lowest first as PyTorch orders them: bool < integral < floating < complex.
+
+    >>> import lantern
+    >>> lantern.int32.category, lantern.float16.category < lantern.complex64.category
+    (<Category.INTEGRAL: 1>, True)
+    """
+
+    BOOL = 0
+    INTEGRAL = 1
+    FLOATING = 2
+    COMPLEX = 3
+
+
+BOOL, INTEGRAL, FLOATING, COMPLEX = Category
+
+
+def is_differentiable(d):
+    """Floating or complex: the dtypes whose tensors can require gradients.
+
+    >>> import lantern
+    >>> is_differentiable(lantern.float16), is_differentiable(lantern.complex64), is_differentiable(lantern.int64)
+    (True, True, False)
+    """
+    return d.category >= FLOATING
 
 
 class dtype:

@@ -7,7 +7,7 @@ location is `path:line` from the repository root; `print(card)` shows it all, th
 
 >>> card = op_card("mul")
 >>> card.schema, card.alias
-('mul(Tensor self, Tensor other) -> Tensor', 'new')
+('mul(Tensor self, Tensor other) -> Tensor', <AliasKind.NEW: 'new'>)
 >>> card.variants
 ['mul_ (in place)', 'mul.out (out=)']
 >>> card.generated["binding lantern.mul"].startswith("lantern/_generated/functions.py:")
@@ -19,17 +19,21 @@ from dataclasses import dataclass, field
 
 from ..core import reference
 from ..ops import binding, dispatcher, registry
+from ..ops.op_kinds import AliasKind, OpKind
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-ALIAS_KINDS = {"new": "returns a new tensor", "view": "returns a view of an input, sharing its storage",
-               "inplace": "writes into self and returns it", "out": "writes into out= and returns it"}
-KINDS = {"structured": "meta gives shape and dtype, then the kernel fills a new output",
-         "structured_inplace": "meta checks, then the kernel writes into self",
-         "structured_out": "meta checks, out is resized, then the kernel writes into it",
-         "view": "meta gives sizes, strides and offset over the input's storage; no data moves",
-         "custom": "the kernel builds its own outputs",
-         "composite": "a Python function over registered ops: no kernel, no derivative of its own"}
+ALIAS_KINDS = {AliasKind.NEW: "returns a new tensor",
+               AliasKind.VIEW: "returns a view of an input, sharing its storage",
+               AliasKind.INPLACE: "writes into self and returns it",
+               AliasKind.OUT: "writes into out= and returns it"}
+COMPOSITE = "composite"  # the card's kind for a composite: a Python function, not an Operator, so no OpKind
+KINDS = {OpKind.STRUCTURED: "meta gives shape and dtype, then the kernel fills a new output",
+         OpKind.STRUCTURED_INPLACE: "meta checks, then the kernel writes into self",
+         OpKind.STRUCTURED_OUT: "meta checks, out is resized, then the kernel writes into it",
+         OpKind.VIEW: "meta gives sizes, strides and offset over the input's storage; no data moves",
+         OpKind.CUSTOM: "the kernel builds its own outputs",
+         COMPOSITE: "a Python function over registered ops: no kernel, no derivative of its own"}
 
 
 def where(fn):
@@ -122,7 +126,7 @@ def _composite_card(name):
     wrapper = registry.COMPOSITES[name]
     fn = inspect.unwrap(wrapper)
     return OpCard(
-        name=name, schema=f"{name}{inspect.signature(fn)}", alias="new", kind="composite", variants=[],
+        name=name, schema=f"{name}{inspect.signature(fn)}", alias=AliasKind.NEW, kind=COMPOSITE, variants=[],
         meta="none (the ops it calls check their arguments)", kernels={},
         derivative="none: autograd differentiates the ops it runs", formulas=[], saves=[],
         generated={"function": describe(fn), "wrapper (watchers)": where(wrapper)}, fast_paths=_fast_paths({name}))
@@ -147,7 +151,7 @@ def _kernels(op):
         backend = getattr(runner, "__self__", None)
         if getattr(backend, "xp", True) is None:
             kernels[key.name] += "  (shapes only: no kernel runs)"
-        elif op.impl is not None and op.kind != "view" and (backend is not None or "make_run_" in runner.__qualname__):
+        elif op.impl is not None and op.kind is not OpKind.VIEW and (backend is not None or "make_run_" in runner.__qualname__):
             kernels[key.name] += f"\nruns {describe(op.impl)}"
         if hasattr(runner, "sparse_kernel"):   # a sparse layout's kernel (lantern.backends.sparse.register_kernel)
             kernels[key.name] += f"\nruns {describe(runner.sparse_kernel)}"

@@ -23,6 +23,7 @@ import lantern
 from .. import _tensor
 from .._tensor import Tensor
 from ..core import dtype as _dt
+from ..ops.op_kinds import AliasKind, OpKind
 from ..ops.registry import REGISTRY
 from .types import (TensorType, IntType, FloatType, BoolType, StrType, NoneType, ListType, TupleType,
                     OptionalType, DictType, AnyType, DeviceType, DtypeType, type_of)
@@ -1283,7 +1284,7 @@ def _overloads(name):
     ops = _OVERLOADS.get(name)
     if ops is None:
         ops = [op for key, op in REGISTRY.items() if (key == name or key.startswith(name + "."))
-               and op.kind not in ("structured_inplace", "structured_out") and op.schema.alias != "out"
+               and op.kind not in (OpKind.STRUCTURED_INPLACE, OpKind.STRUCTURED_OUT) and op.schema.alias is not AliasKind.OUT
                and op.schema.args and op.schema.args[0].is_tensor]
         ops.sort(key=lambda op: op.name != name)
         _OVERLOADS[name] = ops

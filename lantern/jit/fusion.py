@@ -39,6 +39,7 @@ import weakref
 import numpy as np
 
 import lantern
+from ..core.dtype import is_differentiable
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher, registry
@@ -315,7 +316,7 @@ class FusedGroup(Function):
         ctx.program, ctx.plan = program, plan
         ctx.scalars = [None if isinstance(t, TensorImpl) else t for t in inputs]
         ctx.save_for_backward(*[t for t in inputs if isinstance(t, TensorImpl)])
-        ctx.mark_non_differentiable(*[o for o in outputs if o.dtype.category < 2])
+        ctx.mark_non_differentiable(*[o for o in outputs if not is_differentiable(o.dtype)])
         return tuple(outputs)
 
     @staticmethod

@@ -29,6 +29,7 @@ from ..autograd import grad_mode
 from ..core.tensor_impl import TensorImpl
 from ..jit.types import with_memory_formats
 from ..ops import dispatcher, registry
+from ..ops.op_kinds import AliasKind, OpKind
 from .builder import Sym, Var, numpy_of
 from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
 from .symbolic import MIN_OPSET, SYMBOLICS, UNVIEWS
@@ -155,12 +156,12 @@ class _Converter:
         results = result if isinstance(result, tuple) else (result,)
         for out, r in zip(outputs, results):
             self.example[out] = r
-        if op.kind == "view" and op.schema.alias == "view":
+        if op.kind is OpKind.VIEW and op.schema.alias is AliasKind.VIEW:
             self._view(node, functional.name, inputs, outputs[0])
             return
         alias = op.schema.alias
         fn = SYMBOLICS.get(functional.name)
-        mutates = alias in ("inplace", "out")
+        mutates = alias in (AliasKind.INPLACE, AliasKind.OUT)
         if fn is None:
             if not mutates and all(not o.uses() for o in outputs):
                 return   # dead code (e.g. a check whose result only Python looked at)
@@ -174,9 +175,9 @@ class _Converter:
         self.g.meta = [(tuple(r.shape), r.dtype) if isinstance(r, TensorImpl) else None for r in results]
         names = fn(self.g, *args)
         names = names if isinstance(names, tuple) else (names,)
-        if alias == "inplace":
+        if alias is AliasKind.INPLACE:
             targets = [inputs[0]]
-        elif alias == "out":
+        elif alias is AliasKind.OUT:
             targets = list(inputs[n_args:])
         else:
             targets = None

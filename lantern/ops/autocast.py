@@ -27,6 +27,7 @@ from ..core.tensor_impl import TensorImpl
 from . import registry
 from .autocast_policy import call_policy, policy_of
 from .dispatcher import call, redispatch, set_autocast_kernel
+from .op_kinds import AliasKind
 
 
 # each device type's default autocast dtype, as PyTorch 2.13 has them (only CPU regions change what lantern computes)
@@ -164,7 +165,7 @@ def target_dtype(policy, name, region, values):
 
 def _policy_of_op(op):
     """An op's policy: its functional form's, by name without the overload; in-place and out= forms have none."""
-    return policy_of(op.schema.name) if op.schema.alias == "new" else None
+    return policy_of(op.schema.name) if op.schema.alias is AliasKind.NEW else None
 
 
 def autocast_kernel(op, args):

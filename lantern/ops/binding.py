@@ -18,6 +18,7 @@ from at start-up (see lantern.ops.generated).
 """
 from . import generated, keyword_aliases
 from .dispatcher import call, entry
+from .op_kinds import OpKind
 from .registry import REGISTRY
 
 _BINDINGS = {}  # ('method ' or '') + name -> the binding made for it
@@ -150,7 +151,7 @@ def binding_source(name, method=False):
 def functional_ops():
     """The registered ops with a public functional form (lantern.<name>)."""
     return [op for op in REGISTRY.values()
-            if op.kind not in ("structured_inplace", "structured_out") and "." not in op.name
+            if op.kind not in (OpKind.STRUCTURED_INPLACE, OpKind.STRUCTURED_OUT) and "." not in op.name
             and not op.name.startswith("_")]
 
 
@@ -158,7 +159,7 @@ def method_ops():
     """The ops that are Tensor methods: each public op whose first argument is `Tensor self`, and its in-place
     form (not internal ops like _to_copy, nor function-only ones like im2col)."""
     return [op for op in REGISTRY.values()
-            if op.schema.args and op.schema.args[0].name == "self" and op.kind != "structured_out"
+            if op.schema.args and op.schema.args[0].name == "self" and op.kind is not OpKind.STRUCTURED_OUT
             and not op.schema.overload and not op.schema.name.startswith("_") and op.method]
 
 

@@ -16,6 +16,7 @@ from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..core.device import device as _device
 from . import generated
+from .op_kinds import AliasKind
 
 _BACKENDS = {}          # device type -> Backend
 _AUTOGRAD_KERNEL = [None]  # the generic autograd kernel, installed by lantern.autograd
@@ -127,7 +128,7 @@ def entry_shape(op):
     """What an op's entry depends on, as a name: which arguments are tensors ('t0_t1'; 'scan' for tensor lists or
     none) and which one the op writes ('_writes_0'). Ops of one shape share one generated factory."""
     shape = "scan" if op.list_positions or not op.tensor_positions else "_".join(f"t{i}" for i in op.tensor_positions)
-    mutated = {"inplace": 0, "out": len(op.schema.args) - 1}.get(op.schema.alias)
+    mutated = {AliasKind.INPLACE: 0, AliasKind.OUT: len(op.schema.args) - 1}.get(op.schema.alias)
     return shape if mutated is None else f"{shape}_writes_{mutated}"
 
 
@@ -137,7 +138,7 @@ def entry_source(op):
     attribute reads; anything else falls back to the general _scan. Ops that write into a tensor also refuse
     inference tensors outside inference_mode (only they pay for that check)."""
     shape = entry_shape(op)
-    mutated = {"inplace": 0, "out": len(op.schema.args) - 1}.get(op.schema.alias)
+    mutated = {AliasKind.INPLACE: 0, AliasKind.OUT: len(op.schema.args) - 1}.get(op.schema.alias)
     if op.list_positions or not op.tensor_positions:
         what = "tensor lists, or no tensor arguments"
     else:
@@ -270,7 +271,7 @@ def call_observed(op, args):
         result = trace.around(op, args, lambda: _call_below_watchers(op, args))
     else:
         result = _call_below_watchers(op, args)
-    if tls.inference_mode and op.schema.alias == "new":
+    if tls.inference_mode and op.schema.alias is AliasKind.NEW:
         for t in (result if isinstance(result, tuple) else (result,)):
             if isinstance(t, TensorImpl):
                 t._is_inference = True

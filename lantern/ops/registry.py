@@ -17,6 +17,7 @@ import threading
 
 from ..core.state import tls
 from . import autocast, autocast_policy, generated, keyword_aliases
+from .op_kinds import OpKind
 from .schema import parse_schema
 
 REGISTRY = {}
@@ -115,26 +116,26 @@ def structured(text, meta, impl, inplace=True, out=True, pointwise=False, exact_
     dtype_from_out: with out= and no dtype= argument, compute in out's dtype (sum, prod).
     method: also a Tensor method (False for ops PyTorch has only as functions, like im2col)."""
     schema = parse_schema(text)
-    variants = [Operator(schema, "structured", meta, impl)]
+    variants = [Operator(schema, OpKind.STRUCTURED, meta, impl)]
     if inplace:
-        variants.append(Operator(_inplace_schema(schema), "structured_inplace", meta, impl))
+        variants.append(Operator(_inplace_schema(schema), OpKind.STRUCTURED_INPLACE, meta, impl))
     if out:
-        variants.append(Operator(_out_schema(schema), "structured_out", meta, impl))
+        variants.append(Operator(_out_schema(schema), OpKind.STRUCTURED_OUT, meta, impl))
     op = variants[0]
     for v in variants:
         v.functional = op
         v.pointwise, v.exact_out_dtype, v.dtype_from_out, v.method = pointwise, exact_out_dtype, dtype_from_out, method
         _register(v)
-        if v.kind == "structured_inplace":
+        if v.kind is OpKind.STRUCTURED_INPLACE:
             op.inplace = v
-        elif v.kind == "structured_out":
+        elif v.kind is OpKind.STRUCTURED_OUT:
             op.out = v
     return op
 
 
 def view(text, meta, sets_base=True, method=True):
     """Declare a view op: meta(*args) -> (sizes, strides, offset) of the result over the input's storage."""
-    op = Operator(parse_schema(text), "view", meta)
+    op = Operator(parse_schema(text), OpKind.VIEW, meta)
     op.sets_base = sets_base
     op.method = method
     return _register(op)
@@ -143,7 +144,7 @@ def view(text, meta, sets_base=True, method=True):
 def custom(text, kernel, meta=None, backends=None, method=True):
     """Declare an op with its own kernel(backend, *args); `backends` limits which backends it runs on;
     `method=False` for ops PyTorch has only as functions."""
-    op = Operator(parse_schema(text), "custom", meta, kernel)
+    op = Operator(parse_schema(text), OpKind.CUSTOM, meta, kernel)
     op.backends = backends
     op.method = method
     return _register(op)

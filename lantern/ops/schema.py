@@ -4,10 +4,12 @@
 >>> s.name, s.overload, [a.name for a in s.args], s.args[2].kwarg_only, s.args[2].default
 ('add', 'Tensor', ['self', 'other', 'alpha'], True, 1)
 >>> parse_schema("view(Tensor(a) self, int[] size) -> Tensor(a)").alias
-'view'
+<AliasKind.VIEW: 'view'>
 """
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from .op_kinds import AliasKind
 
 _ARG = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?\??(?:\[\d*\])?\??)\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
 _LITERALS = {"None": None, "True": True, "False": False, "[]": (), "contiguous_format": "contiguous_format"}
@@ -47,7 +49,7 @@ class Schema:
     args: tuple
     returns: tuple       # Arguments (names may be empty)
     text: str
-    alias: str = field(default="new")   # 'new' | 'view' | 'inplace' | 'out'
+    alias: AliasKind = AliasKind.NEW
 
     @property
     def full_name(self):
@@ -121,11 +123,11 @@ def parse_schema(text):
     returns = tuple(_parse_arg(r if " " in r else r + " _", False) for r in _split_top(ret))
     mutated = [a for a in args if a.alias and a.alias.endswith("!")]
     if any(a.name == "out" for a in mutated) or (mutated and all(a.kwarg_only for a in mutated)):
-        alias = "out"
+        alias = AliasKind.OUT
     elif mutated:
-        alias = "inplace"
+        alias = AliasKind.INPLACE
     elif any(r.alias for r in returns):
-        alias = "view"
+        alias = AliasKind.VIEW
     else:
-        alias = "new"
+        alias = AliasKind.NEW
     return Schema(name, overload, tuple(args), returns, text, alias)

@@ -16,6 +16,7 @@ the value whose memory a value shares (views and in-place results point back to 
 """
 from ..._tensor import Tensor
 from ...ops import registry
+from ...ops.op_kinds import AliasKind
 
 _NONDETERMINISTIC = {
     "aten::rand", "aten::randn", "aten::randint", "aten::randperm", "aten::rand_like", "aten::randn_like",
@@ -49,9 +50,9 @@ def mutated_inputs(node):
     """Indices of the inputs `node` writes to (in-place ops, out= ops, list mutation)."""
     op = op_of(node)
     if op is not None:
-        if op.alias == "inplace":
+        if op.alias is AliasKind.INPLACE:
             return [0]
-        if op.alias == "out":
+        if op.alias is AliasKind.OUT:
             names = [a.name for a in op.schema.args]
             return [names.index("out")] if "out" in names and names.index("out") < len(node.inputs()) else []
         return []
@@ -106,10 +107,10 @@ def alias_root(value):
             return value
         op = op_of(node)
         if op is not None:
-            if op.alias in ("view", "inplace") and node.inputs():
+            if op.alias in (AliasKind.VIEW, AliasKind.INPLACE) and node.inputs():
                 value = node.inputs()[0]
                 continue
-            if op.alias == "out":
+            if op.alias is AliasKind.OUT:
                 idx = mutated_inputs(node)
                 if idx:
                     value = node.inputs()[idx[0]]

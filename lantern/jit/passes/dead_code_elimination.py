@@ -16,6 +16,7 @@ graph(%x : Tensor):
   return (%x)
 <BLANKLINE>
 """
+from ...ops.op_kinds import AliasKind
 from ._analysis import alias_root, has_side_effects, mutated_inputs, op_of, walk
 
 __all__ = ["dead_code_elimination"]
@@ -56,7 +57,7 @@ def _is_fresh(root):
     node = root.node()
     op = op_of(node)
     if op is not None:
-        return op.alias == "new" and not mutated_inputs(node)
+        return op.alias is AliasKind.NEW and not mutated_inputs(node)
     return node.kind() in ("prim::ListConstruct", "prim::DictConstruct")
 
 

@@ -27,6 +27,7 @@ graph(%x : Tensor):
   return (%z)
 <BLANKLINE>
 """
+from ...ops.op_kinds import AliasKind, OpKind
 from ..ir import Graph
 from ..types import DictType, ListType, TensorType, TupleType, ClassType
 from ._analysis import clone_node, constant_value, is_tensor, op_of, writes_anything
@@ -38,7 +39,7 @@ __all__ = ["fuse", "is_fusible"]
 def is_fusible(node):
     """True for a functional pointwise registry op with one tensor output and no list/tuple inputs."""
     op = op_of(node)
-    if op is None or not op.pointwise or op.kind != "structured" or op.alias != "new":
+    if op is None or not op.pointwise or op.kind is not OpKind.STRUCTURED or op.alias is not AliasKind.NEW:
         return False
     if len(node.outputs()) != 1 or not isinstance(node.output().type(), TensorType):
         return False
