@@ -166,9 +166,9 @@ def _from_c(module, name):
 # ("torch.nn") or a subtree ("torch.nn.utils.*": the module and everything below it); a name pattern is a regular
 # expression matched against the whole name.
 RULES = [
-    ("torch.accelerator.*", ".*", "the device-generic accelerator API: issue 14 item 1"),
-    ("torch.backends.*", ".*", "backend flags and queries: issue 14 item 1"),
-    ("torch.cpu.*", ".*", "the torch.cpu device module: issue 14 item 1"),
+    ("torch.accelerator.*", ".*", "the device-generic accelerator API of a CPU build"),
+    ("torch.backends.*", ".*", "backend flags of libraries lantern does not use (NNPACK, XNNPACK, KleidiAI, quantized engines)"),
+    ("torch.cpu.*", ".*", "the torch.cpu device module: CPU capability probing is not mirrored"),
     ("torch.amp.*", ".*", "autocast and GradScaler: issue 14 item 2"),
     ("torch.ao.*", ".*", "quantization (torch.ao): lantern computes in floating point only"),
     ("torch.quantization.*", ".*", "quantization (the torch.ao aliases): lantern computes in floating point only"),
@@ -204,7 +204,7 @@ RULES = [
     ("torch.utils.cpp_extension", ".*", "C++/CUDA extensions: lantern has no C++ side"),
     ("torch.utils.hipify.*", ".*", "ROCm source translation: lantern has no C++ side"),
     ("torch.utils.benchmark.*", ".*", "torch.utils.benchmark: not implemented yet"),
-    ("torch.utils.tensorboard.*", ".*", "TensorBoard writer: issue 14 item 5"),
+    ("torch.utils.tensorboard.*", ".*", "TensorBoard summary helpers beyond SummaryWriter's methods"),
     ("torch.utils.*", ".*", "torch.utils helper not implemented yet"),
     ("torch.profiler.*", ".*", "profiler scheduling and Kineto tooling: lantern.profiler records and prints only"),
     ("torch.autograd.profiler.*", ".*", "the legacy autograd profiler: use lantern.profiler"),
@@ -232,7 +232,7 @@ RULES = [
     ("torch", _is_value, "a constant lantern does not define yet"),
     ("torch", r".*_copy", "a view op's copying variant: not implemented yet"),
     ("torch", r".*[a-z0-9]_", "the in-place function form of an op: not implemented yet"),
-    ("torch", r".*(Storage|Tensor)", "legacy typed storages and tensors: issue 14 item 4"),
+    ("torch", r".*(Storage|Tensor)", "legacy typed storages (lantern has UntypedStorage only)"),
     ("torch", r"(.*autocast.*|GradScaler)", "autocast: issue 14 item 2"),
     ("torch", ".*", "op or function not implemented yet"),
     ("torch.*", ".*", "not implemented yet"),
