@@ -261,9 +261,10 @@ RUNS = {
     "examples-mnist_rnn": Run("examples", "mnist_rnn/main.py", ["--epochs", "1", "--log-interval", "2"],
                               r"Train Epoch: .*Loss: ([\d.]+)", data=mnist, cwd="mnist_rnn", torchvision=True),
     # its pairs come from Python's unseeded `random`, so each run (torch's too) sees its own pairs: the test set's
-    # average loss, not one batch's, is compared
+    # average loss, not one batch's, is compared; on the synthetic digits torch's own runs spread by 2-3x (0.0014 to
+    # 0.0047 seen), so only the magnitude is held
     "examples-siamese_network": Run("examples", "siamese_network/main.py", ["--epochs", "1", "--log-interval", "2"],
-                                    r"Test set: Average loss: ([\d.]+)", rel=0.5, data=mnist,
+                                    r"Test set: Average loss: ([\d.]+)", rel=4, data=mnist,
                                     cwd="siamese_network", torchvision=True),
     # 20 epochs of full-batch steps amplify rounding: torch's own runs differ by ~4e-4 from one to the next
     "examples-mnist_forward_forward": Run(
