@@ -43,7 +43,10 @@ def on_float_arrays(*tensors):
     backend, dtype = first._backend, first.dtype
     if backend.xp is None or dtype not in _ARRAY_DTYPES:
         return False
-    return all(t._backend is backend and t.dtype is dtype for t in tensors)
+    for t in tensors:
+        if t._backend is not backend or t.dtype is not dtype:
+            return False
+    return True
 
 
 def _saved_names(derivative):
