@@ -10,10 +10,10 @@ from lantern.ops.derivative_helpers import (
     pow_backward_exponent, pow_backward_self, prod_backward, select_backward, sgn_backward, slice_backward,
     sum_backward, to_copy_backward, unfold_backward, unpack, value_selecting_backward, where_zero, zeros_like,
 )
-from lantern.ops.indexing import (
-    _picked, _sum_to, gather_backward, index_select_backward, masked_scatter_backward, masked_select_backward,
-    scatter_reduce_backward, take_backward,
-)
+from lantern.ops.indexing_common import _picked, _sum_to
+from lantern.ops.indexing_gather_scatter import gather_backward, scatter_reduce_backward, take_backward
+from lantern.ops.indexing_masks import masked_scatter_backward, masked_select_backward
+from lantern.ops.indexing_slices import index_select_backward
 from lantern.ops.linalg_common import mH, scaled
 from lantern.ops.linalg_decompositions import eigh_backward, qr_backward, svd_backward
 from lantern.ops.linalg_norms import vector_norm_backward
