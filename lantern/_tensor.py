@@ -70,7 +70,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
             if self.device.type == "meta":
                 raise NotImplementedError("Cannot copy out of meta tensor; no data!")
             return self._backend.to_host(self._backend.array(self))
-        return self._backend.array(self)
+        return self._backend.host_array(self)
 
     def numpy(self, *, force=False):
         """The NumPy array over this tensor's memory (shared, not copied); force=True detaches and copies to CPU."""
@@ -82,7 +82,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
             raise TypeError(f"can't convert {self.device.type} device type tensor to numpy. Use Tensor.cpu() to copy "
                             "the tensor to host memory first.")
         _traced_python_value("NumPy array")
-        return self._backend.array(self)
+        return self._backend.host_array(self)
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()

@@ -137,7 +137,12 @@ class Backend:
         self.array(t)[...] = value
 
     def array(self, t):
+        """The array a kernel computes on: t's memory seen through this backend's array library `xp`."""
         raise NotImplementedError
+
+    def host_array(self, t):
+        """The NumPy array a user gets from a CPU tensor (Tensor.numpy(), printing, tolist)."""
+        return self.array(t)
 
     def arrays(self, op, args):
         """args with each tensor replaced by its array (tensor lists too); numbers pass through."""

@@ -7,6 +7,7 @@ and cached on the tensor (rebuilt only if its storage's buffer was replaced by a
 >>> cpu.array(t).strides
 (8, 24)
 """
+import os
 from math import prod as _prod
 
 import numpy as np
@@ -17,6 +18,7 @@ from ..core.device import CPU
 from ..core.dispatch_keys import DispatchKey
 from ..core.storage import UntypedStorage as _Storage
 from ..core.tensor_impl import _STRIDES_CACHE as _strides_cache, contiguous_strides, new_tensor_object
+from . import strict_numpy
 from .base import Backend, install_backend
 
 _ndarray = np.ndarray
@@ -75,8 +77,43 @@ class CPUBackend(Backend):
         t._nd_gen = storage._gen
         return nd
 
+    host_array = array  # a CPU tensor's kernel array is already NumPy's
 
-cpu = CPUBackend()
+
+class StrictCPUBackend(CPUBackend):
+    """The CPU backend with lantern.backends.strict_numpy as its array library: kernels get strict arrays, which
+    refuse NumPy's functions, so a kernel that bypasses `xp` fails its tests. Chosen by LANTERN_ARRAY_LIBRARY=strict
+    for a test run (docs/internals/backends.md). A tensor's cached array stays a plain ndarray; users get those."""
+
+    xp = strict_numpy
+
+    def _specialized_structured(self, op):
+        return self.run_structured  # the generated runners read the cached (plain) arrays directly
+
+    def run_structured(self, op, args):
+        shape, dtype = op.meta(*args)
+        out = self.output(op, shape, dtype, args)
+        op.impl(self.xp, self.array(out), dtype.np, *self.arrays(op, args))
+        return out
+
+    def array(self, t):
+        return strict_numpy.strict(CPUBackend.array(self, t))
+
+    host_array = array_or_none = CPUBackend.array
+
+
+ARRAY_LIBRARIES = {"numpy": CPUBackend, "strict": StrictCPUBackend}
+
+
+def chosen_backend(library):
+    """The CPU backend over the array library LANTERN_ARRAY_LIBRARY names: NumPy unless it says otherwise."""
+    if library not in ARRAY_LIBRARIES:
+        raise ValueError(f"LANTERN_ARRAY_LIBRARY={library!r} names no array library lantern has: use one of "
+                         f"{', '.join(ARRAY_LIBRARIES)}")
+    return ARRAY_LIBRARIES[library]()
+
+
+cpu = chosen_backend(os.environ.get("LANTERN_ARRAY_LIBRARY", "numpy"))
 install_backend(cpu)
 
 

@@ -34,7 +34,7 @@ class SparseBackend:
         raise TypeError(f"can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first. (a "
                         f"{t.layout.name} tensor has no array of its own: its indices and values have)")
 
-    array_or_none = array
+    array_or_none = host_array = array
 
     def __repr__(self):
         return f"<lantern {self.key.name} backend>"

@@ -60,11 +60,12 @@ def _sub_meta(a, b, alpha=1):
     return shape, dtype
 
 
-def _add_sub_impl(ufunc):
+def _add_sub_impl(name):
+    """add or subtract (the ufunc xp.<name>) with `alpha` scaling the second operand."""
     def impl(xp, out, dtype, a, b, alpha=1):
         if alpha.__class__ is int and alpha == 1 and getattr(a, "dtype", None) is dtype and \
                 getattr(b, "dtype", None) is dtype:  # the common case: no casts, no scaling
-            ufunc(a, b, out=out)
+            getattr(xp, name)(a, b, out=out)
             return
         if getattr(a, "dtype", None) is not dtype:
             a = as_dtype(xp, a, dtype)
@@ -72,12 +73,12 @@ def _add_sub_impl(ufunc):
             b = as_dtype(xp, b, dtype)
         if alpha != 1:
             b = xp.multiply(b, as_dtype(xp, alpha, dtype), dtype=dtype, casting="unsafe")
-        ufunc(a, b, out=out, dtype=dtype, casting="unsafe")
+        getattr(xp, name)(a, b, out=out, dtype=dtype, casting="unsafe")
     return impl
 
 
-_sub_impl = _add_sub_impl(np.subtract)
-structured("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add_meta, _add_sub_impl(np.add),
+_sub_impl = _add_sub_impl("subtract")
+structured("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add_meta, _add_sub_impl("add"),
            pointwise=True)
 structured("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub_meta, _sub_impl, pointwise=True)
 
@@ -101,7 +102,7 @@ derivative("rsub", name=lambda args: "RsubBackward0" if _is_tensor(args[1]) else
 
 
 structured("mul(Tensor self, Tensor other) -> Tensor", _binary_meta("mul", KEEP, None, True),
-           _ufunc_impl(np.multiply), pointwise=True)
+           _ufunc_impl("multiply", 2), pointwise=True)
 
 
 derivative("mul", self="grad * conj(other)", other="grad * conj(self)")

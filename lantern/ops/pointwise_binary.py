@@ -34,43 +34,44 @@ def _minmax_check(name):
     return _not_for(name, dt.COMPLEX, error=RuntimeError, msg=f"{name} not implemented for complex tensors.")
 
 
-def _int_safe(ufunc):
-    """Integer floor_divide/remainder/fmod raise on a zero divisor, as PyTorch does (NumPy would return 0)."""
+def _int_safe(name):
+    """Integer floor_divide/remainder/fmod (the ufunc xp.<name>) raise on a zero divisor, as PyTorch does (NumPy
+    would return 0)."""
     def impl(xp, out, dtype, a, b):
         b = as_dtype(xp, b, dtype)
         if dtype.kind in "iu":
             _int_zero_check(xp, b, out)
-        ufunc(as_dtype(xp, a, dtype), b, out=out, casting="unsafe")
-    impl.__name__ = ufunc.__name__
+        getattr(xp, name)(as_dtype(xp, a, dtype), b, out=out, casting="unsafe")
+    impl.__name__ = name
     return impl
 
 
 # ---- the binary table ------------------------------------------------------------------------------------
 
-# name, ufunc or impl, dtype rule, dtype check, takes a Python number as `other`, has an in-place form
+# name, ufunc's name on xp or impl, dtype rule, dtype check, takes a Python number as `other`, has an in-place form
 BINARY = [
-    ("floor_divide", _int_safe(np.floor_divide), KEEP, _no_bool_or_complex["floor_divide"], True, True),
-    ("remainder", _int_safe(np.remainder), KEEP, _no_bool_or_complex["remainder"], True, True),
-    ("fmod", _int_safe(np.fmod), KEEP, _no_bool_or_complex["fmod"], True, True),
-    ("atan2", np.arctan2, FLOAT, _real_only["atan2"], False, True),
-    ("maximum", np.maximum, KEEP, _minmax_check("maximum"), False, False),
-    ("minimum", np.minimum, KEEP, _minmax_check("minimum"), False, False),
-    ("bitwise_and", np.bitwise_and, KEEP, _ints_only["bitwise_and"], True, True),
-    ("bitwise_or", np.bitwise_or, KEEP, _ints_only["bitwise_or"], True, True),
-    ("bitwise_xor", np.bitwise_xor, KEEP, _ints_only["bitwise_xor"], True, True),
-    ("bitwise_left_shift", np.left_shift, KEEP, _shift["bitwise_left_shift"], True, True),
-    ("bitwise_right_shift", np.right_shift, KEEP, _shift["bitwise_right_shift"], True, True),
-    ("eq", _compare_impl(np.equal), BOOL, None, True, True),
-    ("ne", _compare_impl(np.not_equal), BOOL, None, True, True),
-    ("lt", _compare_impl(np.less), BOOL, _real_only["lt"], True, True),
-    ("le", _compare_impl(np.less_equal), BOOL, _real_only["le"], True, True),
-    ("gt", _compare_impl(np.greater), BOOL, _real_only["gt"], True, True),
-    ("ge", _compare_impl(np.greater_equal), BOOL, _real_only["ge"], True, True),
-    ("logical_and", _compare_impl(np.logical_and), BOOL, None, False, True),
-    ("logical_or", _compare_impl(np.logical_or), BOOL, None, False, True),
-    ("logical_xor", _compare_impl(np.logical_xor), BOOL, None, False, True),
-    ("fmax", np.fmax, KEEP, _minmax_check("fmax"), False, False),
-    ("fmin", np.fmin, KEEP, _minmax_check("fmin"), False, False),
+    ("floor_divide", _int_safe("floor_divide"), KEEP, _no_bool_or_complex["floor_divide"], True, True),
+    ("remainder", _int_safe("remainder"), KEEP, _no_bool_or_complex["remainder"], True, True),
+    ("fmod", _int_safe("fmod"), KEEP, _no_bool_or_complex["fmod"], True, True),
+    ("atan2", "arctan2", FLOAT, _real_only["atan2"], False, True),
+    ("maximum", "maximum", KEEP, _minmax_check("maximum"), False, False),
+    ("minimum", "minimum", KEEP, _minmax_check("minimum"), False, False),
+    ("bitwise_and", "bitwise_and", KEEP, _ints_only["bitwise_and"], True, True),
+    ("bitwise_or", "bitwise_or", KEEP, _ints_only["bitwise_or"], True, True),
+    ("bitwise_xor", "bitwise_xor", KEEP, _ints_only["bitwise_xor"], True, True),
+    ("bitwise_left_shift", "left_shift", KEEP, _shift["bitwise_left_shift"], True, True),
+    ("bitwise_right_shift", "right_shift", KEEP, _shift["bitwise_right_shift"], True, True),
+    ("eq", _compare_impl("equal"), BOOL, None, True, True),
+    ("ne", _compare_impl("not_equal"), BOOL, None, True, True),
+    ("lt", _compare_impl("less"), BOOL, _real_only["lt"], True, True),
+    ("le", _compare_impl("less_equal"), BOOL, _real_only["le"], True, True),
+    ("gt", _compare_impl("greater"), BOOL, _real_only["gt"], True, True),
+    ("ge", _compare_impl("greater_equal"), BOOL, _real_only["ge"], True, True),
+    ("logical_and", _compare_impl("logical_and"), BOOL, None, False, True),
+    ("logical_or", _compare_impl("logical_or"), BOOL, None, False, True),
+    ("logical_xor", _compare_impl("logical_xor"), BOOL, None, False, True),
+    ("fmax", "fmax", KEEP, _minmax_check("fmax"), False, False),
+    ("fmin", "fmin", KEEP, _minmax_check("fmin"), False, False),
     ("copysign", _computed(lambda xp, a, b: xp.copysign(a, b), 2), FLOAT, _not_for_complex("copysign_cpu"), True,
      True),
     ("xlogy", _special_impl("xlogy", 2), FLOAT, _not_for_complex("xlogy_cpu"), True, True),
@@ -82,7 +83,7 @@ for _name, _fn, _rule, _check, _number_other, _inplace in BINARY:
     if _name == "copysign":
         _meta = _tensor_self(_name, _meta)
     structured(f"{_name}(Tensor self, Tensor other) -> Tensor", _meta,
-               _fn if not isinstance(_fn, np.ufunc) else _ufunc_impl(_fn), inplace=_inplace, pointwise=True)
+               _ufunc_impl(_fn, 2) if isinstance(_fn, str) else _fn, inplace=_inplace, pointwise=True)
 
 
 derivative("remainder", name=lambda args: "RemainderBackward1" if _is_tensor(args[1]) else "RemainderBackward0",

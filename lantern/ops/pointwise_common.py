@@ -87,16 +87,17 @@ def compute_dtype(a, b):
     return result_type_of(*tiers).np
 
 
-def _ufunc_impl(ufunc):
-    """A kernel running `ufunc` in the result dtype (the hot path: operands already of that dtype pass as they are)."""
-    if ufunc.nin == 1:
+def _ufunc_impl(name, operands=1):
+    """A kernel running the ufunc xp.<name> ('exp', 'multiply') of `operands` inputs in the result dtype (the hot
+    path: operands already of that dtype pass as they are)."""
+    if operands == 1:
         def impl(xp, out, dtype, a):
             if getattr(a, "dtype", None) is not dtype:
                 a = as_dtype(xp, a, dtype)
             if out.dtype is dtype:
-                ufunc(a, out=out)
+                getattr(xp, name)(a, out=out)
             else:
-                ufunc(a, out=out, dtype=dtype, casting="unsafe")
+                getattr(xp, name)(a, out=out, dtype=dtype, casting="unsafe")
     else:
         def impl(xp, out, dtype, a, b):
             if getattr(a, "dtype", None) is not dtype:
@@ -104,30 +105,32 @@ def _ufunc_impl(ufunc):
             if getattr(b, "dtype", None) is not dtype:
                 b = as_dtype(xp, b, dtype)
             if out.dtype is dtype:
-                ufunc(a, b, out=out)
+                getattr(xp, name)(a, b, out=out)
             else:
-                ufunc(a, b, out=out, dtype=dtype, casting="unsafe")
-    impl.__name__ = ufunc.__name__
+                getattr(xp, name)(a, b, out=out, dtype=dtype, casting="unsafe")
+    impl.__name__ = name
     return impl
 
 
-def _compare_impl(ufunc):
+def _compare_impl(name):
+    """A kernel running the comparison or logical ufunc xp.<name> in the operands' promoted dtype."""
     def impl(xp, out, dtype, a, b):
         da = getattr(a, "dtype", None)
         if da is not None and da is getattr(b, "dtype", None):
-            return ufunc(a, b, out=out, casting="unsafe")
+            return getattr(xp, name)(a, b, out=out, casting="unsafe")
         ct = compute_dtype(a, b)
         if getattr(a, "dtype", None) is not ct or getattr(b, "dtype", None) is not ct:
             a, b = as_dtype(xp, a, ct), as_dtype(xp, b, ct)
-        ufunc(a, b, out=out, casting="unsafe")
-    impl.__name__ = ufunc.__name__
+        getattr(xp, name)(a, b, out=out, casting="unsafe")
+    impl.__name__ = name
     return impl
 
 
-def _predicate_impl(ufunc):
+def _predicate_impl(name):
+    """A kernel writing the bool ufunc xp.<name> (isnan, signbit, ...)."""
     def impl(xp, out, dtype, a):
-        ufunc(a, out=out, casting="unsafe")
-    impl.__name__ = ufunc.__name__
+        getattr(xp, name)(a, out=out, casting="unsafe")
+    impl.__name__ = name
     return impl
 
 
@@ -157,12 +160,16 @@ _HALF = (np.dtype(np.float16), _BF16)
 _FLOAT32 = np.dtype(np.float32)
 
 
+SPECIAL_FUNCTIONS = {"numpy": "scipy.special", "cupy": "cupyx.scipy.special"}  # by array library
+
+
 def special(xp):
-    """scipy.special for NumPy arrays, cupyx.scipy.special for CuPy ones: the same ufuncs on either backend."""
+    """scipy.special for NumPy arrays, cupyx.scipy.special for CuPy ones: the same ufuncs on either backend (an
+    array library with special functions of its own, lantern.backends.strict_numpy, names them `special`)."""
     module = _SPECIAL_MODULES.get(xp)
     if module is None:
-        name = "scipy.special" if xp is np else "cupyx.scipy.special"
-        module = _SPECIAL_MODULES[xp] = importlib.import_module(name)
+        module = getattr(xp, "special", None) or importlib.import_module(SPECIAL_FUNCTIONS[xp.__name__])
+        _SPECIAL_MODULES[xp] = module
     return module
 
 

@@ -86,21 +86,22 @@ def _sign(xp, out, dtype, a):
 
 
 def _sgn(xp, out, dtype, a):
-    if np.iscomplexobj(a):
+    if a.dtype.kind == "c":
         mag = xp.abs(a)
         xp.divide(a, xp.where(mag == 0, 1, mag), out=out, casting="unsafe")
     else:
         _sign(xp, out, dtype, a)
 
 
-def _on_floats(ufunc):
-    """floor/ceil/trunc: integers pass through unchanged (PyTorch keeps their dtype and values)."""
+def _on_floats(name):
+    """floor/ceil/trunc (the ufunc xp.<name>): integers pass through unchanged (PyTorch keeps their dtype and
+    values)."""
     def impl(xp, out, dtype, a):
         if dtype.kind in "iu":
             xp.copyto(out, a, casting="unsafe")
         else:
-            ufunc(a, out=out, casting="unsafe")
-    impl.__name__ = ufunc.__name__
+            getattr(xp, name)(a, out=out, casting="unsafe")
+    impl.__name__ = name
     return impl
 
 
@@ -129,46 +130,46 @@ def _angle_check(name):
     return _not_for(name, dt.COMPLEX, error=RuntimeError, msg=f"{name} is not supported for complex tensors.")
 
 
-# name, ufunc or impl, dtype rule, dtype check, (has in-place form, has out= form)
+# name, ufunc's name on xp or impl, dtype rule, dtype check, (has in-place form, has out= form)
 UNARY = [
     ("abs", _abs, REAL, _not_for("abs_cpu", dt.BOOL), (True, True)),
-    ("neg", np.negative, KEEP, _no_bool_neg, (True, True)),
+    ("neg", "negative", KEEP, _no_bool_neg, (True, True)),
     ("sign", _sign, KEEP, _sign_check, (True, True)),
     ("sgn", _sgn, KEEP, None, (True, True)),
-    ("reciprocal", np.reciprocal, FLOAT, None, (True, True)),
-    ("square", np.square, INT_FOR_BOOL, None, (True, True)),
-    ("sqrt", np.sqrt, FLOAT, None, (True, True)),
+    ("reciprocal", "reciprocal", FLOAT, None, (True, True)),
+    ("square", "square", INT_FOR_BOOL, None, (True, True)),
+    ("sqrt", "sqrt", FLOAT, None, (True, True)),
     ("rsqrt", _rsqrt, FLOAT, None, (True, True)),
-    ("exp", np.exp, FLOAT, None, (True, True)),
-    ("exp2", np.exp2, FLOAT, None, (True, True)),
-    ("expm1", np.expm1, FLOAT, None, (True, True)),
-    ("log", np.log, FLOAT, None, (True, True)),
-    ("log2", np.log2, FLOAT, None, (True, True)),
-    ("log10", np.log10, FLOAT, None, (True, True)),
-    ("log1p", np.log1p, FLOAT, None, (True, True)),
-    ("sin", np.sin, FLOAT, None, (True, True)),
-    ("cos", np.cos, FLOAT, None, (True, True)),
-    ("tan", np.tan, FLOAT, None, (True, True)),
-    ("asin", np.arcsin, FLOAT, None, (True, True)),
-    ("acos", np.arccos, FLOAT, None, (True, True)),
-    ("atan", np.arctan, FLOAT, None, (True, True)),
-    ("sinh", np.sinh, FLOAT, None, (True, True)),
-    ("cosh", np.cosh, FLOAT, None, (True, True)),
-    ("tanh", np.tanh, FLOAT, None, (True, True)),
-    ("asinh", np.arcsinh, FLOAT, None, (True, True)),
-    ("acosh", np.arccosh, FLOAT, None, (True, True)),
-    ("atanh", np.arctanh, FLOAT, None, (True, True)),
+    ("exp", "exp", FLOAT, None, (True, True)),
+    ("exp2", "exp2", FLOAT, None, (True, True)),
+    ("expm1", "expm1", FLOAT, None, (True, True)),
+    ("log", "log", FLOAT, None, (True, True)),
+    ("log2", "log2", FLOAT, None, (True, True)),
+    ("log10", "log10", FLOAT, None, (True, True)),
+    ("log1p", "log1p", FLOAT, None, (True, True)),
+    ("sin", "sin", FLOAT, None, (True, True)),
+    ("cos", "cos", FLOAT, None, (True, True)),
+    ("tan", "tan", FLOAT, None, (True, True)),
+    ("asin", "arcsin", FLOAT, None, (True, True)),
+    ("acos", "arccos", FLOAT, None, (True, True)),
+    ("atan", "arctan", FLOAT, None, (True, True)),
+    ("sinh", "sinh", FLOAT, None, (True, True)),
+    ("cosh", "cosh", FLOAT, None, (True, True)),
+    ("tanh", "tanh", FLOAT, None, (True, True)),
+    ("asinh", "arcsinh", FLOAT, None, (True, True)),
+    ("acosh", "arccosh", FLOAT, None, (True, True)),
+    ("atanh", "arctanh", FLOAT, None, (True, True)),
     ("sigmoid", _sigmoid, FLOAT, None, (True, True)),
-    ("floor", _on_floats(np.floor), KEEP, _rounding("floor"), (True, True)),
-    ("ceil", _on_floats(np.ceil), KEEP, _rounding("ceil"), (True, True)),
-    ("trunc", _on_floats(np.trunc), KEEP, _rounding("trunc"), (True, True)),
+    ("floor", _on_floats("floor"), KEEP, _rounding("floor"), (True, True)),
+    ("ceil", _on_floats("ceil"), KEEP, _rounding("ceil"), (True, True)),
+    ("trunc", _on_floats("trunc"), KEEP, _rounding("trunc"), (True, True)),
     ("frac", _frac, KEEP, _frac_check, (True, True)),
-    ("bitwise_not", np.invert, KEEP, _ints_only["bitwise_not"], (True, True)),
-    ("logical_not", _predicate_impl(np.logical_not), BOOL, None, (True, True)),
-    ("isnan", _predicate_impl(np.isnan), BOOL, None, (False, False)),
-    ("isinf", _predicate_impl(np.isinf), BOOL, None, (False, False)),
-    ("isfinite", _predicate_impl(np.isfinite), BOOL, None, (False, False)),
-    ("signbit", _predicate_impl(np.signbit), BOOL, _signbit_check, (False, True)),
+    ("bitwise_not", "invert", KEEP, _ints_only["bitwise_not"], (True, True)),
+    ("logical_not", _predicate_impl("logical_not"), BOOL, None, (True, True)),
+    ("isnan", _predicate_impl("isnan"), BOOL, None, (False, False)),
+    ("isinf", _predicate_impl("isinf"), BOOL, None, (False, False)),
+    ("isfinite", _predicate_impl("isfinite"), BOOL, None, (False, False)),
+    ("signbit", _predicate_impl("signbit"), BOOL, _signbit_check, (False, True)),
     ("erf", _special_impl("erf"), FLOAT, _not_for_complex("erf_vml_cpu"), (True, True)),
     ("erfc", _special_impl("erfc"), FLOAT, _not_for_complex("erfc_vml_cpu"), (True, True)),
     ("erfinv", _special_impl("erfinv"), FLOAT, _not_for_complex("erfinv_vml_cpu"), (True, True)),
@@ -200,7 +201,7 @@ _EXACT_OUT = {"abs", "neg", "sign", "sgn", "floor", "ceil", "trunc", "frac", "bi
 
 for _name, _fn, _rule, _check, (_inplace, _out) in UNARY + ANGLES:
     structured(f"{_name}(Tensor self) -> Tensor", _unary_meta(_name, _rule, _check),
-               _fn if not isinstance(_fn, np.ufunc) else _ufunc_impl(_fn), inplace=_inplace, out=_out, pointwise=True,
+               _ufunc_impl(_fn) if isinstance(_fn, str) else _fn, inplace=_inplace, out=_out, pointwise=True,
                exact_out_dtype=_name in _EXACT_OUT)
 
 
