@@ -29,6 +29,8 @@ from .core.reference import is_reference_mode, reference_mode, set_reference_mod
 from .ops import (  # noqa: E402,F401  (importing an ops module registers its ops)
     pointwise_unary as _pointwise_unary, pointwise_arithmetic as _pointwise_arithmetic,
     pointwise_binary as _pointwise_binary, pointwise_ternary as _pointwise_ternary, reduction as _reduction,
+    reduction_var as _reduction_var, reduction_sums as _reduction_sums,
+    reduction_order_statistics as _reduction_order_statistics, reduction_counting as _reduction_counting,
     views as _views, linalg_products as _linalg_products,
     linalg_solvers as _linalg_solvers, linalg_norms as _linalg_norms, linalg_decompositions as _linalg_decompositions,
     linalg as _linalg_ops, shape as _shape,

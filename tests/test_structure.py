@@ -152,9 +152,9 @@ LONG_FUNCTIONS = {
     "nn.modules.module.BackwardHook.setup_output_hook": 41,
 }
 
-# Copies of a function allowed to stay for now, each beside the one it copies (pointwise.py is being split by
-# area 7: its `_op` is ops.call_by_name.call_op, reduction's `_float_result` is its FLOAT).
-ALLOWED_DUPLICATES = {"ops.reduction._float_result"}
+# Copies of a function allowed to stay for now, each beside the one it copies (none: reduction's `_float_result`
+# became pointwise_common.FLOAT when reduction.py was split).
+ALLOWED_DUPLICATES = set()
 
 
 def layer_of(module):

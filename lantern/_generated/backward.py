@@ -40,10 +40,9 @@ from lantern.ops.nn_padding import pad_backward
 from lantern.ops.nn_pooling import max_pool_backward
 from lantern.ops.pointwise_binary import copysign_backward, fmax_self_wins, xlogy_self_backward
 from lantern.ops.pointwise_unary import i1_backward, logit_backward, polygamma, sinc_backward
-from lantern.ops.reduction import (
-    aminmax_backward, logsumexp_backward, nansum_backward, std_backward, std_mean_backward, var_backward,
-    var_mean_backward,
-)
+from lantern.ops.reduction import aminmax_backward
+from lantern.ops.reduction_sums import logsumexp_backward, nansum_backward
+from lantern.ops.reduction_var import std_backward, std_mean_backward, var_backward, var_mean_backward
 from lantern.ops.scan import cummaxmin_backward, cumprod_backward, cumsum_backward, logcumsumexp_backward
 from lantern.ops.sorting import sort_backward
 from lantern.ops.sparse_coo import embedding_sparse_backward, sparse_constructor_values_backward, values_backward
