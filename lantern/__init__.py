@@ -41,7 +41,7 @@ from .ops import (  # noqa: E402,F401  (importing an ops module registers its op
     nn_pooling as _nn_pooling, nn_fold as _nn_fold, nn_sampling as _nn_sampling,
     nn_activation as _nn_activation, nn_norm as _nn_norm, nn_misc as _nn_misc, nn_loss as _nn_loss,
     nn_extra as _nn_extra, nn_attention as _nn_attention, sparse_coo as _sparse_coo, sparse_math as _sparse_math,
-    sparse_csr as _sparse_csr,
+    sparse_csr as _sparse_csr, fft as _fft_ops,
 )
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401
 from . import backends, cuda, xpu, mps, accelerator  # noqa: E402,F401  (a CPU build's accelerator surface)
@@ -61,6 +61,7 @@ from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
 from . import debug, random, linalg, nn, optim, utils, serialization, vision, jit, onnx, inspect, profiler  # noqa: E402,F401,E501
 from .nn.modules.rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402,F401  (what nn.LSTM & co.'s TorchScript calls)
 from . import distributed, distributions, func, functional, return_types, special, testing  # noqa: E402,F401
+from . import fft, signal  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401  (torch.compile over lantern's JIT)
 from ._dynamo.eval_frame import compile  # noqa: E402,F401

@@ -10,6 +10,7 @@ from lantern.ops.derivative_helpers import (
     pow_backward_exponent, pow_backward_self, prod_backward, select_backward, sgn_backward, slice_backward,
     sum_backward, to_copy_backward, unfold_backward, unpack, value_selecting_backward, where_zero, zeros_like,
 )
+from lantern.ops.fft import fft_c2c_backward, fft_c2r_backward, fft_r2c_backward
 from lantern.ops.indexing_common import _picked, _sum_to
 from lantern.ops.indexing_gather_scatter import gather_backward, scatter_reduce_backward, take_backward
 from lantern.ops.indexing_masks import masked_scatter_backward, masked_select_backward
@@ -118,6 +119,42 @@ def backward_of__csr_to_coo(node, grads):
     needs = node.needs
     return (
         (grad.to_dense()) if needs[0] else None,
+    )
+
+
+def backward_of__fft_c2c(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    dim = saved['dim']
+    normalization = saved['normalization']
+    forward = saved['forward']
+    needs = node.needs
+    return (
+        (fft_c2c_backward(grad, dim, normalization, forward)) if needs[0] else None,
+    )
+
+
+def backward_of__fft_c2r(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    dim = saved['dim']
+    normalization = saved['normalization']
+    needs = node.needs
+    return (
+        (fft_c2r_backward(grad, dim, normalization)) if needs[0] else None,
+    )
+
+
+def backward_of__fft_r2c(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    dim = saved['dim']
+    normalization = saved['normalization']
+    onesided = saved['onesided']
+    self_meta = saved['self_meta']
+    needs = node.needs
+    return (
+        (fft_r2c_backward(grad, dim, normalization, onesided, self_meta)) if needs[0] else None,
     )
 
 

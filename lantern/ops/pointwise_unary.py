@@ -18,6 +18,7 @@ from .derivative_helpers import conj
 from .dispatcher import call
 from .registry import composite, custom, get, structured
 from .nn_common import _op
+from .meta_util import iterator_strides
 from .pointwise_common import (
     BOOL, FLOAT, INT_FOR_BOOL, KEEP, REAL, _computed, _ints_only, _kernel_check, _no_complex, _not_for,
     _not_for_complex, _predicate_impl, _require_tensor, _special_impl, _ufunc_impl, special,
@@ -211,7 +212,7 @@ def _conj_physical(backend, self):
     _require_tensor("conj_physical", self)
     if not self.dtype.is_complex:
         return make_tensor(self._storage, self._size, self._stride, self._offset, self.dtype, backend, None, self._vc)
-    out = backend.empty(self._size, self.dtype)
+    out = backend.empty_strided(self._size, iterator_strides(self._size, [(self._size, self._stride)]), self.dtype)
     if backend.xp is not None:
         backend.xp.conjugate(backend.array(self), out=backend.array(out))
     return out
