@@ -1,8 +1,9 @@
-"""lantern.distributions: probability distributions with torch.distributions' API (the common ones so far).
+"""lantern.distributions: probability distributions with torch.distributions' API.
 
-Categorical, Bernoulli, Normal and Uniform, with sample/rsample, log_prob, entropy, mean/variance, torch's shape
-rules and argument validation, and kl_divergence between same-family pairs. The rest of torch.distributions (Beta,
-Gamma, MultivariateNormal, the transforms, ...) is not implemented yet: see docs/unsupported-torch-names.md.
+Each distribution has torch's shapes (batch_shape, event_shape, sample_shape), argument validation, sample and
+(where reparameterisable) rsample, log_prob, entropy, cdf/icdf, moments and expand; constraints say where values
+live, transforms map between constraints (biject_to / transform_to), and kl_divergence dispatches on the pair of
+types. See docs/distributions.md.
 
 >>> import lantern
 >>> from lantern.distributions import Categorical
@@ -10,12 +11,55 @@ Gamma, MultivariateNormal, the transforms, ...) is not implemented yet: see docs
 >>> policy.batch_shape, policy.event_shape, policy.sample().shape
 (lantern.Size([1]), lantern.Size([]), lantern.Size([1]))
 """
-from . import constraints  # noqa: F401
+from . import constraints, transforms  # noqa: F401
 from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
+from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
+from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
+from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
+from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .pareto import Pareto
+from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F401,F403
+from .transforms import __all__ as _transforms_all
 from .uniform import Uniform
+from .weibull import Weibull
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Normal", "Uniform", "kl_divergence", "register_kl"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
+           "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel",
+           "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
+           "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+           "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Poisson", "Uniform", "Weibull",
+           "TransformedDistribution", "biject_to", "kl_divergence", "register_kl", "transform_to"]
+__all__.extend(_transforms_all)

@@ -13,16 +13,18 @@ from lantern.core.size import Size
 from lantern.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, logits_to_probs, probs_to_logits
+from .exp_family import ExponentialFamily
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
+    """Give exactly one of probs and logits; the other is derived on first use."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+    _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
@@ -36,15 +38,18 @@ class Bernoulli(Distribution):
         self._param = self.probs if probs is not None else self.logits
         super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
 
-    def __getattr__(self, name):  # the parameterisation not given is derived on first use
-        if name == "probs":
-            value = logits_to_probs(self.__dict__["logits"], is_binary=True)
-        elif name == "logits":
-            value = probs_to_logits(self.__dict__["probs"], is_binary=True)
-        else:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        self.__dict__[name] = value
-        return value
+    def expand(self, batch_shape, _instance=None):
+        new = self._expand_parameters(Bernoulli, batch_shape, _instance, ("probs", "logits"))
+        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
+        return new
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
@@ -78,5 +83,13 @@ class Bernoulli(Distribution):
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand=True):
-        values = lantern.arange(2, dtype=self._param.dtype).view((-1,) + (1,) * len(self._batch_shape))
-        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+        values = lantern.arange(2, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + self._batch_shape) if expand else values
+
+    @property
+    def _natural_params(self):
+        return (lantern.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return lantern.log1p(lantern.exp(x))

@@ -11,7 +11,7 @@ from lantern.core.size import Size
 
 from . import constraints
 from .distribution import Distribution
-from .utils import logits_to_probs, probs_to_logits
+from .utils import lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical"]
 
@@ -37,19 +37,23 @@ class Categorical(Distribution):
         batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else Size()
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def __getattr__(self, name):  # the parameterisation not given is derived on first use, as torch's lazy_property
-        if name == "probs":
-            value = logits_to_probs(self.__dict__["logits"])
-        elif name == "logits":
-            value = probs_to_logits(self.__dict__["probs"])
-        else:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        self.__dict__[name] = value
-        return value
+    def expand(self, batch_shape, _instance=None):
+        new = self._expand_parameters(Categorical, batch_shape, _instance, ("probs", "logits"))
+        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
+        new._num_events = self._num_events
+        return new
 
-    @property
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits)
 
     @property
     def param_shape(self):
@@ -57,7 +61,7 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return lantern.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+        return lantern.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype, device=self.probs.device)
 
     @property
     def mode(self):
@@ -65,7 +69,7 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return lantern.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+        return lantern.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype, device=self.probs.device)
 
     def sample(self, sample_shape=Size()):
         sample_shape = Size(sample_shape)
@@ -85,6 +89,6 @@ class Categorical(Distribution):
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
-        values = lantern.arange(self._num_events, dtype=lantern.long)
+        values = lantern.arange(self._num_events, dtype=lantern.long, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
-        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+        return values.expand((-1,) + self._batch_shape) if expand else values

@@ -13,22 +13,26 @@ import lantern
 from lantern.core.size import Size
 
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from .exp_family import ExponentialFamily
+from .utils import _standard_normal, broadcast_all
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """loc and scale broadcast together; rsample draws loc + scale·ε, so gradients flow to both."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
         both_numbers = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
         super().__init__(Size() if both_numbers else self.loc.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_parameters(Normal, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):
@@ -53,7 +57,7 @@ class Normal(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = lantern.empty(shape, dtype=self.loc.dtype).normal_()
+        eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -73,3 +77,10 @@ class Normal(Distribution):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + lantern.log(self.scale)
+
+    @property
+    def _natural_params(self):
+        return self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal()
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * lantern.log(-math.pi / y)

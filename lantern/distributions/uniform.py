@@ -19,6 +19,7 @@ __all__ = ["Uniform"]
 
 
 class Uniform(Distribution):
+    """low < high elementwise (checked as low's constraint less_than(high) and high's greater_than(low))."""
     has_rsample = True
 
     @property
@@ -30,7 +31,10 @@ class Uniform(Distribution):
         both_numbers = isinstance(low, numbers.Number) and isinstance(high, numbers.Number)
         super().__init__(Size() if both_numbers else self.low.size(), validate_args=validate_args)
 
-    @property
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_parameters(Uniform, batch_shape, _instance, ("low", "high"))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         return constraints.interval(self.low, self.high)
 
