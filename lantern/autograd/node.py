@@ -9,9 +9,10 @@ reads as in PyTorch. Saved inputs are exposed as `_saved_<name>` (the input itse
 >>> y.grad_fn._saved_self is x, y.grad_fn._saved_exponent
 (True, 2)
 """
+from ..core.reference import mode
+from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops.derivative_helpers import unpack
-from ..ops.derivative_specialisation import runs_specialised
 from .graph import Node, SavedTensor, freed_error
 
 
@@ -22,8 +23,8 @@ class OpNode(Node):
 
     def apply(self, grads):
         derivative = self.derivative
-        if derivative.specialised is not None and runs_specialised():
-            derivative = derivative.specialised  # named fast paths of the formulas, see ops/derivative_specialisation
+        if derivative.specialised is not None and mode.fast and not tls.grad_enabled and not tls.observed:
+            derivative = derivative.specialised  # ops/derivative_specialisation's runs_specialised(), written in
         outs = derivative.backward(self, grads)
         return self._flatten(outs) if self.edge_counts else outs
 

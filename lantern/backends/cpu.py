@@ -17,7 +17,8 @@ from ..core.allocator import cpu_allocator as _allocator
 from ..core.device import CPU
 from ..core.dispatch_keys import DispatchKey
 from ..core.storage import UntypedStorage as _Storage
-from ..core.tensor_impl import _STRIDES_CACHE as _strides_cache, contiguous_strides, new_tensor_object
+from ..core import tensor_impl
+from ..core.tensor_impl import _STRIDES_CACHE as _strides_cache, contiguous_strides
 from . import strict_numpy
 from .base import Backend, install_backend
 
@@ -50,7 +51,7 @@ class CPUBackend(Backend):
         storage._ptr = None
         storage._gen = 0
         storage.resizable = True
-        t = new_tensor_object()
+        t = _new(tensor_impl.tensor_class)  # new_tensor_object() written out: every op's output passes here
         t._storage = storage
         t._size = shape
         strides = _strides_cache.get(shape)

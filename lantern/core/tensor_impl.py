@@ -207,24 +207,24 @@ class TensorImpl:
 
 
 _new = object.__new__
-_tensor_class = TensorImpl
+tensor_class = TensorImpl  # the class of every new tensor object: lantern.Tensor once _tensor.py registers it
 
 
 def register_tensor_class(cls):
     """Make every tensor an instance of cls from now on. lantern/_tensor.py registers lantern.Tensor (TensorImpl
     with the methods bound from the op registry) as it loads: core sits below it and cannot import it."""
-    global _tensor_class
-    _tensor_class = cls
+    global tensor_class
+    tensor_class = cls
 
 
 def new_tensor_object():
     """A blank instance of the registered tensor class, for make_tensor and the backends to fill in."""
-    return _new(_tensor_class)
+    return _new(tensor_class)
 
 
 def make_tensor(storage, size, stride, offset, dtype, backend, nd=None, vc=None, base=None):
     """Build a tensor object (of lantern.Tensor's class) around existing metadata; no argument checks."""
-    t = _new(_tensor_class)
+    t = _new(tensor_class)
     t._storage = storage
     t._size = size
     t._stride = stride

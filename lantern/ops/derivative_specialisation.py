@@ -28,7 +28,7 @@ from ..core.state import tls
 from .derivative import Derivative
 from .registry import get
 
-_ARRAY_DTYPES = (dt.float32, dt.float64)
+FLOAT_ARRAY_DTYPES = (dt.float32, dt.float64)  # what a specialisation may compute on directly
 
 
 def runs_specialised():
@@ -41,7 +41,7 @@ def on_float_arrays(*tensors):
     arrays a specialisation may compute on directly. Half precision keeps PyTorch's roundings in the ops."""
     first = tensors[0]
     backend, dtype = first._backend, first.dtype
-    if backend.xp is None or dtype not in _ARRAY_DTYPES:
+    if backend.xp is None or dtype not in FLOAT_ARRAY_DTYPES:
         return False
     for t in tensors:
         if t._backend is not backend or t.dtype is not dtype:
