@@ -22,6 +22,8 @@ from .dispatcher import call
 from .meta_util import shape_str
 from .registry import custom, get
 
+xp = cpu.xp  # the sparse kernels compute on their dense parts, tensors of the CPU backend (backends/sparse.py)
+
 
 # ---- dense tensors <-> NumPy arrays, for the kernels ----------------------------------------------------------------
 
@@ -41,7 +43,7 @@ def parts(t):
 
 def coo_from_arrays(indices, values, size, coalesced, dtype=None):
     """A COO tensor over copies of the arrays `indices` (sparse_dim, nnz) and `values` (nnz, ...)."""
-    return make_coo(dense_from_array(np.asarray(indices, dtype=np.int64)), dense_from_array(values, dtype),
+    return make_coo(dense_from_array(xp.asarray(indices, dtype=np.int64)), dense_from_array(values, dtype),
                     size, coalesced)
 
 
@@ -81,8 +83,8 @@ custom("_sparse_coo_tensor_with_dims_and_tensors(int sparse_dim, int dense_dim, 
 def dense_array(t):
     """A COO tensor's elements as a NumPy array (entries at one position summed)."""
     indices, values = parts(t)
-    out = np.zeros(t._size, dtype=values.dtype)
-    np.add.at(out, tuple(indices), values)
+    out = xp.zeros(t._size, dtype=values.dtype)
+    xp.add.at(out, tuple(indices), values)
     return out
 
 
@@ -102,7 +104,7 @@ def _to_sparse_kernel(backend, self, sparse_dim=None):
     arr = backend.array(self)
     blocks = arr.reshape(arr.shape[:sparse_dim] + (-1,)) if sparse_dim < arr.ndim else arr[..., None]
     present = (blocks != 0).any(axis=-1)
-    indices = np.stack(np.nonzero(present)) if sparse_dim else np.zeros((0, int(present)), np.int64)
+    indices = xp.stack(xp.nonzero(present)) if sparse_dim else xp.zeros((0, int(present)), np.int64)
     values = arr[tuple(indices)] if sparse_dim else arr[None][:int(present)]
     return coo_from_arrays(indices, values, self._size, True, self.dtype)
 
@@ -114,11 +116,11 @@ def coalesce_arrays(indices, values, sparse_sizes):
     """(indices, values) with entries sorted by position and duplicates summed."""
     if indices.shape[1] == 0 or indices.shape[0] == 0:
         return indices, values
-    linear = np.ravel_multi_index(tuple(indices), sparse_sizes)
-    unique, inverse = np.unique(linear, return_inverse=True)
-    summed = np.zeros((len(unique),) + values.shape[1:], dtype=values.dtype)
-    np.add.at(summed, inverse, values)
-    return np.stack(np.unravel_index(unique, sparse_sizes)), summed
+    linear = xp.ravel_multi_index(tuple(indices), sparse_sizes)
+    unique, inverse = xp.unique(linear, return_inverse=True)
+    summed = xp.zeros((len(unique),) + values.shape[1:], dtype=values.dtype)
+    xp.add.at(summed, inverse, values)
+    return xp.stack(xp.unravel_index(unique, sparse_sizes)), summed
 
 
 def _coalesce_kernel(self):
@@ -169,12 +171,12 @@ def empty_sparse_like(input, dtype=None, layout=None):
     dtype = dtype or input.dtype
     if layout is sparse_csr:
         rows = input._size[0] if input.dim() else 0
-        return make_csr(dense_from_array(np.zeros(rows + 1, np.int64)), dense_from_array(np.zeros(0, np.int64)),
-                        dense_from_array(np.zeros(0, dtype.np), dtype), input._size)
+        return make_csr(dense_from_array(xp.zeros(rows + 1, np.int64)), dense_from_array(xp.zeros(0, np.int64)),
+                        dense_from_array(xp.zeros(0, dtype.np), dtype), input._size)
     if layout is not sparse_coo:
         raise RuntimeError(f"lantern builds the sparse_coo and sparse_csr layouts, not {layout}")
     sparse_dim = input.sparse_dim() if input.layout is sparse_coo else input.dim()
-    return coo_from_arrays(np.zeros((sparse_dim, 0), np.int64), np.zeros((0,) + input._size[sparse_dim:], dtype.np),
+    return coo_from_arrays(xp.zeros((sparse_dim, 0), np.int64), xp.zeros((0,) + input._size[sparse_dim:], dtype.np),
                            input._size, True, dtype)
 
 
@@ -191,7 +193,7 @@ def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, devic
     from .._construct import as_tensor
     if values is None:
         size = tuple(indices if size is None else size)
-        indices, values = np.zeros((len(size), 0), np.int64), np.zeros(0, (dtype or dt.get_default_dtype()).np)
+        indices, values = xp.zeros((len(size), 0), np.int64), xp.zeros(0, (dtype or dt.get_default_dtype()).np)
     indices = as_tensor(indices, device=device)
     if indices.dtype is not dt.int64:
         indices = indices.to(dt.int64)
@@ -206,7 +208,7 @@ def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, devic
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {nnz}, nnz from "
                            f"values: {got}")
     if size is None:
-        top = cpu.array(indices).max(axis=1) + 1 if nnz else np.zeros(sparse_dim, np.int64)
+        top = cpu.array(indices).max(axis=1) + 1 if nnz else xp.zeros(sparse_dim, np.int64)
         size = tuple(int(n) for n in top) + tuple(values._size[1:])
     size = tuple(size)
     if check_invariants:

@@ -26,19 +26,22 @@ from .registry import custom, get
 from .sparse_coo import coo_from_arrays, dense_from_array, empty_sparse_like
 from .sparse_math import scipy_matrix, sparse_sum_kernel, transpose_kernel
 
+xp = cpu.xp  # the sparse kernels compute on their dense parts, tensors of the CPU backend (backends/sparse.py)
+
 _array = cpu.array
+_host = cpu.host_array  # SciPy's sparse matrices compute on NumPy arrays: the host arrays of the parts
 
 
 def csr_from_arrays(crow, col, values, size, dtype=None):
     """A CSR tensor over copies of its three arrays."""
-    return make_csr(dense_from_array(np.asarray(crow, np.int64)), dense_from_array(np.asarray(col, np.int64)),
+    return make_csr(dense_from_array(xp.asarray(crow, np.int64)), dense_from_array(xp.asarray(col, np.int64)),
                     dense_from_array(values, dtype), size)
 
 
 def scipy_csr(t):
     """A CSR tensor as SciPy's csr_matrix over the same three arrays."""
     p = t._storage
-    return sp.csr_matrix((_array(p.values), _array(p.col_indices), _array(p.crow_indices)), shape=t._size)
+    return sp.csr_matrix((_host(p.values), _host(p.col_indices), _host(p.crow_indices)), shape=t._size)
 
 
 def _from_scipy(matrix, dtype):
@@ -49,7 +52,7 @@ def _from_scipy(matrix, dtype):
 def _rows_of(t):
     """Each entry's row number (the expanded crow_indices)."""
     crow = _array(t._storage.crow_indices)
-    return np.repeat(np.arange(len(crow) - 1), np.diff(crow))
+    return xp.repeat(xp.arange(len(crow) - 1), xp.diff(crow))
 
 
 # ---- building, converting, reading ----------------------------------------------------------------------------------
@@ -73,7 +76,7 @@ def _dense_to_csr_kernel(backend, self, dense_dim=None):
     if self.dim() != 2:
         raise RuntimeError(f"to_sparse_csr: expected a 2-D tensor, got {self.dim()}-D (lantern builds CSR matrices "
                            "without batch or dense dims)")
-    return _from_scipy(backend.array(self), self.dtype)
+    return _from_scipy(backend.host_array(self), self.dtype)
 
 
 def _coo_to_csr_kernel(self, dense_dim=None):
@@ -86,7 +89,7 @@ register_kernel(get("_to_sparse_csr"), sparse_csr, lambda self, dense_dim=None: 
 
 
 def _csr_to_coo_kernel(self):
-    indices = np.stack([_rows_of(self), _array(self._storage.col_indices)])
+    indices = xp.stack([_rows_of(self), _array(self._storage.col_indices)])
     return coo_from_arrays(indices, _array(self._storage.values), self._size, True, self.dtype)
 
 
@@ -121,17 +124,17 @@ def _csr_mm_kernel(self, mat2):
     if mat2.layout is not strided:
         raise RuntimeError("mm: lantern multiplies a CSR matrix by a dense one only; convert the other with "
                            ".to_dense()")
-    return dense_from_array(np.asarray(scipy_csr(self) @ _array(mat2), dtype=self.dtype.np), self.dtype)
+    return dense_from_array(xp.asarray(scipy_csr(self) @ _host(mat2), dtype=self.dtype.np), self.dtype)
 
 
 def _csr_mv_kernel(self, vec):
-    return dense_from_array(np.asarray(scipy_csr(self) @ _array(vec), dtype=self.dtype.np), self.dtype)
+    return dense_from_array(xp.asarray(scipy_csr(self) @ _host(vec), dtype=self.dtype.np), self.dtype)
 
 
 def _csr_addmm_kernel(self, mat1, mat2, beta=1, alpha=1):
     product = _array(_csr_mm_kernel(mat1, mat2))
-    result = product * alpha if beta == 0 else np.broadcast_to(_array(self), product.shape) * beta + product * alpha
-    return dense_from_array(np.asarray(result, dtype=mat1.dtype.np), mat1.dtype)
+    result = product * alpha if beta == 0 else xp.broadcast_to(_array(self), product.shape) * beta + product * alpha
+    return dense_from_array(xp.asarray(result, dtype=mat1.dtype.np), mat1.dtype)
 
 
 def _csr_add_kernel(self, other, alpha=1):
@@ -140,7 +143,7 @@ def _csr_add_kernel(self, other, alpha=1):
         if self._size != other._size:
             raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
                                f"{list(self._size)} while other has size {list(other._size)}")
-        return dense_from_array(_array(self) + alpha * scipy_csr(other).toarray(), dtype)
+        return dense_from_array(_host(self) + alpha * scipy_csr(other).toarray(), dtype)
     if other.layout is not sparse_csr:
         raise RuntimeError("add: lantern adds a CSR matrix to a dense one (dense + csr) or to a CSR one")
     return _from_scipy(scipy_csr(self) + alpha * scipy_csr(other), dtype)
@@ -202,7 +205,7 @@ def _check_csr_invariants(crow, col, size):
     if crow_a.shape[0] != size[0] + 1:
         raise RuntimeError(f"`crow_indices.size(-1) == nrows + 1` is not satisfied ({crow_a.shape[0]} != "
                            f"{size[0] + 1})")
-    if crow_a[0] != 0 or crow_a[-1] != col_a.shape[0] or (np.diff(crow_a) < 0).any():
+    if crow_a[0] != 0 or crow_a[-1] != col_a.shape[0] or (xp.diff(crow_a) < 0).any():
         raise RuntimeError("`crow_indices[..., 0] == 0`, `crow_indices[..., -1] == nnz` and "
                            "`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` must be satisfied")
     if col_a.size and (col_a.min() < 0 or col_a.max() >= size[1]):
@@ -248,7 +251,7 @@ class SparseCsrMethods:
 def csr_values_backward(grad, crow_indices, col_indices):
     """The gradient of a CSR matrix's values: grad read at each entry's (row, column)."""
     crow = _array(crow_indices)
-    rows = dense_from_array(np.repeat(np.arange(len(crow) - 1), np.diff(crow)))
+    rows = dense_from_array(xp.repeat(xp.arange(len(crow) - 1), xp.diff(crow)))
     return grad.to_dense()[rows, col_indices]
 
 

@@ -23,7 +23,10 @@ from .meta_util import operands_result_type, shape_str, wrap_dim
 from .registry import custom, get
 from .sparse_coo import coalesce_arrays, coo_from_arrays, dense_array, dense_from_array, parts, values_backward
 
+xp = cpu.xp  # the sparse kernels compute on their dense parts, tensors of the CPU backend (backends/sparse.py)
+
 _array = cpu.array
+_host = cpu.host_array  # SciPy's sparse matrices compute on NumPy arrays: the host arrays of the parts
 
 
 def _is_coo(t):
@@ -46,12 +49,12 @@ def _merge(self, other, alpha, dtype):
     sparse_dim = self._storage.sparse_dim
     vb = vb * alpha
     if self._storage.coalesced and other._storage.coalesced:
-        indices, values = coalesce_arrays(np.concatenate([ia, ib], 1), np.concatenate([va, vb]).astype(dtype.np),
+        indices, values = coalesce_arrays(xp.concatenate([ia, ib], 1), xp.concatenate([va, vb]).astype(dtype.np),
                                           self._size[:sparse_dim])
         return coo_from_arrays(indices, values, self._size, True, dtype)
     sizes = self._size[:sparse_dim]
-    la = np.ravel_multi_index(tuple(ia), sizes) if ia.size else np.zeros(ia.shape[1], np.int64)
-    lb = np.ravel_multi_index(tuple(ib), sizes) if ib.size else np.zeros(ib.shape[1], np.int64)
+    la = xp.ravel_multi_index(tuple(ia), sizes) if ia.size else xp.zeros(ia.shape[1], np.int64)
+    lb = xp.ravel_multi_index(tuple(ib), sizes) if ib.size else xp.zeros(ib.shape[1], np.int64)
     order, values, a, b = [], [], 0, 0
     while a < len(la) or b < len(lb):   # the merge step of a merge sort, as PyTorch's kernel walks the two lists
         if b == len(lb) or (a < len(la) and la[a] < lb[b]):
@@ -60,8 +63,8 @@ def _merge(self, other, alpha, dtype):
             order.append(ib[:, b]), values.append(vb[b]); b += 1
         else:
             order.append(ia[:, a]), values.append(va[a] + vb[b]); a += 1; b += 1
-    indices = np.stack(order, 1) if order else np.zeros((sparse_dim, 0), np.int64)
-    values = np.stack(values).astype(dtype.np) if values else np.zeros((0,) + va.shape[1:], dtype.np)
+    indices = xp.stack(order, 1) if order else xp.zeros((sparse_dim, 0), np.int64)
+    values = xp.stack(values).astype(dtype.np) if values else xp.zeros((0,) + va.shape[1:], dtype.np)
     return coo_from_arrays(indices, values, self._size, False, dtype)
 
 
@@ -72,9 +75,9 @@ def _add_kernel(sign):
         dtype = operands_result_type((self, other))
         if not _is_coo(self):
             _same_size(name, self, other, " (FYI: dense-sparse addition does not currently support broadcasting)")
-            out = np.array(_array(self), dtype=dtype.np)
+            out = xp.array(_array(self), dtype=dtype.np)
             indices, values = parts(other)
-            np.add.at(out, tuple(indices), values * alpha)
+            xp.add.at(out, tuple(indices), values * alpha)
             return dense_from_array(out, dtype)
         if not _is_coo(other):
             raise RuntimeError(f"{name}(sparse, dense) is not supported. Use {name}(dense, sparse) instead.")
@@ -135,11 +138,11 @@ def _div_kernel(self, other, rounding_mode=None):
     indices, values = parts(self)
     divisor = other if not isinstance(other, TensorImpl) else \
         _array(other)[tuple(indices)] if other.dim() else _array(other)
-    result = np.true_divide(values, divisor)
+    result = xp.true_divide(values, divisor)
     if rounding_mode is None:
         dtype = self.dtype if self.dtype.is_floating_point or self.dtype.is_complex else dt.get_default_dtype()
     else:
-        result = np.floor(result) if rounding_mode == "floor" else np.trunc(result)
+        result = xp.floor(result) if rounding_mode == "floor" else xp.trunc(result)
         dtype = operands_result_type((self, other))
     return coo_from_arrays(indices, result.astype(dtype.np), self._size, self._storage.coalesced, dtype)
 
@@ -163,14 +166,14 @@ def _values_map(fn, linear=False):
     return kernel
 
 
-ZERO_PRESERVING = {"abs": np.abs, "sqrt": np.sqrt, "sin": np.sin, "tan": np.tan,
-                   "tanh": np.tanh, "asin": np.arcsin, "atan": np.arctan, "sinh": np.sinh, "expm1": np.expm1,
-                   "log1p": np.log1p, "relu": lambda v: np.maximum(v, 0), "sign": np.sign, "sgn": np.sign, "trunc": np.trunc,
-                   "floor": np.floor, "ceil": np.ceil, "deg2rad": np.deg2rad, "rad2deg": np.rad2deg}
+ZERO_PRESERVING = {"abs": xp.abs, "sqrt": xp.sqrt, "sin": xp.sin, "tan": xp.tan,
+                   "tanh": xp.tanh, "asin": xp.arcsin, "atan": xp.arctan, "sinh": xp.sinh, "expm1": xp.expm1,
+                   "log1p": xp.log1p, "relu": lambda v: xp.maximum(v, 0), "sign": xp.sign, "sgn": xp.sign, "trunc": xp.trunc,
+                   "floor": xp.floor, "ceil": xp.ceil, "deg2rad": xp.deg2rad, "rad2deg": xp.rad2deg}
 for _name, _fn in ZERO_PRESERVING.items():
     register_kernel(get(_name), sparse_coo, _values_map(_fn))
-register_kernel(get("neg"), sparse_coo, _values_map(np.negative, linear=True))
-register_kernel(get("clone"), sparse_coo, lambda self, memory_format=None: _values_map(np.copy, linear=True)(self))
+register_kernel(get("neg"), sparse_coo, _values_map(xp.negative, linear=True))
+register_kernel(get("clone"), sparse_coo, lambda self, memory_format=None: _values_map(xp.copy, linear=True)(self))
 
 
 def _to_copy_kernel(self, dtype=None, device=None, memory_format=None):
@@ -187,8 +190,8 @@ register_kernel(get("_to_copy"), sparse_coo, _to_copy_kernel)
 def _zero_kernel(self):
     """zero_: no specified elements left (the sizes stay)."""
     sparse_dim = self._storage.sparse_dim
-    empty = coo_from_arrays(np.zeros((sparse_dim, 0), np.int64),
-                            np.zeros((0,) + self._size[sparse_dim:], self.dtype.np), self._size, True, self.dtype)
+    empty = coo_from_arrays(xp.zeros((sparse_dim, 0), np.int64),
+                            xp.zeros((0,) + self._size[sparse_dim:], self.dtype.np), self._size, True, self.dtype)
     self._storage = empty._storage
     self._bump_version()
     return self
@@ -230,7 +233,7 @@ def scipy_matrix(t):
     if t.dim() != 2 or t._storage.sparse_dim != 2:
         raise RuntimeError(f"lantern's sparse matrix products take 2-D COO tensors with 2 sparse dims; got size "
                            f"{shape_str(t._size)} with sparse_dim {t._storage.sparse_dim}")
-    indices, values = parts(t)
+    indices, values = _host(t._storage.indices), _host(t._storage.values)
     return sp.csr_matrix((values, (indices[0], indices[1])), shape=t._size)
 
 
@@ -250,13 +253,13 @@ def sparse_product(a, b):
     if _is_coo(a) and _is_coo(b):
         product = (scipy_matrix(a) @ scipy_matrix(b)).tocoo()
         product.sum_duplicates()
-        indices = np.stack([product.row, product.col]).astype(np.int64)
+        indices = xp.stack([xp.asarray(product.row), xp.asarray(product.col)]).astype(np.int64)
         return coo_from_arrays(indices, product.data.astype(a.dtype.np), (a._size[0], b._size[1]), True, a.dtype)
     if _is_coo(a):
-        result = scipy_matrix(a) @ _array(b)
+        result = scipy_matrix(a) @ _host(b)
     else:
-        result = (scipy_matrix(b).T @ _array(a).T).T
-    return dense_from_array(np.asarray(result, dtype=a.dtype.np), a.dtype)
+        result = (scipy_matrix(b).T @ _host(a).T).T
+    return dense_from_array(xp.asarray(result, dtype=a.dtype.np), a.dtype)
 
 
 def _mm_kernel(self, mat2):
@@ -268,7 +271,7 @@ def _mv_kernel(self, vec):
     if self.dim() != 2 or vec.dim() != 1 or self._size[1] != vec._size[0]:
         raise RuntimeError(f"mv: expected self.size(-1) == vec.size(-1) (got {shape_str(self._size)} and "
                            f"{shape_str(vec._size)})")
-    return dense_from_array(np.asarray(scipy_matrix(self) @ _array(vec), dtype=self.dtype.np), self.dtype)
+    return dense_from_array(xp.asarray(scipy_matrix(self) @ _host(vec), dtype=self.dtype.np), self.dtype)
 
 
 def _addmm_kernel(self, mat1, mat2, beta=1, alpha=1):
@@ -278,9 +281,9 @@ def _addmm_kernel(self, mat1, mat2, beta=1, alpha=1):
         raise RuntimeError("addmm: a sparse `self` is not supported by lantern; pass a dense tensor")
     product = sparse_product(mat1, mat2)
     product = dense_array(product) if _is_coo(product) else _array(product)
-    base = np.broadcast_to(_array(self), product.shape)
+    base = xp.broadcast_to(_array(self), product.shape)
     result = product * alpha if beta == 0 else base * beta + product * alpha
-    return dense_from_array(np.asarray(result, dtype=mat1.dtype.np), mat1.dtype)
+    return dense_from_array(xp.asarray(result, dtype=mat1.dtype.np), mat1.dtype)
 
 
 register_kernel(get("mm"), sparse_coo, _mm_kernel)
@@ -316,7 +319,7 @@ def sparse_sum(self, dim=None):
     indices, values = parts(self)
     dtype = _sum_dtype(self.dtype)
     if dim is None:
-        return dense_from_array(np.asarray(values.sum(dtype=dtype.np)), dtype)
+        return dense_from_array(xp.asarray(values.sum(dtype=dtype.np)), dtype)
     dims = sorted({wrap_dim(d, self.dim()) for d in ([dim] if isinstance(dim, int) else dim)})
     sparse_dim = self._storage.sparse_dim
     summed_sparse = [d for d in dims if d < sparse_dim]
@@ -352,16 +355,16 @@ def _groups(indices, sizes, dim):
     """For each entry, the number of its line along sparse `dim` (entries equal in every other sparse index)."""
     others = [d for d in range(indices.shape[0]) if d != dim]
     if not others:
-        return np.zeros(indices.shape[1], np.int64), 1
-    linear = np.ravel_multi_index(tuple(indices[others]), tuple(sizes[d] for d in others))
-    unique, inverse = np.unique(linear, return_inverse=True)
+        return xp.zeros(indices.shape[1], np.int64), 1
+    linear = xp.ravel_multi_index(tuple(indices[others]), tuple(sizes[d] for d in others))
+    unique, inverse = xp.unique(linear, return_inverse=True)
     return inverse.reshape(-1), len(unique)
 
 
 def _group_sum(x, groups, count):
     """Each entry's line total (x summed over the entries of its group)."""
-    out = np.zeros((count,) + x.shape[1:], dtype=x.dtype)
-    np.add.at(out, groups, x)
+    out = xp.zeros((count,) + x.shape[1:], dtype=x.dtype)
+    xp.add.at(out, groups, x)
     return out[groups]
 
 
@@ -374,14 +377,14 @@ def _softmax_values(self, dim, log):
     if dim >= sparse_dim:
         axis = dim - sparse_dim + 1
         shifted = values - values.max(axis=axis, keepdims=True) if values.size else values
-        total = np.exp(shifted).sum(axis=axis, keepdims=True)
-        return self, (shifted - np.log(total)) if log else np.exp(shifted) / total
+        total = xp.exp(shifted).sum(axis=axis, keepdims=True)
+        return self, (shifted - xp.log(total)) if log else xp.exp(shifted) / total
     groups, count = _groups(indices, self._size, dim)
-    top = np.full((count,) + values.shape[1:], -np.inf, dtype=values.dtype)
-    np.maximum.at(top, groups, values)
+    top = xp.full((count,) + values.shape[1:], -xp.inf, dtype=values.dtype)
+    xp.maximum.at(top, groups, values)
     shifted = values - top[groups]
-    total = _group_sum(np.exp(shifted), groups, count)
-    return self, (shifted - np.log(total)) if log else np.exp(shifted) / total
+    total = _group_sum(xp.exp(shifted), groups, count)
+    return self, (shifted - xp.log(total)) if log else xp.exp(shifted) / total
 
 
 def _softmax_kernel(log):
