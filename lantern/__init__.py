@@ -40,6 +40,7 @@ from .ops import (  # noqa: E402,F401  (importing an ops module registers its op
     tensor_shape as _tensor_shape, sorting as _sorting, scan as _scan, nn_conv as _nn_conv, nn_padding as _nn_padding,
     nn_pooling as _nn_pooling, nn_fold as _nn_fold, nn_sampling as _nn_sampling,
     nn_activation as _nn_activation, nn_norm as _nn_norm, nn_misc as _nn_misc, nn_loss as _nn_loss,
+    nn_loss_classification as _nn_loss_classification, nn_loss_margin as _nn_loss_margin,
     nn_extra as _nn_extra, nn_attention as _nn_attention, sparse_coo as _sparse_coo, sparse_math as _sparse_math,
     sparse_csr as _sparse_csr, fft as _fft_ops,
 )

@@ -28,9 +28,10 @@ from lantern.ops.nn_activation import (
 from lantern.ops.nn_attention import _stack_grads
 from lantern.ops.nn_common import _where
 from lantern.ops.nn_conv import conv_bias_backward, conv_input_grad, conv_weight_backward
-from lantern.ops.nn_loss import (
+from lantern.ops.nn_loss import _loss_grad, _smooth_l1_grad
+from lantern.ops.nn_loss_classification import (
     _bce_logits_grad, _bce_logits_target_grad, _cross_entropy_backward_grad_output, _cross_entropy_index_grad,
-    _kept_rows, _loss_grad, _smooth_l1_grad, _weighted,
+    _kept_rows, _weighted,
 )
 from lantern.ops.nn_misc import _embedding_double_backward
 from lantern.ops.nn_norm import (

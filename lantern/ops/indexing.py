@@ -16,6 +16,7 @@ and their shape replaces the indexed dims: in place when those dims are adjacent
 """
 import warnings
 from typing import NamedTuple
+
 from ..core import dtype as dt
 from ..core.tensor_impl import _is_contiguous_in_order, contiguous_strides
 from .dispatcher import call

@@ -12,6 +12,7 @@ var/std and their mean forms (reduction_var), logsumexp/nansum/nanmean/norm (red
 """
 from collections import namedtuple
 import numpy as np
+
 from ..core import dtype as dt
 from ..core.promotion import can_cast
 from ..core.reference import specialisation

@@ -9,6 +9,7 @@ tensor can run histc but not bincount).
 [2.0, 1.0]
 """
 import numpy as np
+
 from ..core import dtype as dt
 from ..core.tensor_impl import TensorImpl
 from .pointwise_common import _require_tensor

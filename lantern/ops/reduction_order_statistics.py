@@ -8,6 +8,7 @@
 [4.0, 5.0]
 """
 import numpy as np
+
 from ..core import dtype as dt
 from ..core.tensor_impl import TensorImpl
 from .meta_util import wrap_dim, wrap_dims

@@ -8,6 +8,7 @@ each op's record, kernel and derivative together.
 (4.0, 2.0, 5.0)
 """
 import numpy as np
+
 from ..core import dtype as dt
 from .pointwise_common import FLOAT, _require_tensor
 from .dispatcher import call

@@ -8,6 +8,7 @@ kernels (two passes, in double precision), frontends and derivatives.
 [3.0, 4.0]
 """
 import numpy as np
+
 from ..core import dtype as dt
 from .meta_util import wrap_dims
 from .pointwise_common import _require_tensor
