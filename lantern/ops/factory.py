@@ -393,14 +393,15 @@ def _tri_meta(name):
     return meta
 
 
-def _tri_impl(fn):
+def _tri_impl(name):
+    """The kernel of tril or triu: xp.<name> of the input, written to the output."""
     def impl(xp, out, dtype, self, diagonal=0):
-        out[...] = fn(self, diagonal)
+        out[...] = getattr(xp, name)(self, diagonal)
     return impl
 
 
-structured("tril(Tensor self, int diagonal=0) -> Tensor", _tri_meta("tril"), _tri_impl(np.tril))
-structured("triu(Tensor self, int diagonal=0) -> Tensor", _tri_meta("triu"), _tri_impl(np.triu))
+structured("tril(Tensor self, int diagonal=0) -> Tensor", _tri_meta("tril"), _tri_impl("tril"))
+structured("triu(Tensor self, int diagonal=0) -> Tensor", _tri_meta("triu"), _tri_impl("triu"))
 
 
 # ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====

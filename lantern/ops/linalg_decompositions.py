@@ -27,6 +27,7 @@ qr_rt = return_type("linalg_qr", ["Q", "R"])
 
 
 def _svd(backend, A, full_matrices=True, driver=None):
+    xp = backend.xp
     _check_matrices("linalg.svd", A, square=False)
     if driver is not None:
         raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
@@ -38,13 +39,13 @@ def _svd(backend, A, full_matrices=True, driver=None):
     U = _new_matrices(backend, batch + (m, u_cols), A.dtype)
     S = backend.empty(batch + (k,), A.dtype.to_real())
     Vh = _new_matrices(backend, batch + (v_rows, n), A.dtype)
-    if backend.xp is not None and A.numel():
-        u, s, vh = np.linalg.svd(backend.array(A), full_matrices=full_matrices)
+    if xp is not None and A.numel():
+        u, s, vh = xp.linalg.svd(backend.array(A), full_matrices=full_matrices)
         for t, values in ((U, u), (S, s), (Vh, vh)):
             backend.array(t)[...] = values
-    elif backend.xp is not None and U.numel() + Vh.numel():  # no elements to decompose: identity factors
-        backend.array(U)[...] = np.eye(m, u_cols)
-        backend.array(Vh)[...] = np.eye(v_rows, n)
+    elif xp is not None and U.numel() + Vh.numel():  # no elements to decompose: identity factors
+        backend.array(U)[...] = xp.eye(m, u_cols)
+        backend.array(Vh)[...] = xp.eye(v_rows, n)
     return svd_rt(U, S, Vh)
 
 
@@ -86,7 +87,7 @@ def _eigh(backend, A, UPLO="L"):
     values = backend.empty(A._size[:-1], A.dtype.to_real())
     vectors = _new_matrices(backend, A._size, A.dtype)
     if backend.xp is not None and A.numel():
-        w, v = np.linalg.eigh(backend.array(A), UPLO=UPLO)
+        w, v = backend.xp.linalg.eigh(backend.array(A), UPLO=UPLO)
         backend.array(values)[...] = w
         backend.array(vectors)[...] = v
     return eigh_rt(values, vectors)
@@ -120,12 +121,12 @@ def _qr(backend, A, mode="reduced"):
     Q = backend.empty((0,), A.dtype) if mode == "r" else _new_matrices(backend, batch + (m, k), A.dtype)
     R = _new_matrices(backend, batch + (k, n), A.dtype)
     if backend.xp is not None and A.numel():
-        q, r = np.linalg.qr(backend.array(A), mode="complete" if mode == "complete" else "reduced")
+        q, r = backend.xp.linalg.qr(backend.array(A), mode="complete" if mode == "complete" else "reduced")
         if mode != "r":
             backend.array(Q)[...] = q
         backend.array(R)[...] = r
     elif backend.xp is not None and Q.numel():
-        backend.array(Q)[...] = np.eye(m, k)
+        backend.array(Q)[...] = backend.xp.eye(m, k)
     return qr_rt(Q, R)
 
 

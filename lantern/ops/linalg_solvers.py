@@ -29,19 +29,20 @@ cholesky_ex_rt = return_type("linalg_cholesky_ex", ["L", "info"])
 
 
 def _inv_ex(backend, A, check_errors=False):
+    xp = backend.xp
     _check_matrices("linalg.inv_ex", A)
     inverse = _new_matrices(backend, A._size, A.dtype)
     info = backend.empty(A._size[:-2], dt.int32)
-    if backend.xp is None:
+    if xp is None:
         return inv_ex_rt(inverse, info)
     a = backend.array(A)
     try:
-        values, codes = np.linalg.inv(a), np.zeros(a.shape[:-2], np.int32)
+        values, codes = xp.linalg.inv(a), xp.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:  # NumPy refuses the whole batch: invert only the invertible matrices
         codes = _lu_info(a)
-        values = np.full(a.shape, np.nan, a.dtype)
+        values = xp.full(a.shape, xp.nan, a.dtype)
         invertible = codes == 0
-        values[invertible] = np.linalg.inv(a[invertible])
+        values[invertible] = xp.linalg.inv(a[invertible])
     if check_errors:
         _singular_error("linalg.inv_ex", A, codes, "inversion")
     backend.array(inverse)[...] = values
@@ -74,7 +75,7 @@ def _det(backend, A):
     _check_matrices("linalg.det", A)
     out = backend.empty(A._size[:-2], A.dtype)
     if backend.xp is not None and A.numel():
-        backend.array(out)[...] = np.linalg.det(backend.array(A))
+        backend.array(out)[...] = backend.xp.linalg.det(backend.array(A))
     elif backend.xp is not None:
         backend.array(out)[...] = 1
     return out
@@ -97,7 +98,7 @@ def _slogdet(backend, A):
     batch = A._size[:-2]
     sign, logabsdet = backend.empty(batch, A.dtype), backend.empty(batch, A.dtype.to_real())
     if backend.xp is not None and sign.numel():
-        s, l = np.linalg.slogdet(backend.array(A))
+        s, l = backend.xp.linalg.slogdet(backend.array(A))
         backend.array(sign)[...] = s
         backend.array(logabsdet)[...] = l
     return slogdet_rt(sign, logabsdet)
@@ -157,6 +158,7 @@ def _raise_singular_solve(A, a):
 
 
 def _solve(backend, A, B, left=True):
+    xp = backend.xp
     shape, vector = _solve_shape(A, B, left)
     if vector:
         out = backend.empty(shape[:-1], A.dtype)
@@ -164,14 +166,14 @@ def _solve(backend, A, B, left=True):
         out = _new_matrices(backend, shape, A.dtype)
     else:
         out = backend.empty(shape, A.dtype)
-    if backend.xp is None or not out.numel():
+    if xp is None or not out.numel():
         return out
     a, b = backend.array(A), backend.array(B)
     if vector:
         b = b[..., None]
     try:
-        x = np.linalg.solve(a, b) if left else np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2),
-                                                                           np.swapaxes(b, -1, -2)), -1, -2)
+        x = xp.linalg.solve(a, b) if left else xp.swapaxes(xp.linalg.solve(xp.swapaxes(a, -1, -2),
+                                                                           xp.swapaxes(b, -1, -2)), -1, -2)
     except np.linalg.LinAlgError:
         _raise_singular_solve(A, a)
     backend.array(out)[...] = x[..., 0] if vector else x
@@ -192,35 +194,36 @@ def solve(A, B, *, left=True, out=None):
 
 # ---- Cholesky ------------------------------------------------------------------------------------------------
 
-def _cholesky_info(a):
+def _cholesky_info(xp, a):
     """LAPACK potrf's info: the order of the first leading minor that is not positive-definite (Sylvester's
     criterion over the lower triangle, which is all potrf reads), 0 when the matrix is positive-definite."""
-    lower = np.tril(a)
-    hermitian = lower + np.conj(np.swapaxes(np.tril(a, -1), -1, -2))
-    info = np.zeros(a.shape[:-2], np.int32)
+    lower = xp.tril(a)
+    hermitian = lower + xp.conj(xp.swapaxes(xp.tril(a, -1), -1, -2))
+    info = xp.zeros(a.shape[:-2], np.int32)
     for k in range(a.shape[-1], 0, -1):  # over the matrix order, vectorised over the batch
-        sign, logabsdet = np.linalg.slogdet(hermitian[..., :k, :k])
-        failed = (np.real(sign) <= 0) | ~np.isfinite(logabsdet)
-        info = np.where(failed, k, info)
+        sign, logabsdet = xp.linalg.slogdet(hermitian[..., :k, :k])
+        failed = (xp.real(sign) <= 0) | ~xp.isfinite(logabsdet)
+        info = xp.where(failed, k, info)
     return info.astype(np.int32)
 
 
 def _cholesky_ex(backend, A, upper=False, check_errors=False):
+    xp = backend.xp
     _check_matrices("linalg.cholesky", A)
     L = _new_matrices(backend, A._size, A.dtype)
     info = backend.empty(A._size[:-2], dt.int32)
-    if backend.xp is None or not A.numel():
-        if backend.xp is not None:
+    if xp is None or not A.numel():
+        if xp is not None:
             backend.array(info)[...] = 0
         return cholesky_ex_rt(L, info)
     a = backend.array(A)
     try:
-        values, codes = np.linalg.cholesky(a, upper=upper), np.zeros(a.shape[:-2], np.int32)
+        values, codes = xp.linalg.cholesky(a, upper=upper), xp.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:
-        codes = _cholesky_info(a)
-        values = np.full(a.shape, np.nan, a.dtype)
+        codes = _cholesky_info(xp, a)
+        values = xp.full(a.shape, xp.nan, a.dtype)
         ok = codes == 0
-        values[ok] = np.linalg.cholesky(a[ok], upper=upper)
+        values[ok] = xp.linalg.cholesky(a[ok], upper=upper)
     if check_errors:
         _not_positive_definite("linalg.cholesky_ex", A, codes)
     backend.array(L)[...] = values

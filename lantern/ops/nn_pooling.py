@@ -83,7 +83,7 @@ def pool_windows(xp, a, kernel, stride, padding, dilation, out, fill):
 
 
 def _lowest(np_dtype):
-    return -np.inf if np_dtype.kind in "fV" else np.iinfo(np_dtype).min
+    return -math.inf if np_dtype.kind in "fV" else np.iinfo(np_dtype).min
 
 
 def _max_pool_meta_shapes(self, kernel_size, stride, padding, dilation, ceil_mode):

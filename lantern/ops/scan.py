@@ -96,6 +96,7 @@ def _running_extreme(xp, a, d, ufunc):
 
 
 def _cumextreme(name, ufunc, rt):
+    """cummax or cummin: the running extreme by the ufunc xp.<ufunc> (maximum, minimum) and where it was found."""
     def check(self, dim):
         _require_tensor(name, self)
         wrap_dim(dim, self.dim())
@@ -110,7 +111,8 @@ def _cumextreme(name, ufunc, rt):
         if a.ndim == 0:
             values._nd[...], indices._nd[...] = a, 0
         elif a.size:
-            values._nd[...], indices._nd[...] = _running_extreme(backend.xp, a, dim % a.ndim, ufunc)
+            xp = backend.xp
+            values._nd[...], indices._nd[...] = _running_extreme(xp, a, dim % a.ndim, getattr(xp, ufunc))
         return rt(values, indices)
 
     def meta(backend, self, dim):
@@ -119,8 +121,8 @@ def _cumextreme(name, ufunc, rt):
     return kernel, meta
 
 
-custom("cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", *_cumextreme("cummax", np.maximum, cummax_rt))
-custom("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", *_cumextreme("cummin", np.minimum, cummin_rt))
+custom("cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", *_cumextreme("cummax", "maximum", cummax_rt))
+custom("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", *_cumextreme("cummin", "minimum", cummin_rt))
 
 
 # ==== derivatives ==============================================================================================

@@ -227,7 +227,7 @@ def scalar_in(value, dtype, op_name):
             low = -high if low == 0 else low  # -1 fills a uint8 tensor with 255
         if value != value or not low <= value <= high:
             raise _overflow(value, dtype, op_name)
-        return int(np.asarray(int(value)).astype(dtype.np))
+        return int(value) % (1 << 8 * dtype.itemsize) if dtype.np.kind == "u" else int(value)  # -1 wraps to 255
     if value == value and abs(value) != math.inf and abs(value) > _FLOAT_MAX[dtype]:
         raise _overflow(value, dtype, op_name)
     return value
