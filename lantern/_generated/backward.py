@@ -50,7 +50,9 @@ from lantern.ops.sorting import sort_backward
 from lantern.ops.sparse_coo import embedding_sparse_backward, sparse_constructor_values_backward, values_backward
 from lantern.ops.sparse_csr import csr_values_backward, to_dense_backward
 from lantern.ops.sparse_math import sparse_mat1_backward, sparse_softmax_backward, sparse_sum_backward
-from lantern.ops.tensor_shape import cdist_backward, repeat_backward, roll_backward, trace_backward
+from lantern.ops.tensor_shape import repeat_backward, roll_backward
+from lantern.ops.tensor_shape_diagonals import trace_backward
+from lantern.ops.tensor_shape_products import cdist_backward
 
 DEG2RAD = 0.017453292519943295
 HALF_SQRT_PI = 0.8862269254527579

@@ -372,5 +372,5 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 def cross(input, other, *, dim=-1, out=None):
     """The cross product of 3-vectors along dim (declared with the shape ops, exported here as torch.linalg's)."""
-    from .tensor_shape import linalg_cross
+    from .tensor_shape_products import linalg_cross
     return _into(out, linalg_cross(input, other, dim=dim), "linalg.cross")
