@@ -338,15 +338,13 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 def _frequencies(fname, count, n, d, out, dtype, layout, device, requires_grad):
     """k / (n * d) for k = 0, 1, ..., then (fftfreq) the negative frequencies, as a new tensor (or into out=)."""
-    import lantern
     if out is not None:
         dtype = out.dtype
     dtype = dtype or dt.get_default_dtype()
     if not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(f"{fname} requires a floating point or complex dtype")
     n = _int(fname, "n", n)
-    options = {} if layout is None else {"layout": layout}
-    result = lantern.arange(count(n), dtype=dtype, device=out.device if out is not None else device, **options)
+    result = call_op("arange", 0, count(n), 1, dtype, layout, out.device if out is not None else device, None, False)
     if fname == "fftfreq":
         result[(n + 1) // 2:] -= n
     result.mul_(1.0 / (n * float(d)) if n * float(d) != 0 else math.inf)

@@ -33,7 +33,8 @@ def _checks(name, M, dtype, layout):
 
 def _points(start, end, M, dtype, device, requires_grad):
     if not isinstance(M, int):
-        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(M).__name__}")
+        raise TypeError(f"linspace() received an invalid combination of arguments - got (steps={type(M).__name__}), "
+                        "but expected (Number start, Number end, int steps): a window's length M must be an int")
     return lantern.linspace(start, end, M, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
