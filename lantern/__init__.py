@@ -44,7 +44,7 @@ from .ops import (  # noqa: E402,F401  (importing an ops module registers its op
     nn_activation as _nn_activation, nn_norm as _nn_norm, nn_misc as _nn_misc, nn_loss as _nn_loss,
     nn_loss_classification as _nn_loss_classification, nn_loss_margin as _nn_loss_margin,
     nn_extra as _nn_extra, nn_attention as _nn_attention, sparse_coo as _sparse_coo, sparse_math as _sparse_math,
-    sparse_csr as _sparse_csr, fft as _fft_ops,
+    sparse_csr as _sparse_csr, random_distributions as _random_distributions, fft as _fft_ops,
     spectral_windows as _spectral_windows, stft as _stft,
 )
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401
@@ -81,6 +81,7 @@ from . import sparse  # noqa: E402,F401
 from .ops.sparse_coo import sparse_coo_tensor  # noqa: E402,F401
 from .ops.sparse_math import spmm  # noqa: E402,F401
 from .ops.sparse_csr import sparse_csr_tensor  # noqa: E402,F401
+from .ops.random_distributions import _sample_dirichlet, _standard_gamma, _standard_gamma_grad  # noqa: E402,F401,E501
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

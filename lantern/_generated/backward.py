@@ -42,6 +42,7 @@ from lantern.ops.nn_padding import pad_backward
 from lantern.ops.nn_pooling import max_pool_backward
 from lantern.ops.pointwise_binary import copysign_backward, fmax_self_wins, xlogy_self_backward
 from lantern.ops.pointwise_unary import i1_backward, logit_backward, polygamma, sinc_backward
+from lantern.ops.random_distributions import _standard_gamma_grad
 from lantern.ops.reduction import aminmax_backward
 from lantern.ops.reduction_sums import logsumexp_backward, nansum_backward
 from lantern.ops.reduction_var import std_backward, std_mean_backward, var_backward, var_mean_backward
@@ -302,6 +303,17 @@ def backward_of__sparse_sum(node, grads):
     needs = node.needs
     return (
         (sparse_sum_backward(grad, self, dim)) if needs[0] else None,
+    )
+
+
+def backward_of__standard_gamma(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    result = unpack(saved.get('result'), node)
+    needs = node.needs
+    return (
+        (grad * _standard_gamma_grad(self, result)) if needs[0] else None,
     )
 
 

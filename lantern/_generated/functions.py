@@ -264,6 +264,12 @@ def make_bincount(op, op_out):
     return bincount
 
 
+def make_binomial(op, op_out):
+    def binomial(count, prob, generator=None):
+        return (op.scan or entry(op))((count, prob, generator))
+    return binomial
+
+
 def make_bitwise_and(op, op_out):
     def bitwise_and(input, other, *, out=None):
         if out is None:
