@@ -57,6 +57,10 @@ from .autograd import (  # noqa: E402,F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
+from .ops import (  # noqa: E402,F401  (more ops: registered before Tensor's methods are bound)
+    complex_numbers as _complex_numbers, math_functions as _math_functions, differences as _differences,
+    index_functions as _index_functions, split_copies as _split_copies, nn_shuffle_pool as _nn_shuffle_pool,
+)
 
 from ._tensor import Tensor  # noqa: E402
 from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401

@@ -945,4 +945,5 @@ _EXPAND = _op("expand")
 _DIV, _DIV_ = _op("div"), _op("div_")
 _RSUB, _MUL, _RECIPROCAL = _op("rsub"), _op("mul"), _op("reciprocal")
 _install_methods()
+Tensor.__div__, Tensor.__rdiv__, Tensor.__idiv__ = _truediv, _rtruediv, _itruediv  # Python 2's names, kept by torch
 register_tensor_class(Tensor)

@@ -6,6 +6,10 @@ it names its entry here instead: `assert DIFFERENCES["as_strided_scatter self gr
 """
 
 DIFFERENCES = {
+    "ldexp gradient for negative integer exponents":
+        "torch 2.13 multiplies ldexp's incoming gradient by 2**other computed in the integer dtype of other, so the "
+        "gradient is 0 where other is a negative integer; lantern gives 2**other, the derivative (gradcheck agrees). "
+        "Values agree. Test: test_missing_functions.py::test_ldexp_gradient_for_negative_exponents.",
     "as_strided_scatter self gradient":
         "torch 2.13 gives `self` the incoming gradient at the positions `src` overwrote (and 0 elsewhere), the "
         "reverse of the derivative; lantern gives the gradient everywhere except there. Values and src's gradient "

@@ -12,6 +12,7 @@ import itertools
 import re
 import weakref
 
+from ..core.dtype import is_differentiable
 from ..core.tensor_impl import make_tensor
 from .accumulate import accumulate_grad
 from .meta import Hooks, autograd_meta, current_grad_fn
@@ -198,7 +199,8 @@ class SavedTensor:
         t = self.tensor
         if t._vc[0] != self.version:
             raise RuntimeError(_modified_message(t, self, node))
-        if self.is_output and node is not None and t._grad_fn is None:
+        if self.is_output and node is not None and t._grad_fn is None and is_differentiable(t.dtype):
+            # an integer output (frexp's exponent) never carries a gradient
             out = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
             out._requires_grad = True
             out._grad_fn = node

@@ -38,6 +38,9 @@ for _name in _autocast_policy.FUNCTIONS:
     if _fn is not None and _name not in _registry.REGISTRY and not hasattr(_fn, "__wrapped__"):
         globals()[_name] = _autocast.stage(_name, _fn)
 
+from ..ops import nn_shuffle_pool as _nn_shuffle_pool  # noqa: E402  (channel_shuffle, fractional_max_pool, pdist)
+globals().update({_name: getattr(_nn_shuffle_pool, _name) for _name in _nn_shuffle_pool.__all__})
+
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """The old name of interpolate; warns as torch does."""
