@@ -36,6 +36,7 @@ from .ops import (  # noqa: E402,F401  (importing an ops module registers its op
     linalg as _linalg_ops, shape as _shape,
     factory as _factory, indexing as _indexing, indexing_gather_scatter as _indexing_gather_scatter,
     indexing_slices as _indexing_slices, indexing_masks as _indexing_masks, random as _random_ops,
+    random_discrete as _random_discrete,
     view_scatter as _view_scatter,
     tensor_shape as _tensor_shape, tensor_shape_diagonals as _tensor_shape_diagonals,
     tensor_shape_products as _tensor_shape_products, sorting as _sorting, scan as _scan, nn_conv as _nn_conv,

@@ -51,7 +51,8 @@ ALLOWED_UPWARD = {
     # named specialisations; these go with it).
     ("ops.linalg_common", "backends.base"): "resize_out of out= arguments",
     ("ops.linalg_products", "backends.base"): "resize_out of out= arguments",
-    ("ops.random", "backends.base"): "eager_backend for the samplers",
+    ("ops.random", "backends.base"): "internal_overlap_check of the in-place samplers",
+    ("ops.random_discrete", "backends.base"): "resize_out of multinomial's out=",
     ("ops.reduction", "backends.base"): "resize_out of out= arguments",
     ("ops.shape", "backends.base"): "internal_overlap_check",
     ("ops.tensor_shape", "backends.base"): "resize_out of out= arguments",

@@ -1,40 +1,36 @@
-"""Random ops: the factories rand, randn, randint, randperm and normal, bernoulli, multinomial, poisson, and the
-in-place samplers uniform_, normal_, random_, bernoulli_, exponential_, geometric_, cauchy_ and log_normal_. Each
-draws from a lantern.Generator: the one passed as `generator=`, else the default generator (installed here by
-lantern.random).
+"""Random ops over continuous distributions, and the plumbing every random op shares: the factories rand, randn and
+normal, the in-place samplers uniform_, normal_, exponential_, geometric_, cauchy_ and log_normal_, rand_like and
+randn_like. Each draws from a lantern.Generator: the one passed as `generator=`, else the default generator
+(installed here by lantern.random). The integer and discrete ones (random_, randint, randperm, bernoulli, poisson,
+multinomial) live in random_discrete.
 
 Kernels check their arguments as PyTorch does, then fill NumPy arrays with the values ATen's CPU kernels draw from
 the same generator state (lantern.ops.random_draws), in the order ATen visits the elements; on the meta device they
 only check and make shapes, and draw nothing.
 
 >>> g = lantern.Generator().manual_seed(0)
->>> lantern.rand(2, 3, generator=g).dtype, lantern.randint(3, 10, (2, 2), generator=g).dtype
-(lantern.float32, lantern.int64)
->>> sorted(lantern.randperm(5, generator=g).tolist())
-[0, 1, 2, 3, 4]
->>> lantern.multinomial(lantern.tensor([0.0, 1.0, 0.0]), 2, replacement=True, generator=g).tolist()
-[1, 1]
->>> lantern.randint(0, 10, (5,), generator=g.manual_seed(0)).tolist()     # torch.randint with the same seed
-[4, 9, 3, 0, 3]
+>>> lantern.rand(2, 3, generator=g).dtype, lantern.randn(2, generator=g, dtype=lantern.float64).dtype
+(lantern.float32, lantern.float64)
+>>> lantern.empty(3).exponential_(generator=g).min().item() >= 0
+True
 """
 import math
-import warnings
-
 import numpy as np
 
-from ..backends.base import internal_overlap_check, resize_out
+from ..backends.base import internal_overlap_check
 from ..core import dtype as dt
 from ..core.layout import preserve_format
 from ..core.tensor_impl import TensorImpl
 from .dispatcher import call
 from .factory import (
-    C_TYPE_NAMES, FLOAT_MAX, FACTORY_KW, empty_like_of, finish, finish_like, int_arg, new_tensor, not_implemented_for,
+    C_TYPE_NAMES, FLOAT_MAX, FACTORY_KW, empty_like_of, finish, finish_like, new_tensor, not_implemented_for,
 )
 from .meta_util import broadcast_shapes
 from .pointwise_common import _require_tensor
 from .registry import composite, custom, get
-from .derivative import derivative, nondifferentiable
+from .derivative import derivative
 from . import random_draws as draws
+
 
 _GENERATOR_KW = "*, Generator? generator=None"
 _RANDOM_FACTORY_KW = "*, Generator? generator=None, " + FACTORY_KW[3:]
@@ -266,214 +262,6 @@ def _exponential_(backend, self, lambd=1.0, generator=None):
 custom(f"exponential_(Tensor(a!) self, float lambd=1, {_GENERATOR_KW}) -> Tensor(a!)", _exponential_, _exponential_)
 
 
-# ---- random_ / randint / randperm: integers drawn uniformly ----------------------------------------------------
-
-def _default_top(dtype):
-    """The largest value random_() draws: 2**digits for floats (every integer up to it is exact), else the max."""
-    if dtype.category == dt.FLOATING:
-        return 1 << _MANTISSA_DIGITS[dtype]
-    return 1 if dtype is dt.bool else int(np.iinfo(dtype.np).max)
-
-
-def _check_in_range(dtype, low, high):
-    if dtype.category == dt.FLOATING:
-        bounds = (-FLOAT_MAX[dtype], FLOAT_MAX[dtype])
-    else:
-        bounds = (0, 1) if dtype is dt.bool else (int(np.iinfo(dtype.np).min), int(np.iinfo(dtype.np).max))
-    for name, value in (("from", low), ("to - 1", high)):
-        if not bounds[0] <= value <= bounds[1]:
-            raise RuntimeError(f"{name} is out of bounds for {C_TYPE_NAMES[dtype]}")
-        if dtype.category == dt.FLOATING and abs(value) > _default_top(dtype):
-            digits = _MANTISSA_DIGITS[dtype]
-            warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
-                          f"{C_TYPE_NAMES[dtype]} can support discrete uniform distribution only within this range.",
-                          UserWarning, stacklevel=7)  # the caller of random_/randint, through the dispatcher
-
-
-def _int64_arg(fn, name, value):
-    """An int64 argument; out of range is torch's ValueError here (a size out of range is a TypeError)."""
-    if isinstance(value, int) and not -2**63 <= value < 2**63:
-        raise ValueError("Overflow when unpacking long long")
-    return int_arg(fn, name, value)
-
-
-def _random_range(dtype, from_=None, to=None):
-    """The inclusive range [low, high] random_(from, to) draws from, after PyTorch's checks."""
-    if dtype.category == dt.COMPLEX:
-        if from_ is None and to is None:
-            raise not_implemented_for("random_kernel_cpu", dtype)
-        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
-    if from_ is None and to is None:
-        return 0, _default_top(dtype)
-    if to is None:
-        low, high = from_, _default_top(dtype)
-    else:
-        if from_ >= to:
-            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
-        low, high = from_, to - 1
-    _check_in_range(dtype, low, high)
-    if low > high:
-        raise RuntimeError(f"random_ expects 'from' to be at most {high} for {dtype.name}, but got from={low}")
-    return low, high
-
-
-def _fill_integers(backend, t, low, high, generator):
-    """Integers drawn uniformly from [low, high] (inclusive)."""
-    if backend.xp is not None and t.numel():
-        wide = t.dtype in _WIDE_INTEGER_DRAWS
-        _write(backend, t, draws.integers_in(_gen(generator), t.numel(), low, high - low + 1, wide))
-
-
-def _random_(backend, self, from_=None, to=None, generator=None):
-    if from_ is not None:
-        from_ = _int64_arg("random_", "from", from_)
-    if to is not None:
-        to = _int64_arg("random_", "to", to)
-    low, high = _random_range(self.dtype, from_, to)
-    return _sampled_in_place("random_", backend, self, lambda: _fill_integers(backend, self, low, high, generator))
-
-
-def _randint(backend, low, high, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
-             requires_grad=False):
-    low, high = _int64_arg("randint", "low", low), _int64_arg("randint", "high", high)
-    t = new_tensor(backend, "randint", size, dtype or dt.int64, layout, pin_memory)
-    _fill_integers(backend, t, *_random_range(t.dtype, low, high), generator)
-    return finish(t, requires_grad)
-
-
-def _check_randperm_dtype(n, dtype):
-    if dtype.category in (dt.BOOL, dt.COMPLEX):
-        raise not_implemented_for("randperm", dtype)
-    if dtype.category == dt.FLOATING and n > _default_top(dtype) + 1:
-        raise RuntimeError(f"n cannot be greater than {_default_top(dtype) + 1} for {dtype.legacy} type.")
-    if dtype.category == dt.INTEGRAL and n - 1 > np.iinfo(dtype.np).max:
-        raise RuntimeError(f"value cannot be converted to type {C_TYPE_NAMES[dtype]} without overflow")
-
-
-def _randperm(backend, n, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
-              requires_grad=False):
-    n = int_arg("randperm", "n", n)
-    t = new_tensor(backend, "randperm", (n,), dtype or dt.int64, layout, pin_memory)
-    _check_randperm_dtype(n, t.dtype)
-    if backend.xp is not None:
-        _write(backend, t, draws.randperm(_gen(generator), n))
-    return finish(t, requires_grad)
-
-
-custom(f"random_.from(Tensor(a!) self, int? from=None, int? to=None, {_GENERATOR_KW}) -> Tensor(a!)",
-       _random_, _random_)
-custom(f"randint.low(int low, int high, int[] size, {_RANDOM_FACTORY_KW}) -> Tensor", _randint, _randint)
-custom(f"randperm(int n, {_RANDOM_FACTORY_KW}) -> Tensor", _randperm, _randperm)
-
-
-def random_(self, *args, to=None, generator=None):
-    """random_() draws from [0, 2**mantissa digits] (floats) or [0, max] (ints); random_(to) from [0, to);
-    random_(from, to) from [from, to); random_(from, None) from [from, the default top]."""
-    if len(args) > 2:
-        raise TypeError(f"random_() takes at most 2 positional arguments (from, to) but {len(args)} were given")
-    if len(args) == 2:
-        from_, to = args
-    elif len(args) == 1:
-        from_, to = (0, args[0]) if to is None else (args[0], to)
-    else:
-        from_ = None if to is None else 0
-    return call(get("random_.from"), (self, from_, to, generator))
-
-
-def _match_signature(fn, forms, args, keywords):
-    """Bind the arguments to the first of PyTorch's signatures (`forms`, lambdas with its parameter names) that
-    accepts them, as its argument parser tries each in turn."""
-    given = {k: v for k, v in keywords.items() if v is not None}
-    for form in forms:
-        try:
-            return form(*args, **given)
-        except TypeError:
-            continue
-    expected = " or ".join(f"({', '.join(form.__code__.co_varnames)})" for form in forms)
-    raise TypeError(f"{fn}() received an invalid combination of arguments; expected {expected}")
-
-
-def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, layout=None, device=None,
-            pin_memory=None, requires_grad=False):
-    """randint(high, size) or randint(low, high, size): integers drawn uniformly from [low, high)."""
-    forms = (lambda high, size: (0, high, size), lambda low, high, size: (low, high, size))
-    low, high, size = _match_signature("randint", forms, args, {"low": low, "high": high, "size": size})
-    return call(get("randint.low"), (low, high, size, generator, dtype, layout, device, pin_memory, requires_grad))
-
-
-composite("randint", randint, method=False)
-
-
-# ---- bernoulli --------------------------------------------------------------------------------------------------
-
-def _check_p(p):
-    if not 0.0 <= p <= 1.0:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
-
-
-def _check_p_tensor(backend, p):
-    if p.dtype.category != dt.FLOATING:
-        raise not_implemented_for("bernoulli_tensor_cpu_self_" if p.dtype.is_complex else "bernoulli_tensor_cpu_p_",
-                                  p.dtype)
-    if backend.xp is not None and p.numel():
-        values = backend.array(p)
-        if not ((values >= 0) & (values <= 1)).all():
-            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-
-
-def _fill_bernoulli(backend, t, p, generator):
-    """1 where a uniform draw falls below p (a float, or an array of t's shape), else 0."""
-    if backend.xp is not None and t.numel():
-        gen = _gen(generator)
-        if isinstance(p, float):
-            _write(backend, t, draws.bernoulli_scalar(gen, t.numel(), p))
-        else:
-            _write(backend, t, draws.bernoulli_tensor(gen, _in_memory_order_of(t, p)))
-
-
-def _bernoulli(backend, self, p=None, generator=None):
-    _require_tensor("bernoulli", self)
-    probabilities = p
-    if p is None:
-        _check_p_tensor(backend, self)
-        probabilities = None if backend.xp is None else backend.array(self)
-    else:
-        _check_p(p)
-    out = backend.empty(self._size, self.dtype)
-    _fill_bernoulli(backend, out, probabilities, generator)
-    return out
-
-
-def _bernoulli_float_(backend, self, p=0.5, generator=None):
-    _check_p(p)
-    return _sampled_in_place("bernoulli_", backend, self, lambda: _fill_bernoulli(backend, self, p, generator))
-
-
-def _bernoulli_tensor_(backend, self, p, generator=None):
-    _require_tensor("bernoulli_", p, argname="p")
-    _check_p_tensor(backend, p)
-    p = p.expand(self._size)
-    values = None if backend.xp is None else backend.array(p)
-    return _sampled_in_place("bernoulli_", backend, self, lambda: _fill_bernoulli(backend, self, values, generator))
-
-
-custom(f"bernoulli(Tensor self, float? p=None, {_GENERATOR_KW}) -> Tensor", _bernoulli, _bernoulli)
-custom(f"bernoulli_.float(Tensor(a!) self, float p=0.5, {_GENERATOR_KW}) -> Tensor(a!)",
-       _bernoulli_float_, _bernoulli_float_)
-custom(f"bernoulli_.Tensor(Tensor(a!) self, Tensor p, {_GENERATOR_KW}) -> Tensor(a!)",
-       _bernoulli_tensor_, _bernoulli_tensor_)
-
-
-def bernoulli_(self, p=0.5, *, generator=None):
-    """Overwrite with 1s drawn with probability p (a float, or a tensor broadcast to self's shape), else 0s."""
-    overload = "bernoulli_.Tensor" if isinstance(p, TensorImpl) else "bernoulli_.float"
-    return call(get(overload), (self, p, generator))
-
-
-for _fn in (random_, bernoulli_):
-    composite(_fn.__name__, _fn, method=True)
-
-
 # ---- geometric_, cauchy_, log_normal_ ----------------------------------------------------------------------------
 
 def _geometric_(backend, self, p, generator=None):
@@ -517,90 +305,6 @@ custom(f"log_normal_(Tensor(a!) self, float mean=1, float std=2, {_GENERATOR_KW}
        _log_normal_, _log_normal_)
 
 
-# ---- poisson, multinomial ---------------------------------------------------------------------------------------
-
-def _poisson(backend, self, generator=None):
-    _require_tensor("poisson", self)
-    if self.dtype.category != dt.FLOATING:
-        raise not_implemented_for("poisson_cpu", self.dtype)
-    out = backend.empty(self._size, self.dtype)
-    if backend.xp is None or not self.numel():
-        return out
-    rates = backend.array(self).astype(np.float64)
-    if not (rates >= 0).all():
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    finite = np.isfinite(rates)
-    counts = draws.poisson(_gen(generator), np.where(finite, rates, 0.0))
-    _write(backend, out, np.where(finite.ravel(), counts, rates.ravel()))  # an infinite rate gives inf, as torch
-    return out
-
-
-custom(f"poisson(Tensor self, {_GENERATOR_KW[3:]}) -> Tensor", _poisson, _poisson, method=False)
-
-
-def _check_multinomial(self, num_samples, replacement):
-    _require_tensor("multinomial", self)
-    num_samples = int_arg("multinomial", "num_samples", num_samples)
-    if self.dtype.category != dt.FLOATING:
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {self.dtype.legacy}")
-    if self.dim() not in (1, 2):
-        raise RuntimeError(f"prob_dist must be 1 or 2 dim (multinomial got shape {list(self._size)})")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if not replacement and num_samples > self._size[-1]:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    return num_samples
-
-
-def _multinomial_draw(gen, probabilities, num_samples, replacement):
-    """Category indices, one row of draws per row of `probabilities` (rows x categories, in the input's dtype).
-
-    As ATen: with replacement (and more than one sample), the inverse CDF of each row at uniform doubles; otherwise
-    the top k of p / q with q ~ Exponential(1) drawn in the input's dtype (the Gumbel-max trick, exponentiated),
-    which samples successively without replacement."""
-    if replacement and num_samples > 1:
-        return draws.multinomial_with_replacement(gen, probabilities.astype(np.float64), num_samples)
-    q = draws.exponential(gen, probabilities.size, 1.0).astype(probabilities.dtype).reshape(probabilities.shape)
-    keys = probabilities / q
-    return np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
-
-
-def _multinomial(backend, self, num_samples, replacement=False, generator=None):
-    num_samples = _check_multinomial(self, num_samples, replacement)
-    shape = self._size[:-1] + (num_samples,)
-    out = backend.empty(shape, dt.int64)
-    if backend.xp is None or not out.numel():
-        return out
-    if self._size[-1] == 0:
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    weights = backend.array(self).astype(np.float64).reshape(-1, self._size[-1])
-    if not (np.isfinite(weights) & (weights >= 0)).all():
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if not (weights.sum(1) > 0).all():
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    probabilities = backend.array(self).reshape(-1, self._size[-1])
-    samples = _multinomial_draw(_gen(generator), probabilities, num_samples, replacement)
-    backend.array(out)[...] = samples.reshape(shape)
-    return out
-
-
-def _multinomial_out(backend, self, num_samples, replacement=False, generator=None, out=None):
-    if out.dtype is not dt.int64:
-        raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype.legacy}")
-    result = _multinomial(backend, self, num_samples, replacement, generator)
-    resize_out(out, result._size, "multinomial.out")
-    if backend.xp is not None:
-        backend.array(out)[...] = backend.array(result)
-    out._bump_version()
-    return out
-
-
-_MULTINOMIAL_ARGS = "Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None"
-custom(f"multinomial({_MULTINOMIAL_ARGS}) -> Tensor", _multinomial, _multinomial)
-custom(f"multinomial.out({_MULTINOMIAL_ARGS}, Tensor(a!) out) -> Tensor(a!)", _multinomial_out, _multinomial_out)
-get("multinomial").out = get("multinomial.out")  # so the generated lantern.multinomial takes out=
-
-
 # ---- *_like ------------------------------------------------------------------------------------------------------
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
@@ -615,32 +319,15 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, p
     return finish_like(t.normal_(generator=generator), requires_grad)
 
 
-def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, layout=None, device=None,
-                 pin_memory=None, requires_grad=False, memory_format=preserve_format):
-    """randint_like(input, high) or randint_like(input, low, high): input's shape and dtype, values in [low, high)."""
-    forms = (lambda high: (0, high), lambda low, high: (low, high))
-    low, high = _match_signature("randint_like", forms, args, {"low": low, "high": high})
-    t = empty_like_of("randint_like", input, dtype, layout, device, pin_memory, memory_format)
-    return finish_like(random_(t, low, high, generator=generator), requires_grad)
-
-
-for _fn in (rand_like, randn_like, randint_like):
+for _fn in (rand_like, randn_like):
     composite(_fn.__name__, _fn, method=False)
 
 
-# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
-
-# ---- random: the samples do not depend smoothly on the parameters, so their gradient is zero (as in PyTorch) ----
+# ---- derivatives: the samples do not depend smoothly on the parameters, so their gradient is zero (as in PyTorch) --
 for _name, _node in (("uniform_", "UniformBackward0"), ("normal_", "NormalBackward0"),
-                     ("exponential_", "ExponentialBackward0"), ("bernoulli", "BernoulliBackward0"),
-                     ("bernoulli_.float", "BernoulliBackward2"), ("geometric_", "GeometricBackward0"),
-                     ("cauchy_", "CauchyBackward0"), ("log_normal_", "LogNormalBackward0"),
-                     ("poisson", "PoissonBackward0")):
+                     ("exponential_", "ExponentialBackward0"), ("geometric_", "GeometricBackward0"),
+                     ("cauchy_", "CauchyBackward0"), ("log_normal_", "LogNormalBackward0")):
     derivative(_name, name=_node, self="zeros_like(grad)")
-derivative("random_.from", name=lambda args: "RandomBackward2" if args[1] is None and args[2] is None else
-           "RandomBackward1" if args[1] is None else "RandomBackward0", self="zeros_like(grad)")
-derivative("bernoulli_.Tensor", name="BernoulliBackward1", self="zeros_like(grad)", p="zeros_like(p_meta)")
 derivative("normal.Tensor_float", name="NormalBackward1", mean="zeros_like(grad)")
 derivative("normal.float_Tensor", name="NormalBackward2", std="zeros_like(grad)")
 derivative("normal.Tensor_Tensor", name="NormalBackward3", mean="zeros_like(grad)", std="zeros_like(grad)")
-nondifferentiable("multinomial", "multinomial.out")
