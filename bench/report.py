@@ -21,6 +21,17 @@ With one library alone there is nothing to compare:
 | --- | --- | --: |
 | add_16 | µs | 6.10 |
 
+lantern in reference mode (`--lib lantern-reference`) gets a column of what the mode costs; for a rate, the
+inverse ratio, so that it always reads "times slower":
+
+>>> rows = [Row("add_16", "µs", {"lantern": 3.0, "lantern-reference": 7.5}, None),
+...         Row("matmul_1024", "GFLOP/s", {"lantern": 100.0, "lantern-reference": 98.0}, None)]
+>>> print(format_table(rows, ["lantern", "lantern-reference"]))
+| benchmark | unit | lantern median | lantern-reference median | reference ÷ lantern |
+| --- | --- | --: | --: | --: |
+| add_16 | µs | 3.00 | 7.50 | 2.50 |
+| matmul_1024 | GFLOP/s | 100 | 98.0 | 1.02 |
+
 `format_goals` sums up the goals of both tables:
 
 >>> print(format_goals([Row("add_16", "µs", {"lantern": 6.1, "torch": 2.0}, at_most(3)), row]))
@@ -82,12 +93,23 @@ def _ratio_cells(row, libs):
 def format_table(rows, libs):
     """The speed table in markdown (it reads as plain text too); the ratio and goal only with both libraries."""
     ratio = ["lantern ÷ torch", "goal", "met"] if _compared(libs) else []
-    header = ["benchmark", "unit", *(f"{lib} median" for lib in libs), *ratio]
-    lines = [header, ["---", "---", *["--:"] * len(libs), *["--:", "---", "---"][:len(ratio)]]]
+    reference = ["reference ÷ lantern"] if {"lantern", "lantern-reference"} <= set(libs) else []
+    header = ["benchmark", "unit", *(f"{lib} median" for lib in libs), *ratio, *reference]
+    aligns = ["---", "---", *["--:"] * len(libs), *["--:", "---", "---"][:len(ratio)], *["--:"] * len(reference)]
+    lines = [header, aligns]
     for row in rows:
-        lines.append([row.name, row.unit, *(_number(row.medians.get(lib)) for lib in libs),
-                      *_ratio_cells(row, libs)])
+        cells = [row.name, row.unit, *(_number(row.medians.get(lib)) for lib in libs), *_ratio_cells(row, libs)]
+        if reference:
+            cells.append(_slowdown(row.medians.get("lantern-reference"), row.medians.get("lantern"), row.unit))
+        lines.append(cells)
     return _markdown(lines)
+
+
+def _slowdown(reference, default, unit):
+    """How many times longer reference mode takes (for a rate such as GFLOP/s, the inverse ratio)."""
+    if reference is None or default is None:
+        return "—"
+    return f"{(default / reference if unit.endswith('/s') else reference / default):.2f}"
 
 
 def format_memory_table(rows, libs):

@@ -3,6 +3,7 @@
     python bench/run.py                      # every workload in bench/workloads/, both libraries
     python bench/run.py --filter matmul      # workloads whose name contains "matmul"
     python bench/run.py --lib torch          # one library alone
+    python bench/run.py --lib lantern --lib lantern-reference   # what reference mode costs (LANTERN_REFERENCE=1)
     python bench/run.py --quick              # a fast smoke run
     python bench/run.py --write              # also write the tables into docs/performance.md
     python bench/workloads/training.py --lib lantern    # one workload file alone: the same runner, its workloads
@@ -38,8 +39,11 @@ class Worker:
 
     def __init__(self, lib, threads):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")])))
+        module = lib
+        if lib == "lantern-reference":  # lantern with every named fast path off (docs/internals/reference-mode.md)
+            module, env["LANTERN_REFERENCE"] = "lantern", "1"
         self.process = subprocess.Popen(
-            [sys.executable, os.path.join(BENCH_DIR, "worker.py"), "--lib", lib, "--threads", str(threads)],
+            [sys.executable, os.path.join(BENCH_DIR, "worker.py"), "--lib", module, "--threads", str(threads)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self.lib = lib
         self.hello = self._receive()
@@ -102,7 +106,9 @@ def measure_memory(workload, workers, steps, repeats):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lib", action="append", help="library to measure (repeatable; default: lantern torch)")
+    parser.add_argument("--lib", action="append",
+                        help="library to measure (repeatable; default: lantern torch; lantern-reference is lantern "
+                             "in reference mode)")
     parser.add_argument("--filter", action="append", default=[], metavar="NAME",
                         help="run only workloads whose name contains NAME (repeatable)")
     parser.add_argument("--quick", action="store_true", help="smoke mode: 3 short repeats, 2 memory steps")

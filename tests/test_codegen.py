@@ -16,6 +16,14 @@ from lantern.ops import binding, dispatcher, generated, registry
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.fixture(autouse=True)
+def _generated_code_runs():
+    """The generated entries and runners are fast paths: they run outside reference mode (the reference tier
+    runs these tests too)."""
+    with lantern.reference_mode(False):
+        yield
+
+
 def test_generated_files_are_what_make_codegen_writes():
     # in a fresh process: tests elsewhere register ops of their own, which belong in no generated file
     run = subprocess.run([sys.executable, "-m", "lantern._codegen", "--check"], cwd=ROOT, capture_output=True,

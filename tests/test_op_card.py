@@ -11,6 +11,13 @@ from lantern.ops import registry
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.fixture(autouse=True)
+def _fast_paths_on():
+    """A card shows the code that runs: these tests read the default mode's (the reference tier runs them too)."""
+    with lantern.reference_mode(False):
+        yield
+
+
 def _line(location):
     """The source line a `path:line` location names."""
     path, _, line = location.split()[0].rpartition(":")
@@ -27,6 +34,12 @@ def test_mul_card_tells_the_registry_record():
     cpu = card.kernels["CPU"]
     assert "lantern/_generated/runners.py:" in cpu and f"runs {op.impl.__qualname__}" in cpu
     assert "shapes only" in card.kernels["Meta"]
+
+
+def test_in_reference_mode_the_card_shows_the_readable_runner():
+    with lantern.reference_mode():
+        cpu = op_card("mul").kernels["CPU"]
+    assert cpu.startswith("Backend.run_structured  lantern/backends/base.py:")
 
 
 def test_mul_card_points_at_the_generated_lines():

@@ -183,3 +183,40 @@ def test_the_optimizers_fast_paths_are_registered():
 def test_parity_test_check_names_what_is_missing(parity_test, problem):
     spec = reference.Specialisation("fast_double", "double", "always", parity_test, (), lambda x: 2 * x)
     assert _parity_test_problem(spec) == problem
+
+
+# (op, arguments) of structured ops of every runner shape the sample reaches: pointwise and row-major outputs,
+# tensors in the first, second and third places, numbers among the arguments, a transposed operand
+def _structured_calls():
+    t = lantern.arange(12.).reshape(3, 4)
+    u = lantern.linspace(-1, 1, 12).reshape(4, 3).t()
+    return [("add", (t, u, 2)), ("mul", (t, u)), ("where", (t > 3, t, u)), ("clamp", (u, -0.5, 0.5)),
+            ("sum", (t, [1], False, None)), ("exp", (u,)), ("pow", (2.0, u)), ("lerp", (t, u, 0.25))]
+
+
+def _run(op_name, args):
+    from lantern.ops.call_by_name import call_op
+    return call_op(op_name, *args)
+
+
+def test_generated_entries_and_runners_match_the_readable_ones():
+    """Outside reference mode each op's entry and structured runner are generated (lantern/_generated/); inside,
+    dispatcher.dispatch and Backend.run_structured run. Both give the same values, dtypes and strides."""
+    from lantern.backends.base import Backend
+    from lantern.core.dispatch_keys import DispatchKey
+    from lantern.ops.dispatcher import dispatch
+    from lantern.ops.registry import get
+    previous = lantern.is_reference_mode()
+    try:
+        lantern.set_reference_mode(False)
+        fast = [_run(name, args) for name, args in _structured_calls()]
+        assert get("mul").scan.__name__ == "dispatch_t0_t1"
+        assert get("mul").kernels[DispatchKey.CPU].__name__ == "run_2_args_t0_t1_pointwise"
+        lantern.set_reference_mode(True)
+        readable = [_run(name, args) for name, args in _structured_calls()]
+        assert get("mul").scan.func is dispatch
+        assert get("mul").kernels[DispatchKey.CPU].__func__ is Backend.run_structured
+    finally:
+        lantern.set_reference_mode(previous)
+    for (name, _), a, b in zip(_structured_calls(), fast, readable):
+        assert (a.tolist(), a.dtype, a.stride()) == (b.tolist(), b.dtype, b.stride()), name

@@ -13,6 +13,7 @@ from math import prod as _prod
 from ..core.contiguity import has_cached_contiguous_strides
 from ..core.layout import strided
 from ..core.promotion import can_cast
+from ..core.reference import mode, on_switch, specialisation
 from ..core.storage import UntypedStorage
 from ..core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
 from ..ops import generated, registry
@@ -161,13 +162,26 @@ class Backend:
         """Give `op` this backend's kernel, according to the op's kind."""
         if op.backends is not None and self.device.type not in op.backends:
             return
-        if op.kind is OpKind.STRUCTURED and not op.list_positions and self.xp is not None:
+        if op.kind is OpKind.STRUCTURED and not op.list_positions and self.xp is not None and mode.fast:
             op.kernels[self.key] = self._specialized_structured(op)
             return
         runner = getattr(self, "run_" + op.kind.value, None)
         if runner is not None:
             op.kernels[self.key] = runner
 
+    def reinstall_structured(self):
+        """Reference mode switched: structured ops' kernels become the generic run_structured or the generated
+        runners again (only on backends with an array library: others run run_structured either way)."""
+        if self.xp is not None:
+            for op in registry.REGISTRY.values():
+                if op.kind is OpKind.STRUCTURED and self.key in op.kernels:
+                    self.install(op)
+
+    @specialisation(
+        replaces="Backend.run_structured: one generated runner per structured op, unrolled over its arguments",
+        when="outside reference mode, for structured ops without tensor-list arguments on a backend with an array "
+             "library (lantern/_generated/runners.py holds them)",
+        parity_test="tests/test_reference_mode.py::test_generated_entries_and_runners_match_the_readable_ones")
     def _specialized_structured(self, op):
         """run_structured unrolled for one op's arguments, from lantern/_generated/runners.py (or compiled, for an
         op that has none there: see lantern.ops.generated), as PyTorch generates its wrappers.
@@ -268,3 +282,4 @@ def install_backend(backend):
     from ..ops import dispatcher
     dispatcher.register_backend(backend.device.type, backend)
     registry.on_register(backend.install)
+    on_switch(backend.reinstall_structured)

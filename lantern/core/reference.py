@@ -28,7 +28,7 @@ mode = _Switch()
 
 def set_reference_mode(enabled):
     """Turn reference mode on (only readable code runs) or off (named fast paths run where they apply)."""
-    mode.fast = not enabled
+    _switch(fast=not enabled)
 
 
 def is_reference_mode():
@@ -45,11 +45,27 @@ def fast_paths_on():
 def reference_mode(enabled=True):
     """`with reference_mode():` runs the block with fast paths off, then restores the previous setting."""
     previous = mode.fast
-    mode.fast = not enabled
+    _switch(fast=not enabled)
     try:
         yield
     finally:
-        mode.fast = previous
+        _switch(fast=previous)
+
+
+_on_switch = []
+
+
+def on_switch(fn):
+    """Call fn() whenever the mode changes: code chosen once rather than on each call (the generated dispatcher
+    entries and runners) is chosen again."""
+    _on_switch.append(fn)
+
+
+def _switch(fast):
+    if mode.fast != fast:
+        mode.fast = fast
+        for fn in _on_switch:
+            fn()
 
 
 @dataclass(frozen=True)

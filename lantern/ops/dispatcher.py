@@ -10,8 +10,11 @@ then records a graph node.
 >>> dispatcher.dispatch_keys(registry.get("add"), (x, x, 1))
 [<DispatchKey.CPU: 2>]
 """
+import functools
+
 from ..core.dispatch_keys import DispatchKey
 from ..core.layout import strided
+from ..core.reference import mode, on_switch, specialisation
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..core.device import device as _device
@@ -128,8 +131,13 @@ def entry_shape(op):
     """What an op's entry depends on, as a name: which arguments are tensors ('t0_t1'; 'scan' for tensor lists or
     none) and which one the op writes ('_writes_0'). Ops of one shape share one generated factory."""
     shape = "scan" if op.list_positions or not op.tensor_positions else "_".join(f"t{i}" for i in op.tensor_positions)
-    mutated = {AliasKind.INPLACE: 0, AliasKind.OUT: len(op.schema.args) - 1}.get(op.schema.alias)
+    mutated = written_argument(op)
     return shape if mutated is None else f"{shape}_writes_{mutated}"
+
+
+def written_argument(op):
+    """The position of the tensor an op writes into (an in-place op's self, an out= op's out), or None."""
+    return {AliasKind.INPLACE: 0, AliasKind.OUT: len(op.schema.args) - 1}.get(op.schema.alias)
 
 
 def entry_source(op):
@@ -138,7 +146,7 @@ def entry_source(op):
     attribute reads; anything else falls back to the general _scan. Ops that write into a tensor also refuse
     inference tensors outside inference_mode (only they pay for that check)."""
     shape = entry_shape(op)
-    mutated = {AliasKind.INPLACE: 0, AliasKind.OUT: len(op.schema.args) - 1}.get(op.schema.alias)
+    mutated = written_argument(op)
     if op.list_positions or not op.tensor_positions:
         what = "tensor lists, or no tensor arguments"
     else:
@@ -182,7 +190,11 @@ def _scan_lines(op):
     return lines + ["        if backend is None or mixed:", "            backend, grad = _scan(op, args)"]
 
 
-def _make_entry(op):
+@specialisation(
+    replaces="dispatcher.dispatch, the readable entry: one generated entry per op, its argument scan unrolled",
+    when="outside reference mode, for every op (lantern/_generated/dispatch.py holds them)",
+    parity_test="tests/test_reference_mode.py::test_generated_entries_and_runners_match_the_readable_ones")
+def _generated_entry(op):
     """The dispatcher's entry for one op, from lantern/_generated/dispatch.py (or compiled, for an op of a shape
     that has none there: see lantern.ops.generated)."""
     if not _entry_namespace:
@@ -193,20 +205,52 @@ def _make_entry(op):
     return fn
 
 
+_ops_with_entries = set()
+
+
+def _make_entry(op):
+    """op's entry, kept as `op.scan`: the generated one, or in reference mode `dispatch` bound to op."""
+    _ops_with_entries.add(op)
+    op.scan = _generated_entry(op) if mode.fast else functools.partial(dispatch, op)
+    return op.scan
+
+
+def _entries_chosen_again():
+    """Reference mode switched: every op makes its entry again on its next call, in the new mode."""
+    for op in _ops_with_entries:
+        op.scan = None
+    _ops_with_entries.clear()
+
+
+on_switch(_entries_chosen_again)
+
+
 def entry(op):
-    """`op`'s generated entry: entry(op)(args) is call(op, args) (bindings call it directly)."""
-    fn = op.scan
-    if fn is None:
-        fn = op.scan = _make_entry(op)
-    return fn
+    """`op`'s entry: entry(op)(args) is call(op, args) (bindings call it directly)."""
+    return op.scan or _make_entry(op)
 
 
 def call(op, args):
     """Run `op` on `args` (a tuple in schema order) through the highest applicable dispatch key."""
-    fn = op.scan
-    if fn is None:
-        fn = op.scan = _make_entry(op)
-    return fn(args)
+    return (op.scan or _make_entry(op))(args)
+
+
+def dispatch(op, args):
+    """The dispatcher's entry as readable code (what reference mode runs): watchers first, then a write into an
+    inference tensor is refused, the tensors tell the backend and whether autograd records, and the highest key's
+    kernel runs. Each generated entry is this function unrolled over one op's tensor arguments."""
+    if tls.observed:
+        return call_observed(op, args)
+    written = written_argument(op)
+    if written is not None and args[written]._is_inference and not tls.inference_mode:
+        refuse_inference_write(args[written])
+    backend, needs_grad = _scan(op, args)
+    if needs_grad and tls.grad_enabled and _AUTOGRAD_KERNEL[0] is not None:
+        return _AUTOGRAD_KERNEL[0](op, args, backend)
+    kernel = op.kernels.get(backend.key)
+    if kernel is None:
+        raise_missing_kernel(op, backend)
+    return kernel(op, args)
 
 
 def redispatch(op, args, below):
