@@ -130,6 +130,14 @@ def make_aminmax(op, op_out):
     return aminmax
 
 
+def make_angle(op, op_out):
+    def angle(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return angle
+
+
 def make_any(op, op_out):
     def any(input, dim=None, keepdim=False, *, out=None, **_aliases):
         if _aliases:
@@ -759,6 +767,14 @@ def make_gather(op, op_out):
     return gather
 
 
+def make_gcd(op, op_out):
+    def gcd(input, other, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other))
+        return call(op_out, (input, other, out))
+    return gcd
+
+
 def make_ge(op, op_out):
     def ge(input, other, *, out=None):
         if out is None:
@@ -779,6 +795,12 @@ def make_geometric_(op, op_out):
     def geometric_(input, p, *, generator=None):
         return (op.scan or entry(op))((input, p, generator))
     return geometric_
+
+
+def make_geqrf(op, op_out):
+    def geqrf(input):
+        return (op.scan or entry(op))((input,))
+    return geqrf
 
 
 def make_glu(op, op_out):
@@ -865,6 +887,22 @@ def make_i0(op, op_out):
             return (op.scan or entry(op))((input,))
         return call(op_out, (input, out))
     return i0
+
+
+def make_igamma(op, op_out):
+    def igamma(input, other, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other))
+        return call(op_out, (input, other, out))
+    return igamma
+
+
+def make_igammac(op, op_out):
+    def igammac(input, other, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other))
+        return call(op_out, (input, other, out))
+    return igammac
 
 
 def make_im2col(op, op_out):
@@ -961,6 +999,14 @@ def make_kthvalue(op, op_out):
     return kthvalue
 
 
+def make_lcm(op, op_out):
+    def lcm(input, other, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other))
+        return call(op_out, (input, other, out))
+    return lcm
+
+
 def make_le(op, op_out):
     def le(input, other, *, out=None):
         if out is None:
@@ -1005,6 +1051,12 @@ def make_linalg_det(op, op_out):
     return linalg_det
 
 
+def make_linalg_eig(op, op_out):
+    def linalg_eig(input):
+        return (op.scan or entry(op))((input,))
+    return linalg_eig
+
+
 def make_linalg_eigh(op, op_out):
     def linalg_eigh(A, UPLO='L'):
         return (op.scan or entry(op))((A, UPLO))
@@ -1015,6 +1067,42 @@ def make_linalg_inv_ex(op, op_out):
     def linalg_inv_ex(A, *, check_errors=False):
         return (op.scan or entry(op))((A, check_errors))
     return linalg_inv_ex
+
+
+def make_linalg_ldl_factor_ex(op, op_out):
+    def linalg_ldl_factor_ex(input, *, hermitian=False, check_errors=False):
+        return (op.scan or entry(op))((input, hermitian, check_errors))
+    return linalg_ldl_factor_ex
+
+
+def make_linalg_ldl_solve(op, op_out):
+    def linalg_ldl_solve(LD, pivots, B, *, hermitian=False):
+        return (op.scan or entry(op))((LD, pivots, B, hermitian))
+    return linalg_ldl_solve
+
+
+def make_linalg_lu(op, op_out):
+    def linalg_lu(A, *, pivot=True):
+        return (op.scan or entry(op))((A, pivot))
+    return linalg_lu
+
+
+def make_linalg_lu_factor_ex(op, op_out):
+    def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
+        return (op.scan or entry(op))((A, pivot, check_errors))
+    return linalg_lu_factor_ex
+
+
+def make_linalg_lu_solve(op, op_out):
+    def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+        return (op.scan or entry(op))((LU, pivots, B, left, adjoint))
+    return linalg_lu_solve
+
+
+def make_linalg_matrix_exp(op, op_out):
+    def linalg_matrix_exp(input):
+        return (op.scan or entry(op))((input,))
+    return linalg_matrix_exp
 
 
 def make_linalg_qr(op, op_out):
@@ -1033,6 +1121,12 @@ def make_linalg_solve(op, op_out):
     def linalg_solve(A, B, *, left=True):
         return (op.scan or entry(op))((A, B, left))
     return linalg_solve
+
+
+def make_linalg_solve_triangular(op, op_out):
+    def linalg_solve_triangular(input, B, *, upper, left=True, unitriangular=False):
+        return (op.scan or entry(op))((input, B, upper, left, unitriangular))
+    return linalg_solve_triangular
 
 
 def make_linalg_svd(op, op_out):
@@ -1209,6 +1303,12 @@ def make_lt(op, op_out):
     return lt
 
 
+def make_lu_unpack(op, op_out):
+    def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+        return (op.scan or entry(op))((LU_data, LU_pivots, unpack_data, unpack_pivots))
+    return lu_unpack
+
+
 def make_masked_scatter(op, op_out):
     def masked_scatter(input, mask, source):
         return (op.scan or entry(op))((input, mask, source))
@@ -1319,6 +1419,14 @@ def make_mv(op, op_out):
     return mv
 
 
+def make_mvlgamma(op, op_out):
+    def mvlgamma(input, p, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, p))
+        return call(op_out, (input, p, out))
+    return mvlgamma
+
+
 def make_nan_to_num(op, op_out):
     def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
         if out is None:
@@ -1373,6 +1481,14 @@ def make_neg(op, op_out):
             return (op.scan or entry(op))((input,))
         return call(op_out, (input, out))
     return neg
+
+
+def make_nextafter(op, op_out):
+    def nextafter(input, other, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other))
+        return call(op_out, (input, other, out))
+    return nextafter
 
 
 def make_nll_loss(op, op_out):
@@ -1722,12 +1838,268 @@ def make_sparse_mask(op, op_out):
     return sparse_mask
 
 
+def make_special_airy_ai(op, op_out):
+    def special_airy_ai(x, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x,))
+        return call(op_out, (x, out))
+    return special_airy_ai
+
+
+def make_special_bessel_j0(op, op_out):
+    def special_bessel_j0(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_bessel_j0
+
+
+def make_special_bessel_j1(op, op_out):
+    def special_bessel_j1(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_bessel_j1
+
+
+def make_special_bessel_y0(op, op_out):
+    def special_bessel_y0(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_bessel_y0
+
+
+def make_special_bessel_y1(op, op_out):
+    def special_bessel_y1(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_bessel_y1
+
+
+def make_special_chebyshev_polynomial_t(op, op_out):
+    def special_chebyshev_polynomial_t(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_chebyshev_polynomial_t
+
+
+def make_special_chebyshev_polynomial_u(op, op_out):
+    def special_chebyshev_polynomial_u(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_chebyshev_polynomial_u
+
+
+def make_special_chebyshev_polynomial_v(op, op_out):
+    def special_chebyshev_polynomial_v(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_chebyshev_polynomial_v
+
+
+def make_special_chebyshev_polynomial_w(op, op_out):
+    def special_chebyshev_polynomial_w(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_chebyshev_polynomial_w
+
+
+def make_special_entr(op, op_out):
+    def special_entr(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_entr
+
+
+def make_special_erfcx(op, op_out):
+    def special_erfcx(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_erfcx
+
+
+def make_special_hermite_polynomial_h(op, op_out):
+    def special_hermite_polynomial_h(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_hermite_polynomial_h
+
+
+def make_special_hermite_polynomial_he(op, op_out):
+    def special_hermite_polynomial_he(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_hermite_polynomial_he
+
+
+def make_special_i0e(op, op_out):
+    def special_i0e(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_i0e
+
+
 def make_special_i1(op, op_out):
     def special_i1(input, *, out=None):
         if out is None:
             return (op.scan or entry(op))((input,))
         return call(op_out, (input, out))
     return special_i1
+
+
+def make_special_i1e(op, op_out):
+    def special_i1e(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_i1e
+
+
+def make_special_laguerre_polynomial_l(op, op_out):
+    def special_laguerre_polynomial_l(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_laguerre_polynomial_l
+
+
+def make_special_legendre_polynomial_p(op, op_out):
+    def special_legendre_polynomial_p(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_legendre_polynomial_p
+
+
+def make_special_log_ndtr(op, op_out):
+    def special_log_ndtr(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_log_ndtr
+
+
+def make_special_modified_bessel_i0(op, op_out):
+    def special_modified_bessel_i0(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_modified_bessel_i0
+
+
+def make_special_modified_bessel_i1(op, op_out):
+    def special_modified_bessel_i1(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_modified_bessel_i1
+
+
+def make_special_modified_bessel_k0(op, op_out):
+    def special_modified_bessel_k0(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_modified_bessel_k0
+
+
+def make_special_modified_bessel_k1(op, op_out):
+    def special_modified_bessel_k1(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_modified_bessel_k1
+
+
+def make_special_ndtri(op, op_out):
+    def special_ndtri(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_ndtri
+
+
+def make_special_scaled_modified_bessel_k0(op, op_out):
+    def special_scaled_modified_bessel_k0(x, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x,))
+        return call(op_out, (x, out))
+    return special_scaled_modified_bessel_k0
+
+
+def make_special_scaled_modified_bessel_k1(op, op_out):
+    def special_scaled_modified_bessel_k1(x, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x,))
+        return call(op_out, (x, out))
+    return special_scaled_modified_bessel_k1
+
+
+def make_special_shifted_chebyshev_polynomial_t(op, op_out):
+    def special_shifted_chebyshev_polynomial_t(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_shifted_chebyshev_polynomial_t
+
+
+def make_special_shifted_chebyshev_polynomial_u(op, op_out):
+    def special_shifted_chebyshev_polynomial_u(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_shifted_chebyshev_polynomial_u
+
+
+def make_special_shifted_chebyshev_polynomial_v(op, op_out):
+    def special_shifted_chebyshev_polynomial_v(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_shifted_chebyshev_polynomial_v
+
+
+def make_special_shifted_chebyshev_polynomial_w(op, op_out):
+    def special_shifted_chebyshev_polynomial_w(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_shifted_chebyshev_polynomial_w
+
+
+def make_special_spherical_bessel_j0(op, op_out):
+    def special_spherical_bessel_j0(x, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x,))
+        return call(op_out, (x, out))
+    return special_spherical_bessel_j0
+
+
+def make_special_xlog1py(op, op_out):
+    def special_xlog1py(input, other, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other))
+        return call(op_out, (input, other, out))
+    return special_xlog1py
+
+
+def make_special_zeta(op, op_out):
+    def special_zeta(input, other, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other))
+        return call(op_out, (input, other, out))
+    return special_zeta
 
 
 def make_sqrt(op, op_out):
@@ -1934,6 +2306,18 @@ def make_view(op, op_out):
     def view(input, size):
         return (op.scan or entry(op))((input, size))
     return view
+
+
+def make_view_as_complex(op, op_out):
+    def view_as_complex(input):
+        return (op.scan or entry(op))((input,))
+    return view_as_complex
+
+
+def make_view_as_real(op, op_out):
+    def view_as_real(input):
+        return (op.scan or entry(op))((input,))
+    return view_as_real
 
 
 def make_where(op, op_out):

@@ -147,6 +147,12 @@ def make_aminmax(op, op_out):
     return aminmax
 
 
+def make_angle(op, op_out):
+    def angle(self):
+        return (op.scan or entry(op))((self,))
+    return angle
+
+
 def make_any(op, op_out):
     def any(self, dim=None, keepdim=False, **_aliases):
         if _aliases:
@@ -777,6 +783,18 @@ def make_gather(op, op_out):
     return gather
 
 
+def make_gcd(op, op_out):
+    def gcd(self, other):
+        return (op.scan or entry(op))((self, other))
+    return gcd
+
+
+def make_gcd_(op, op_out):
+    def gcd_(self, other):
+        return (op.scan or entry(op))((self, other))
+    return gcd_
+
+
 def make_ge(op, op_out):
     def ge(self, other):
         return (op.scan or entry(op))((self, other))
@@ -793,6 +811,12 @@ def make_geometric_(op, op_out):
     def geometric_(self, p, *, generator=None):
         return (op.scan or entry(op))((self, p, generator))
     return geometric_
+
+
+def make_geqrf(op, op_out):
+    def geqrf(self):
+        return (op.scan or entry(op))((self,))
+    return geqrf
 
 
 def make_gt(op, op_out):
@@ -853,6 +877,30 @@ def make_i0_(op, op_out):
     def i0_(self):
         return (op.scan or entry(op))((self,))
     return i0_
+
+
+def make_igamma(op, op_out):
+    def igamma(self, other):
+        return (op.scan or entry(op))((self, other))
+    return igamma
+
+
+def make_igamma_(op, op_out):
+    def igamma_(self, other):
+        return (op.scan or entry(op))((self, other))
+    return igamma_
+
+
+def make_igammac(op, op_out):
+    def igammac(self, other):
+        return (op.scan or entry(op))((self, other))
+    return igammac
+
+
+def make_igammac_(op, op_out):
+    def igammac_(self, other):
+        return (op.scan or entry(op))((self, other))
+    return igammac_
 
 
 def make_imag(op, op_out):
@@ -953,6 +1001,18 @@ def make_kthvalue(op, op_out):
             dim, keepdim = _resolve_aliases('kthvalue', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         return (op.scan or entry(op))((self, k, dim, keepdim))
     return kthvalue
+
+
+def make_lcm(op, op_out):
+    def lcm(self, other):
+        return (op.scan or entry(op))((self, other))
+    return lcm
+
+
+def make_lcm_(op, op_out):
+    def lcm_(self, other):
+        return (op.scan or entry(op))((self, other))
+    return lcm_
 
 
 def make_le(op, op_out):
@@ -1247,6 +1307,18 @@ def make_mv(op, op_out):
     return mv
 
 
+def make_mvlgamma(op, op_out):
+    def mvlgamma(self, p):
+        return (op.scan or entry(op))((self, p))
+    return mvlgamma
+
+
+def make_mvlgamma_(op, op_out):
+    def mvlgamma_(self, p):
+        return (op.scan or entry(op))((self, p))
+    return mvlgamma_
+
+
 def make_nan_to_num(op, op_out):
     def nan_to_num(self, nan=None, posinf=None, neginf=None):
         return (op.scan or entry(op))((self, nan, posinf, neginf))
@@ -1299,6 +1371,18 @@ def make_neg_(op, op_out):
     def neg_(self):
         return (op.scan or entry(op))((self,))
     return neg_
+
+
+def make_nextafter(op, op_out):
+    def nextafter(self, other):
+        return (op.scan or entry(op))((self, other))
+    return nextafter
+
+
+def make_nextafter_(op, op_out):
+    def nextafter_(self, other):
+        return (op.scan or entry(op))((self, other))
+    return nextafter_
 
 
 def make_normal_(op, op_out):

@@ -13,6 +13,16 @@ from .linalg_decompositions import (  # noqa: F401
 )
 from .linalg_norms import matrix_norm, norm, vector_norm  # noqa: F401
 from .linalg_solvers import cholesky, cholesky_ex, det, inv, inv_ex, logdet, slogdet, solve  # noqa: F401
+from .linalg_triangular import solve_triangular  # noqa: F401
+from .linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve, solve_ex  # noqa: F401
+from .linalg_eig import eig, eigvals  # noqa: F401
+from .linalg_householder import householder_product  # noqa: F401
+from .linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401
+from . import linalg_lowrank  # noqa: F401  (torch.svd_lowrank, torch.pca_lowrank)
+from .linalg_matrix_exp import matrix_exp  # noqa: F401
+from .linalg_composites import (  # noqa: F401
+    cond, diagonal, matmul, multi_dot, tensorinv, tensorsolve, vander, vecdot,
+)
 from .registry import composite, get
 
 composite("det", det)
@@ -24,4 +34,6 @@ composite("matrix_power", lambda input, n, *, out=None: matrix_power(input, n, o
 
 LINALG_ALL = ("LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "cholesky_ex", "vector_norm",
               "matrix_norm", "norm", "svd", "svdvals", "eigh", "eigvalsh", "qr", "pinv", "matrix_rank", "matrix_power",
-              "lstsq", "cross")
+              "lstsq", "cross", "solve_triangular", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "solve_ex",
+              "eig", "eigvals", "matrix_exp", "cond", "diagonal", "matmul", "multi_dot", "tensorinv", "tensorsolve",
+              "vander", "vecdot", "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve")

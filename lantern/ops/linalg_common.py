@@ -37,6 +37,32 @@ def _check_matrices(name, A, argname="A", square=True):
                            f"{A._size[-2]} by {A._size[-1]} matrices")
 
 
+def check_square(name, A, argname="A", position=1):
+    """A tensor of at least 2 dims whose matrices are square (no dtype check: callers differ in what they take)."""
+    _require_tensor(name, A, position, argname)
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor {argname} must have at least 2 dimensions.")
+    if A._size[-1] != A._size[-2]:
+        raise RuntimeError(f"{name}: {argname} must be batches of square matrices, but they are {A._size[-2]} by "
+                           f"{A._size[-1]} matrices")
+
+
+def check_system(name, A, B, left, square_name=None):
+    """The shapes of A X = B (X A = B with left=False): square A, a B of at least 2 dims that fits A.
+    square_name: how the square check names the function, where torch spells it differently."""
+    _require_tensor(name, A, 1, "A")
+    _require_tensor(name, B, 2, "B")
+    for t, argname in ((A, "A"), (B, "B")):
+        if t.dim() < 2:
+            raise RuntimeError(f"{name}: The input tensor {argname} must have at least 2 dimensions.")
+    check_square(square_name or name, A)
+    n = A._size[-1]
+    if (B._size[-2] if left else B._size[-1]) != n:
+        equation = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation {equation} ({n}x{n} and "
+                           f"{B._size[-2]}x{B._size[-1]})")
+
+
 def _matrix_strides(shape):
     """Row-major over the batch, column-major inside each matrix: LAPACK's layout, which PyTorch keeps."""
     rows, cols = shape[-2], shape[-1]
@@ -60,20 +86,52 @@ def _batch_prefix(index):
 
 def _first_failure(info, batched):
     """(batch index or None, info value) of the first failing matrix, or None when all succeeded."""
-    bad = np.flatnonzero(info.reshape(-1))
+    bad = info.reshape(-1).nonzero()[0]
     if not bad.size:
         return None
     return (int(bad[0]) if batched else None), int(info.reshape(-1)[bad[0]])
 
 
-def _lu_info(a):
-    """LAPACK getrf's info per matrix: the 1-based index of the first zero pivot of U, 0 when there is none."""
+def _lu_info(xp, a):
+    """LAPACK getrf's info per matrix: the 1-based index of the first zero pivot of U, 0 when there is none (SciPy's
+    LU runs on the host array; its U comes back through xp)."""
     import scipy.linalg
     if a.shape[-1] == 0:
-        return np.zeros(a.shape[:-2], np.int32)
-    u = scipy.linalg.lu(a)[2]
-    zero = np.diagonal(u, axis1=-2, axis2=-1) == 0
-    return np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
+        return xp.zeros(a.shape[:-2], np.int32)
+    u = xp.asarray(scipy.linalg.lu(a)[2])
+    zero = xp.diagonal(u, axis1=-2, axis2=-1) == 0
+    return xp.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
+
+
+# ---- SciPy's LAPACK and BLAS over host arrays: NumPy has no LU, LDL, triangular solve, QR reflectors or expm ----
+
+def host(a):
+    """An array SciPy can read: NumPy's as it is, a CuPy array copied to the host."""
+    return a.get() if hasattr(a, "get") else a
+
+
+def lapack(name, a):
+    """SciPy's LAPACK routine `name` ('getrf', 'sytrf', ...) for a's dtype (dgetrf for float64, cgetrf for
+    complex64, ...): the routines torch calls, so pivots, reflectors and info codes are LAPACK's own."""
+    import scipy.linalg
+    return scipy.linalg.get_lapack_funcs(name, (a,))
+
+
+def blas(name, a):
+    """SciPy's BLAS routine `name` ('trsm', ...) for a's dtype."""
+    import scipy.linalg
+    return scipy.linalg.get_blas_funcs(name, (a,))
+
+
+def batch_indices(shape):
+    """The index of each matrix of a batch of matrices with this shape (one () for a single matrix)."""
+    return np.ndindex(*shape[:-2])
+
+
+def lapack_layout(t):
+    """t copied into LAPACK's column-major layout: the strides of torch's results that LAPACK writes, given to
+    the results lantern composes from other ops."""
+    return t.mT.contiguous().mT
 
 
 def _singular_error(name, A, info, what):

@@ -39,7 +39,7 @@ def _inv_ex(backend, A, check_errors=False):
     try:
         values, codes = xp.linalg.inv(a), xp.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:  # NumPy refuses the whole batch: invert only the invertible matrices
-        codes = _lu_info(a)
+        codes = _lu_info(xp, a)
         values = xp.full(a.shape, xp.nan, a.dtype)
         invertible = codes == 0
         values[invertible] = xp.linalg.inv(a[invertible])
@@ -149,8 +149,8 @@ def _solve_shape(A, B, left):
     return batch + Bm[-2:], vector
 
 
-def _raise_singular_solve(A, a):
-    info = _lu_info(a)
+def _raise_singular_solve(xp, A, a):
+    info = _lu_info(xp, a)
     failure = _first_failure(info, A.dim() > 2)
     index = failure[0] if failure else None
     raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(index)}The solver failed because the input matrix is "
@@ -175,7 +175,7 @@ def _solve(backend, A, B, left=True):
         x = xp.linalg.solve(a, b) if left else xp.swapaxes(xp.linalg.solve(xp.swapaxes(a, -1, -2),
                                                                            xp.swapaxes(b, -1, -2)), -1, -2)
     except np.linalg.LinAlgError:
-        _raise_singular_solve(A, a)
+        _raise_singular_solve(xp, A, a)
     backend.array(out)[...] = x[..., 0] if vector else x
     return out
 
