@@ -47,4 +47,8 @@ DIFFERENCES = {
         "an empty result of a pointwise op is row-major in lantern (as torch's TensorIterator makes most of them: "
         "abs, neg, sin, x + x of a transposed empty tensor); torch keeps the input's order on a few paths (abs of a "
         "complex tensor, x * 2). Test: test_linalg_extra.py::test_svd (|U| of an empty complex batch).",
+    "FFT over an empty batch":
+        "torch 2.13's CPU FFT (MKL) raises 'MKL FFT error: ... Inconsistent configuration parameters' when the "
+        "dims it does not transform hold no elements (torch.fft.fft(torch.ones(0, 4))); lantern returns the empty "
+        "result of the right shape and dtype. Test: test_fft.py::test_empty_batch.",
 }

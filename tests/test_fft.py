@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import lantern
+from deliberate_differences import DIFFERENCES
 from oracle import as_numpy, assert_same, check, matches_torch, noncontig, raises_like, to_lib
 
 TRANSFORMS = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
@@ -330,3 +331,13 @@ def test_round_trips():
                                atol=1e-12)
     np.testing.assert_allclose(as_numpy(lantern.fft.ihfft(lantern.fft.hfft(lantern.fft.ihfft(x)))),
                                as_numpy(lantern.fft.ihfft(x)), atol=1e-12)
+
+
+def test_empty_batch():
+    assert DIFFERENCES["FFT over an empty batch"]
+    with pytest.raises(RuntimeError, match="MKL FFT error"):
+        torch.fft.fft(torch.ones(0, 4))
+    for name, x in (("fft", lantern.ones(0, 4)), ("rfft", lantern.ones(0, 4)),
+                    ("irfft", lantern.ones(0, 4, dtype=lantern.complex64))):
+        result = getattr(lantern.fft, name)(x)
+        assert result.numel() == 0 and result.shape[-1] == {"fft": 4, "rfft": 3, "irfft": 6}[name]

@@ -150,6 +150,8 @@ STFT = {
     "aligned to the window": (lambda m, x: m.stft(x, 16, hop_length=4, win_length=8, window=m.hann_window(8),
                                                   center=False, align_to_window=True, return_complex=True), SIGNAL),
     "float64": (lambda m, x: m.stft(x, 8, window=m.hann_window(8, dtype=m.float64), return_complex=True), SIGNAL64),
+    "real pairs (return_complex=False)": (lambda m, x: m.stft(x, 16, window=m.hann_window(16), return_complex=False),
+                                          SIGNAL),
 }
 
 
