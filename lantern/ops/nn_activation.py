@@ -1,39 +1,32 @@
-"""torch.nn.functional's activations: pointwise activations, softmax/log_softmax/softmin, glu and prelu. Op records
-with derivatives, plus the Python frontends (`relu(input, inplace=False)`, `softmax(...)`) that
-lantern.nn.functional exports.
+"""torch.nn.functional's pointwise activations: op records with derivatives, plus the Python frontends
+(`relu(input, inplace=False)`, `gelu(...)`) that lantern.nn.functional exports. softmax, log_softmax, softmin, glu
+and prelu (activations along a dim or with a weight) live in nn_activation_softmax.
 
 - Activations are pointwise structured ops (so `relu_`, `elu.out`, ... exist) whose NumPy kernels compute float16
   and bfloat16 in float32, as PyTorch's CPU kernels do; their derivatives are formulas in lantern ops (double
   backward works).
-- softmax/log_softmax subtract the row maximum first.
 
 >>> import lantern.nn.functional as F
->>> x = lantern.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
->>> F.softmax(x, dim=1).sum(1).tolist()
-[1.0, 1.0]
->>> F.relu(lantern.tensor([-1.0, 2.0])).tolist()
-[0.0, 2.0]
+>>> F.relu(lantern.tensor([-1.0, 2.0])).tolist(), F.hardtanh(lantern.tensor([-3.0, 0.5])).tolist()
+([0.0, 2.0], [-1.0, 0.5])
 """
 import math
-import warnings
-
 import numpy as np
 from scipy import special
 
 from ..core import dtype as dt
 from ..core.reference import specialisation
-from .meta_util import pointwise_binary, shape_str, wrap_dim
-from .nn_common import _HALF, _op, _sums_along, _where, _wide
+from .nn_common import _HALF, _op, _where, _wide
 from .pointwise_common import _require_tensor
 from .registry import composite, get, structured
 from .derivative import Derivative, derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
 
+
 __all__ = [
-    "relu", "relu_", "softmax", "log_softmax", "softmin", "gelu", "silu", "leaky_relu", "leaky_relu_", "elu",
-    "elu_", "selu", "selu_", "celu", "celu_", "softplus", "softsign", "hardtanh", "hardtanh_", "relu6",
-    "hardsigmoid", "hardswish", "mish", "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_", "glu",
-    "logsigmoid", "sigmoid", "tanh", "prelu",
+    "relu", "relu_", "gelu", "silu", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
+    "softplus", "softsign", "hardtanh", "hardtanh_", "relu6", "hardsigmoid", "hardswish", "mish", "tanhshrink",
+    "softshrink", "hardshrink", "threshold", "threshold_", "logsigmoid", "sigmoid", "tanh",
 ]
 
 
@@ -161,7 +154,7 @@ def _mish(xp, x):
 
 
 def _softshrink(xp, x, lambd=0.5):
-    return xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0))
+    return xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, x * 0))  # x * 0: nan stays nan
 
 
 def _hardshrink(xp, x, lambd=0.5):
@@ -242,86 +235,70 @@ for _schema, _fn, _meta in ACTIVATIONS:
                out=_name != "_normal_cdf", pointwise=True, method=_name in _TENSOR_METHODS)
 
 
-# ---- softmax and log_softmax: the row maximum is subtracted first ------------------------------------------
-
-def _softmax_meta(name):
-    def meta(self, dim, dtype=None):
-        _require_tensor(name, self)
-        wrap_dim(dim, self.dim())
-        result = dtype or self.dtype
-        if result.category != dt.FLOATING and self.numel():  # an empty tensor of any dtype passes, as in PyTorch
-            raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for \'{result.legacy}\'')
-        return self._size, result
-    return meta
+def _elu_grad(grad, self, alpha, scale, input_scale):
+    negative = grad * ((self * input_scale).exp() * (input_scale * alpha * scale))
+    return _where(self > 0, grad * scale, negative)
 
 
-def _shifted(xp, out, x, dim, np_dtype):
-    """(x - max along dim) in the compute dtype, with x seen as at least 1-D, written into `out` when the compute
-    dtype is out's (saving a temporary and a copy); (None, 0) when x has no elements."""
-    x = _wide(x.astype(np_dtype, copy=False)).reshape(x.shape or (1,))
-    if x.size == 0:
-        return None, 0
-    axis = dim % x.ndim
-    target = out.reshape(x.shape) if out.dtype == x.dtype and out.flags.c_contiguous else None
-    return xp.subtract(x, x.max(axis=axis, keepdims=True), out=target), axis
-
-def _softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
-    shifted, axis = _shifted(xp, out, x, dim, dtype)
-    if shifted is not None:
-        e = xp.exp(shifted, out=shifted)
-        e *= 1 / _sums_along(xp, e, axis)
-        if not xp.shares_memory(e, out):
-            xp.copyto(out, e.reshape(out.shape), casting="unsafe")
+def _elu_result_grad(grad, result, alpha, scale, input_scale):
+    """elu's gradient from its output (the in-place form has no input left): where y <= 0, dy/dx = s_in (y + a s)."""
+    return _where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
 
 
-def _log_softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
-    shifted, axis = _shifted(xp, out, x, dim, dtype)
-    if shifted is not None:
-        shifted -= xp.log(_sums_along(xp, xp.exp(shifted), axis))
-        if not xp.shares_memory(shifted, out):
-            xp.copyto(out, shifted.reshape(out.shape), casting="unsafe")
+def _gelu_grad(grad, self, approximate):
+    if approximate == "tanh":
+        x2 = self * self
+        t = ((self + x2 * self * 0.044715) * _SQRT_2_OVER_PI).tanh()
+        inner_grad = (x2 * (3 * 0.044715) + 1) * _SQRT_2_OVER_PI
+        return grad * ((t + 1) * 0.5 + self * 0.5 * (1 - t * t) * inner_grad)
+    pdf = (self * self * -0.5).exp() * _INV_SQRT_2PI
+    return grad * (_op("_normal_cdf", self) + self * pdf)
 
 
-structured("softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", _softmax_meta("softmax"),
-           _softmax_impl, inplace=False)
-structured("log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", _softmax_meta("log_softmax"),
-           _log_softmax_impl, inplace=False)
+def _silu_grad(grad, self):
+    s = self.sigmoid()
+    return grad * s * (self * (1 - s) + 1)
 
 
-def _backward_data_meta(name):
-    def meta(grad_output, output, dim, input_dtype):
-        if grad_output._size != output._size:
-            raise RuntimeError(f"{name}: grad_output of shape {shape_str(grad_output._size)} does not match the "
-                               f"output's shape {shape_str(output._size)}")
-        return output._size, input_dtype
-    return meta
+def _mish_grad(grad, self):
+    t = _op("softplus", self, 1, 20).tanh()
+    return grad * (t + self * self.sigmoid() * (1 - t * t))
 
 
-def _softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype):
-    """output * (grad - Σ grad * output) along dim."""
-    g, y = _wide(grad_output), _wide(output)
-    axis = dim % y.ndim if y.ndim else None
-    product = g * y
-    product -= y * xp.add.reduce(product, axis=axis, keepdims=True)
-    xp.copyto(out, product, casting="unsafe")
+def _hardswish_grad(grad, self):
+    middle = grad * (self / 3 + 0.5)
+    return _where(self < -3, 0.0, _where(self <= 3, middle, grad))
 
 
-def _log_softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype):
-    """grad - exp(output) * Σ grad along dim, the exponentials written straight into out when it can hold them."""
-    g, y = _wide(grad_output), _wide(output)
-    axis = dim % y.ndim if y.ndim else None
-    result = xp.exp(y, out=out if out.dtype == y.dtype else None)
-    result *= -_sums_along(xp, g, axis)
-    result += g
-    if result is not out:
-        xp.copyto(out, result, casting="unsafe")
+_HELPERS = {name: globals()[name] for name in (
+    "_where", "_elu_grad", "_elu_result_grad", "_gelu_grad", "_silu_grad", "_mish_grad", "_hardswish_grad",
+    "_INV_SQRT_2PI",
+)}
 
-
-structured("_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
-           _backward_data_meta("_softmax_backward_data"), _softmax_backward_impl, inplace=False, out=False)
-structured("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> "
-           "Tensor",
-           _backward_data_meta("_log_softmax_backward_data"), _log_softmax_backward_impl, inplace=False, out=False)
+derivative("relu", self="where_zero(result > 0, grad)")
+specialise_derivative("relu", {"where_zero(result > 0, grad)": ("relu_backward_on_arrays(grad, result)",
+                                                               "contiguous_floats(grad, result)")},
+                      helpers={"relu_backward_on_arrays": relu_backward_on_arrays,
+                               "contiguous_floats": contiguous_floats})
+derivative("leaky_relu", self="_where(self > 0, grad, grad * negative_slope)", helpers=_HELPERS)
+derivative("elu", self="_elu_grad(grad, self, alpha, scale, input_scale)", helpers=_HELPERS)
+get("elu_").derivative = Derivative(get("elu_"), {"self": "_elu_result_grad(grad, result, alpha, scale, input_scale)"},
+                                   name="EluBackward1", helpers=_HELPERS)  # in place: from the output, as PyTorch
+derivative("celu", self="_elu_grad(grad, self, alpha, 1, 1 / alpha)", helpers=_HELPERS)
+derivative("gelu", self="_gelu_grad(grad, self, approximate)", helpers=_HELPERS)
+derivative("silu", self="_silu_grad(grad, self)", helpers=_HELPERS)
+derivative("softplus", self="_where(self * beta > threshold, grad, grad * (self * beta).sigmoid())",
+           helpers=_HELPERS)
+derivative("hardtanh", self="where_zero((self > min_val) & (self < max_val), grad)")
+derivative("hardsigmoid", self="where_zero((self > -3) & (self < 3), grad / 6)")
+derivative("hardswish", self="_hardswish_grad(grad, self)", helpers=_HELPERS)
+derivative("mish", self="_mish_grad(grad, self)", helpers=_HELPERS)
+derivative("softshrink", self="where_zero((self.abs() <= lambd).logical_not(), grad)")  # nan passes grad
+derivative("hardshrink", self="where_zero(self.abs() > lambd, grad)")
+derivative("threshold", self="where_zero(self > threshold, grad)")
+derivative("log_sigmoid", self="grad * (-self).sigmoid()")
+derivative("_normal_cdf", name="NormalCdfBackward0", self="grad * (self * self * -0.5).exp() * _INV_SQRT_2PI",
+           helpers=_HELPERS)
 
 
 # ---- nn.functional frontends ---------------------------------------------------------------------------------
@@ -447,185 +424,6 @@ def tanh(input):
     return input.tanh()
 
 
-def _softmax_dim(name, ndim):
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
-                  "as an argument.", UserWarning, stacklevel=3)
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) / sum(exp(x - max))."""
-    if dim is None:
-        dim = _softmax_dim("softmax", input.dim())
-    return _op("softmax", input, dim, dtype)
-
-
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """x - logsumexp(x) along dim."""
-    if dim is None:
-        dim = _softmax_dim("log_softmax", input.dim())
-    return _op("log_softmax", input, dim, dtype)
-
-
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    """softmax(-input) along dim."""
-    if dim is None:
-        dim = _softmax_dim("softmin", input.dim())
-    if dtype is not None:
-        input = input.to(dtype)
-    return _op("softmax", -input, dim, None)
-
-
-def _glu_meta(self, dim=-1):
-    _require_tensor("glu", self)
-    if self.dim() == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    d = wrap_dim(dim, self.dim())
-    n = self._size[d]
-    if n % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n} (glu of shape "
-                           f"{shape_str(self._size)})")
-    if self.dtype.category != dt.FLOATING:
-        raise NotImplementedError(f'"glu_cpu" not implemented for \'{self.dtype.legacy}\'')
-    return self._size[:d] + (n // 2,) + self._size[d + 1:], self.dtype
-
-
-def _glu_impl(xp, out, dtype, self, dim=-1):
-    a, b = xp.split(_wide(self), 2, axis=dim % self.ndim)
-    xp.copyto(out, a * special.expit(b), casting="unsafe")
-
-
-structured("glu(Tensor self, int dim=-1) -> Tensor", _glu_meta, _glu_impl, inplace=False, method=False)
-
-
-def glu(input, dim=-1):
-    """a * sigmoid(b), where a and b are the two halves of input along dim."""
-    return _op("glu", input, dim)
-
-
 composite("selu", selu, method=False)
 for _fn in (selu_, relu_, celu_, threshold_):  # torch.relu_ and friends: in-place forms at top level
     composite(_fn.__name__, _fn, method=False)
-
-
-# ---- prelu ---------------------------------------------------------------------------------------------------
-
-def _prelu_kernel_meta(self, weight):
-    shape, dtype = pointwise_binary(self, weight)
-    if dtype.category != dt.FLOATING:
-        raise NotImplementedError(f'"prelu_cpu" not implemented for \'{dtype.legacy}\'')
-    return shape, dtype
-
-
-def _prelu_kernel_impl(xp, out, dtype, self, weight):
-    x = _wide(self)
-    xp.copyto(out, xp.where(x > 0, x, x * _wide(weight)), casting="unsafe")
-
-
-structured("_prelu_kernel(Tensor self, Tensor weight) -> Tensor", _prelu_kernel_meta, _prelu_kernel_impl,
-           inplace=False, out=False, pointwise=True)
-
-
-def prelu(input, weight):
-    """max(0, x) + weight * min(0, x), with one weight, or one per channel (dim 1)."""
-    _require_tensor("prelu", input)
-    _require_tensor("prelu", weight, 2, "weight")
-    if weight.dim() > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
-    channels = input._size[1] if input.dim() >= 2 else 1
-    if weight.numel() != 1:
-        if input.dim() == 0 or weight.numel() != channels:
-            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                               f"{weight.numel()} and channel size = {channels}.")
-        shape = [1] * input.dim()
-        shape[1 if input.dim() >= 2 else 0] = channels
-        weight = weight.view(shape)
-    return _op("_prelu_kernel", input, weight)
-
-
-composite("prelu", prelu)
-
-# ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====
-
-def _elu_grad(grad, self, alpha, scale, input_scale):
-    negative = grad * ((self * input_scale).exp() * (input_scale * alpha * scale))
-    return _where(self > 0, grad * scale, negative)
-
-
-def _glu_grad(grad, self, dim):
-    half = self._size[dim] // 2
-    a, b = self.narrow(dim, 0, half), self.narrow(dim, half, half)
-    s = b.sigmoid()
-    return _op("cat", [grad * s, grad * a * s * (1 - s)], dim)
-
-
-def _elu_result_grad(grad, result, alpha, scale, input_scale):
-    """elu's gradient from its output (the in-place form has no input left): where y <= 0, dy/dx = s_in (y + a s)."""
-    return _where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
-
-
-def _gelu_grad(grad, self, approximate):
-    if approximate == "tanh":
-        x2 = self * self
-        t = ((self + x2 * self * 0.044715) * _SQRT_2_OVER_PI).tanh()
-        inner_grad = (x2 * (3 * 0.044715) + 1) * _SQRT_2_OVER_PI
-        return grad * ((t + 1) * 0.5 + self * 0.5 * (1 - t * t) * inner_grad)
-    pdf = (self * self * -0.5).exp() * _INV_SQRT_2PI
-    return grad * (_op("_normal_cdf", self) + self * pdf)
-
-
-def _silu_grad(grad, self):
-    s = self.sigmoid()
-    return grad * s * (self * (1 - s) + 1)
-
-
-def _mish_grad(grad, self):
-    t = _op("softplus", self, 1, 20).tanh()
-    return grad * (t + self * self.sigmoid() * (1 - t * t))
-
-
-def _hardswish_grad(grad, self):
-    middle = grad * (self / 3 + 0.5)
-    return _where(self < -3, 0.0, _where(self <= 3, middle, grad))
-
-
-_HELPERS = {name: globals()[name] for name in (
-    "_where", "_elu_grad", "_glu_grad", "_elu_result_grad", "_gelu_grad", "_silu_grad", "_mish_grad",
-    "_hardswish_grad", "_op", "_INV_SQRT_2PI",
-)}
-
-derivative("relu", self="where_zero(result > 0, grad)")
-specialise_derivative("relu", {"where_zero(result > 0, grad)": ("relu_backward_on_arrays(grad, result)",
-                                                               "contiguous_floats(grad, result)")},
-                      helpers={"relu_backward_on_arrays": relu_backward_on_arrays,
-                               "contiguous_floats": contiguous_floats})
-derivative("leaky_relu", self="_where(self > 0, grad, grad * negative_slope)", helpers=_HELPERS)
-derivative("elu", self="_elu_grad(grad, self, alpha, scale, input_scale)", helpers=_HELPERS)
-get("elu_").derivative = Derivative(get("elu_"), {"self": "_elu_result_grad(grad, result, alpha, scale, input_scale)"},
-                                   name="EluBackward1", helpers=_HELPERS)  # in place: from the output, as PyTorch
-derivative("celu", self="_elu_grad(grad, self, alpha, 1, 1 / alpha)", helpers=_HELPERS)
-derivative("gelu", self="_gelu_grad(grad, self, approximate)", helpers=_HELPERS)
-derivative("silu", self="_silu_grad(grad, self)", helpers=_HELPERS)
-derivative("softplus", self="_where(self * beta > threshold, grad, grad * (self * beta).sigmoid())",
-           helpers=_HELPERS)
-derivative("hardtanh", self="where_zero((self > min_val) & (self < max_val), grad)")
-derivative("hardsigmoid", self="where_zero((self > -3) & (self < 3), grad / 6)")
-derivative("hardswish", self="_hardswish_grad(grad, self)", helpers=_HELPERS)
-derivative("mish", self="_mish_grad(grad, self)", helpers=_HELPERS)
-derivative("softshrink", self="where_zero(self.abs() > lambd, grad)")
-derivative("hardshrink", self="where_zero(self.abs() > lambd, grad)")
-derivative("threshold", self="where_zero(self > threshold, grad)")
-derivative("log_sigmoid", self="grad * (-self).sigmoid()")
-derivative("_normal_cdf", name="NormalCdfBackward0", self="grad * (self * self * -0.5).exp() * _INV_SQRT_2PI",
-           helpers=_HELPERS)
-derivative("glu", self="_glu_grad(grad, self, dim)", helpers=_HELPERS)
-derivative("softmax", self="_op('_softmax_backward_data', grad, result, dim, self_meta.dtype)", helpers=_HELPERS)
-derivative("log_softmax", self="_op('_log_softmax_backward_data', grad, result, dim, self_meta.dtype)",
-           helpers=_HELPERS)
-derivative("_softmax_backward_data", grad_output="_op('_softmax_backward_data', grad, output, dim, output.dtype)",
-           output="grad * (grad_output - (grad_output * output).sum(dim, True)) - grad_output * (grad * output).sum("
-                  "dim, True)", helpers=_HELPERS)
-derivative("_log_softmax_backward_data", grad_output="grad - (grad * output.exp()).sum(dim, True)",
-           output="-grad * output.exp() * grad_output.sum(dim, True)")
-derivative("_prelu_kernel", name="PreluKernelBackward0", self="_where(self > 0, grad, grad * weight)",
-           weight="_where(self > 0, 0.0, grad * self)", helpers=_HELPERS)

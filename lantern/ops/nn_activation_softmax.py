@@ -1,0 +1,226 @@
+"""Activations along a dim or with a weight: softmax, log_softmax and softmin (the row maximum is subtracted
+first), their backward-data ops, glu and prelu; op records with derivatives, and the frontends lantern.nn.functional
+exports.
+
+>>> import lantern.nn.functional as F
+>>> x = lantern.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
+>>> F.softmax(x, dim=1).sum(1).tolist(), F.glu(lantern.tensor([1.0, 0.0]), 0).tolist()
+([1.0, 1.0], [0.5])
+>>> F.prelu(lantern.tensor([-2.0, 2.0]), lantern.tensor([0.25])).tolist()
+[-0.5, 2.0]
+"""
+import warnings
+from scipy import special
+
+from ..core import dtype as dt
+from .meta_util import pointwise_binary, shape_str, wrap_dim
+from .nn_common import _op, _sums_along, _where, _wide
+from .pointwise_common import _require_tensor
+from .registry import composite, structured
+from .derivative import derivative
+
+
+__all__ = [
+    "softmax", "log_softmax", "softmin", "glu", "prelu",
+]
+
+
+# ---- softmax and log_softmax: the row maximum is subtracted first ------------------------------------------
+
+def _softmax_meta(name):
+    def meta(self, dim, dtype=None):
+        _require_tensor(name, self)
+        wrap_dim(dim, self.dim())
+        result = dtype or self.dtype
+        if result.category != dt.FLOATING and self.numel():  # an empty tensor of any dtype passes, as in PyTorch
+            raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for \'{result.legacy}\'')
+        return self._size, result
+    return meta
+
+
+def _shifted(xp, out, x, dim, np_dtype):
+    """(x - max along dim) in the compute dtype, with x seen as at least 1-D, written into `out` when the compute
+    dtype is out's (saving a temporary and a copy); (None, 0) when x has no elements."""
+    x = _wide(x.astype(np_dtype, copy=False)).reshape(x.shape or (1,))
+    if x.size == 0:
+        return None, 0
+    axis = dim % x.ndim
+    target = out.reshape(x.shape) if out.dtype == x.dtype and out.flags.c_contiguous else None
+    return xp.subtract(x, x.max(axis=axis, keepdims=True), out=target), axis
+
+def _softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
+    shifted, axis = _shifted(xp, out, x, dim, dtype)
+    if shifted is not None:
+        e = xp.exp(shifted, out=shifted)
+        e *= 1 / _sums_along(xp, e, axis)
+        if not xp.shares_memory(e, out):
+            xp.copyto(out, e.reshape(out.shape), casting="unsafe")
+
+
+def _log_softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
+    shifted, axis = _shifted(xp, out, x, dim, dtype)
+    if shifted is not None:
+        shifted -= xp.log(_sums_along(xp, xp.exp(shifted), axis))
+        if not xp.shares_memory(shifted, out):
+            xp.copyto(out, shifted.reshape(out.shape), casting="unsafe")
+
+
+structured("softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", _softmax_meta("softmax"),
+           _softmax_impl, inplace=False)
+structured("log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", _softmax_meta("log_softmax"),
+           _log_softmax_impl, inplace=False)
+
+
+def _backward_data_meta(name):
+    def meta(grad_output, output, dim, input_dtype):
+        if grad_output._size != output._size:
+            raise RuntimeError(f"{name}: grad_output of shape {shape_str(grad_output._size)} does not match the "
+                               f"output's shape {shape_str(output._size)}")
+        return output._size, input_dtype
+    return meta
+
+
+def _softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype):
+    """output * (grad - Σ grad * output) along dim."""
+    g, y = _wide(grad_output), _wide(output)
+    axis = dim % y.ndim if y.ndim else None
+    product = g * y
+    product -= y * xp.add.reduce(product, axis=axis, keepdims=True)
+    xp.copyto(out, product, casting="unsafe")
+
+
+def _log_softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype):
+    """grad - exp(output) * Σ grad along dim, the exponentials written straight into out when it can hold them."""
+    g, y = _wide(grad_output), _wide(output)
+    axis = dim % y.ndim if y.ndim else None
+    result = xp.exp(y, out=out if out.dtype == y.dtype else None)
+    result *= -_sums_along(xp, g, axis)
+    result += g
+    if result is not out:
+        xp.copyto(out, result, casting="unsafe")
+
+
+structured("_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+           _backward_data_meta("_softmax_backward_data"), _softmax_backward_impl, inplace=False, out=False)
+structured("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> "
+           "Tensor",
+           _backward_data_meta("_log_softmax_backward_data"), _log_softmax_backward_impl, inplace=False, out=False)
+
+
+_HELPERS = {"_op": _op}
+derivative("softmax", self="_op('_softmax_backward_data', grad, result, dim, self_meta.dtype)", helpers=_HELPERS)
+derivative("log_softmax", self="_op('_log_softmax_backward_data', grad, result, dim, self_meta.dtype)",
+           helpers=_HELPERS)
+derivative("_softmax_backward_data", grad_output="_op('_softmax_backward_data', grad, output, dim, output.dtype)",
+           output="grad * (grad_output - (grad_output * output).sum(dim, True)) - grad_output * (grad * output).sum("
+                  "dim, True)", helpers=_HELPERS)
+derivative("_log_softmax_backward_data", grad_output="grad - (grad * output.exp()).sum(dim, True)",
+           output="-grad * output.exp() * grad_output.sum(dim, True)")
+
+
+def _softmax_dim(name, ndim):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) / sum(exp(x - max))."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim())
+    return _op("softmax", input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """x - logsumexp(x) along dim."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim())
+    return _op("log_softmax", input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input) along dim."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return _op("softmax", -input, dim, None)
+
+
+def _glu_meta(self, dim=-1):
+    _require_tensor("glu", self)
+    if self.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, self.dim())
+    n = self._size[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n} (glu of shape "
+                           f"{shape_str(self._size)})")
+    if self.dtype.category != dt.FLOATING:
+        raise NotImplementedError(f'"glu_cpu" not implemented for \'{self.dtype.legacy}\'')
+    return self._size[:d] + (n // 2,) + self._size[d + 1:], self.dtype
+
+
+def _glu_impl(xp, out, dtype, self, dim=-1):
+    a, b = xp.split(_wide(self), 2, axis=dim % self.ndim)
+    xp.copyto(out, a * special.expit(b), casting="unsafe")
+
+
+structured("glu(Tensor self, int dim=-1) -> Tensor", _glu_meta, _glu_impl, inplace=False, method=False)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), where a and b are the two halves of input along dim."""
+    return _op("glu", input, dim)
+
+
+def _glu_grad(grad, self, dim):
+    half = self._size[dim] // 2
+    a, b = self.narrow(dim, 0, half), self.narrow(dim, half, half)
+    s = b.sigmoid()
+    return _op("cat", [grad * s, grad * a * s * (1 - s)], dim)
+
+
+derivative("glu", self="_glu_grad(grad, self, dim)", helpers={"_glu_grad": _glu_grad})
+
+
+# ---- prelu ---------------------------------------------------------------------------------------------------
+
+def _prelu_kernel_meta(self, weight):
+    shape, dtype = pointwise_binary(self, weight)
+    if dtype.category != dt.FLOATING:
+        raise NotImplementedError(f'"prelu_cpu" not implemented for \'{dtype.legacy}\'')
+    return shape, dtype
+
+
+def _prelu_kernel_impl(xp, out, dtype, self, weight):
+    x = _wide(self)
+    xp.copyto(out, xp.where(x > 0, x, x * _wide(weight)), casting="unsafe")
+
+
+structured("_prelu_kernel(Tensor self, Tensor weight) -> Tensor", _prelu_kernel_meta, _prelu_kernel_impl,
+           inplace=False, out=False, pointwise=True)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), with one weight, or one per channel (dim 1)."""
+    _require_tensor("prelu", input)
+    _require_tensor("prelu", weight, 2, "weight")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    channels = input._size[1] if input.dim() >= 2 else 1
+    if weight.numel() != 1:
+        if input.dim() == 0 or weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+        shape = [1] * input.dim()
+        shape[1 if input.dim() >= 2 else 0] = channels
+        weight = weight.view(shape)
+    return _op("_prelu_kernel", input, weight)
+
+
+composite("prelu", prelu)
+
+
+derivative("_prelu_kernel", name="PreluKernelBackward0", self="_where(self > 0, grad, grad * weight)",
+           weight="_where(self > 0, 0.0, grad * self)", helpers={"_where": _where})
