@@ -168,21 +168,22 @@ def _lerp_meta(a, end, weight):
     return pointwise_shape((a, end, weight)), a.dtype
 
 
-def _lerp(xp, a, end, weight):
-    """PyTorch's two-sided formula: exact at weight 0 (gives a) and at weight 1 (gives end)."""
-    diff = end - a
-    if isinstance(weight, (int, float)):  # a scalar weight (optimizers' EMAs) picks its branch once, in place
-        if abs(weight) < 0.5:
-            diff *= weight
-            diff += a
-        else:
-            diff *= 1 - weight
-            xp.subtract(end, diff, out=diff)
-        return diff
-    return xp.where(xp.abs(weight) < 0.5, a + weight * diff, end - diff * (1 - weight))
+def lerp_arrays(xp, a, end, weight, out=None):
+    """a + weight * (end - a) by PyTorch's two-sided formula, exact at weight 0 (gives a) and at weight 1 (gives
+    end). A number weight (the optimizers' moving averages) picks its branch once and may write into `out` (`a`
+    itself, for an in-place update)."""
+    diff = xp.subtract(end, a)
+    if not isinstance(weight, (int, float)):
+        return xp.where(xp.abs(weight) < 0.5, a + weight * diff, end - diff * (1 - weight))
+    target = diff if out is None else out
+    if abs(weight) < 0.5:
+        diff *= weight
+        return xp.add(a, diff, out=target)
+    diff *= 1 - weight
+    return xp.subtract(end, diff, out=target)
 
 
-structured("lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", _lerp_meta, _computed(_lerp, 3),
+structured("lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", _lerp_meta, _computed(lerp_arrays, 3),
            pointwise=True, exact_out_dtype=True)
 
 

@@ -13,6 +13,7 @@ applies (never with foreach=False or in reference mode; see lantern/optim/_forea
 """
 import lantern
 from ..core.reference import specialisation
+from ..ops.pointwise_ternary import lerp_arrays
 from .optimizer import Optimizer
 from ._foreach import array, arrays_apply, bump, use_multi_tensor
 from ._common import (_check_fused, _closure_loss, _decay_param, _init_group, _new_scalar,
@@ -151,7 +152,7 @@ def _multi_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, st
                 grad = xp.add(grad, xp.multiply(param_a, weight_decay))
         step = float(step_a)
         avg, sq = array(avg_t), array(sq_t)
-        _lerp_into(xp, avg, grad, 1 - beta1)
+        lerp_arrays(xp, avg, grad, 1 - beta1, out=avg)
         # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         xp.multiply(sq, beta2, out=sq)
         term = xp.multiply(grad, 1 - beta2)
@@ -171,14 +172,3 @@ def _multi_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, st
         update /= denom
         param_a += update
         bump(param)
-
-
-def _lerp_into(xp, start, end, weight):
-    """start.lerp_(end, weight) on arrays, by lerp's two-sided formula (the one lantern's lerp kernel uses)."""
-    diff = xp.subtract(end, start)
-    if abs(weight) < 0.5:
-        diff *= weight
-        start += diff
-    else:
-        diff *= 1 - weight
-        xp.subtract(end, diff, out=start)
