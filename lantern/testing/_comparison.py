@@ -1,8 +1,11 @@
-"""lantern.testing: assert_close and assert_allclose (torch.testing), with torch's tolerances and messages.
+"""assert_close and assert_allclose (torch.testing._comparison), with torch's tolerances and messages.
 
-Tensors are compared attribute by attribute (shape, device, dtype, layout, optionally strides), then value by value
-with |actual − expected| ≤ atol + rtol·|expected|; the default rtol/atol depend on the dtype. Python numbers,
-sequences and mappings are compared item by item, and a failure names the item.
+Inputs are matched as torch matches them: sequences and mappings item by item (a failure names the item), then the
+first "pair" that takes both inputs: None with None, booleans, Python (or NumPy) numbers, tensor-likes (tensors, or
+two NumPy arrays). Tensors are compared attribute by attribute (shape, layout, optionally strides, device, dtype),
+then value by value with |actual − expected| ≤ atol + rtol·|expected| (lantern.isclose); the default rtol/atol
+depend on the dtype. The differences in a mismatch message are computed with lantern ops in the compared dtype, as
+torch computes them, so the numbers printed are torch's.
 
 >>> import lantern
 >>> from lantern.testing import assert_close
@@ -48,16 +51,19 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
     if (rtol is None) != (atol is None):
         raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no "
                          f"{'rtol' if rtol is None else 'atol'}.")
-    options = dict(rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=check_device, check_dtype=check_dtype,
-                   check_layout=check_layout, check_stride=check_stride)
+    options = dict(allow_subclasses=allow_subclasses, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                   check_device=check_device, check_dtype=check_dtype, check_layout=check_layout,
+                   check_stride=check_stride)
     try:
         _compare(actual, expected, options, ())
     except _Mismatch as mismatch:
-        message = mismatch.message
-        if msg is not None:
-            message = msg(message) if callable(msg) else msg
-        elif mismatch.path:
-            message += "\n\nThe failure occurred for item " + "".join(str([key]) for key in mismatch.path)
+        message = msg
+        if not isinstance(msg, str):
+            message = mismatch.message
+            if mismatch.path:
+                message += "\n\nThe failure occurred for item " + "".join(str([key]) for key in mismatch.path)
+            if callable(msg):
+                message = msg(message)
         raise mismatch.error_class(message) from None
 
 
@@ -71,22 +77,12 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
     if not isinstance(expected, lantern.Tensor):
         expected = lantern.tensor(expected, dtype=actual.dtype)
     if rtol is None and atol is None:
-        rtol, atol = _default_tolerances(actual, expected, _ALLCLOSE_TOLERANCES)
+        rtol, atol = _default_tolerances((actual.dtype, expected.dtype), _ALLCLOSE_TOLERANCES)
     assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True,
                  check_dtype=False, check_stride=False, msg=msg or None)
 
 
 def _compare(actual, expected, options, path):
-    if isinstance(actual, (lantern.Tensor, np.ndarray)) and isinstance(expected, (lantern.Tensor, np.ndarray)):
-        return _compare_tensors(lantern.as_tensor(actual), lantern.as_tensor(expected), options, path)
-    if isinstance(actual, bool) and isinstance(expected, bool):
-        if actual is not expected:
-            raise _Mismatch(AssertionError, f"Booleans mismatch: {actual} is not {expected}", path)
-        return
-    if _is_number(actual) and _is_number(expected):
-        return _compare_numbers(actual, expected, options, path)
-    if isinstance(actual, collections.abc.Mapping) and isinstance(expected, collections.abc.Mapping):
-        return _compare_mappings(actual, expected, options, path)
     if _is_sequence(actual) and _is_sequence(expected):
         if len(actual) != len(expected):
             raise _Mismatch(AssertionError, f"The length of the sequences mismatch: {len(actual)} != "
@@ -94,8 +90,23 @@ def _compare(actual, expected, options, path):
         for index, (a, e) in enumerate(zip(actual, expected)):
             _compare(a, e, options, path + (index,))
         return
-    raise _Mismatch(TypeError, f"No comparison pair was able to handle inputs of type {_torch_type(actual)} and "
-                               f"{_torch_type(expected)}.", path)
+    if isinstance(actual, collections.abc.Mapping) and isinstance(expected, collections.abc.Mapping):
+        return _compare_mappings(actual, expected, options, path)
+    if actual is None or expected is None:
+        if not (actual is None and expected is None):
+            raise _Mismatch(AssertionError, f"None mismatch: {actual} is not {expected}", path)
+        return
+    if isinstance(actual, (bool, np.bool_)) and isinstance(expected, (bool, np.bool_)):
+        if bool(actual) is not bool(expected):
+            raise _Mismatch(AssertionError, f"Booleans mismatch: {bool(actual)} is not {bool(expected)}", path)
+        return
+    if _is_number(actual) and _is_number(expected):
+        return _compare_numbers(_python_number(actual), _python_number(expected), options, path)
+    pair = _tensor_pair(actual, expected, options["allow_subclasses"])
+    if pair is None:
+        raise _Mismatch(TypeError, f"No comparison pair was able to handle inputs of type {_torch_type(actual)} and "
+                                   f"{_torch_type(expected)}.", path)
+    _compare_tensors(*pair, options, path)
 
 
 def _compare_mappings(actual, expected, options, path):
@@ -109,7 +120,11 @@ def _compare_mappings(actual, expected, options, path):
 
 
 def _is_number(x):
-    return isinstance(x, numbers.Number) and not isinstance(x, bool)
+    return isinstance(x, (numbers.Number, np.number)) and not isinstance(x, (bool, np.bool_))
+
+
+def _python_number(x):
+    return x.item() if isinstance(x, np.number) else x
 
 
 def _is_sequence(x):
@@ -117,87 +132,119 @@ def _is_sequence(x):
 
 
 def _torch_type(x):
-    return "<class 'torch.Tensor'>" if isinstance(x, lantern.Tensor) else str(type(x))
+    """The type as torch's message names it: lantern.Tensor is torch.Tensor there."""
+    return "<class 'torch.Tensor'>" if type(x) is lantern.Tensor else str(type(x))
+
+
+def _tensor_pair(actual, expected, allow_subclasses):
+    """Both inputs as tensors, when they are of related types (two tensors, two arrays) that make tensors."""
+    if not (isinstance(actual, type(expected)) or isinstance(expected, type(actual))):
+        return None
+    if not allow_subclasses and type(actual) is not type(expected):
+        return None
+    try:
+        return tuple(x if isinstance(x, lantern.Tensor) else lantern.as_tensor(x) for x in (actual, expected))
+    except Exception:  # whatever as_tensor refuses, no pair takes
+        return None
+
+
+_NUMBER_DTYPES = {int: "int64", float: "float64", complex: "complex128"}
 
 
 def _compare_numbers(actual, expected, options, path):
     rtol, atol = options["rtol"], options["atol"]
     if rtol is None:
-        kind = "complex128" if isinstance(actual, complex) or isinstance(expected, complex) else "float64"
-        rtol, atol = (0.0, 0) if isinstance(actual, int) and isinstance(expected, int) else _TOLERANCES[kind]
+        rtol, atol = _default_tolerances([_NUMBER_DTYPES[type(x)] for x in (actual, expected)], _TOLERANCES)
+    if options["check_dtype"] and type(actual) is not type(expected):
+        raise _Mismatch(AssertionError, f"The (d)types do not match: {type(actual)} != {type(expected)}.", path)
     if actual == expected or (options["equal_nan"] and cmath.isnan(actual) and cmath.isnan(expected)):
         return
     abs_diff = abs(actual - expected)
-    if not (cmath.isnan(abs_diff) or cmath.isinf(actual) or cmath.isinf(expected)) and abs_diff <= atol + rtol * abs(
-            expected):
+    if cmath.isfinite(abs_diff) and abs_diff <= atol + rtol * abs(expected):
         return
+    raise _Mismatch(AssertionError, _scalar_mismatch_message(actual, expected, rtol, atol), path)
+
+
+def _scalar_mismatch_message(actual, expected, rtol, atol):
+    abs_diff = abs(actual - expected)
     rel_diff = float("inf") if expected == 0 else abs_diff / abs(expected)
-    raise _Mismatch(AssertionError, _mismatch_message("Scalars", f"Expected {expected} but got {actual}.",
-                                                      abs_diff, None, atol, rel_diff, None, rtol), path)
+    return _mismatch_message("Scalars", f"Expected {expected} but got {actual}.", abs_diff, None, atol, rel_diff,
+                             None, rtol)
 
 
 def _compare_tensors(actual, expected, options, path):
-    checks = [("shape", actual.shape, expected.shape, True),
-              ("device", actual.device, expected.device, options["check_device"]),
-              ("dtype", _dtype_text(actual), _dtype_text(expected), options["check_dtype"]),
-              ("layout", actual.layout, expected.layout, options["check_layout"]),
-              ("stride()", actual.stride(), expected.stride(), options["check_stride"])]
-    for name, a, e, wanted in checks:
-        if wanted and a != e:
-            raise _Mismatch(AssertionError, f"The values for attribute '{name}' do not match: {a} != {e}.", path)
+    def mismatch(name, a, e):
+        return _Mismatch(AssertionError, f"The values for attribute '{name}' do not match: {a} != {e}.", path)
+    if actual.shape != expected.shape:
+        raise mismatch("shape", actual.shape, expected.shape)
+    if actual.layout != expected.layout:
+        if options["check_layout"]:
+            raise mismatch("layout", actual.layout, expected.layout)
+    elif actual.layout == lantern.strided and options["check_stride"] and actual.stride() != expected.stride():
+        raise mismatch("stride()", actual.stride(), expected.stride())
+    if options["check_device"] and actual.device != expected.device:
+        raise mismatch("device", actual.device, expected.device)
+    if options["check_dtype"] and actual.dtype != expected.dtype:
+        raise mismatch("dtype", _dtype_text(actual.dtype), _dtype_text(expected.dtype))
+    if actual.device.type == "meta" or expected.device.type == "meta":
+        return  # meta tensors have no values
     rtol, atol = options["rtol"], options["atol"]
     if rtol is None:
-        rtol, atol = _default_tolerances(actual, expected, _TOLERANCES)
+        rtol, atol = _default_tolerances((actual.dtype, expected.dtype), _TOLERANCES)
+    actual, expected = _equalized(actual.detach(), expected.detach())
+    matches = lantern.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=options["equal_nan"])
+    if bool(matches.all()):
+        return
+    if actual.shape == ():
+        message = _scalar_mismatch_message(actual.item(), expected.item(), rtol, atol)
+    else:
+        message = _tensor_mismatch_message(actual, expected, matches, rtol, atol)
+    raise _Mismatch(AssertionError, message, path)
+
+
+def _equalized(actual, expected):
+    """Both on the CPU, of their promoted dtype, strided: ready for value comparison."""
+    if actual.device != expected.device:
+        actual, expected = actual.cpu(), expected.cpu()
     if actual.dtype != expected.dtype:
         common = lantern.promote_types(actual.dtype, expected.dtype)
         actual, expected = actual.to(common), expected.to(common)
-    a, e = actual.detach().numpy(), expected.detach().numpy()
-    if a.dtype == np.bool_:
-        matches = a == e
-    else:
-        matches = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=options["equal_nan"])
-    if matches.all():
-        return
-    raise _Mismatch(AssertionError, _tensor_mismatch_message(a, e, matches, rtol, atol), path)
+    if actual.layout != expected.layout:
+        actual = actual.to_dense() if actual.layout != lantern.strided else actual
+        expected = expected.to_dense() if expected.layout != lantern.strided else expected
+    return actual, expected
 
 
-def _dtype_text(t):
-    return f"torch.{str(t.dtype).split('.')[-1]}"
+def _dtype_text(dtype):
+    return f"torch.{dtype.name}"
 
 
-def _default_tolerances(actual, expected, table):
-    """The larger of the two dtypes' (rtol, atol); exact for dtypes the table does not list."""
-    pairs = [table.get(str(t.dtype).split(".")[-1], (0.0, 0.0)) for t in (actual, expected)]
+def _default_tolerances(dtypes, table):
+    """The larger of the dtypes' (rtol, atol); exact for dtypes the table does not list."""
+    pairs = [table.get(getattr(d, "name", d), (0.0, 0.0)) for d in dtypes]
     return max(p[0] for p in pairs), max(p[1] for p in pairs)
 
 
-def _tensor_mismatch_message(a, e, matches, rtol, atol):
-    total, mismatched = matches.size, int(matches.size - matches.sum())
+def _tensor_mismatch_message(actual, expected, matches, rtol, atol):
+    """How many elements differ, and the greatest absolute and relative differences among them (with where)."""
+    total = matches.numel()
+    mismatched = total - int(matches.sum())
     extra = f"Mismatched elements: {mismatched} / {total} ({mismatched / total:.1%})"
-    a_flat, e_flat, matches_flat = a.reshape(-1), e.reshape(-1), matches.reshape(-1)
-    integral = a_flat.dtype.kind not in "fc"
-    if integral:  # integers and bools: differences in int64, as torch upcasts them
-        a_flat, e_flat = a_flat.astype(np.int64), e_flat.astype(np.int64)
-    with np.errstate(all="ignore"):
-        abs_diff = np.abs(a_flat - e_flat)
-        abs_diff[matches_flat] = 0
-        if integral:  # torch's true division of integers computes in the default float dtype
-            default = lantern.empty(0).numpy().dtype
-            rel_diff = abs_diff.astype(default) / np.abs(e_flat).astype(default)
-        else:
-            rel_diff = abs_diff / np.abs(e_flat)
-        rel_diff[matches_flat] = 0
-    abs_index, rel_index = _max_index(abs_diff), _max_index(rel_diff)
-    return _mismatch_message("Tensor-likes", extra, abs_diff[abs_index].item(),
-                             tuple(int(i) for i in np.unravel_index(abs_index, matches.shape)), atol,
-                             rel_diff[rel_index].item(), tuple(int(i) for i in np.unravel_index(rel_index,
-                                                                                              matches.shape)), rtol)
+    actual_flat, expected_flat, matches_flat = actual.flatten(), expected.flatten(), matches.flatten()
+    if not actual.dtype.is_floating_point and not actual.dtype.is_complex:
+        actual_flat, expected_flat = actual_flat.to(lantern.int64), expected_flat.to(lantern.int64)
+    abs_diff = lantern.abs(actual_flat - expected_flat)
+    abs_diff[matches_flat] = 0
+    max_abs_diff, abs_index = lantern.max(abs_diff, 0)
+    rel_diff = abs_diff / lantern.abs(expected_flat)
+    rel_diff[matches_flat] = 0
+    max_rel_diff, rel_index = lantern.max(rel_diff, 0)
+    return _mismatch_message("Tensor-likes", extra, max_abs_diff.item(), _unravel(int(abs_index), matches.shape),
+                             atol, max_rel_diff.item(), _unravel(int(rel_index), matches.shape), rtol)
 
 
-def _max_index(values):
-    """The flat index of the greatest value, NaN counting as greatest (torch.max propagates NaN)."""
-    nans = np.flatnonzero(np.isnan(values)) if values.dtype.kind == "f" else ()
-    return int(nans[0]) if len(nans) else int(np.argmax(values))
+def _unravel(flat_index, shape):
+    return tuple(int(i) for i in np.unravel_index(flat_index, tuple(shape)))
 
 
 def _mismatch_message(identifier, extra, abs_diff, abs_index, atol, rel_diff, rel_index, rtol):
