@@ -26,6 +26,7 @@ from .core.size import Size  # noqa: E402,F401
 from .core.storage import UntypedStorage  # noqa: E402,F401
 from .core.reference import is_reference_mode, reference_mode, set_reference_mode  # noqa: E402,F401
 
+from .ops import special_functions as _special_functions, special_polynomials as _special_polynomials  # noqa: E402,F401
 from .ops import (  # noqa: E402,F401  (importing an ops module registers its ops)
     pointwise_unary as _pointwise_unary, pointwise_arithmetic as _pointwise_arithmetic,
     pointwise_binary as _pointwise_binary, pointwise_ternary as _pointwise_ternary, reduction as _reduction,

@@ -1,8 +1,10 @@
-"""lantern.special: torch.special's functions that lantern has.
+"""lantern.special: torch.special, every function of it.
 
-Most are lantern's own ops under SciPy's names (expit is sigmoid, gammaln is lgamma, psi is digamma); ndtr, entr
-and xlog1py are written here from them. The Bessel functions and orthogonal polynomials are not implemented yet
-(see docs/unsupported-torch-names.md).
+Most are lantern's registered ops under torch.special's names: the `special_*` ops of ops/special_functions.py
+(Bessel, Airy, erfcx, i0e/i1e, log_ndtr, ndtri, entr, zeta, xlog1py) and ops/special_polynomials.py (the
+orthogonal polynomials), and the torch functions SciPy names differently (expit is sigmoid, gammaln is lgamma,
+psi is digamma, gammainc is igamma, multigammaln is mvlgamma). ndtr is written here from erf, as PyTorch writes it.
+See docs/special.md.
 
 >>> import lantern
 >>> from lantern import special
@@ -10,6 +12,8 @@ and xlog1py are written here from them. The Bessel functions and orthogonal poly
 ([0.5], [0.5])
 >>> special.entr(lantern.tensor([0.0, 1.0, -1.0])).tolist()
 [0.0, -0.0, -inf]
+>>> special.chebyshev_polynomial_t(lantern.tensor([0.5]), 2).tolist()
+[-0.5]
 """
 import math
 
@@ -19,40 +23,31 @@ from lantern import (  # noqa: F401  (torch.special's names for lantern's ops)
     softmax, xlogy,
 )
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "log1p",
-           "log_softmax", "logit", "logsumexp", "ndtr", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py",
-           "xlogy"]
+__all__ = [
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2",
+    "expit", "expm1", "gammainc", "gammaincc", "gammaln", "hermite_polynomial_h", "hermite_polynomial_he", "i0",
+    "i0e", "i1", "i1e", "laguerre_polynomial_l", "legendre_polynomial_p", "log1p", "log_ndtr", "log_softmax",
+    "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+    "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0",
+    "xlog1py", "xlogy", "zeta",
+]
 
 expit = lantern.sigmoid
 gammaln = lantern.lgamma
 psi = lantern.digamma
+gammainc = lantern.igamma
+gammaincc = lantern.igammac
+multigammaln = lantern.mvlgamma
+
+# the registered special_<name> ops, under their torch.special names
+globals().update({name: getattr(lantern, "special_" + name) for name in __all__ if name not in globals()
+                  and hasattr(lantern, "special_" + name)})
 
 
-def ndtr(input):
-    """The standard normal CDF, ½·erfc(-x/√2) (erfc keeps the lower tail accurate)."""
-    return 0.5 * lantern.erfc(input * -math.sqrt(0.5))
-
-
-def entr(input):
-    """Elementwise entropy term: -x·ln x for x > 0, 0 at 0, -inf below 0 (NaN stays NaN)."""
-    x = input if input.dtype.is_floating_point else input.to(lantern.get_default_dtype())
-    positive = x > 0
-    safe = lantern.where(positive, x, lantern.ones_like(x))  # keeps log's gradient finite where it is not used
-    outside = lantern.where(x == 0, lantern.zeros_like(x), lantern.full_like(x, -math.inf))
-    return lantern.where(positive, -safe * safe.log(), lantern.where(x.isnan(), x, outside))
-
-
-def xlog1py(input, other):
-    """input·log1p(other), 0 where input is 0 (unless other is NaN)."""
-    x, y = lantern.broadcast_tensors(*_as_float_tensors(input, other))
-    result = x * y.log1p()
-    return lantern.where((x == 0) & ~y.isnan(), lantern.zeros_like(result), result)
-
-
-def _as_float_tensors(input, other):
-    """Both operands as tensors of their promoted floating type (a Python number joins the tensor's dtype)."""
-    tensors = [v if isinstance(v, lantern.Tensor) else lantern.tensor(v) for v in (input, other)]
-    dtype = lantern.result_type(input, other)
-    if not dtype.is_floating_point:
-        dtype = lantern.get_default_dtype()
-    return [t.to(dtype) for t in tensors]
+def ndtr(input, *, out=None):
+    """The standard normal CDF, (1 + erf(x / sqrt 2)) / 2, computed as PyTorch computes it (so its lower tail
+    underflows to 0 where erfc would keep it: ndtr(-9) is 0 in float64)."""
+    return lantern.mul(lantern.erf(input * math.sqrt(0.5)) + 1, 0.5, out=out)

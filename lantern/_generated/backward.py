@@ -57,13 +57,19 @@ from lantern.ops.sorting import sort_backward
 from lantern.ops.sparse_coo import embedding_sparse_backward, sparse_constructor_values_backward, values_backward
 from lantern.ops.sparse_csr import csr_values_backward, to_dense_backward
 from lantern.ops.sparse_math import sparse_mat1_backward, sparse_softmax_backward, sparse_sum_backward
+from lantern.ops.special_functions import (
+    i1e_backward, igamma_other_backward, mvlgamma_backward, not_implemented, xlog1py_self_backward,
+    zeta_other_backward,
+)
 from lantern.ops.tensor_shape import repeat_backward, roll_backward
 from lantern.ops.tensor_shape_diagonals import trace_backward
 from lantern.ops.tensor_shape_products import cdist_backward
 
 DEG2RAD = 0.017453292519943295
 HALF_SQRT_PI = 0.8862269254527579
+M_2_SQRTPI = 1.1283791670955126
 RAD2DEG = 57.29577951308232
+SQRT_2PI = 2.5066282746310002
 TWO_OVER_SQRT_PI = 1.1283791670955126
 _INV_SQRT_2PI = 0.3989422804014327
 
@@ -1476,6 +1482,30 @@ def backward_of_i0(node, grads):
     )
 
 
+def backward_of_igamma(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    other = unpack(saved.get('other'), node)
+    needs = node.needs
+    return (
+        (not_implemented('igamma: input')) if needs[0] else None,
+        (igamma_other_backward(grad, self, other)) if needs[1] else None,
+    )
+
+
+def backward_of_igammac(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    other = unpack(saved.get('other'), node)
+    needs = node.needs
+    return (
+        (not_implemented('igammac: input')) if needs[0] else None,
+        (-igamma_other_backward(grad, self, other)) if needs[1] else None,
+    )
+
+
 def backward_of_im2col(node, grads):
     grad = grads[0]
     saved = node.saved
@@ -2212,6 +2242,17 @@ def backward_of_mv(node, grads):
     )
 
 
+def backward_of_mvlgamma(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    p = saved['p']
+    needs = node.needs
+    return (
+        (mvlgamma_backward(grad, self, p)) if needs[0] else None,
+    )
+
+
 def backward_of_nan_to_num(node, grads):
     grad = grads[0]
     saved = node.saved
@@ -2823,6 +2864,38 @@ def backward_of_sparse_mask(node, grads):
     )
 
 
+def backward_of_special_entr(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    needs = node.needs
+    return (
+        (grad * -(1 + self.log())) if needs[0] else None,
+    )
+
+
+def backward_of_special_erfcx(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    result = unpack(saved.get('result'), node)
+    needs = node.needs
+    return (
+        (grad * (2 * self * result - M_2_SQRTPI)) if needs[0] else None,
+    )
+
+
+def backward_of_special_i0e(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    result = unpack(saved.get('result'), node)
+    needs = node.needs
+    return (
+        (grad * (_op('special_i1e', self) - self.sgn() * result)) if needs[0] else None,
+    )
+
+
 def backward_of_special_i1(node, grads):
     grad = grads[0]
     saved = node.saved
@@ -2831,6 +2904,62 @@ def backward_of_special_i1(node, grads):
     needs = node.needs
     return (
         (i1_backward(grad, self, result)) if needs[0] else None,
+    )
+
+
+def backward_of_special_i1e(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    result = unpack(saved.get('result'), node)
+    needs = node.needs
+    return (
+        (i1e_backward(grad, self, result)) if needs[0] else None,
+    )
+
+
+def backward_of_special_log_ndtr(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    result = unpack(saved.get('result'), node)
+    needs = node.needs
+    return (
+        (grad / SQRT_2PI * (-(result + self * self / 2)).exp()) if needs[0] else None,
+    )
+
+
+def backward_of_special_ndtri(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    result = unpack(saved.get('result'), node)
+    needs = node.needs
+    return (
+        (grad * SQRT_2PI * (result * result / 2).exp()) if needs[0] else None,
+    )
+
+
+def backward_of_special_xlog1py(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    other = unpack(saved.get('other'), node)
+    needs = node.needs
+    return (
+        (xlog1py_self_backward(grad, self, other)) if needs[0] else None,
+        (grad * self / (other + 1)) if needs[1] else None,
+    )
+
+
+def backward_of_special_zeta(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    other = unpack(saved.get('other'), node)
+    needs = node.needs
+    return (
+        (not_implemented('zeta')) if needs[0] else None,
+        (zeta_other_backward(grad, self, other)) if needs[1] else None,
     )
 
 

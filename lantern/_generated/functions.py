@@ -889,6 +889,22 @@ def make_i0(op, op_out):
     return i0
 
 
+def make_igamma(op, op_out):
+    def igamma(input, other, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other))
+        return call(op_out, (input, other, out))
+    return igamma
+
+
+def make_igammac(op, op_out):
+    def igammac(input, other, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other))
+        return call(op_out, (input, other, out))
+    return igammac
+
+
 def make_im2col(op, op_out):
     def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
         if out is None:
@@ -1403,6 +1419,14 @@ def make_mv(op, op_out):
     return mv
 
 
+def make_mvlgamma(op, op_out):
+    def mvlgamma(input, p, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, p))
+        return call(op_out, (input, p, out))
+    return mvlgamma
+
+
 def make_nan_to_num(op, op_out):
     def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
         if out is None:
@@ -1814,12 +1838,268 @@ def make_sparse_mask(op, op_out):
     return sparse_mask
 
 
+def make_special_airy_ai(op, op_out):
+    def special_airy_ai(x, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x,))
+        return call(op_out, (x, out))
+    return special_airy_ai
+
+
+def make_special_bessel_j0(op, op_out):
+    def special_bessel_j0(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_bessel_j0
+
+
+def make_special_bessel_j1(op, op_out):
+    def special_bessel_j1(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_bessel_j1
+
+
+def make_special_bessel_y0(op, op_out):
+    def special_bessel_y0(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_bessel_y0
+
+
+def make_special_bessel_y1(op, op_out):
+    def special_bessel_y1(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_bessel_y1
+
+
+def make_special_chebyshev_polynomial_t(op, op_out):
+    def special_chebyshev_polynomial_t(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_chebyshev_polynomial_t
+
+
+def make_special_chebyshev_polynomial_u(op, op_out):
+    def special_chebyshev_polynomial_u(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_chebyshev_polynomial_u
+
+
+def make_special_chebyshev_polynomial_v(op, op_out):
+    def special_chebyshev_polynomial_v(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_chebyshev_polynomial_v
+
+
+def make_special_chebyshev_polynomial_w(op, op_out):
+    def special_chebyshev_polynomial_w(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_chebyshev_polynomial_w
+
+
+def make_special_entr(op, op_out):
+    def special_entr(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_entr
+
+
+def make_special_erfcx(op, op_out):
+    def special_erfcx(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_erfcx
+
+
+def make_special_hermite_polynomial_h(op, op_out):
+    def special_hermite_polynomial_h(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_hermite_polynomial_h
+
+
+def make_special_hermite_polynomial_he(op, op_out):
+    def special_hermite_polynomial_he(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_hermite_polynomial_he
+
+
+def make_special_i0e(op, op_out):
+    def special_i0e(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_i0e
+
+
 def make_special_i1(op, op_out):
     def special_i1(input, *, out=None):
         if out is None:
             return (op.scan or entry(op))((input,))
         return call(op_out, (input, out))
     return special_i1
+
+
+def make_special_i1e(op, op_out):
+    def special_i1e(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_i1e
+
+
+def make_special_laguerre_polynomial_l(op, op_out):
+    def special_laguerre_polynomial_l(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_laguerre_polynomial_l
+
+
+def make_special_legendre_polynomial_p(op, op_out):
+    def special_legendre_polynomial_p(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_legendre_polynomial_p
+
+
+def make_special_log_ndtr(op, op_out):
+    def special_log_ndtr(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_log_ndtr
+
+
+def make_special_modified_bessel_i0(op, op_out):
+    def special_modified_bessel_i0(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_modified_bessel_i0
+
+
+def make_special_modified_bessel_i1(op, op_out):
+    def special_modified_bessel_i1(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_modified_bessel_i1
+
+
+def make_special_modified_bessel_k0(op, op_out):
+    def special_modified_bessel_k0(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_modified_bessel_k0
+
+
+def make_special_modified_bessel_k1(op, op_out):
+    def special_modified_bessel_k1(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_modified_bessel_k1
+
+
+def make_special_ndtri(op, op_out):
+    def special_ndtri(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
+    return special_ndtri
+
+
+def make_special_scaled_modified_bessel_k0(op, op_out):
+    def special_scaled_modified_bessel_k0(x, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x,))
+        return call(op_out, (x, out))
+    return special_scaled_modified_bessel_k0
+
+
+def make_special_scaled_modified_bessel_k1(op, op_out):
+    def special_scaled_modified_bessel_k1(x, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x,))
+        return call(op_out, (x, out))
+    return special_scaled_modified_bessel_k1
+
+
+def make_special_shifted_chebyshev_polynomial_t(op, op_out):
+    def special_shifted_chebyshev_polynomial_t(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_shifted_chebyshev_polynomial_t
+
+
+def make_special_shifted_chebyshev_polynomial_u(op, op_out):
+    def special_shifted_chebyshev_polynomial_u(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_shifted_chebyshev_polynomial_u
+
+
+def make_special_shifted_chebyshev_polynomial_v(op, op_out):
+    def special_shifted_chebyshev_polynomial_v(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_shifted_chebyshev_polynomial_v
+
+
+def make_special_shifted_chebyshev_polynomial_w(op, op_out):
+    def special_shifted_chebyshev_polynomial_w(x, n, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x, n))
+        return call(op_out, (x, n, out))
+    return special_shifted_chebyshev_polynomial_w
+
+
+def make_special_spherical_bessel_j0(op, op_out):
+    def special_spherical_bessel_j0(x, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((x,))
+        return call(op_out, (x, out))
+    return special_spherical_bessel_j0
+
+
+def make_special_xlog1py(op, op_out):
+    def special_xlog1py(input, other, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other))
+        return call(op_out, (input, other, out))
+    return special_xlog1py
+
+
+def make_special_zeta(op, op_out):
+    def special_zeta(input, other, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, other))
+        return call(op_out, (input, other, out))
+    return special_zeta
 
 
 def make_sqrt(op, op_out):

@@ -879,6 +879,30 @@ def make_i0_(op, op_out):
     return i0_
 
 
+def make_igamma(op, op_out):
+    def igamma(self, other):
+        return (op.scan or entry(op))((self, other))
+    return igamma
+
+
+def make_igamma_(op, op_out):
+    def igamma_(self, other):
+        return (op.scan or entry(op))((self, other))
+    return igamma_
+
+
+def make_igammac(op, op_out):
+    def igammac(self, other):
+        return (op.scan or entry(op))((self, other))
+    return igammac
+
+
+def make_igammac_(op, op_out):
+    def igammac_(self, other):
+        return (op.scan or entry(op))((self, other))
+    return igammac_
+
+
 def make_imag(op, op_out):
     def imag(self):
         return (op.scan or entry(op))((self,))
@@ -1281,6 +1305,18 @@ def make_mv(op, op_out):
     def mv(self, vec):
         return (op.scan or entry(op))((self, vec))
     return mv
+
+
+def make_mvlgamma(op, op_out):
+    def mvlgamma(self, p):
+        return (op.scan or entry(op))((self, p))
+    return mvlgamma
+
+
+def make_mvlgamma_(op, op_out):
+    def mvlgamma_(self, p):
+        return (op.scan or entry(op))((self, p))
+    return mvlgamma_
 
 
 def make_nan_to_num(op, op_out):
