@@ -193,3 +193,57 @@ def test_meta_factories_match_cpu_metadata():
                      described(m.empty_strided((2, 3), (1, 2), device="meta")),
                      described(m.full((2,), 7, device="meta"))])
     assert np.all(True)
+
+
+# ---- one runner per kind: the meta backend runs base.py's structured runners and only skips their compute step ----
+
+def _raised(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001  (any class: the test compares them)
+        return type(e), str(e)
+    return None
+
+
+RUNNER_ERRORS = {
+    "in-place shape": lambda m, device: m.ones(3, device=device).add_(m.ones(2, 3, device=device)),
+    "in-place cast": lambda m, device: m.ones(3, dtype=m.int64, device=device).mul_(m.ones(3, device=device)),
+    "out= cast": lambda m, device: m.add(m.ones(3, device=device), 1.5,
+                                         out=m.empty(3, dtype=m.int64, device=device)),
+    "out= exact dtype": lambda m, device: m.gather(m.ones(2, 2, device=device), 1,
+                                                   m.zeros(2, 1, dtype=m.int64, device=device),
+                                                   out=m.empty(2, 1, dtype=m.float64, device=device)),
+}
+
+
+@pytest.mark.parametrize("name", RUNNER_ERRORS)
+def test_meta_runners_raise_the_cpu_errors_with_the_op_hint(name):
+    make = RUNNER_ERRORS[name]
+    on_meta, on_cpu = _raised(lambda: make(lantern, "meta")), _raised(lambda: make(lantern, "cpu"))
+    assert on_meta is not None and on_meta == on_cpu
+    assert "(in " in on_meta[1]  # the op's name, which the meta backend's own runners used to leave out
+    if name != "in-place cast":  # torch's meta kernels leave that check to the CPU's (DIFFERENCES' dtype checks)
+        raises_like(lambda m: make(m, "meta"))  # torch's meta device raises the same class
+
+
+WRITES_INTO_EXPANDED = {
+    "in-place": lambda m, t: t.add_(1),
+    "out=": lambda m, t: m.add(m.ones(2, 3, device=t.device), 1, out=t),
+}
+
+
+@pytest.mark.parametrize("name", WRITES_INTO_EXPANDED)
+def test_internal_overlap_is_a_memory_check_the_meta_device_skips_as_torch_does(name):
+    write = WRITES_INTO_EXPANDED[name]
+    expanded = {(m, device): m.zeros(1, 3, device=device).expand(2, 3)
+                for m in (torch, lantern) for device in ("cpu", "meta")}
+    assert _raised(lambda: write(torch, expanded[torch, "meta"])) is None
+    assert _raised(lambda: write(lantern, expanded[lantern, "meta"])) is None
+    raises_like(lambda m: write(m, expanded[m, "cpu"]), match="more than one element of the written-to tensor")
+
+
+def test_the_meta_backend_has_no_structured_runner_of_its_own():
+    from lantern.backends.base import Backend
+    from lantern.backends.meta import MetaBackend
+    runners = {name for name in vars(Backend) if name.startswith("run_structured")}
+    assert runners and not runners & set(vars(MetaBackend))

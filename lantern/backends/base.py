@@ -212,10 +212,19 @@ class Backend:
     def array_or_none(self, t):
         return self.array(t)
 
+    def check_internal_overlap(self, written, op_name):
+        """Refuse to write a structured op's result into memory that several of its elements share."""
+        internal_overlap_check(written, op_name)
+
+    def compute(self, op, out, dtype, args):
+        """Run a structured op's kernel into out's memory: the step of every runner that the meta backend, which
+        has no data, skips (the checks, allocation and version bumps around it are the same on every backend)."""
+        op.impl(self.xp, self.array(out), dtype.np, *self.arrays(op, args))
+
     def run_structured(self, op, args):
         shape, dtype = op.meta(*args)
         out = self.output(op, shape, dtype, args)
-        op.impl(self.xp, out._nd, dtype.np, *self.arrays(op, args))
+        self.compute(op, out, dtype, args)
         return out
 
     def run_structured_inplace(self, op, args):
@@ -227,8 +236,8 @@ class Backend:
                 f"(in {op.name}: an in-place op cannot change its tensor's shape; use the out-of-place "
                 f"{op.functional.name} instead)")
         check_cast(op, dtype, self_)
-        internal_overlap_check(self_, op.name)
-        op.impl(self.xp, self.array(self_), dtype.np, *self.arrays(op, args))
+        self.check_internal_overlap(self_, op.name)
+        self.compute(op, self_, dtype, args)
         self_._bump_version()
         return self_
 
@@ -238,8 +247,8 @@ class Backend:
         shape, dtype = meta_with_cast_check_first(op, args[:-1], out)
         resize_out(out, shape, op.name)
         check_cast(op, dtype, out)
-        internal_overlap_check(out, op.name)
-        op.impl(self.xp, self.array(out), dtype.np, *self.arrays(op.functional, args[:-1]))
+        self.check_internal_overlap(out, op.name)
+        self.compute(op.functional, out, dtype, args[:-1])
         out._bump_version()
         return out
 

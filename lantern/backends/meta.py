@@ -1,4 +1,6 @@
-"""The meta backend: tensors with shapes, strides and dtypes but no data. Every op runs its meta function only.
+"""The meta backend: tensors with shapes, strides and dtypes but no data. Every op runs its meta function only:
+the runners are the shared ones of lantern.backends.base, whose `compute` step (and the internal-overlap
+check of the memory written) this backend skips.
 
 This is the device extension point exercised without a GPU: shape inference and error checks for any program.
 
@@ -10,9 +12,7 @@ from ..core.allocator import meta_allocator
 from ..core.device import META
 from ..core.dispatch_keys import DispatchKey
 from ..ops.dispatcher import raise_missing_kernel
-from ..ops.meta_util import shape_str
-from .base import (Backend, check_cast, install_backend, internal_overlap_check, meta_with_cast_check_first,
-                   resize_out, with_out_dtype)
+from .base import Backend, install_backend
 
 
 class MetaBackend(Backend):
@@ -31,32 +31,16 @@ class MetaBackend(Backend):
         raise RuntimeError("Tensor on device meta is not allocated: it has no data to read. "
                            "Use a cpu or cuda tensor for values (meta tensors carry only shapes and dtypes).")
 
-    def run_structured(self, op, args):
-        shape, dtype = op.meta(*args)
-        return self.output(op, shape, dtype, args)
-
     def array_or_none(self, t):
         return None
 
-    def run_structured_inplace(self, op, args):
-        self_ = args[0]
-        shape, dtype = meta_with_cast_check_first(op, args, self_)
-        if shape != self_._size:
-            raise RuntimeError(f"output with shape {shape_str(self_._size)} doesn't match the broadcast shape "
-                               f"{shape_str(shape)}")
-        check_cast(op, dtype, self_)
-        internal_overlap_check(self_, op.name)
-        self_._bump_version()
-        return self_
+    def check_internal_overlap(self, written, op_name):
+        """Nothing to check: a meta tensor has no memory for its elements to share (torch's meta device writes
+        into an expanded tensor without complaint, too)."""
 
-    def run_structured_out(self, op, args):
-        out = args[-1]
-        args = with_out_dtype(op, args)
-        shape, dtype = meta_with_cast_check_first(op, args[:-1], out)
-        resize_out(out, shape, op.name)
-        check_cast(op, dtype, out)
-        out._bump_version()
-        return out
+    def compute(self, op, out, dtype, args):
+        """Nothing to compute: a meta tensor has no data. The other steps of the shared runners (meta, shape and
+        cast checks, resizing out=, version bumps) run as on every backend."""
 
     def run_custom(self, op, args):
         if op.meta is None:
