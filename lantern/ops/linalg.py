@@ -23,11 +23,27 @@ from .linalg_matrix_exp import matrix_exp  # noqa: F401
 from .linalg_composites import (  # noqa: F401
     cond, diagonal, matmul, multi_dot, tensorinv, tensorsolve, vander, vecdot,
 )
+from .linalg_common import into_outs
+from .linalg_decompositions import eigh_rt, lstsq_rt, qr_rt, svd_rt, torch_svd_rt
+from .linalg_solvers import cholesky_ex_rt, inv_ex_rt, slogdet_rt
+from .reduction import out_return_type, return_type
 from .registry import composite, get
+
+for _rt in (cholesky_ex_rt, eigh_rt, inv_ex_rt, lstsq_rt, qr_rt, slogdet_rt, svd_rt, torch_svd_rt):
+    out_return_type(_rt)  # torch.return_types lists each out= twin beside its type
 
 composite("det", det)
 composite("inverse", lambda input, *, out=None: inv(input, out=out))
-composite("slogdet", lambda input: call(get("linalg_slogdet"), (input,)))
+torch_slogdet_rt = return_type("slogdet", ["sign", "logabsdet"])
+out_return_type(torch_slogdet_rt)
+
+
+def torch_slogdet(input, *, out=None):
+    """torch.slogdet: linalg.slogdet's (sign, logabsdet) as torch.return_types.slogdet."""
+    return into_outs(out, torch_slogdet_rt(*call(get("linalg_slogdet"), (input,))), "slogdet")
+
+
+composite("slogdet", torch_slogdet)
 composite("logdet", logdet)
 composite("svd", torch_svd)
 composite("matrix_power", lambda input, n, *, out=None: matrix_power(input, n, out=out))

@@ -166,5 +166,13 @@ def _into(out, result, name):
     return out.copy_(result)
 
 
+def into_outs(out, result, name):
+    """Copy a multi-output result into the out= tensors, returned as torch's `<name>_out` named tuple."""
+    if out is None:
+        return result
+    from .reduction import out_return_type
+    return out_return_type(type(result))(*(_into(o, r, name) for o, r in zip(out, result)))
+
+
 def _eye(n, like):
     return call(get("eye"), (n, None, like.dtype, None, like.device, None, False))

@@ -14,7 +14,7 @@ from .pointwise_common import _require_tensor
 from .reduction import return_type
 from .registry import custom, get
 from .derivative import derivative
-from .linalg_common import _check_matrices, _new_matrices, mH, _eye, _into
+from .linalg_common import _check_matrices, _new_matrices, mH, _eye, _into, into_outs
 from .linalg_solvers import inv
 
 
@@ -53,19 +53,19 @@ custom("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (T
        _svd, _svd)
 
 
-def svd(A, full_matrices=True, *, driver=None):
+def svd(A, full_matrices=True, *, driver=None, out=None):
     """A = U diag(S) Vh, singular values in descending order (full_matrices=False: the reduced factors).
 
     >>> lantern.linalg.svd(lantern.tensor([[3., 0.], [0., -4.]])).S.tolist()
     [4.0, 3.0]
     """
-    return call(get("linalg_svd"), (A, full_matrices, driver))
+    return into_outs(out, call(get("linalg_svd"), (A, full_matrices, driver)), "linalg.svd")
 
 
-def svdvals(A, *, driver=None):
+def svdvals(A, *, driver=None, out=None):
     """The singular values of each matrix, descending (differentiable through the reduced SVD)."""
     _check_matrices("linalg.svdvals", A, square=False)
-    return call(get("linalg_svd"), (A, False, driver))[1]
+    return _into(out, call(get("linalg_svd"), (A, False, driver))[1], "linalg.svdvals")
 
 
 def torch_svd(input, some=True, compute_uv=True):
@@ -96,18 +96,18 @@ def _eigh(backend, A, UPLO="L"):
 custom("linalg_eigh(Tensor A, str UPLO='L') -> (Tensor eigenvalues, Tensor eigenvectors)", _eigh, _eigh)
 
 
-def eigh(A, UPLO="L"):
+def eigh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) and orthonormal eigenvectors of Hermitian matrices, reading the UPLO triangle.
 
     >>> lantern.linalg.eigh(lantern.tensor([[2., 1.], [1., 2.]])).eigenvalues.tolist()
     [1.0, 3.0]
     """
-    return call(get("linalg_eigh"), (A, UPLO))
+    return into_outs(out, call(get("linalg_eigh"), (A, UPLO)), "linalg.eigh")
 
 
-def eigvalsh(A, UPLO="L"):
+def eigvalsh(A, UPLO="L", *, out=None):
     """The eigenvalues of Hermitian matrices, ascending (differentiable through eigh)."""
-    return call(get("linalg_eigh"), (A, UPLO))[0]
+    return _into(out, call(get("linalg_eigh"), (A, UPLO))[0], "linalg.eigvalsh")
 
 
 def _qr(backend, A, mode="reduced"):
@@ -133,13 +133,13 @@ def _qr(backend, A, mode="reduced"):
 custom("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", _qr, _qr)
 
 
-def qr(A, mode="reduced"):
+def qr(A, mode="reduced", *, out=None):
     """A = Q R with orthonormal Q and upper-triangular R; mode 'reduced', 'complete' or 'r' (R only).
 
     >>> lantern.linalg.qr(lantern.tensor([[3., 0.], [4., 5.]])).R.abs().tolist()
     [[5.0, 4.0], [0.0, 3.0]]
     """
-    return call(get("linalg_qr"), (A, mode))
+    return into_outs(out, call(get("linalg_qr"), (A, mode)), "linalg.qr")
 
 
 def _diag_embed(v):

@@ -11,11 +11,10 @@ from .reduction import out_return_type, return_type
 from .registry import custom, get
 from .derivative import derivative
 from .derivative_helpers import conj
-from .linalg_common import _check_matrices, _into, _new_matrices, _eye, mH
-from .linalg_lu import OUT_TYPES, into_outs
+from .linalg_common import _check_matrices, _into, _new_matrices, _eye, into_outs, mH
 
 eig_rt = return_type("linalg_eig", ["eigenvalues", "eigenvectors"])
-OUT_TYPES[eig_rt] = out_return_type(eig_rt)
+out_return_type(eig_rt)
 
 
 def _check_eig(name, A):
@@ -73,8 +72,8 @@ def eig_backward(grads, A, L, V):
         diagonal = VhgV.diagonal(0, -2, -1)
         if bool((diagonal.imag.abs() > 1e-2).any()):
             raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
-                               "multiplication by e^{i phi}. The specified loss function depends on this phase term, "
-                               "making it ill-defined.")
+                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
+                               "is ill-defined.")
         inner = VhgV - (mH(V) @ V) * diagonal.real.to(V.dtype).unsqueeze(-2)
         Lc = conj(L)
         inner = inner / (Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + identity) * (1 - identity)

@@ -17,13 +17,13 @@ from .pointwise_common import _require_tensor
 from .reduction import out_return_type, return_type
 from .registry import custom, get
 from .linalg_common import (
-    _batch_prefix, _check_matrices, _first_failure, _into, _new_matrices, batch_indices, host, lapack,
+    _batch_prefix, _check_matrices, _first_failure, _into, _new_matrices, batch_indices, host, into_outs, lapack,
 )
-from .linalg_lu import OUT_TYPES, into_outs
 
 ldl_factor_ex_rt = return_type("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 ldl_factor_rt = return_type("linalg_ldl_factor", ["LD", "pivots"])
-OUT_TYPES.update({rt: out_return_type(rt) for rt in (ldl_factor_ex_rt, ldl_factor_rt)})
+out_return_type(ldl_factor_ex_rt)
+out_return_type(ldl_factor_rt)
 
 
 def _routine(kind, a, hermitian):

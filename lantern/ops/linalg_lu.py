@@ -18,7 +18,8 @@ from .registry import composite, custom, get
 from .derivative import derivative
 from .derivative_helpers import zeros_like
 from .linalg_common import (
-    LinAlgError, _batch_prefix, _first_failure, _into, _new_matrices, batch_indices, check_system, host, lapack, mH,
+    LinAlgError, _batch_prefix, _first_failure, _into, _new_matrices, batch_indices, check_system, host, into_outs,
+    lapack, mH,
 )
 from .linalg_triangular import check_lapack_dtype, deprecated, solve_triangular
 
@@ -27,14 +28,9 @@ lu_factor_rt = return_type("linalg_lu_factor", ["LU", "pivots"])
 lu_rt = return_type("linalg_lu", ["P", "L", "U"])
 lu_unpack_rt = return_type("lu_unpack", ["P", "L", "U"])
 solve_ex_rt = return_type("linalg_solve_ex", ["result", "info"])
-OUT_TYPES = {rt: out_return_type(rt) for rt in (lu_factor_ex_rt, lu_factor_rt, lu_rt, lu_unpack_rt, solve_ex_rt)}
-
-
-def into_outs(out, result, name):
-    """Copy a multi-output result into the out= tensors, as the `<name>_out` named tuple torch returns."""
-    if out is None:
-        return result
-    return OUT_TYPES[type(result)](*(_into(o, r, name) for o, r in zip(out, result)))
+lu_with_info_rt = return_type("_lu_with_info", ["LU", "pivots", "info"])
+for _rt in (lu_factor_ex_rt, lu_factor_rt, lu_rt, lu_unpack_rt, solve_ex_rt):
+    out_return_type(_rt)  # torch.return_types lists each out= twin beside its type
 
 
 # ---- factorisation -----------------------------------------------------------------------------------------
@@ -283,7 +279,7 @@ def torch_lu(A, pivot=True, get_infos=False, out=None):
     """Deprecated torch.lu: (LU, pivots), with info too when get_infos=True (a plain tuple)."""
     deprecated("torch.lu", "torch.linalg.lu_factor / torch.linalg.lu_factor_ex")
     LU, pivots, info = call(get("linalg_lu_factor_ex"), (A, pivot, False))
-    result = (LU, pivots, info) if get_infos else (LU, pivots)
+    result = lu_with_info_rt(LU, pivots, info) if get_infos else (LU, pivots)
     if out is None:
         return result
     return tuple(_into(o, r, "lu") for o, r in zip(out, result))

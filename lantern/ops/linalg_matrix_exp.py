@@ -9,7 +9,7 @@ from ..core import dtype as dt
 from .dispatcher import call
 from .registry import composite, custom, get
 from .derivative import derivative
-from .linalg_common import _into, check_square, host, mH
+from .linalg_common import check_square, host, mH
 
 _LOW_PRECISION = (dt.float16, dt.bfloat16)
 
@@ -37,13 +37,13 @@ def _matrix_exp(backend, A):
 custom("linalg_matrix_exp(Tensor self) -> Tensor", _matrix_exp, _matrix_exp, method=False)
 
 
-def matrix_exp(A, *, out=None):
+def matrix_exp(A):
     """exp(A) = Σ A^k / k! for each square matrix of A.
 
     >>> lantern.linalg.matrix_exp(lantern.tensor([[0., 1.], [0., 0.]])).tolist()
     [[1.0, 1.0], [0.0, 1.0]]
     """
-    return _into(out, call(get("linalg_matrix_exp"), (A,)), "linalg.matrix_exp")
+    return call(get("linalg_matrix_exp"), (A,))
 
 
 def matrix_exp_backward(grad, A):

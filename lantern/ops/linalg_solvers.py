@@ -19,7 +19,7 @@ from .derivative import derivative
 from .derivative_helpers import conj, zeros_like
 from .linalg_common import (
     LinAlgError, _batch_prefix, _check_matrices, _first_failure, _lu_info, _new_matrices, _singular_error, mH, _eye,
-    _into,
+    _into, into_outs,
 )
 # ---- inverse, determinants ----------------------------------------------------------------------------------
 
@@ -66,9 +66,9 @@ def inv(A, *, out=None):
     return _into(out, inverse, "linalg.inv")
 
 
-def inv_ex(A, *, check_errors=False):
+def inv_ex(A, *, check_errors=False, out=None):
     """(inverse, info): info is LAPACK's per matrix (0, or the index of U's first zero pivot) instead of an error."""
-    return call(get("linalg_inv_ex"), (A, check_errors))
+    return into_outs(out, call(get("linalg_inv_ex"), (A, check_errors)), "linalg.inv_ex")
 
 
 def _det(backend, A):
@@ -256,10 +256,10 @@ def cholesky(A, *, upper=False, out=None):
     return _into(out, L, "linalg.cholesky")
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False):
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """(L, info): info is LAPACK's per matrix (0, or the order of the first leading minor that is not
     positive-definite) instead of an error."""
-    return call(get("linalg_cholesky_ex"), (A, upper, check_errors))
+    return into_outs(out, call(get("linalg_cholesky_ex"), (A, upper, check_errors)), "linalg.cholesky_ex")
 
 
 def inverse_of(A):

@@ -11,7 +11,6 @@ import warnings
 import numpy as np
 
 from ..core import dtype as dt
-from ..core.promotion import promote_types
 from .dispatcher import call
 from .meta_util import broadcast_shapes
 from .pointwise_common import _require_tensor
@@ -48,7 +47,7 @@ def _solve_triangular_meta(A, B, left):
     check_system("linalg.solve_triangular", A, B, left)
     check_lapack_dtype("triangular_solve_cpu", A, B)
     batch = broadcast_shapes(A._size[:-2], B._size[:-2])
-    return promote_types(A.dtype, B.dtype), batch + B._size[-2:]
+    return A.dtype, batch + B._size[-2:]  # B is cast to A's dtype, as torch does
 
 
 def _solve_triangular(backend, A, B, upper, left=True, unitriangular=False):
