@@ -15,6 +15,7 @@ window (the least-squares inverse; it needs that envelope to be nonzero everywhe
 import warnings
 
 from .call_by_name import call_op
+from .nn_padding import pad
 from .registry import composite
 
 _NO_WINDOW = ("A window was not provided. A rectangular window will be applied,which is known to cause spectral "
@@ -70,13 +71,10 @@ def _warn_once(message):
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
          normalized=False, onesided=None, return_complex=None, align_to_window=None):
     """The STFT of a 1-D signal or a batch of them (2-D): complex (batch?, n_fft // 2 + 1 or n_fft, frames)."""
-    from ..nn.functional import pad as _pad
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     if center:
-        signal_dim = input.dim()
-        padded = _pad(input.view([1] * (3 - signal_dim) + list(input.shape)), [n_fft // 2, n_fft // 2], pad_mode)
-        input = padded.view(padded.shape[-signal_dim:])
+        input = _pad_both_ends(input, n_fft // 2, pad_mode)
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     call = _Call("stft", input, n_fft=n_fft, hop_length=hop_length, win_length=win_length,
@@ -84,30 +82,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                  return_complex=_optional(return_complex), align_to_window=_optional(align_to_window))
     if window is None:
         _warn_once(_NO_WINDOW)
-    wants_complex = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
-    if return_complex is None and not wants_complex:
-        raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
-                           "require that return_complex=True in a future PyTorch release.")
-    return_complex = wants_complex if return_complex is None else return_complex
-    if not return_complex:
-        _warn_once("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
-                   "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
-                   "still call torch.view_as_real on the complex output to recover the old return format.")
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise call.error("expected a tensor of floating point or complex values")
-    if input.dim() not in (1, 2):
-        raise call.error("expected a 1D or 2D tensor")
-    signal = input.unsqueeze(0) if input.dim() == 1 else input
-    length = signal.shape[1]
-    if n_fft <= 0 or n_fft > length:
-        raise call.error(f"expected 0 < n_fft < {length}, but got n_fft={win_length}")
-    if hop_length <= 0:
-        raise call.error(f"expected hop_length > 0, but got hop_length={hop_length}")
-    if win_length <= 0 or win_length > n_fft:
-        raise call.error(f"expected 0 < win_length <= n_fft, but got win_length={win_length}")
-    if window is not None and (window.dim() != 1 or window.shape[0] != win_length):
-        raise call.error(f"expected a 1D window tensor of size equal to win_length={win_length}, but got window "
-                         f"with size {list(window.shape)}")
+    return_complex = _stft_returns_complex(input, window, return_complex)
+    signal = _checked_signal(call, input, n_fft, hop_length, win_length, window)
     if align_to_window and win_length < n_fft:  # frames start where the window does, not where its padding does
         left = (n_fft - win_length) // 2
         signal = call_op("constant_pad_nd", signal, [left, n_fft - win_length - left], 0)
@@ -127,6 +103,47 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     return spectrum if return_complex else call_op("view_as_real", spectrum)
 
 
+def _pad_both_ends(input, amount, pad_mode):
+    """`center`: the signal padded by `amount` at both ends (pad wants a batch and a channel dim around it)."""
+    signal_dim = input.dim()
+    padded = pad(input.view([1] * (3 - signal_dim) + list(input.shape)), [amount, amount], pad_mode)
+    return padded.view(padded.shape[-signal_dim:])
+
+
+def _stft_returns_complex(input, window, return_complex):
+    """Whether stft returns complex values: required to be said for real inputs, and False is deprecated."""
+    wants_complex = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
+    if return_complex is None and not wants_complex:
+        raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
+                           "require that return_complex=True in a future PyTorch release.")
+    return_complex = wants_complex if return_complex is None else return_complex
+    if not return_complex:
+        _warn_once("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
+                   "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
+                   "still call torch.view_as_real on the complex output to recover the old return format.")
+    return return_complex
+
+
+def _checked_signal(call, input, n_fft, hop_length, win_length, window):
+    """stft's argument checks; the signal as a batch (batch, length)."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise call.error("expected a tensor of floating point or complex values")
+    if input.dim() not in (1, 2):
+        raise call.error("expected a 1D or 2D tensor")
+    signal = input.unsqueeze(0) if input.dim() == 1 else input
+    length = signal.shape[1]
+    if n_fft <= 0 or n_fft > length:
+        raise call.error(f"expected 0 < n_fft < {length}, but got n_fft={win_length}")
+    if hop_length <= 0:
+        raise call.error(f"expected hop_length > 0, but got hop_length={hop_length}")
+    if win_length <= 0 or win_length > n_fft:
+        raise call.error(f"expected 0 < win_length <= n_fft, but got win_length={win_length}")
+    if window is not None and (window.dim() != 1 or window.shape[0] != win_length):
+        raise call.error(f"expected a 1D window tensor of size equal to win_length={win_length}, but got window "
+                         f"with size {list(window.shape)}")
+    return signal
+
+
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
           onesided=None, length=None, return_complex=False):
     """The inverse of stft: the signal (batch?, length) whose stft is closest to input (least squares)."""
@@ -140,8 +157,32 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     call = _Call("istft", input, n_fft=n_fft, hop_length=hop_length, win_length=win_length,
                  window=_describe(window), center=int(center), normalized=int(normalized),
                  onesided=_optional(onesided), length=_optional(length), return_complex=int(return_complex))
-    n_frames, fft_size = input.size(-1), input.size(-2)
-    expected_length = n_fft + hop_length * (n_frames - 1)
+    onesided = _checked_onesided(call, input, n_fft, hop_length, win_length, window, onesided)
+    window = _centred_window(window, win_length, n_fft, input.dtype.to_real(), input.device)
+    frames = (input.unsqueeze(0) if input.dim() == 2 else input).transpose(1, 2)  # (batch, frames, fft_size)
+    frames = _inverse_transforms(frames, n_fft, 1 if normalized else 2, onesided, return_complex, window)
+    signal, envelope = _overlap_add(frames, window, hop_length)
+    expected_length = signal.shape[1]
+    start = n_fft // 2 if center else 0
+    end = start + length if length is not None else (expected_length - n_fft // 2 if center else expected_length)
+    signal, envelope = signal[:, start:end], envelope[:, start:end]
+    if bool((envelope.abs() < 1e-11).any()):
+        raise RuntimeError(f"{call.text} window overlap add min: 1 (the overlap-added squared window is zero "
+                           "somewhere, so the signal there cannot be recovered: choose a window and hop_length whose "
+                           "overlaps cover every sample, the NOLA condition)")
+    signal = signal / envelope
+    if input.dim() == 2:
+        signal = signal.squeeze(0)
+    if end > expected_length:
+        _warn_once("The length of signal is shorter than the length parameter. Result is being padded with zeros "
+                   "in the tail. Please check your center and hop_length settings.")
+        signal = call_op("constant_pad_nd", signal, [0, end - expected_length], 0)
+    return signal
+
+
+def _checked_onesided(call, input, n_fft, hop_length, win_length, window, onesided):
+    """istft's argument checks; whether the input holds onesided spectra (by default: unless it has n_fft)."""
+    fft_size = input.size(-2)
     if input.numel() == 0:
         raise call.error("input tensor cannot be empty.")
     if input.dim() not in (2, 3):
@@ -159,41 +200,31 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         raise call.error("expected 0 < win_length <= n_fft")
     if window is not None and (window.dim() != 1 or window.shape[0] != win_length):
         raise call.error("Invalid window shape. window has to be 1D and length of `win_length`")
-    real_dtype = input.dtype.to_real()
-    window = _centred_window(window, win_length, n_fft, real_dtype, input.device)
-    frames = (input.unsqueeze(0) if input.dim() == 2 else input).transpose(1, 2)  # (batch, frames, fft_size)
-    normalization = 1 if normalized else 2
+    return onesided
+
+
+def _inverse_transforms(frames, n_fft, normalization, onesided, return_complex, window):
+    """Each frame's inverse FFT: complex (c2c) or real (c2r of the onesided half), n_fft values."""
     if return_complex:
         if onesided:
             raise RuntimeError("Cannot have onesided output if window or input is complex")
-        frames = call_op("_fft_c2c", frames, [2], normalization, False)
-    else:
-        if window.dtype.is_complex:
-            raise RuntimeError("Complex windows are incompatible with return_complex=False")
-        if not onesided:
-            frames = frames.narrow(-1, 0, n_fft // 2 + 1)
-        frames = call_op("_fft_c2r", frames, [2], normalization, n_fft)
-    batch = frames.shape[0]
-    signal = call_op("unfold_backward", frames * window.view(1, 1, n_fft), [batch, expected_length], 1, n_fft,
+        return call_op("_fft_c2c", frames, [2], normalization, False)
+    if window.dtype.is_complex:
+        raise RuntimeError("Complex windows are incompatible with return_complex=False")
+    if not onesided:
+        frames = frames.narrow(-1, 0, n_fft // 2 + 1)
+    return call_op("_fft_c2r", frames, [2], normalization, n_fft)
+
+
+def _overlap_add(frames, window, hop_length):
+    """(the windowed frames overlap-added, the squared window overlap-added): both (batch or 1, full length)."""
+    batch, n_frames, n_fft = frames.shape
+    full_length = n_fft + hop_length * (n_frames - 1)
+    signal = call_op("unfold_backward", frames * window.view(1, 1, n_fft), [batch, full_length], 1, n_fft,
                      hop_length)
     squared = (window * window).view(1, 1, n_fft).expand(1, n_frames, n_fft)
-    envelope = call_op("unfold_backward", squared, [1, expected_length], 1, n_fft, hop_length)
-    start = n_fft // 2 if center else 0
-    end = start + length if length is not None else (expected_length - n_fft // 2 if center else expected_length)
-    signal = signal[:, start:end]
-    envelope = envelope[:, start:end]
-    if bool((envelope.abs() < 1e-11).any()):
-        raise RuntimeError(f"{call.text} window overlap add min: 1 (the overlap-added squared window is zero "
-                           "somewhere, so the signal there cannot be recovered: choose a window and hop_length whose "
-                           "overlaps cover every sample, the NOLA condition)")
-    signal = signal / envelope
-    if input.dim() == 2:
-        signal = signal.squeeze(0)
-    if end > expected_length:
-        _warn_once("The length of signal is shorter than the length parameter. Result is being padded with zeros "
-                   "in the tail. Please check your center and hop_length settings.")
-        signal = call_op("constant_pad_nd", signal, [0, end - expected_length], 0)
-    return signal
+    envelope = call_op("unfold_backward", squared, [1, full_length], 1, n_fft, hop_length)
+    return signal, envelope
 
 
 composite("stft", stft)

@@ -21,8 +21,8 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backends.base import resize_out
 from ..core import dtype as dt
 from ..core.size import wrap_dim
-from .call_by_name import call_op
-from .registry import observed
+from ..ops.call_by_name import call_op
+from ..ops.registry import observed
 
 _FLOATING = (dt.float32, dt.float64)
 # norm -> normalization (0: none, 1: 1/sqrt(n), 2: 1/n) for a forward and for a backward transform
