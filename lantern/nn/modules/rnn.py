@@ -451,17 +451,8 @@ class RNNBase(Module):
     def _scripted_forward(self, input, hx: Optional[Tensor]):
         """forward of RNN and GRU as TorchScript compiles it: a Tensor input (as for LSTM), every layer in one
         aten::gru / rnn_tanh / rnn_relu (lantern.gru & co.)."""
-        if input.dim() != 2 and input.dim() != 3:
-            if self.mode == "GRU":
-                raise ValueError(f"GRU: Expected input to be 2D or 3D, got {input.dim()}D instead")
-            raise ValueError(f"RNN: Expected input to be 2D or 3D, got {input.dim()}D tensor instead")
-        batched = input.dim() == 3
-        batch_dim = 0 if self.batch_first else 1
-        if not batched:
-            input = input.unsqueeze(batch_dim)
-        if input.size(-1) != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
-                               f"{input.size(-1)}")
+        batched, batch_dim = input.dim() == 3, 0 if self.batch_first else 1
+        input = self._scripted_batched_input(input)
         layers, batch = self.num_layers * (2 if self.bidirectional else 1), input.size(batch_dim)
         if hx is None:
             h0 = lantern.zeros(layers, batch, self.hidden_size, dtype=input.dtype, device=input.device)
@@ -487,6 +478,20 @@ class RNNBase(Module):
         if not batched:
             return output.squeeze(batch_dim), h_n.squeeze(1)
         return output, h_n
+
+    def _scripted_batched_input(self, input):
+        """The input checks of the scripted forwards (RNN, GRU, LSTM), as TorchScript compiles them: 2-D or 3-D,
+        its last dim input_size; an unbatched (2-D) input gets its batch dim."""
+        if input.dim() != 2 and input.dim() != 3:
+            if self.mode == "RNN_TANH" or self.mode == "RNN_RELU":  # torch's RNN message alone says "tensor"
+                raise ValueError(f"RNN: Expected input to be 2D or 3D, got {input.dim()}D tensor instead")
+            raise ValueError(f"{self.mode}: Expected input to be 2D or 3D, got {input.dim()}D instead")
+        if input.dim() == 2:
+            input = input.unsqueeze(0 if self.batch_first else 1)
+        if input.size(-1) != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{input.size(-1)}")
+        return input
 
     def _check_scripted_state(self, state, expected: List[int], label: str):
         """check_hidden_size as TorchScript compiles it: `label` is 'hidden', 'hidden[0]' or 'hidden[1]'."""
@@ -688,15 +693,8 @@ class LSTM(RNNBase):
     def _scripted_forward(self, input, hx: Optional[Tuple[Tensor, Tensor]]):
         """forward as TorchScript compiles it: a Tensor input (torch's script has a second overload for a
         PackedSequence, which lantern's does not compile), every layer in one aten::lstm (lantern.lstm)."""
-        if input.dim() != 2 and input.dim() != 3:
-            raise ValueError(f"LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead")
-        batched = input.dim() == 3
-        batch_dim = 0 if self.batch_first else 1
-        if not batched:
-            input = input.unsqueeze(batch_dim)
-        if input.size(-1) != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
-                               f"{input.size(-1)}")
+        batched, batch_dim = input.dim() == 3, 0 if self.batch_first else 1
+        input = self._scripted_batched_input(input)
         layers, batch = self.num_layers * (2 if self.bidirectional else 1), input.size(batch_dim)
         h_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         if hx is None:
