@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench clean graphviz codegen
+.PHONY: test test-strict demo bench clean graphviz codegen
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,11 +18,20 @@ graphviz:
 		|| (apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends graphviz >/dev/null) \
 		|| echo "warning: could not install Graphviz (apt-get install graphviz); pictures will not render"
 
-# Twice: as written, then the oracle tests again in reference mode (every named fast path off; see conftest.py's
-# OUT_OF_REFERENCE_TIER and docs/internals/reference-mode.md).
+# Oracle test files run again over the strict array library (docs/internals/backends.md): one file or more per kernel
+# family, so that a kernel reaching NumPy without going through its backend's xp fails in CI.
+STRICT_TIER := tests/test_pointwise.py tests/test_shape_ops.py tests/test_creation.py tests/test_linalg.py \
+	tests/test_sparse_math.py tests/test_tensor_shape.py tests/test_indexing.py tests/test_sorting.py
+
+# As written, then the oracle tests again in reference mode (every named fast path off; see conftest.py's
+# OUT_OF_REFERENCE_TIER and docs/internals/reference-mode.md), then the strict array library's tier.
 test: $(STAMP)
 	$(PY) -m pytest lantern tests bench docs README.md
 	$(PY) -m pytest tests --reference-tier
+	$(MAKE) --no-print-directory test-strict
+
+test-strict: $(STAMP)
+	LANTERN_ARRAY_LIBRARY=strict $(PY) -m pytest $(STRICT_TIER)
 
 demo: $(STAMP)
 	$(PY) examples/demo.py
