@@ -7,15 +7,17 @@ from lantern.ops.call_by_name import call_op
 from lantern.ops.complex_numbers import angle_backward, as_complex, as_real
 from lantern.ops.derivative_helpers import (
     LN10, LN2, _op, as_strided_backward, cat_backward, clamp_backward, clamp_bound_backward, conj, diagonal_backward,
-    evenly_distribute_backward, index, index_backward, maximum_backward, mean_backward, permute_backward,
-    pow_backward_exponent, pow_backward_self, prod_backward, select_backward, sgn_backward, slice_backward,
-    sum_backward, to_copy_backward, unfold_backward, unpack, value_selecting_backward, where_zero, zeros_like,
+    evenly_distribute_backward, index, index_backward, maximum_backward, mean_backward, narrow_backward,
+    permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, select_backward, sgn_backward,
+    slice_backward, sum_backward, to_copy_backward, unfold_backward, unpack, value_selecting_backward, where_zero,
+    zeros_like,
 )
 from lantern.ops.fft import fft_c2c_backward, fft_c2r_backward, fft_r2c_backward
 from lantern.ops.indexing_common import _picked, _sum_to
 from lantern.ops.indexing_gather_scatter import gather_backward, scatter_reduce_backward, take_backward
 from lantern.ops.indexing_masks import masked_scatter_backward, masked_select_backward
 from lantern.ops.indexing_slices import index_select_backward
+from lantern.ops.linalg_cholesky import cholesky_inverse_backward, cholesky_solve_backward_A, cholesky_solve_backward_B
 from lantern.ops.linalg_common import mH, scaled
 from lantern.ops.linalg_decompositions import eigh_backward, qr_backward, svd_backward
 from lantern.ops.linalg_eig import eig_backward
@@ -90,6 +92,31 @@ def backward_of__adaptive_avg_pool2d_backward(node, grads):
     needs = node.needs
     return (
         (call_op('_adaptive_avg_pool2d', grad, grad_output_meta.size[-2:])) if needs[0] else None,
+    )
+
+
+def backward_of__cholesky_inverse_helper(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    upper = saved['upper']
+    result = unpack(saved.get('result'), node)
+    needs = node.needs
+    return (
+        (cholesky_inverse_backward(grad, self, result, upper)) if needs[0] else None,
+    )
+
+
+def backward_of__cholesky_solve_helper(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    A = unpack(saved.get('A'), node)
+    upper = saved['upper']
+    result = unpack(saved.get('result'), node)
+    needs = node.needs
+    return (
+        (cholesky_solve_backward_B(grad, A, upper)) if needs[0] else None,
+        (cholesky_solve_backward_A(grad, A, result, upper)) if needs[1] else None,
     )
 
 
@@ -2308,7 +2335,7 @@ def backward_of_narrow(node, grads):
     self_meta = saved['self_meta']
     needs = node.needs
     return (
-        (slice_backward(grad, self_meta, dim, start, start + length, 1)) if needs[0] else None,
+        (narrow_backward(grad, self_meta, dim, start, length)) if needs[0] else None,
     )
 
 

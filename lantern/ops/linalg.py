@@ -14,6 +14,7 @@ from .linalg_decompositions import (  # noqa: F401
 from .linalg_norms import matrix_norm, norm, vector_norm  # noqa: F401
 from .linalg_solvers import cholesky, cholesky_ex, det, inv, inv_ex, logdet, slogdet, solve  # noqa: F401
 from .linalg_triangular import solve_triangular  # noqa: F401
+from . import linalg_cholesky  # noqa: F401  (torch.cholesky_solve, cholesky_inverse, cholesky)
 from .linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve, solve_ex  # noqa: F401
 from .linalg_eig import eig, eigvals  # noqa: F401
 from .linalg_householder import householder_product  # noqa: F401

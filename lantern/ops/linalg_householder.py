@@ -10,7 +10,6 @@ at a time, so they differentiate (twice) through their own steps.
 """
 import numpy as np
 
-from ..core import dtype as dt
 from .pointwise_common import _require_tensor
 from .reduction import out_return_type, return_type
 from .registry import composite, custom

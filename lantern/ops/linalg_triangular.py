@@ -1,6 +1,5 @@
 """Triangular systems: torch.linalg.solve_triangular (BLAS trsm through SciPy, over host arrays: NumPy has no
-triangular solve), with its derivative, and the torch functions written over it: triangular_solve,
-cholesky_solve, cholesky_inverse and the deprecated torch.cholesky.
+triangular solve), with its derivative, and the deprecated torch.triangular_solve written over it.
 
 >>> U = lantern.tensor([[2., 1.], [0., 4.]])
 >>> lantern.linalg.solve_triangular(U, lantern.tensor([[4.], [8.]]), upper=True).tolist()
@@ -13,15 +12,10 @@ import numpy as np
 from ..core import dtype as dt
 from .dispatcher import call
 from .meta_util import broadcast_shapes
-from .pointwise_common import _require_tensor
 from .reduction import out_return_type, return_type
 from .registry import composite, custom, get
 from .derivative import derivative
-from .linalg_common import (
-    LinAlgError, _batch_prefix, _first_failure, _into, _new_matrices, batch_indices, blas, check_square, check_system,
-    host, lapack_layout, mH, _eye,
-)
-from .linalg_solvers import cholesky as linalg_cholesky
+from .linalg_common import _into, _new_matrices, batch_indices, blas, check_system, host, lapack_layout, mH
 
 _DEPRECATION_SHOWN = set()
 
@@ -141,75 +135,4 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
                                    _into(out[1], cloned, "triangular_solve"))
 
 
-def _check_cholesky_solve(input, L):
-    name = "cholesky_solve"
-    _require_tensor(name, input, 1, "input")
-    _require_tensor(name, L, 2, "input2")
-    if input.dim() < 2:
-        raise RuntimeError(f"b should have at least 2 dimensions, but has {input.dim()} dimensions instead")
-    if L.dim() < 2:
-        raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} dimensions instead")
-    if input.dtype is not L.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {input.dtype.legacy} and "
-                           f"A of type {L.dtype.legacy} instead.")
-    if L._size[-1] != L._size[-2] or L._size[-1] != input._size[-2]:
-        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {L._size[-2]} by "
-                           f"{L._size[-1]} but each b matrix is {input._size[-2]} by {input._size[-1]}")
-    check_lapack_dtype("cholesky_solve_cpu", L)
-
-
-def cholesky_solve(input, input2, upper=False, *, out=None):
-    """The solution X of A X = B given A's Cholesky factor (A = L L^H, or U^H U with upper=True): two
-    triangular solves.
-
-    >>> L = lantern.tensor([[2., 0.], [1., 1.]])
-    >>> lantern.cholesky_solve(L @ L.mT @ lantern.tensor([[1.], [2.]]), L).tolist()
-    [[1.0], [2.0]]
-    """
-    _check_cholesky_solve(input, input2)
-    lower = mH(input2) if upper else input2
-    Y = solve_triangular(lower, input, upper=False)
-    return _into(out, solve_triangular(mH(lower), Y, upper=True), "cholesky_solve")
-
-
-def cholesky_inverse(input, upper=False, *, out=None):
-    """(L L^H)^-1 from a Cholesky factor L (U^H U with upper=True): the inverse of the factored matrix.
-
-    >>> lantern.cholesky_inverse(lantern.tensor([[2., 0.], [0., 1.]])).tolist()
-    [[0.25, 0.0], [0.0, 1.0]]
-    """
-    name = "cholesky_inverse"
-    check_square(name, input)
-    check_lapack_dtype("cholesky_inverse_out_cpu", input)
-    _zero_diagonal_error(name, input)
-    lower = mH(input) if upper else input
-    n = input._size[-1]
-    identity = _eye(n, input).expand(input._size)
-    L_inverse = solve_triangular(lower, identity, upper=False)
-    return _into(out, lapack_layout(mH(L_inverse) @ L_inverse), name)
-
-
-def _zero_diagonal_error(name, factor):
-    """LAPACK potri's error: a zero on the factor's diagonal makes the matrix singular."""
-    if factor._backend.xp is None or not factor.numel():
-        return
-    diagonal = host(factor._backend.array(factor.diagonal(0, -2, -1)))
-    zero = diagonal == 0
-    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0)
-    failure = _first_failure(info, factor.dim() > 2)
-    if failure is not None:
-        index, value = failure
-        raise LinAlgError(f"{name}: {_batch_prefix(index)}The diagonal element {value} is zero, the inversion could "
-                          "not be completed because the input matrix is singular.")
-
-
-def cholesky(input, upper=False, *, out=None):
-    """Deprecated torch.cholesky: linalg.cholesky's factor (U with upper=True)."""
-    deprecated("torch.cholesky", "torch.linalg.cholesky")
-    return linalg_cholesky(input, upper=upper, out=out)
-
-
 composite("triangular_solve", triangular_solve)
-composite("cholesky_solve", cholesky_solve)
-composite("cholesky_inverse", cholesky_inverse)
-composite("cholesky", cholesky)
