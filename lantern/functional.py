@@ -8,9 +8,9 @@ lantern.Size([3, 2])
 """
 from lantern import (  # noqa: F401
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, cdist,
-    einsum, meshgrid, norm, split, tensordot, unique, unique_consecutive,
+    einsum, istft, meshgrid, norm, split, stft, tensordot, unique, unique_consecutive,
 )
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes", "broadcast_tensors",
-           "cartesian_prod", "cdist", "einsum", "meshgrid", "norm", "split", "tensordot", "unique",
+           "cartesian_prod", "cdist", "einsum", "istft", "meshgrid", "norm", "split", "stft", "tensordot", "unique",
            "unique_consecutive"]
