@@ -186,16 +186,17 @@ def _minmax_meta(name):
     return meta
 
 
-def _minmax_impl(fn):
+def _minmax_impl(name):
+    """The kernel of amax/amin/max/min: the reduction xp.<name> ('max', 'min') over the dims."""
     def impl(xp, out, dtype, self, dim=None, keepdim=False):
-        fn(self, axis=_axes(self, dim), keepdims=keepdim, out=out)
+        getattr(xp, name)(self, axis=_axes(self, dim), keepdims=keepdim, out=out)
     return impl
 
 
 structured("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", _minmax_meta("amax"),
-           _minmax_impl(np.max), inplace=False, exact_out_dtype=True)
+           _minmax_impl("max"), inplace=False, exact_out_dtype=True)
 structured("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", _minmax_meta("amin"),
-           _minmax_impl(np.min), inplace=False, exact_out_dtype=True)
+           _minmax_impl("min"), inplace=False, exact_out_dtype=True)
 
 
 derivative("amax", self="evenly_distribute_backward(grad, self, result, dim, keepdim)")
@@ -211,8 +212,8 @@ def _full_minmax_meta(name):
     return meta
 
 
-structured("max(Tensor self) -> Tensor", _full_minmax_meta("max"), _minmax_impl(np.max), inplace=False, out=False)
-structured("min(Tensor self) -> Tensor", _full_minmax_meta("min"), _minmax_impl(np.min), inplace=False, out=False)
+structured("max(Tensor self) -> Tensor", _full_minmax_meta("max"), _minmax_impl("max"), inplace=False, out=False)
+structured("min(Tensor self) -> Tensor", _full_minmax_meta("min"), _minmax_impl("min"), inplace=False, out=False)
 
 
 derivative("max", name="MaxBackward1", self="evenly_distribute_backward(grad, self, result)")
@@ -236,19 +237,20 @@ def _arg_meta(name):
     return meta
 
 
-def _arg_impl(fn):
+def _arg_impl(name):
+    """The kernel of argmax/argmin: xp.<name> over one dim, or over the flattened tensor."""
     def impl(xp, out, dtype, self, dim=None, keepdim=False):
         if dim is None:
-            out[...] = fn(self.reshape(-1))
+            out[...] = getattr(xp, name)(self.reshape(-1))
         else:
-            fn(self, axis=dim % self.ndim if self.ndim else None, keepdims=keepdim, out=out)
+            getattr(xp, name)(self, axis=dim % self.ndim if self.ndim else None, keepdims=keepdim, out=out)
     return impl
 
 
 structured("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", _arg_meta("argmax"),
-           _arg_impl(np.argmax), inplace=False, exact_out_dtype=True)
+           _arg_impl("argmax"), inplace=False, exact_out_dtype=True)
 structured("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", _arg_meta("argmin"),
-           _arg_impl(np.argmin), inplace=False, exact_out_dtype=True)
+           _arg_impl("argmin"), inplace=False, exact_out_dtype=True)
 
 
 def _logical_meta(name):
@@ -259,17 +261,18 @@ def _logical_meta(name):
     return meta
 
 
-def _logical_impl(fn):
+def _logical_impl(name):
+    """The kernel of any/all: xp.<name> over the dims."""
     def impl(xp, out, dtype, self, dim=None, keepdim=False):
         axis = () if dim is not None and _no_dims(dim) else _axes(self, dim)
-        out[...] = fn(self, axis=axis, keepdims=keepdim)
+        out[...] = getattr(xp, name)(self, axis=axis, keepdims=keepdim)
     return impl
 
 
 structured("any(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", _logical_meta("any"),
-           _logical_impl(np.any), inplace=False, exact_out_dtype=True)
+           _logical_impl("any"), inplace=False, exact_out_dtype=True)
 structured("all(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", _logical_meta("all"),
-           _logical_impl(np.all), inplace=False, exact_out_dtype=True)
+           _logical_impl("all"), inplace=False, exact_out_dtype=True)
 
 
 nondifferentiable("argmax", "argmin", "any", "all")
@@ -304,6 +307,7 @@ min_rt = return_type("min", ["values", "indices"])
 
 
 def _minmax_dim(name, arg, rt):
+    """max.dim/min.dim: the values and their indices, found by xp.<arg> ('argmax', 'argmin')."""
     def meta_shapes(self, dim, keepdim):
         _require_tensor(name, self)
         _single_dim(name, dim)
@@ -317,10 +321,10 @@ def _minmax_dim(name, arg, rt):
         shape = meta_shapes(self, dim, keepdim)
         values = backend.empty(shape, self.dtype)
         indices = backend.empty(shape, dt.int64)
-        a = backend.array(self)
+        xp, a = backend.xp, backend.array(self)
         d = dim % a.ndim if a.ndim else None
-        idx = arg(a, axis=d, keepdims=True) if a.ndim else np.zeros((), np.int64)
-        vals = np.take_along_axis(a, idx, axis=d) if a.ndim else a
+        idx = getattr(xp, arg)(a, axis=d, keepdims=True) if a.ndim else xp.zeros((), np.int64)
+        vals = xp.take_along_axis(a, idx, axis=d) if a.ndim else a
         if not keepdim and a.ndim:
             idx, vals = idx.squeeze(d), vals.squeeze(d)
         indices._nd[...] = idx
@@ -333,7 +337,7 @@ def _minmax_dim(name, arg, rt):
     return kernel, meta
 
 
-for _name, _arg, _rt in (("max", np.argmax, max_rt), ("min", np.argmin, min_rt)):
+for _name, _arg, _rt in (("max", "argmax", max_rt), ("min", "argmin", min_rt)):
     _k, _m = _minmax_dim(_name, _arg, _rt)
     custom(f"{_name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", _k, _m)
 

@@ -8,6 +8,8 @@ tensor can run histc but not bincount).
 >>> lantern.tensor([1., 2., 1.]).histc(bins=2, min=0, max=4).tolist()
 [2.0, 1.0]
 """
+import math
+
 import numpy as np
 
 from ..core import dtype as dt
@@ -52,10 +54,10 @@ def _bincount(backend, self, weights=None, minlength=0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is None:
         dtype = dt.int64
-        counts = np.bincount(values, minlength=minlength)
+        counts = backend.xp.bincount(values, minlength=minlength)
     else:
         dtype = weights.dtype if weights.dtype.category == dt.FLOATING else dt.float64
-        counts = np.bincount(values, weights=backend.array(weights).astype(np.float64), minlength=minlength)
+        counts = backend.xp.bincount(values, weights=backend.array(weights).astype(np.float64), minlength=minlength)
     out = backend.empty((counts.shape[0],), dtype)
     backend.array(out)[...] = counts
     return out
@@ -88,14 +90,14 @@ def _histc(backend, self, bins=100, min=0, max=0):
     lo, hi = float(min), float(max)
     if lo == hi and x.size:  # the data's own range, NaN and inf included (then it is refused, as in PyTorch)
         lo, hi = float(x.min()), float(x.max())
-    if not (np.isfinite(lo) and np.isfinite(hi)):
+    if not (math.isfinite(lo) and math.isfinite(hi)):
         raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite (drop NaN/inf values, or pass min "
                            "and max)")
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     inside = x[(x >= lo) & (x <= hi)]  # NaN compares false: left out
-    index = np.minimum(((inside - lo) * bins / (hi - lo)).astype(np.int64), bins - 1)
-    backend.array(out)[...] = np.bincount(index, minlength=bins)
+    index = backend.xp.minimum(((inside - lo) * bins / (hi - lo)).astype(np.int64), bins - 1)
+    backend.array(out)[...] = backend.xp.bincount(index, minlength=bins)
     return out
 
 

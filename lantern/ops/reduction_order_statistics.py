@@ -7,6 +7,8 @@
 >>> lantern.quantile(y, 0.75, dim=1).tolist()
 [4.0, 5.0]
 """
+import math
+
 import numpy as np
 
 from ..core import dtype as dt
@@ -65,7 +67,7 @@ def _full_median_impl(ignore_nan):
     def impl(xp, out, dtype, self):
         flat = self.reshape(-1)
         if flat.size == 0:
-            out[...] = np.nan if out.dtype.kind in "fV" else np.iinfo(out.dtype).min
+            out[...] = math.nan if out.dtype.kind in "fV" else np.iinfo(out.dtype).min
         else:
             out[...] = _median_select(xp, flat, 0, ignore_nan)[0][0]
     return impl

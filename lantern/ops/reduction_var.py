@@ -7,6 +7,8 @@ kernels (two passes, in double precision), frontends and derivatives.
 >>> [t.tolist() for t in lantern.std_mean(y, 1, correction=0)][1]
 [3.0, 4.0]
 """
+import math
+
 import numpy as np
 
 from ..core import dtype as dt
@@ -38,13 +40,13 @@ def _moments(xp, a, dim, correction, keepdim):
     """(variance, mean) of `a` over `dim`, two-pass in double precision; the divisor is max(N - correction, 0)."""
     axis = _axes(a, dim)
     a = _wide(a)
-    n = a.size if axis is None else int(np.prod([a.shape[d] for d in axis]))
+    n = a.size if axis is None else math.prod(a.shape[d] for d in axis)
     mean = xp.sum(a, axis=axis, keepdims=True) / n
     dev = a - mean
     square = dev.real * dev.real + dev.imag * dev.imag if a.dtype.kind == "c" else dev * dev
     c = 1 if correction is None else correction
     var = xp.sum(square, axis=axis, keepdims=keepdim) / max(n - c, 0)
-    return var, mean.reshape(np.shape(var))
+    return var, mean.reshape(var.shape)
 
 
 def _var_meta(name):
