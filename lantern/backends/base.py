@@ -253,10 +253,10 @@ class Backend:
         return out
 
     def run_view(self, op, args):
-        spec = op.meta(*args)
+        view = op.meta(*args)
         base = args[0]
         root = (base._base if base._base is not None else base) if op.sets_base else None
-        return make_tensor(base._storage, spec[0], spec[1], spec[2], spec[3] if len(spec) == 4 else base.dtype,
+        return make_tensor(base._storage, view.shape, view.strides, view.storage_offset, view.dtype or base.dtype,
                            self, None, base._vc, root)
 
     def run_custom(self, op, args):

@@ -16,6 +16,7 @@ from .dispatcher import call
 from .linalg_common import _into
 from .pointwise_common import _require_tensor
 from .registry import COMPOSITES, composite, get, structured, view
+from .meta_results import OutputMeta, ViewMeta
 
 _REAL_FOR_COMPLEX = (dt.float16, dt.float32, dt.float64)
 
@@ -25,8 +26,8 @@ _REAL_FOR_COMPLEX = (dt.float16, dt.float32, dt.float64)
 def _view_as_real_meta(self):
     if not self.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return (self._size + (2,), tuple(2 * s for s in self._stride) + (1,), 2 * self._offset,
-            self.dtype.to_real())
+    return ViewMeta(self._size + (2,), tuple(2 * s for s in self._stride) + (1,), 2 * self._offset,
+                    self.dtype.to_real())
 
 
 def _view_as_complex_meta(self):
@@ -41,7 +42,8 @@ def _view_as_complex_meta(self):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if self._offset % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    return self._size[:-1], tuple(s // 2 for s in self._stride[:-1]), self._offset // 2, self.dtype.to_complex()
+    return ViewMeta(self._size[:-1], tuple(s // 2 for s in self._stride[:-1]), self._offset // 2,
+                    self.dtype.to_complex())
 
 
 view("view_as_real(Tensor(a) self) -> Tensor(a)", _view_as_real_meta, method=False)
@@ -103,7 +105,8 @@ composite("polar", polar, method=False)
 def _angle_meta(self):
     _require_tensor("angle", self)
     d = self.dtype
-    return self._size, d.to_real() if d.is_complex else (dt.get_default_dtype() if d.category < dt.FLOATING else d)
+    return OutputMeta(self._size,
+                      d.to_real() if d.is_complex else (dt.get_default_dtype() if d.category < dt.FLOATING else d))
 
 
 def _angle(xp, out, dtype, a):

@@ -16,6 +16,7 @@ from .meta_util import broadcast_shapes, shape_str
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
 from .indexing_common import _filled, _picked, _sum_to
+from .meta_results import OutputMeta
 
 
 # ---- masks: masked_fill, masked_select, masked_scatter --------------------------------------------------------
@@ -31,7 +32,7 @@ def _masked_fill_meta(self, mask, value):
     if isinstance(value, TensorImpl) and value.dim():
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.dim()} dimension(s).")
-    return broadcast_shapes(self._size, mask._size), self.dtype
+    return OutputMeta(broadcast_shapes(self._size, mask._size), self.dtype)
 
 
 def _masked_fill_impl(xp, out, dtype, self, mask, value):
@@ -103,7 +104,7 @@ def _masked_scatter_meta(self, mask, source):
     if source.dtype is not self.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got "
                            f"{self.dtype.legacy} and {source.dtype.legacy}")
-    return broadcast_shapes(self._size, mask._size), self.dtype
+    return OutputMeta(broadcast_shapes(self._size, mask._size), self.dtype)
 
 
 def _masked_scatter_impl(xp, out, dtype, self, mask, source):

@@ -21,6 +21,7 @@ from .pointwise_common import _require_tensor
 from .registry import composite, get, structured
 from .derivative import Derivative, derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
+from .meta_results import OutputMeta
 
 
 __all__ = [
@@ -38,7 +39,7 @@ def _float_only(name, kernel):
         _require_tensor(name, self)
         if self.dtype.category != dt.FLOATING:
             raise NotImplementedError(f'"{kernel}" not implemented for \'{self.dtype.legacy}\'')
-        return self._size, self.dtype
+        return OutputMeta(self._size, self.dtype)
     return meta
 
 
@@ -57,7 +58,7 @@ def _real_only(name):
             raise NotImplementedError("clamp is not supported for complex types")
         if self.dtype is dt.bool or self.dtype.is_complex:
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{self.dtype.legacy}\'')
-        return self._size, self.dtype
+        return OutputMeta(self._size, self.dtype)
     return meta
 
 
@@ -182,7 +183,7 @@ def _check_lambd(name):
         if lambd < 0:
             raise RuntimeError(f"lambda must be in range [0, {dt.finfo(dtype).max:.6g}] for input dtype "
                                f"{dtype.legacy.replace('Tensor', '')}, but found {lambd} ({name}: pass lambd >= 0)")
-        return shape, dtype
+        return OutputMeta(shape, dtype)
     return check
 
 
@@ -196,7 +197,7 @@ def _celu_meta(self, alpha=1.0):
     shape, dtype = _float_only("celu", "elu_cpu")(self)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError (celu: alpha must not be 0; it divides the input)")
-    return shape, dtype
+    return OutputMeta(shape, dtype)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)

@@ -18,6 +18,7 @@ from .nn_common import _op, _sums_along, _where, _wide
 from .pointwise_common import _require_tensor
 from .registry import composite, structured
 from .derivative import derivative
+from .meta_results import OutputMeta
 
 
 __all__ = [
@@ -34,7 +35,7 @@ def _softmax_meta(name):
         result = dtype or self.dtype
         if result.category != dt.FLOATING and self.numel():  # an empty tensor of any dtype passes, as in PyTorch
             raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for \'{result.legacy}\'')
-        return self._size, result
+        return OutputMeta(self._size, result)
     return meta
 
 
@@ -76,7 +77,7 @@ def _backward_data_meta(name):
         if grad_output._size != output._size:
             raise RuntimeError(f"{name}: grad_output of shape {shape_str(grad_output._size)} does not match the "
                                f"output's shape {shape_str(output._size)}")
-        return output._size, input_dtype
+        return OutputMeta(output._size, input_dtype)
     return meta
 
 
@@ -158,7 +159,7 @@ def _glu_meta(self, dim=-1):
                            f"{shape_str(self._size)})")
     if self.dtype.category != dt.FLOATING:
         raise NotImplementedError(f'"glu_cpu" not implemented for \'{self.dtype.legacy}\'')
-    return self._size[:d] + (n // 2,) + self._size[d + 1:], self.dtype
+    return OutputMeta(self._size[:d] + (n // 2,) + self._size[d + 1:], self.dtype)
 
 
 def _glu_impl(xp, out, dtype, self, dim=-1):
@@ -190,7 +191,7 @@ def _prelu_kernel_meta(self, weight):
     shape, dtype = pointwise_binary(self, weight)
     if dtype.category != dt.FLOATING:
         raise NotImplementedError(f'"prelu_cpu" not implemented for \'{dtype.legacy}\'')
-    return shape, dtype
+    return OutputMeta(shape, dtype)
 
 
 def _prelu_kernel_impl(xp, out, dtype, self, weight):

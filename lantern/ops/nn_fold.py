@@ -11,6 +11,7 @@ from .registry import composite, structured
 from .derivative import derivative
 from .nn_common import _op
 from .nn_windows import _compute_dtype, _tuple, col2im_array, pad_array, windows
+from .meta_results import OutputMeta
 
 
 __all__ = ["unfold", "fold", "pixel_shuffle", "pixel_unshuffle"]
@@ -50,7 +51,7 @@ def _im2col_args(self, kernel_size, dilation, padding, stride):
 
 def _im2col_meta(self, kernel_size, dilation, padding, stride):
     kernel, _, _, _, blocks = _im2col_args(self, kernel_size, dilation, padding, stride)
-    return self._size[:-3] + (self._size[-3] * kernel[0] * kernel[1], blocks[0] * blocks[1]), self.dtype
+    return OutputMeta(self._size[:-3] + (self._size[-3] * kernel[0] * kernel[1], blocks[0] * blocks[1]), self.dtype)
 
 
 def _im2col_impl(xp, out, dtype, self, kernel_size, dilation, padding, stride):
@@ -86,7 +87,7 @@ def _col2im_meta(self, output_size, kernel_size, dilation, padding, stride):
                            f"padding={padding}, stride={stride}, expected size of input's dimension 2 to match the "
                            f"calculated number of sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, "
                            f"but got input.size(2)={self._size[-1]}.")
-    return self._size[:-2] + (cols // (kernel[0] * kernel[1]),) + output_size, self.dtype
+    return OutputMeta(self._size[:-2] + (cols // (kernel[0] * kernel[1]),) + output_size, self.dtype)
 
 
 def _col2im_impl(xp, out, dtype, self, output_size, kernel_size, dilation, padding, stride):

@@ -18,6 +18,7 @@ from .derivative import derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
 from .nn_common import _op
 from .nn_windows import _compute_dtype, col2im_array, pad_array, windows
+from .meta_results import OutputMeta
 
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d",
@@ -251,7 +252,7 @@ def _avg_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_in
     shape = _avg_args(self, kernel_size, stride, padding, ceil_mode, divisor_override)[0]
     if not (self.dtype.is_floating_point or self.dtype is dt.int64):  # PyTorch's CPU kernel: these dtypes only
         raise NotImplementedError(f"\"avg_pool2d\" not implemented for '{self.dtype.legacy}'")
-    return shape, self.dtype
+    return OutputMeta(shape, self.dtype)
 
 
 def avg_divisor(xp, size, out, kernel, stride, padding, count_include_pad, divisor_override):
@@ -293,7 +294,7 @@ structured("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2]
 
 def _avg_backward_meta(grad_output, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad,
                        divisor_override):
-    return tuple(input_size), grad_output.dtype
+    return OutputMeta(tuple(input_size), grad_output.dtype)
 
 
 def _avg_backward_impl(xp, out, dtype, grad, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -372,7 +373,7 @@ def _adaptive_meta(name, self, output_size):
     shape = self._size[:-2] + tuple(output_size)
     if self.dtype.category != dt.FLOATING and not (average and 0 in shape):  # an empty average is never computed
         raise NotImplementedError(f"\"{name}\" not implemented for '{self.dtype.legacy}'")
-    return shape, self.dtype
+    return OutputMeta(shape, self.dtype)
 
 
 def _adaptive_avg_meta(self, output_size):
@@ -392,7 +393,7 @@ structured("_adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor", _a
 
 
 def _adaptive_avg_backward_meta(grad_output, input_size):
-    return tuple(input_size), grad_output.dtype
+    return OutputMeta(tuple(input_size), grad_output.dtype)
 
 
 def _adaptive_avg_backward_impl(xp, out, dtype, grad, input_size):
@@ -447,7 +448,7 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def _adaptive_max_meta_shape(self, output_size):
-    return _adaptive_meta("adaptive_max_pool2d", self, output_size)[0]
+    return _adaptive_meta("adaptive_max_pool2d", self, output_size).shape
 
 
 def _adaptive_max_meta(backend, self, output_size):

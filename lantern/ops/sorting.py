@@ -21,6 +21,7 @@ from .meta_util import iterator_strides, shape_str, wrap_dim
 from .reduction import out_return_type, reduced_shape, return_type
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
+from .meta_results import OutputMeta
 
 sort_rt = return_type("sort", ["values", "indices"])
 topk_rt = return_type("topk", ["values", "indices"])
@@ -224,7 +225,7 @@ def _searchsorted_meta(sorted_sequence, self, out_int32=False, right=False, side
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
                            "dimension")
     _check_boundaries(sorted_sequence, self, sorter)
-    return (self._size if isinstance(self, TensorImpl) else ()), dt.int32 if out_int32 else dt.int64
+    return OutputMeta((self._size if isinstance(self, TensorImpl) else ()), dt.int32 if out_int32 else dt.int64)
 
 
 def _positions(xp, boundaries, values, side):
@@ -252,7 +253,7 @@ def _bucketize_meta(self, boundaries, out_int32=False, right=False):
     if boundaries.dim() != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()}) (bucketize: use "
                            "searchsorted for a batch of boundaries)")
-    return (self._size if isinstance(self, TensorImpl) else ()), dt.int32 if out_int32 else dt.int64
+    return OutputMeta((self._size if isinstance(self, TensorImpl) else ()), dt.int32 if out_int32 else dt.int64)
 
 
 def _bucketize_impl(xp, out, dtype, self, boundaries, out_int32=False, right=False):
