@@ -109,16 +109,24 @@ def _check_out(fname, out, complex_out):
 
 # ---- one dimension ---------------------------------------------------------------------------------------------
 
+def _dim(fname, x, dim):
+    """The dim to transform, wrapped (a 0-d input has none)."""
+    if not x.dim():
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return wrap_dim(_int(fname, "dim", dim), x.dim())
+
+
+def _signal(fname, x, n, dim):
+    """(x cropped or zero-padded to n points along dim when n is given, the wrapped dim)."""
+    d = _dim(fname, x, dim)
+    n = x.shape[d] if n is None else _int(fname, "n", n)
+    _check_size(n)
+    return _resize(x, [d], [n]), d
+
+
 def _c2c(fname, input, n, dim, norm, forward, out):
     _check_out(fname, out, True)
-    d = wrap_dim(_int(fname, "dim", dim), input.dim()) if input.dim() else _no_dims(dim)
-    x = input
-    if n is not None:
-        n = _int(fname, "n", n)
-        _check_size(n)
-        x = _resize(x, [d], [n])
-    else:
-        _check_size(x.shape[d])
+    x, d = _signal(fname, input, n, dim)
     result = call_op("_fft_c2c", x, [d], _normalization(norm, forward), forward)
     return _write_out("_fft_c2c", result, out, x)
 
@@ -127,14 +135,7 @@ def _r2c(fname, input, n, dim, norm, forward, onesided, out):
     if input.dtype.is_complex:
         raise RuntimeError(f"{fname} expects a real input tensor, but got {input.dtype.legacy}")
     _check_out(fname, out, True)
-    x = _promote(input, require_complex=False)
-    d = wrap_dim(_int(fname, "dim", dim), x.dim()) if x.dim() else _no_dims(dim)
-    if n is not None:
-        n = _int(fname, "n", n)
-        _check_size(n)
-        x = _resize(x, [d], [n])
-    else:
-        _check_size(x.shape[d])
+    x, d = _signal(fname, _promote(input, require_complex=False), n, dim)
     result = call_op("_fft_r2c", x, [d], _normalization(norm, forward), onesided)
     if not forward:  # a backward real-to-complex transform is the conjugate of the forward one
         result = result.conj()
@@ -144,23 +145,15 @@ def _r2c(fname, input, n, dim, norm, forward, onesided, out):
 def _c2r(fname, input, n, dim, norm, forward, out):
     _check_out(fname, out, False)
     x = _promote(input, require_complex=True)
-    d = wrap_dim(_int(fname, "dim", dim), x.dim()) if x.dim() else _no_dims(dim)
-    if n is not None:
-        n = _int(fname, "n", n)
-        _check_size(n)
-        x = _resize(x, [d], [n // 2 + 1])
-    else:
-        n = 2 * (x.shape[d] - 1)
-        _check_size(n)
+    d = _dim(fname, x, dim)
+    n = 2 * (x.shape[d] - 1) if n is None else _int(fname, "n", n)  # the output's length
+    _check_size(n)
+    x = _resize(x, [d], [n // 2 + 1])
     normalization = _normalization(norm, forward)
     if forward:  # a forward complex-to-real transform is the backward one of the conjugate
         x = x.conj()
     result = call_op("_fft_c2r", x, [d], normalization, n)
     return _write_out("_fft_c2r", result, out, x)
-
-
-def _no_dims(dim):
-    raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
 
 
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -205,7 +198,7 @@ def _shape_and_dims(fname, input, s, dim):
     s, dim = _int_list(fname, "s", s), _int_list(fname, "dim", dim)
     ndim = input.dim()
     if dim is not None:
-        dim = [wrap_dim(d, ndim) if ndim else _no_dims(d) for d in dim]
+        dim = [_dim(fname, input, d) for d in dim]
         if len(set(dim)) != len(dim):
             raise RuntimeError("FFT dims must be unique")
     if s is not None:
