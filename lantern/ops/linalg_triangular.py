@@ -3,7 +3,7 @@ triangular solve), with its derivative, and the deprecated torch.triangular_solv
 
 >>> U = lantern.tensor([[2., 1.], [0., 4.]])
 >>> lantern.linalg.solve_triangular(U, lantern.tensor([[4.], [8.]]), upper=True).tolist()
-[[1.5], [2.0]]
+[[1.0], [2.0]]
 """
 import warnings
 
