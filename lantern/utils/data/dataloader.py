@@ -71,21 +71,7 @@ class DataLoader:
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
                  pin_memory_device="", in_order=True):
-        if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
-                             "multiprocessing.")
-        if timeout < 0:
-            raise ValueError("timeout option should be non-negative")
-        if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
-                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
-        if num_workers > 0 and prefetch_factor is None:
-            prefetch_factor = 2
-        elif prefetch_factor is not None and prefetch_factor < 0:
-            raise ValueError("prefetch_factor option should be non-negative")
-        if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
-
+        prefetch_factor = _checked_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
@@ -98,37 +84,13 @@ class DataLoader:
 
         if isinstance(dataset, IterableDataset):
             self._dataset_kind = _DatasetKind.Iterable
-            if shuffle not in {False, None}:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
-                                 f"shuffle={shuffle}")
-            if sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
-                                 f"sampler={sampler}")
-            if batch_sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
-                                 f"got batch_sampler={batch_sampler}")
+            _check_iterable_dataset_options(shuffle, sampler, batch_sampler)
         else:
             shuffle = bool(shuffle)
             self._dataset_kind = _DatasetKind.Map
-
-        if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
-        if batch_sampler is not None:
-            if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
-                                 "drop_last")
-            batch_size, drop_last = None, False
-        elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
-                             "drop_last")
-
+        batch_size, drop_last = _checked_batching_options(batch_size, shuffle, sampler, batch_sampler, drop_last)
         if sampler is None:
-            if self._dataset_kind == _DatasetKind.Iterable:
-                sampler = _InfiniteConstantSampler()
-            elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
-            else:
-                sampler = SequentialSampler(dataset)
+            sampler = self._default_sampler(dataset, shuffle, generator)
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
 
@@ -145,6 +107,11 @@ class DataLoader:
         self._IterableDataset_len_called = None  # len(loader) of an IterableDataset, to warn if it was wrong
         self._iterator = None
         self.check_worker_number_rationality()
+
+    def _default_sampler(self, dataset, shuffle, generator):
+        if self._dataset_kind == _DatasetKind.Iterable:
+            return _InfiniteConstantSampler()
+        return RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
 
     @property
     def multiprocessing_context(self):
@@ -219,6 +186,52 @@ class DataLoader:
         warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in total. {advice} Please be "
                       "aware that excessive worker creation might get DataLoader running slow or even freeze, lower "
                       "the worker number to avoid potential slowness/freeze if necessary.", stacklevel=2)
+
+
+def _checked_worker_options(num_workers, timeout, prefetch_factor, persistent_workers):
+    """torch's checks of the worker options; the prefetch_factor to use (2 by default with workers)."""
+    if num_workers < 0:
+        raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                         "multiprocessing.")
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+                         "to enable multiprocessing, otherwise set prefetch_factor to None.")
+    if prefetch_factor is not None and prefetch_factor < 0:
+        raise ValueError("prefetch_factor option should be non-negative")
+    if persistent_workers and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")
+    return 2 if num_workers > 0 and prefetch_factor is None else prefetch_factor
+
+
+def _check_iterable_dataset_options(shuffle, sampler, batch_sampler):
+    """An IterableDataset decides its own order: shuffle, sampler and batch_sampler must be left unset."""
+    if shuffle not in {False, None}:
+        raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
+                         f"shuffle={shuffle}")
+    if sampler is not None:
+        raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
+                         f"sampler={sampler}")
+    if batch_sampler is not None:
+        raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
+                         f"got batch_sampler={batch_sampler}")
+
+
+def _checked_batching_options(batch_size, shuffle, sampler, batch_sampler, drop_last):
+    """torch's checks of the batching options; (batch_size, drop_last) as the loader keeps them (None and False
+    when a batch_sampler makes the batches)."""
+    if sampler is not None and shuffle:
+        raise ValueError("sampler option is mutually exclusive with shuffle")
+    if batch_sampler is not None:
+        if batch_size != 1 or shuffle or sampler is not None or drop_last:
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                             "drop_last")
+        return None, False
+    if batch_size is None and drop_last:
+        raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
+                         "drop_last")
+    return batch_size, drop_last
 
 
 class _BaseDataLoaderIter:
