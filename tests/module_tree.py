@@ -184,8 +184,6 @@ RULES = [
     ("torch.export.*", ".*", "torch.export: lantern captures graphs with its own JIT (lantern.jit)"),
     ("torch.compiler.*", ".*", "TorchDynamo/Inductor controls: lantern has no Dynamo"),
     ("torch.func.*", ".*", "functorch transforms (vmap, grad, jacrev): not implemented yet"),
-    ("torch.distributions.*", ".*", "not implemented yet (lantern.distributions has Categorical, Bernoulli, Normal, "
-     "Uniform and their KL pairs)"),
     ("torch.sparse.*", ".*", "sparse tensors: lantern has COO and CSR with mm/addmm/sum/softmax, not semi-structured "
      "(2:4) sparsity, invariant-check switches or sparse gradcheck"),
     ("torch.masked.*", ".*", "masked tensors: not implemented yet (lantern is dense and strided)"),

@@ -20,7 +20,7 @@ __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits",
 def broadcast_all(*values):
     """Tensors of one shape from tensors and Python numbers (numbers take the default dtype, or the tensors')."""
     if not all(isinstance(v, (lantern.Tensor, numbers.Number)) for v in values):
-        raise ValueError("Input arguments must all be instances of numbers.Number, torch.Tensor or objects "
+        raise ValueError("Input arguments must all be instances of Number, torch.Tensor or objects "
                          "implementing __torch_function__.")
     tensors = [v for v in values if isinstance(v, lantern.Tensor)]
     dtype = tensors[0].dtype if tensors else lantern.get_default_dtype()
