@@ -18,6 +18,7 @@ from functools import partial
 
 from ..core import dtype as dt
 from .derivative import derivative, nondifferentiable
+from .meta_util import pointwise_binary
 from .nn_common import _op
 from .pointwise_common import (
     FLOAT, KEEP, _binary_meta, _computed, _is_tensor, _kernel_check, _require_tensor, _special_impl, special,
@@ -39,9 +40,8 @@ def _refuse(kernel, half=False, integers=True):
 # ---- unary: kernels ------------------------------------------------------------------------------------------
 
 def _airy_ai(xp, x):
-    """Ai(x). SciPy gives NaN for |x| beyond ~1e6: Ai has underflowed to 0 on the right there, and on the left
-    PyTorch's asymptotic expansion still gives sin(2/3 z^1.5 + pi/4) / (sqrt(pi) z^0.25) with z = -x, so does
-    lantern."""
+    """Ai(x). Beyond |x| ~ 1e6 SciPy gives NaN where PyTorch gives values: 0 on the right (Ai has underflowed), and
+    on the left the leading term of the asymptotic expansion, sin(2/3 z^1.5 + pi/4) / (sqrt(pi) z^0.25), z = -x."""
     ai = special(xp).airy(x)[0]
     lost = xp.isnan(ai) & xp.isfinite(x)
     z = -x
@@ -112,10 +112,6 @@ def _zeta(xp, x, q):
     return xp.where((q == math.inf) & (x != 1), math.nan, special(xp).zeta(x, q))
 
 
-def _xlog1py(xp, x, y):
-    return special(xp).xlog1py(x, y)
-
-
 def _incomplete_gamma(xp, a, x, upper):
     """The regularized lower (upper: upper) incomplete gamma function, with PyTorch's values where an argument is
     0 or infinite, which come first in its kernel (igamma(nan, 0) is 0 there, NaN in SciPy)."""
@@ -137,30 +133,33 @@ def _igammac(xp, a, x):
     return _incomplete_gamma(xp, a, x, upper=True)
 
 
-def _needs_a_tensor(name, meta):
-    """A binary meta for ops with (Tensor, Tensor), (Scalar, Tensor) and (Tensor, Scalar) overloads: two numbers
-    are refused as PyTorch's argument parser refuses them."""
-    def checked(a, b):
+def number_or_tensor_meta(name, check):
+    """The meta of a binary op with a floating result and (Tensor, Tensor), (Scalar, Tensor) and (Tensor, Scalar)
+    overloads: two numbers are refused, as PyTorch's argument parser refuses them."""
+    def meta(a, b):
         if not _is_tensor(a) and not _is_tensor(b):
             raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(a).__name__}, "
-                            f"{type(b).__name__}): one of input and other must be a Tensor")
-        return meta(a, b)
-    return checked
+                            f"{type(b).__name__}), but expected (Tensor, Tensor), (Number, Tensor) or (Tensor, "
+                            "Number)")
+        shape, dtype = pointwise_binary(a, b)
+        _kernel_check(check, dtype, FLOAT(dtype))
+        return OutputMeta(shape, FLOAT(dtype))
+    return meta
 
 
 # aten name, kernel, dtype rule, dtype check; zeta and xlog1py take a number for either argument and are
 # functions only, igamma and igammac take tensors and are also methods with an in-place form
 BINARY = [
     ("special_zeta", _computed(_zeta, 2), FLOAT, _refuse("zeta_cpu")),
-    ("special_xlog1py", _computed(_xlog1py, 2), FLOAT, _refuse("xlog1py_cpu", half=True)),
+    ("special_xlog1py", _special_impl("xlog1py", 2), FLOAT, _refuse("xlog1py_cpu", half=True)),
     ("igamma", _computed(_igamma, 2), KEEP, _refuse("igamma_cpu", half=True, integers=False)),
     ("igammac", _computed(_igammac, 2), KEEP, _refuse("igammac_cpu", half=True, integers=False)),
 ]
 
 for _name, _impl, _rule, _check in BINARY:
     _tensors_only = _rule is KEEP
-    _meta = _binary_meta(_name, _rule, _check, not _tensors_only)
-    structured(f"{_name}(Tensor self, Tensor other) -> Tensor", _meta if _tensors_only else _needs_a_tensor(_name, _meta),
+    structured(f"{_name}(Tensor self, Tensor other) -> Tensor",
+               _binary_meta(_name, KEEP, _check, False) if _tensors_only else number_or_tensor_meta(_name, _check),
                _impl, inplace=_tensors_only, pointwise=True, method=_tensors_only)
 
 

@@ -19,10 +19,9 @@ import math
 import numpy as np
 
 from ..core import dtype as dt
-from ..core.tensor_impl import TensorImpl
 from .derivative import nondifferentiable
-from .pointwise_common import FLOAT, _binary_meta
 from .registry import structured
+from .special_functions import _refuse, number_or_tensor_meta
 
 _INT64_RANGE = 2.0 ** 63
 
@@ -179,21 +178,8 @@ def _polynomial_impl(kernel):
     return impl
 
 
-def _polynomial_meta(name):
-    def check(dtype):
-        if dtype.category == dt.COMPLEX or dtype in (dt.float16, dt.bfloat16):
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{dtype.legacy}\'')
-    binary = _binary_meta(name, FLOAT, check, True)
-
-    def meta(x, n):
-        if not isinstance(x, TensorImpl) and not isinstance(n, TensorImpl):
-            raise TypeError(f"special_{name}() received an invalid combination of arguments - got "
-                            f"({type(x).__name__}, {type(n).__name__}): x or n must be a Tensor")
-        return binary(x, n)
-    return meta
-
-
 for _name, _kernel in KERNELS.items():
-    structured(f"special_{_name}(Tensor x, Tensor n) -> Tensor", _polynomial_meta(_name), _polynomial_impl(_kernel),
-               inplace=False, pointwise=True, method=False)
+    structured(f"special_{_name}(Tensor x, Tensor n) -> Tensor",
+               number_or_tensor_meta(f"special_{_name}", _refuse(f"{_name}_cpu")), _polynomial_impl(_kernel), inplace=False,
+               pointwise=True, method=False)
     nondifferentiable(f"special_{_name}")
