@@ -68,7 +68,7 @@ def _kernel_name(op, key):
         name = sparse_kernel.__qualname__.replace(".<locals>", "")
         return f"{key.name}:{sparse_kernel.__module__.rpartition('.')[2]}.{name}"
     meta_only = key.name == "Meta" or op.impl is None or op.kind is OpKind.VIEW
-    fn = op.meta if meta_only else op.impl
+    fn = (op.meta_kernel if op.kind is OpKind.CUSTOM else op.meta) if meta_only else op.impl
     name = fn.__qualname__.replace(".<locals>", "") if fn is not None else "?"
     where = f"{fn.__module__.rpartition('.')[2]}.{name}" if fn is not None else "?"
     return f"{key.name}/{op.kind}:{where}"

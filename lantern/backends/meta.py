@@ -43,9 +43,9 @@ class MetaBackend(Backend):
         cast checks, resizing out=, version bumps) run as on every backend."""
 
     def run_custom(self, op, args):
-        if op.meta is None:
+        if op.meta_kernel is None:
             raise_missing_kernel(op, self)
-        return op.meta(self, *args)
+        return op.meta_kernel(self, *args)
 
 
 meta = MetaBackend()

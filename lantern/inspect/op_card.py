@@ -117,9 +117,16 @@ def op_card(name):
     op = registry.get(name)
     return OpCard(
         name=op.name, schema=op.schema.text, alias=op.schema.alias, kind=op.kind, variants=_variants(op),
-        meta=describe(op.meta) if op.meta is not None else "none", kernels=_kernels(op),
+        meta=_meta_line(op), kernels=_kernels(op),
         derivative=_node_name(op), formulas=[(arg, text) for _, arg, text in _formulas(op)],
         saves=_saves(op), generated=_generated(op), fast_paths=_fast_paths({op.name, op.functional.name}))
+
+
+def _meta_line(op):
+    """The op's meta function, or a custom op's kernel for the meta device."""
+    if op.meta is not None:
+        return describe(op.meta)
+    return f"meta-device kernel {describe(op.meta_kernel)}" if op.meta_kernel is not None else "none"
 
 
 def _composite_card(name):

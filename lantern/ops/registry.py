@@ -28,15 +28,16 @@ COMPOSITE_METHODS = set()  # the composites that are also Tensor methods
 class Operator:
     """One registered operator. `kernels` maps a DispatchKey to fn(op, args) -> result."""
 
-    __slots__ = ("schema", "name", "kind", "meta", "impl", "kernels", "derivative", "tensor_positions",
-                 "list_positions", "device_position", "functional", "inplace", "out", "backends", "scan",
-                 "pointwise", "sets_base", "exact_out_dtype", "dtype_from_out", "method", "__weakref__")
+    __slots__ = ("schema", "name", "kind", "meta", "meta_kernel", "impl", "kernels", "derivative",
+                 "tensor_positions", "list_positions", "device_position", "functional", "inplace", "out", "backends",
+                 "scan", "pointwise", "sets_base", "exact_out_dtype", "dtype_from_out", "method", "__weakref__")
 
     def __init__(self, schema, kind, meta=None, impl=None):
         self.schema = schema
         self.name = schema.full_name
         self.kind = kind
-        self.meta = meta
+        self.meta = meta  # structured: (*args) -> OutputMeta; view: (*args) -> ViewMeta (ops/meta_results.py)
+        self.meta_kernel = None  # custom: the kernel(backend, *args) the meta device runs instead of impl
         self.impl = impl
         self.kernels = {}
         self.derivative = None
@@ -141,10 +142,12 @@ def view(text, meta, sets_base=True, method=True):
     return _register(op)
 
 
-def custom(text, kernel, meta=None, backends=None, method=True):
-    """Declare an op with its own kernel(backend, *args); `backends` limits which backends it runs on;
-    `method=False` for ops PyTorch has only as functions."""
-    op = Operator(parse_schema(text), OpKind.CUSTOM, meta, kernel)
+def custom(text, kernel, meta_kernel=None, backends=None, method=True):
+    """Declare an op with its own kernel(backend, *args) and the meta_kernel(backend, *args) the meta device runs
+    (shapes and checks, no data); `backends` limits which backends it runs on; `method=False` for ops PyTorch has
+    only as functions."""
+    op = Operator(parse_schema(text), OpKind.CUSTOM, None, kernel)
+    op.meta_kernel = meta_kernel
     op.backends = backends
     op.method = method
     return _register(op)
