@@ -80,6 +80,14 @@ class CPUBackend(Backend):
 
     host_array = array  # a CPU tensor's kernel array is already NumPy's
 
+    def to_host(self, array):
+        """A kernel's array as NumPy's, for a host library such as SciPy: on the CPU, the array itself."""
+        return array
+
+    def from_host(self, array):
+        """A NumPy array as a kernel's array: on the CPU, the array itself."""
+        return array
+
 
 class StrictCPUBackend(CPUBackend):
     """The CPU backend with lantern.backends.strict_numpy as its array library: kernels get strict arrays, which
@@ -101,6 +109,7 @@ class StrictCPUBackend(CPUBackend):
         return strict_numpy.strict(CPUBackend.array(self, t))
 
     host_array = array_or_none = CPUBackend.array
+    to_host, from_host = staticmethod(strict_numpy.plain), staticmethod(strict_numpy.strict)
 
 
 ARRAY_LIBRARIES = {"numpy": CPUBackend, "strict": StrictCPUBackend}

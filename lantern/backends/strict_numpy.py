@@ -38,6 +38,10 @@ def _refuse(name):
 class StrictArray(np.ndarray):
     """An ndarray whose memory kernels may only touch through the strict namespace, its operators and methods."""
 
+    def get(self):
+        """The NumPy array under it, as CuPy's ndarray.get() copies a device array to the host (for SciPy)."""
+        return plain(self)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method == "__call__" and ufunc in _OPERATOR_UFUNCS and isinstance(inputs[0], np.generic):
             # `np.float32(2) * a`: a NumPy scalar's operator hands the array to the ufunc (on a CuPy array too)
@@ -79,9 +83,12 @@ def _unwrapped(value, name):
 
 
 def _wrapped(result):
-    """A NumPy result with its arrays made strict (tuples, named tuples such as eigh's and lists too)."""
+    """A NumPy result with its arrays made strict (tuples, named tuples such as eigh's and lists too); a NumPy scalar
+    becomes a 0-d strict array, as CuPy's reductions return 0-d arrays."""
     if type(result) is np.ndarray:
         return result.view(StrictArray)
+    if isinstance(result, np.generic):
+        return np.asarray(result).view(StrictArray)
     if isinstance(result, tuple):
         items = [_wrapped(r) for r in result]
         return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)

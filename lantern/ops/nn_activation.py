@@ -12,12 +12,11 @@ and prelu (activations along a dim or with a weight) live in nn_activation_softm
 """
 import math
 import numpy as np
-from scipy import special
 
 from ..core import dtype as dt
 from ..core.reference import specialisation
 from .nn_common import _HALF, _op, _where, _wide
-from .pointwise_common import _require_tensor
+from .pointwise_common import _require_tensor, special
 from .registry import composite, get, structured
 from .derivative import Derivative, derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
@@ -126,11 +125,11 @@ def _gelu(xp, x, approximate="none"):
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + xp.tanh(inner))
-    return x * special.ndtr(x)
+    return x * special(xp).ndtr(x)
 
 
 def _silu(xp, x):
-    return x * special.expit(x)
+    return x * special(xp).expit(x)
 
 
 def _softplus(xp, x, beta=1, threshold=20):
@@ -171,7 +170,7 @@ def _log_sigmoid(xp, x):
 
 
 def _normal_cdf(xp, x):
-    return special.ndtr(x)
+    return special(xp).ndtr(x)
 
 
 def _check_lambd(name):

@@ -10,12 +10,11 @@ exports.
 [-0.5, 2.0]
 """
 import warnings
-from scipy import special
 
 from ..core import dtype as dt
 from .meta_util import pointwise_binary, shape_str, wrap_dim
 from .nn_common import _op, _sums_along, _where, _wide
-from .pointwise_common import _require_tensor
+from .pointwise_common import _require_tensor, special
 from .registry import composite, structured
 from .derivative import derivative
 from .meta_results import OutputMeta
@@ -164,7 +163,7 @@ def _glu_meta(self, dim=-1):
 
 def _glu_impl(xp, out, dtype, self, dim=-1):
     a, b = xp.split(_wide(self), 2, axis=dim % self.ndim)
-    xp.copyto(out, a * special.expit(b), casting="unsafe")
+    xp.copyto(out, a * special(xp).expit(b), casting="unsafe")
 
 
 structured("glu(Tensor self, int dim=-1) -> Tensor", _glu_meta, _glu_impl, inplace=False, method=False)

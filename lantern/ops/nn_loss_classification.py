@@ -180,11 +180,11 @@ def _checked_classes(xp, target, ignore_index, classes):
     return picked, kept
 
 
-def _row_scale(grad, kept, reduction, dtype, rows):
+def _row_scale(xp, grad, kept, reduction, dtype, rows):
     """Each row's factor on its loss gradient: grad (per row for 'none'), masked, over the kept count for 'mean'
     (all rows ignored: zero, as PyTorch's gradient is)."""
     if kept is None:  # every row kept: the same factors without the mask
-        scale = np.ones(rows, dtype)
+        scale = xp.ones(rows, dtype)
         if reduction == 1:
             scale /= dtype.type(rows)
         return scale * grad
@@ -238,7 +238,7 @@ def _cross_entropy_index_backward_impl(xp, out, dtype, grad_output, probs, targe
     """(probs - one_hot(target)) times each row's gradient factor."""
     p = _wide(probs)
     picked, kept = _checked_classes(xp, target, ignore_index, p.shape[1])
-    scale = _row_scale(_wide(grad_output), kept, reduction, p.dtype, len(p))
+    scale = _row_scale(xp, _wide(grad_output), kept, reduction, p.dtype, len(p))
     result = xp.multiply(p, scale[:, None], out=out if out.dtype == p.dtype else None)
     result[xp.arange(len(p)), picked] -= scale
     if result is not out:

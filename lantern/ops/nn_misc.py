@@ -253,8 +253,10 @@ def _embedding_dense_backward(backend, grad_output, indices, num_weights, paddin
         weights[rows == padding_idx] = 0
     if scale_grad_by_freq:
         weights /= xp.bincount(rows, minlength=num_weights)[rows]
-    scatter = sparse.csr_matrix((weights, (rows, xp.arange(rows.size))), shape=(num_weights, rows.size))
-    xp.copyto(backend.array(out), scatter @ contributions, casting="unsafe")
+    host = backend.to_host  # SciPy's sparse product runs on host arrays
+    scatter = sparse.csr_matrix((host(weights), (host(rows), host(xp.arange(rows.size)))),
+                                shape=(num_weights, rows.size))
+    xp.copyto(backend.array(out), backend.from_host(scatter @ host(contributions)), casting="unsafe")
     return out
 
 

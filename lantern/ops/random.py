@@ -295,7 +295,7 @@ def _log_normal_(backend, self, mean=1.0, std=2.0, generator=None):
     if self.dtype.category != dt.FLOATING:
         raise not_implemented_for("log_normal_cpu", self.dtype)
     gen = _gen(generator)
-    draw = lambda n, real, _: np.exp(draws.normal_serial(gen, n, mean, std))  # noqa: E731
+    draw = lambda n, real, _: draws.log_normal(gen, n, mean, std)  # noqa: E731
     return _sampled_in_place("log_normal_", backend, self, lambda: _fill(backend, self, draw))
 
 

@@ -200,7 +200,7 @@ def _bernoulli(backend, self, p=None, generator=None):
     probabilities = p
     if p is None:
         _check_p_tensor(backend, self)
-        probabilities = None if backend.xp is None else backend.array(self)
+        probabilities = None if backend.xp is None else backend.host_array(self)  # the draws run on the host
     else:
         _check_p(p)
     out = backend.empty(self._size, self.dtype)
@@ -217,7 +217,7 @@ def _bernoulli_tensor_(backend, self, p, generator=None):
     _require_tensor("bernoulli_", p, argname="p")
     _check_p_tensor(backend, p)
     p = p.expand(self._size)
-    values = None if backend.xp is None else backend.array(p)
+    values = None if backend.xp is None else backend.host_array(p)  # the draws run on the host
     return _sampled_in_place("bernoulli_", backend, self, lambda: _fill_bernoulli(backend, self, values, generator))
 
 
@@ -250,9 +250,10 @@ def _poisson(backend, self, generator=None):
     rates = backend.array(self).astype(np.float64)
     if not (rates >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    finite = np.isfinite(rates)
-    counts = draws.poisson(_gen(generator), np.where(finite, rates, 0.0))
-    _write(backend, out, np.where(finite.ravel(), counts, rates.ravel()))  # an infinite rate gives inf, as torch
+    xp = backend.xp
+    finite = xp.isfinite(rates)
+    counts = xp.asarray(draws.poisson(_gen(generator), xp.where(finite, rates, 0.0)))
+    _write(backend, out, xp.where(finite.ravel(), counts, rates.ravel()))  # an infinite rate gives inf, as torch
     return out
 
 
@@ -273,19 +274,6 @@ def _check_multinomial(self, num_samples, replacement):
     return num_samples
 
 
-def _multinomial_draw(gen, probabilities, num_samples, replacement):
-    """Category indices, one row of draws per row of `probabilities` (rows x categories, in the input's dtype).
-
-    As ATen: with replacement (and more than one sample), the inverse CDF of each row at uniform doubles; otherwise
-    the top k of p / q with q ~ Exponential(1) drawn in the input's dtype (the Gumbel-max trick, exponentiated),
-    which samples successively without replacement."""
-    if replacement and num_samples > 1:
-        return draws.multinomial_with_replacement(gen, probabilities.astype(np.float64), num_samples)
-    q = draws.exponential(gen, probabilities.size, 1.0).astype(probabilities.dtype).reshape(probabilities.shape)
-    keys = probabilities / q
-    return np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
-
-
 def _multinomial(backend, self, num_samples, replacement=False, generator=None):
     num_samples = _check_multinomial(self, num_samples, replacement)
     shape = self._size[:-1] + (num_samples,)
@@ -295,12 +283,12 @@ def _multinomial(backend, self, num_samples, replacement=False, generator=None):
     if self._size[-1] == 0:
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     weights = backend.array(self).astype(np.float64).reshape(-1, self._size[-1])
-    if not (np.isfinite(weights) & (weights >= 0)).all():
+    if not (backend.xp.isfinite(weights) & (weights >= 0)).all():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if not (weights.sum(1) > 0).all():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    probabilities = backend.array(self).reshape(-1, self._size[-1])
-    samples = _multinomial_draw(_gen(generator), probabilities, num_samples, replacement)
+    probabilities = backend.host_array(self).reshape(-1, self._size[-1])  # the draws run on the host
+    samples = draws.multinomial(_gen(generator), probabilities, num_samples, replacement)
     backend.array(out)[...] = samples.reshape(shape)
     return out
 

@@ -119,6 +119,11 @@ def normal_serial(generator, n, mean, std):
     return out * std + mean
 
 
+def log_normal(generator, n, mean, std):
+    """n draws of lognormal_distribution<double>: exp of normal draws (normal_serial's), as ATen makes them."""
+    return np.exp(normal_serial(generator, n, mean, std))
+
+
 def normal(generator, n, real, mean, std, contiguous):
     """normal_'s values for a tensor of n elements of dtype `real`."""
     if n >= 16 and contiguous:
@@ -210,6 +215,19 @@ def _poisson_rejection(rate, draw):
         if (math.log(v) + math.log(inverse_alpha) - math.log(a / (us * us) + b)
                 <= -rate + k * log_rate - math.lgamma(k + 1.0)):
             return k
+
+
+def multinomial(generator, probabilities, num_samples, replacement):
+    """Category indices, one row of draws per row of `probabilities` (rows x categories, in the input's dtype).
+
+    As ATen: with replacement (and more than one sample), the inverse CDF of each row at uniform doubles; otherwise
+    the top k of p / q with q ~ Exponential(1) drawn in the input's dtype (the Gumbel-max trick, exponentiated),
+    which samples successively without replacement."""
+    if replacement and num_samples > 1:
+        return multinomial_with_replacement(generator, probabilities.astype(np.float64), num_samples)
+    q = exponential(generator, probabilities.size, 1.0).astype(probabilities.dtype).reshape(probabilities.shape)
+    keys = probabilities / q
+    return np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
 
 
 def multinomial_with_replacement(generator, weights, num_samples):
