@@ -166,20 +166,6 @@ class _IntegerInterval(Constraint):
         return f"{type(self).__name__[1:]}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
 
 
-class _IntegerLessThan(Constraint):
-    is_discrete = True
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-        super().__init__()
-
-    def check(self, value):
-        return (value % 1 == 0) & (value <= self.upper_bound)
-
-    def __repr__(self):
-        return f"{type(self).__name__[1:]}(upper_bound={self.upper_bound})"
-
-
 class _IntegerGreaterThan(Constraint):
     is_discrete = True
 

@@ -18,6 +18,8 @@ import warnings
 
 import lantern
 
+from ._comparison import _dtype_text
+
 __all__ = ["make_tensor"]
 
 _INTEGRAL_TYPES = [lantern.uint8, lantern.int8, lantern.int16, lantern.int32, lantern.int64]
@@ -48,16 +50,12 @@ def _low_high(dtype, low, high, *, lowest_inclusive, highest_exclusive, default_
         raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
     elif high < lowest_inclusive or low >= highest_exclusive:
         raise ValueError(f"The value interval specified by `low` and `high` is [{low}, {high}), but "
-                         f"{_torch_name(dtype)} only supports [{lowest_inclusive}, {highest_exclusive})")
+                         f"{_dtype_text(dtype)} only supports [{lowest_inclusive}, {highest_exclusive})")
     low = min(max(low, lowest_inclusive), highest_exclusive)
     high = min(max(high, lowest_inclusive), highest_exclusive)
     if dtype in _BOOLEAN_OR_INTEGRAL_TYPES:
         return math.ceil(low), math.ceil(high)
     return low, high
-
-
-def _torch_name(dtype):
-    return f"torch.{dtype.name}"
 
 
 def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False, noncontiguous=False,
@@ -71,31 +69,11 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
                          f"noncontiguous={noncontiguous} and memory_format={memory_format}")
     if requires_grad and dtype in _BOOLEAN_OR_INTEGRAL_TYPES:
         raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, but got "
-                         f"dtype={_torch_name(dtype)}")
+                         f"dtype={_dtype_text(dtype)}")
     noncontiguous = noncontiguous and functools.reduce(lambda x, y: x * y, shape, 1) > 1
     if noncontiguous:
         shape = (*shape[:-1], 2 * shape[-1])
-    if dtype is lantern.bool:
-        low, high = _low_high(dtype, low, high, lowest_inclusive=0, highest_exclusive=2, default_low=0,
-                              default_high=2)
-        result = lantern.randint(low, high, shape, device=device, dtype=dtype)
-    elif dtype in _BOOLEAN_OR_INTEGRAL_TYPES:
-        info = lantern.iinfo(dtype)
-        # randint cannot draw int64's largest value: its bounds are int64 too
-        low, high = _low_high(dtype, low, high, lowest_inclusive=info.min,
-                              highest_exclusive=info.max + (1 if dtype is not lantern.int64 else 0),
-                              default_low=-9, default_high=10)
-        result = lantern.randint(low, high, shape, device=device, dtype=dtype)
-    elif dtype in _FLOATING_OR_COMPLEX_TYPES:
-        info = lantern.finfo(dtype)
-        low, high = _low_high(dtype, low, high, lowest_inclusive=info.min, highest_exclusive=info.max,
-                              default_low=-9, default_high=9)
-        result = lantern.empty(shape, device=device, dtype=dtype)
-        _uniform_random_(lantern.view_as_real(result) if dtype in _COMPLEX_TYPES else result, low, high)
-    else:
-        raise TypeError(f"The requested dtype '{_torch_name(dtype)}' is not supported by "
-                        "torch.testing.make_tensor(). To request support, file an issue at: "
-                        "https://github.com/pytorch/pytorch/issues")
+    result = _random_values(shape, dtype, device, low, high)
     if noncontiguous:
         result = result[..., 1::2]
     elif memory_format is not None:
@@ -105,3 +83,27 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
     if dtype in _FLOATING_OR_COMPLEX_TYPES:
         result.requires_grad = requires_grad
     return result
+
+
+def _random_values(shape, dtype, device, low, high):
+    """A contiguous tensor of `shape` with values uniform in the dtype's [low, high)."""
+    if dtype is lantern.bool:
+        low, high = _low_high(dtype, low, high, lowest_inclusive=0, highest_exclusive=2, default_low=0,
+                              default_high=2)
+        return lantern.randint(low, high, shape, device=device, dtype=dtype)
+    if dtype in _BOOLEAN_OR_INTEGRAL_TYPES:
+        info = lantern.iinfo(dtype)
+        # randint cannot draw int64's largest value: its bounds are int64 too
+        low, high = _low_high(dtype, low, high, lowest_inclusive=info.min,
+                              highest_exclusive=info.max + (1 if dtype is not lantern.int64 else 0),
+                              default_low=-9, default_high=10)
+        return lantern.randint(low, high, shape, device=device, dtype=dtype)
+    if dtype in _FLOATING_OR_COMPLEX_TYPES:
+        info = lantern.finfo(dtype)
+        low, high = _low_high(dtype, low, high, lowest_inclusive=info.min, highest_exclusive=info.max,
+                              default_low=-9, default_high=9)
+        result = lantern.empty(shape, device=device, dtype=dtype)
+        _uniform_random_(lantern.view_as_real(result) if dtype in _COMPLEX_TYPES else result, low, high)
+        return result
+    raise TypeError(f"The requested dtype '{_dtype_text(dtype)}' is not supported by torch.testing.make_tensor(). "
+                    "To request support, file an issue at: https://github.com/pytorch/pytorch/issues")
