@@ -36,8 +36,8 @@ __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform"
 class Transform:
     """The base: subclasses define _call (forward), _inverse, log_abs_det_jacobian and their domain/codomain."""
     bijective = False
-    domain = constraints.real
-    codomain = constraints.real
+    domain: constraints.Constraint
+    codomain: constraints.Constraint
 
     def __init__(self, cache_size=0):
         if cache_size not in (0, 1):
@@ -193,7 +193,7 @@ class ComposeTransform(Transform):
 
     __hash__ = Transform.__hash__
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def domain(self):
         if not self.parts:
             return constraints.real
@@ -206,7 +206,7 @@ class ComposeTransform(Transform):
             domain = constraints.independent(domain, event_dim - domain.event_dim)
         return domain
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def codomain(self):
         if not self.parts:
             return constraints.real
@@ -292,11 +292,11 @@ class IndependentTransform(Transform):
             return self
         return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size)
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def domain(self):
         return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def codomain(self):
         return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
 
@@ -341,11 +341,11 @@ class ReshapeTransform(Transform):
             raise ValueError("in_shape, out_shape have different numbers of elements")
         super().__init__(cache_size=cache_size)
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def domain(self):
         return constraints.independent(constraints.real, len(self.in_shape))
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def codomain(self):
         return constraints.independent(constraints.real, len(self.out_shape))
 
@@ -543,11 +543,11 @@ class AffineTransform(Transform):
     def event_dim(self):
         return self._event_dim
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def domain(self):
         return constraints.real if self.event_dim == 0 else constraints.independent(constraints.real, self.event_dim)
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def codomain(self):
         return self.domain
 
@@ -811,11 +811,11 @@ class CatTransform(Transform):
     def bijective(self):
         return all(t.bijective for t in self.transforms)
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def domain(self):
         return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def codomain(self):
         return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
 
@@ -860,11 +860,11 @@ class StackTransform(Transform):
     def bijective(self):
         return all(t.bijective for t in self.transforms)
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def domain(self):
         return constraints.stack([t.domain for t in self.transforms], self.dim)
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def codomain(self):
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
 
