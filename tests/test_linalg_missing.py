@@ -300,6 +300,11 @@ HOUSEHOLDER_ERRORS = {
     "geqrf_int": lambda m: m.geqrf(m.ones(3, 3, dtype=m.int64)),
     "ormqr_rows": lambda m: m.ormqr(m.ones(3, 2), m.ones(2), m.ones(4, 2)),
     "ormqr_dtype": lambda m: m.ormqr(m.ones(3, 2), m.ones(2), m.ones(3, 2, dtype=m.float64)),
+    "ormqr_tau_length": lambda m: m.ormqr(m.ones(4, 3), m.ones(2), m.ones(4, 2)),
+    "ormqr_tau_length_right": lambda m: m.ormqr(m.ones(4, 3), m.ones(4), m.ones(2, 4), left=False),
+    "ormqr_batch": lambda m: m.ormqr(m.ones(2, 4, 3), m.ones(2, 3), m.ones(3, 4, 2)),
+    "ormqr_1d": lambda m: m.ormqr(m.ones(3), m.ones(1), m.ones(3, 1)),
+    "ormqr_int": lambda m: m.ormqr(m.ones(3, 0, dtype=m.int64), m.ones(3, dtype=m.int64), m.ones(3, 3, dtype=m.int64)),
 }
 
 
@@ -419,9 +424,10 @@ def test_vecdot_vander_multi_dot(dtype):
     check(lambda m, a: m.chain_matmul(a), matrices[0])
 
 
-def test_vander_integers():
+def test_vander_integers_and_scalars():
     check(lambda m, x: (m.linalg.vander(x), m.vander(x), m.vander(x, N=0), m.vander(x.int())),
           np.array([1, 2, -3], np.int64))
+    check(lambda m, x: m.linalg.vander(x, N=3), np.array(2.0))  # a 0-d x is a 1 x N matrix
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])

@@ -7,9 +7,10 @@ from lantern.ops.call_by_name import call_op
 from lantern.ops.complex_numbers import angle_backward, as_complex, as_real
 from lantern.ops.derivative_helpers import (
     LN10, LN2, _op, as_strided_backward, cat_backward, clamp_backward, clamp_bound_backward, conj, diagonal_backward,
-    evenly_distribute_backward, index, index_backward, maximum_backward, mean_backward, permute_backward,
-    pow_backward_exponent, pow_backward_self, prod_backward, select_backward, sgn_backward, slice_backward,
-    sum_backward, to_copy_backward, unfold_backward, unpack, value_selecting_backward, where_zero, zeros_like,
+    evenly_distribute_backward, index, index_backward, maximum_backward, mean_backward, narrow_backward,
+    permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, select_backward, sgn_backward,
+    slice_backward, sum_backward, to_copy_backward, unfold_backward, unpack, value_selecting_backward, where_zero,
+    zeros_like,
 )
 from lantern.ops.fft import fft_c2c_backward, fft_c2r_backward, fft_r2c_backward
 from lantern.ops.indexing_common import _picked, _sum_to
@@ -2334,7 +2335,7 @@ def backward_of_narrow(node, grads):
     self_meta = saved['self_meta']
     needs = node.needs
     return (
-        (slice_backward(grad, self_meta, dim, start, start + length, 1)) if needs[0] else None,
+        (narrow_backward(grad, self_meta, dim, start, length)) if needs[0] else None,
     )
 
 

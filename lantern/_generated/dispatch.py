@@ -1602,3 +1602,93 @@ def make_dispatch_t3_t4(op):
             raise_missing_kernel(op, backend)
         return kernel(op, args)
     return dispatch_t3_t4
+
+
+def make_dispatch_t7_writes_7(op):
+    """The entry of ops with tensor arguments args[7], writing args[7]."""
+    kernels = op.kernels
+
+    def dispatch_t7_writes_7(args):
+        if tls.observed:
+            return call_observed(op, args)
+        if args[7]._is_inference and not tls.inference_mode:
+            refuse_inference_write(args[7])
+        backend = None
+        grad = mixed = False
+        a = args[7]
+        if isinstance(a, T):
+            if a._requires_grad:
+                grad = True
+            if backend is None:
+                backend = a._backend
+            elif a._backend is not backend:
+                mixed = True
+        if backend is None or mixed:
+            backend, grad = _scan(op, args)
+        if grad and tls.grad_enabled and autograd_kernel[0] is not None:
+            return autograd_kernel[0](op, args, backend)
+        kernel = kernels.get(backend.key)
+        if kernel is None:
+            raise_missing_kernel(op, backend)
+        return kernel(op, args)
+    return dispatch_t7_writes_7
+
+
+def make_dispatch_t8_writes_8(op):
+    """The entry of ops with tensor arguments args[8], writing args[8]."""
+    kernels = op.kernels
+
+    def dispatch_t8_writes_8(args):
+        if tls.observed:
+            return call_observed(op, args)
+        if args[8]._is_inference and not tls.inference_mode:
+            refuse_inference_write(args[8])
+        backend = None
+        grad = mixed = False
+        a = args[8]
+        if isinstance(a, T):
+            if a._requires_grad:
+                grad = True
+            if backend is None:
+                backend = a._backend
+            elif a._backend is not backend:
+                mixed = True
+        if backend is None or mixed:
+            backend, grad = _scan(op, args)
+        if grad and tls.grad_enabled and autograd_kernel[0] is not None:
+            return autograd_kernel[0](op, args, backend)
+        kernel = kernels.get(backend.key)
+        if kernel is None:
+            raise_missing_kernel(op, backend)
+        return kernel(op, args)
+    return dispatch_t8_writes_8
+
+
+def make_dispatch_t9_writes_9(op):
+    """The entry of ops with tensor arguments args[9], writing args[9]."""
+    kernels = op.kernels
+
+    def dispatch_t9_writes_9(args):
+        if tls.observed:
+            return call_observed(op, args)
+        if args[9]._is_inference and not tls.inference_mode:
+            refuse_inference_write(args[9])
+        backend = None
+        grad = mixed = False
+        a = args[9]
+        if isinstance(a, T):
+            if a._requires_grad:
+                grad = True
+            if backend is None:
+                backend = a._backend
+            elif a._backend is not backend:
+                mixed = True
+        if backend is None or mixed:
+            backend, grad = _scan(op, args)
+        if grad and tls.grad_enabled and autograd_kernel[0] is not None:
+            return autograd_kernel[0](op, args, backend)
+        kernel = kernels.get(backend.key)
+        if kernel is None:
+            raise_missing_kernel(op, backend)
+        return kernel(op, args)
+    return dispatch_t9_writes_9

@@ -149,8 +149,10 @@ def make_any(op, op_out):
 
 
 def make_arange(op, op_out):
-    def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-        return (op.scan or entry(op))((start, end, step, dtype, layout, device, pin_memory, requires_grad))
+    def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+        if out is None:
+            return (op.scan or entry(op))((start, end, step, dtype, layout, device, pin_memory, requires_grad))
+        return call(op_out, (start, end, step, dtype, layout, device, pin_memory, requires_grad, out))
     return arange
 
 
@@ -249,8 +251,10 @@ def make_baddbmm(op, op_out):
 
 
 def make_bernoulli(op, op_out):
-    def bernoulli(input, p=None, *, generator=None):
-        return (op.scan or entry(op))((input, p, generator))
+    def bernoulli(input, p=None, *, generator=None, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, p, generator))
+        return call(op_out, (input, p, generator, out))
     return bernoulli
 
 
@@ -425,8 +429,10 @@ def make_col_indices(op, op_out):
 
 
 def make_conj_physical(op, op_out):
-    def conj_physical(input):
-        return (op.scan or entry(op))((input,))
+    def conj_physical(input, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input,))
+        return call(op_out, (input, out))
     return conj_physical
 
 
@@ -684,8 +690,10 @@ def make_exponential_(op, op_out):
 
 
 def make_eye(op, op_out):
-    def eye(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-        return (op.scan or entry(op))((n, m, dtype, layout, device, pin_memory, requires_grad))
+    def eye(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+        if out is None:
+            return (op.scan or entry(op))((n, m, dtype, layout, device, pin_memory, requires_grad))
+        return call(op_out, (n, m, dtype, layout, device, pin_memory, requires_grad, out))
     return eye
 
 
@@ -750,8 +758,10 @@ def make_frac(op, op_out):
 
 
 def make_full(op, op_out):
-    def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-        return (op.scan or entry(op))((size, fill_value, dtype, layout, device, pin_memory, requires_grad))
+    def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+        if out is None:
+            return (op.scan or entry(op))((size, fill_value, dtype, layout, device, pin_memory, requires_grad))
+        return call(op_out, (size, fill_value, dtype, layout, device, pin_memory, requires_grad, out))
     return full
 
 
@@ -862,8 +872,10 @@ def make_heaviside(op, op_out):
 
 
 def make_histc(op, op_out):
-    def histc(input, bins=100, min=0, max=0):
-        return (op.scan or entry(op))((input, bins, min, max))
+    def histc(input, bins=100, min=0, max=0, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, bins, min, max))
+        return call(op_out, (input, bins, min, max, out))
     return histc
 
 
@@ -1146,8 +1158,10 @@ def make_linalg_vector_norm(op, op_out):
 
 
 def make_linspace(op, op_out):
-    def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-        return (op.scan or entry(op))((start, end, steps, dtype, layout, device, pin_memory, requires_grad))
+    def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+        if out is None:
+            return (op.scan or entry(op))((start, end, steps, dtype, layout, device, pin_memory, requires_grad))
+        return call(op_out, (start, end, steps, dtype, layout, device, pin_memory, requires_grad, out))
     return linspace
 
 
@@ -1278,8 +1292,10 @@ def make_logit(op, op_out):
 
 
 def make_logspace(op, op_out):
-    def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-        return (op.scan or entry(op))((start, end, steps, base, dtype, layout, device, pin_memory, requires_grad))
+    def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+        if out is None:
+            return (op.scan or entry(op))((start, end, steps, base, dtype, layout, device, pin_memory, requires_grad))
+        return call(op_out, (start, end, steps, base, dtype, layout, device, pin_memory, requires_grad, out))
     return logspace
 
 
@@ -1316,8 +1332,10 @@ def make_masked_scatter(op, op_out):
 
 
 def make_masked_select(op, op_out):
-    def masked_select(input, mask):
-        return (op.scan or entry(op))((input, mask))
+    def masked_select(input, mask, *, out=None):
+        if out is None:
+            return (op.scan or entry(op))((input, mask))
+        return call(op_out, (input, mask, out))
     return masked_select
 
 
@@ -1589,8 +1607,10 @@ def make_randn(op, op_out):
 
 
 def make_randperm(op, op_out):
-    def randperm(n, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-        return (op.scan or entry(op))((n, generator, dtype, layout, device, pin_memory, requires_grad))
+    def randperm(n, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+        if out is None:
+            return (op.scan or entry(op))((n, generator, dtype, layout, device, pin_memory, requires_grad))
+        return call(op_out, (n, generator, dtype, layout, device, pin_memory, requires_grad, out))
     return randperm
 
 

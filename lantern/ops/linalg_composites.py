@@ -46,7 +46,9 @@ def vander(x, *, N=None):
     if x.dtype is dt.bool or x.dtype in (dt.float16, dt.bfloat16):
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
                            f"{x.dtype.legacy}")
-    n = N if N is not None else (x._size[-1] if x.dim() else 1)
+    if x.dim() == 0:  # a 0-d x is one value: a 1 x N matrix, as torch gives
+        x = x.unsqueeze(0)
+    n = N if N is not None else x._size[-1]
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     # integers widen to int64 as cumprod widens them

@@ -101,6 +101,8 @@ def householder_product(A, tau, *, out=None):
     if n < tau._size[-1]:
         raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
     identity = _eye(m, A).narrow(-1, 0, n).expand(A._size)
+    if not tau._size[-1]:  # no reflectors: Q = I, still a function of A (zero gradient), as torch's result is
+        identity = identity + A * 0
     return _into(out, lapack_layout(_apply_reflectors(A, tau, identity, left=True, adjoint=False)),
                  "linalg.householder_product")
 
@@ -115,18 +117,27 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     """
     name = "torch.ormqr"
     A, tau, C = input, input2, input3
-    _check_householder(name, A, tau)
+    _require_tensor(name, A, 1, "input")
+    _require_tensor(name, tau, 2, "tau")
     _require_tensor(name, C, 3, "other")
-    if C.dim() != A.dim():
-        raise RuntimeError(f"{name}: input.ndim must be equal to other.ndim, but got {A.dim()} and {C.dim()}")
+    for t, argname in ((A, "input"), (C, "other")):
+        if t.dim() < 2:
+            raise RuntimeError(f"{name}: {argname} must have at least 2 dimensions.")
     rows, which = (C._size[-2], "other.shape[-2]") if left else (C._size[-1], "other.shape[-1]")
+    if tau._size[-1:] != (min(rows, A._size[-1]),):
+        raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min({which}, input.shape[-1])")
     if rows != A._size[-2]:
         raise RuntimeError(f"{name}: {which} must be equal to input.shape[-2]")
-    if tau._size[-1] > rows:
-        raise RuntimeError(f"{name}: tau.shape[-1] must be less than or equal to {which}")
-    if C.dtype is not A.dtype:
-        raise RuntimeError(f"{name}: Expected input and other to have the same dtype, but got other with dtype "
-                           f"{C.dtype.legacy} and input with dtype {A.dtype.legacy}")
+    for t, argname in ((tau, "tau"), (C, "other")):
+        batch = t._size[:-1] if t is tau else t._size[:-2]
+        if batch != A._size[:-2]:
+            raise RuntimeError(f"{name}: Expected batch dimensions of {argname} to be equal to input.shape[:-2], but "
+                               f"got {list(batch)}")
+    for t, argname in ((tau, "tau"), (C, "other")):
+        if t.dtype is not A.dtype:
+            raise RuntimeError(f"{name}: Expected input and {argname} to have the same dtype, but got {argname} with "
+                               f"dtype {t.dtype.legacy} and input with dtype {A.dtype.legacy}")
+    check_lapack_dtype("ormqr_cpu", A)
     return _into(out, lapack_layout(_apply_reflectors(A, tau, C, left, transpose)), "ormqr")
 
 

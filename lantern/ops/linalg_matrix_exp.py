@@ -11,9 +11,6 @@ from .registry import composite, custom, get
 from .derivative import derivative
 from .linalg_common import check_square, host, mH
 
-_LOW_PRECISION = (dt.float16, dt.bfloat16)
-
-
 def _check_matrix_exp(A):
     name = "linalg.matrix_exp"
     check_square(name, A)
@@ -27,9 +24,10 @@ def _matrix_exp(backend, A):
     if backend.xp is None or not A.numel():
         return out
     import scipy.linalg
-    a = host(backend.array(A))
-    if A.dtype in _LOW_PRECISION:  # expm has no half-precision path: compute in float32, round back
-        a = a.astype(dt.float32.np)
+    # in double precision, rounded back: closer to torch's single-precision result than expm's own float32 path
+    # (the Padé approximant loses digits on large norms), and expm has no half-precision path at all
+    wide = dt.complex128 if A.dtype.is_complex else dt.float64
+    a = host(backend.array(A)).astype(wide.np)
     backend.array(out)[...] = backend.xp.asarray(scipy.linalg.expm(a)).astype(A.dtype.np)
     return out
 
