@@ -94,8 +94,9 @@ GRAD_CASES = [
          label="upper"),
     Case("householder_product", lambda m, a, tau: m.linalg.householder_product(a, tau), *geqrf_inputs(4, 3),
          label="composite"),
+    # no reflectors: Q = I, a function of (A, tau) with zero gradients (torch's are None): gradchecked only
     Case("householder_product", lambda m, a, tau: m.linalg.householder_product(a, tau[:0]), *geqrf_inputs(3, 2),
-         label="composite"),  # no reflectors: Q = I
+         label="no_reflectors", compare=False),
     Case("ormqr", lambda m, a, tau, c: m.ormqr(a, tau, c, left=False, transpose=True), *geqrf_inputs(3, 3), u(2, 3),
          label="composite"),
     Case("cond", lambda m, a: m.linalg.cond(a), u(2, 3, 3), label="composite"),
@@ -129,7 +130,7 @@ COMPLEX_GRAD_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", GRAD_CASES + COMPLEX_GRAD_CASES, ids=lambda c: c.id)
+@pytest.mark.parametrize("case", [c for c in GRAD_CASES + COMPLEX_GRAD_CASES if c.compare], ids=lambda c: c.id)
 def test_gradients_match_torch(case):
     """Outputs, node name and gradients; composites (torch gives some of them nodes of their own) skip the name."""
     got, expected = vjp(lantern, case), vjp(torch, case)
