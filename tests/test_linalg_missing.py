@@ -394,6 +394,11 @@ COMPOSITE_ERRORS = {
     "pinverse_int": lambda m: m.pinverse(m.ones(2, 2, dtype=m.int64)),
     "lowrank_q": lambda m: m.pca_lowrank(m.ones(3, 4), q=10),
     "lowrank_niter": lambda m: m.pca_lowrank(m.ones(3, 4), niter=-1),
+    "removed_eig": lambda m: m.eig(m.eye(2)),
+    "removed_symeig": lambda m: m.eye(2).symeig(),
+    "removed_lstsq": lambda m: m.lstsq(m.eye(2), m.eye(2)),
+    "removed_solve": lambda m: m.eye(2).solve(m.eye(2)),
+    "removed_matrix_rank": lambda m: m.matrix_rank(m.eye(2)),
 }
 
 

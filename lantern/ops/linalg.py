@@ -20,6 +20,7 @@ from .linalg_eig import eig, eigvals  # noqa: F401
 from .linalg_householder import householder_product  # noqa: F401
 from .linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401
 from . import linalg_lowrank  # noqa: F401  (torch.svd_lowrank, torch.pca_lowrank)
+from . import linalg_removed  # noqa: F401  (torch.eig, symeig, lstsq, solve, matrix_rank: removed, raising)
 from .linalg_matrix_exp import matrix_exp  # noqa: F401
 from .linalg_composites import (  # noqa: F401
     cond, diagonal, matmul, multi_dot, tensorinv, tensorsolve, vander, vecdot,
