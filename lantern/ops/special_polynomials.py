@@ -83,8 +83,8 @@ def _chebyshev_closed_form(kind, shifted):
         odd_value = (n + n + 1) * _sign_of_parity(xp, degree)
         if kind == "v":
             return xp.where(xp.sin(half) != 1, xp.cos((n + 0.5) * theta) / xp.cos(half), odd_value)
-        at_one = _sign_of_parity(xp, degree) if shifted else xp.where(x > 0, n + n + 1, _sign_of_parity(xp, degree))
-        return xp.where(xp.cos(half) != 1, xp.sin((n + 0.5) * theta) / xp.sin(half), at_one)
+        near_one = _sign_of_parity(xp, degree) if shifted else xp.where(x > 0, n + n + 1, _sign_of_parity(xp, degree))
+        return xp.where(xp.cos(half) != 1, xp.sin((n + 0.5) * theta) / xp.sin(half), near_one)
     return closed_form
 
 
@@ -180,6 +180,6 @@ def _polynomial_impl(kernel):
 
 for _name, _kernel in KERNELS.items():
     structured(f"special_{_name}(Tensor x, Tensor n) -> Tensor",
-               number_or_tensor_meta(f"special_{_name}", _refuse(f"{_name}_cpu")), _polynomial_impl(_kernel), inplace=False,
-               pointwise=True, method=False)
+               number_or_tensor_meta(f"special_{_name}", _refuse(f"{_name}_cpu")), _polynomial_impl(_kernel),
+               inplace=False, pointwise=True, method=False)
     nondifferentiable(f"special_{_name}")
