@@ -44,6 +44,13 @@ class _Bracket:
         self.t, self.f, self.g, self.gtd = t, f, g, gtd
 
 
+def _kept_copy(flat_grad, kept):
+    """flat_grad copied into `kept` (the previous iteration's gradient), made on the first iteration."""
+    if kept is None:
+        return flat_grad.clone(memory_format=lantern.contiguous_format)
+    return kept.copy_(flat_grad)
+
+
 def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
     """Find a step t along d meeting the strong Wolfe conditions: returns (loss, flat grad, t, evaluations)."""
     d_norm = d.abs().max()
@@ -200,6 +207,26 @@ class LBFGS(Optimizer):
         with lantern.no_grad():
             return self._run(closure)
 
+    def _step_along(self, closure, line_search_fn, d, t, loss, flat_grad, gtd, max_ls, last_iteration):
+        """Move the parameters along direction d: by a strong-Wolfe line search, or by the fixed step t (then the
+        loss and gradient are evaluated again unless this is the last iteration). (loss, flat_grad, t, evals)."""
+        if line_search_fn is None:
+            self._add_grad(t, d)
+            if last_iteration:
+                return loss, flat_grad, t, 0
+            loss = float(closure())
+            return loss, self._gather_flat_grad(), t, 1
+        if line_search_fn != "strong_wolfe":
+            raise RuntimeError("only 'strong_wolfe' is supported")
+        x_init = self._clone_param()
+
+        def obj_func(x, t, d):
+            return self._directional_evaluate(closure, x, t, d)
+
+        loss, flat_grad, t, evals = _strong_wolfe(obj_func, x_init, t, d, loss, flat_grad, gtd, max_ls=max_ls)
+        self._add_grad(t, d)
+        return loss, flat_grad, t, evals
+
     def _run(self, user_closure):
         def closure():
             with lantern.enable_grad():
@@ -230,48 +257,25 @@ class LBFGS(Optimizer):
             n_iter += 1
             state["n_iter"] += 1
             if state["n_iter"] == 1:
-                d = flat_grad.neg()
-                history = [[], [], [], 1]
+                d, history = flat_grad.neg(), [[], [], [], 1]
             else:
                 d = self._direction(state, history, flat_grad, d, t, prev_flat_grad)
-            if prev_flat_grad is None:
-                prev_flat_grad = flat_grad.clone(memory_format=lantern.contiguous_format)
-            else:
-                prev_flat_grad.copy_(flat_grad)
+            prev_flat_grad = _kept_copy(flat_grad, prev_flat_grad)
             prev_loss = loss
             # the first step is scaled down so that it moves at most lr in the L1 sense
             t = min(1.0, 1.0 / flat_grad.abs().sum()) * lr if state["n_iter"] == 1 else lr
             gtd = flat_grad.dot(d)
             if gtd > -tolerance_change:  # not a descent direction
                 break
-            evals = 0
-            if line_search_fn is not None:
-                if line_search_fn != "strong_wolfe":
-                    raise RuntimeError("only 'strong_wolfe' is supported")
-                x_init = self._clone_param()
-
-                def obj_func(x, t, d):
-                    return self._directional_evaluate(closure, x, t, d)
-
-                loss, flat_grad, t, evals = _strong_wolfe(obj_func, x_init, t, d, loss, flat_grad, gtd,
-                                                          max_ls=max_eval - current_evals)
-                self._add_grad(t, d)
-                opt_cond = flat_grad.abs().max() <= tolerance_grad
-            else:
-                self._add_grad(t, d)
-                opt_cond = False
-                if n_iter != max_iter:
-                    loss = float(closure())
-                    flat_grad = self._gather_flat_grad()
-                    opt_cond = flat_grad.abs().max() <= tolerance_grad
-                    evals = 1
+            loss, flat_grad, t, evals = self._step_along(closure, line_search_fn, d, t, loss, flat_grad, gtd,
+                                                         max_eval - current_evals, n_iter == max_iter)
+            opt_cond = evals > 0 and flat_grad.abs().max() <= tolerance_grad  # no evaluation: nothing new to test
             current_evals += evals
             state["func_evals"] += evals
             if (n_iter == max_iter or current_evals >= max_eval or opt_cond
                     or d.mul(t).abs().max() <= tolerance_change or abs(loss - prev_loss) < tolerance_change):
                 break
 
-        state["d"], state["t"] = d, t
-        state["old_dirs"], state["old_stps"], state["ro"], state["H_diag"] = history
-        state["prev_flat_grad"], state["prev_loss"] = prev_flat_grad, prev_loss
+        state.update(d=d, t=t, prev_flat_grad=prev_flat_grad, prev_loss=prev_loss,
+                     **dict(zip(("old_dirs", "old_stps", "ro", "H_diag"), history)))
         return orig_loss
