@@ -17,6 +17,9 @@ globals().update(_registry.COMPOSITES)
 
 def _method_frontend(name):
     def fn(input, *args, **kwargs):
+        if not isinstance(input, _TensorImpl):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(input).__name__}"
+                            f"{''.join(', ' + type(a).__name__ for a in args)}), but expected a Tensor input first")
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = name
     fn.__doc__ = f"lantern.{name}(input, ...) is input.{name}(...)."

@@ -252,40 +252,40 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
         return self.to(other.dtype)
 
     def double(self, memory_format=preserve_format):
-        return self.to(dt.float64)
+        return self.to(dt.float64, memory_format=memory_format)
 
     def float(self, memory_format=preserve_format):
-        return self.to(dt.float32)
+        return self.to(dt.float32, memory_format=memory_format)
 
     def half(self, memory_format=preserve_format):
-        return self.to(dt.float16)
+        return self.to(dt.float16, memory_format=memory_format)
 
     def bfloat16(self, memory_format=preserve_format):
-        return self.to(dt.bfloat16)
+        return self.to(dt.bfloat16, memory_format=memory_format)
 
     def long(self, memory_format=preserve_format):
-        return self.to(dt.int64)
+        return self.to(dt.int64, memory_format=memory_format)
 
     def int(self, memory_format=preserve_format):
-        return self.to(dt.int32)
+        return self.to(dt.int32, memory_format=memory_format)
 
     def short(self, memory_format=preserve_format):
-        return self.to(dt.int16)
+        return self.to(dt.int16, memory_format=memory_format)
 
     def char(self, memory_format=preserve_format):
-        return self.to(dt.int8)
+        return self.to(dt.int8, memory_format=memory_format)
 
     def byte(self, memory_format=preserve_format):
-        return self.to(dt.uint8)
+        return self.to(dt.uint8, memory_format=memory_format)
 
     def bool(self, memory_format=preserve_format):
-        return self.to(dt.bool)
+        return self.to(dt.bool, memory_format=memory_format)
 
-    def cfloat(self):
-        return self.to(dt.complex64)
+    def cfloat(self, memory_format=preserve_format):
+        return self.to(dt.complex64, memory_format=memory_format)
 
-    def cdouble(self):
-        return self.to(dt.complex128)
+    def cdouble(self, memory_format=preserve_format):
+        return self.to(dt.complex128, memory_format=memory_format)
 
     def conj(self):
         """The complex conjugate: a new tensor (PyTorch returns a lazy view with a conj bit; lantern copies).
@@ -465,6 +465,8 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
         indices_or_sections = given[0]
         d = self._wrap_dim(dim)
         n = self._size[d]
+        if isinstance(indices_or_sections, Tensor):
+            indices_or_sections = _tensor_split_argument(indices_or_sections)
         if isinstance(indices_or_sections, int):
             k = indices_or_sections
             if k <= 0:
@@ -944,6 +946,17 @@ _ADD_ENTRY, _ADD__ENTRY, _SUB_ENTRY = entry(_ADD), entry(_ADD_), entry(_SUB)
 _EXPAND = _op("expand")
 _DIV, _DIV_ = _op("div"), _op("div_")
 _RSUB, _MUL, _RECIPROCAL = _op("rsub"), _op("mul"), _op("reciprocal")
+def _tensor_split_argument(t):
+    """tensor_split's tensor argument: a 0-d tensor is a number of sections, a 1-d one the indices."""
+    if t.dtype is not dt.int64:
+        raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                           f"{t.dtype.legacy}")
+    if t.dim() > 1:
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                           f"one-dimensional tensor, but got a tensor with {t.dim()} dims")
+    return int(t.item()) if t.dim() == 0 else t.tolist()
+
+
 _install_methods()
 Tensor.__div__, Tensor.__rdiv__, Tensor.__idiv__ = _truediv, _rtruediv, _itruediv  # Python 2's names, kept by torch
 register_tensor_class(Tensor)

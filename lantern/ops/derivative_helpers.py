@@ -114,7 +114,9 @@ def evenly_distribute_backward(grad, self, result, dim=None, keepdim=False):
 
 def value_selecting_backward(grad, dim, indices, sizes, keepdim):
     """max/min along a dim: the gradient goes to the selected index only."""
-    d = dim % len(sizes) if sizes else 0
+    if not sizes:  # a 0-d input: its one element is selected
+        return grad
+    d = dim % len(sizes)
     g = unsqueeze_reduced(grad, sizes, d, keepdim)
     idx = unsqueeze_reduced(indices, sizes, d, keepdim)
     shape = [1] * len(sizes)
@@ -134,8 +136,9 @@ def pow_backward_self(grad, self, exponent):
 def pow_backward_exponent(grad, self, exponent, result):
     """d (a ** b) / d b = result * log(a), taken as 0 where a == 0 and b >= 0 (PyTorch's convention)."""
     if not hasattr(self, "dim"):
-        return grad * result * math.log(self) if self > 0 else grad * result * float("nan") if self < 0 \
-            else grad * 0
+        if self == 0:  # log(0) = -inf: -inf where b < 0 (result is inf there), 0 where b >= 0
+            return _op("where", exponent >= 0, 0.0, grad * result * -math.inf)
+        return grad * result * math.log(self) if self > 0 else grad * result * float("nan")
     safe = _op("where", (self == 0) & (exponent >= 0), 1, self)
     return grad * result * safe.log() * (~((self == 0) & (exponent >= 0))).to(result.dtype)
 
@@ -191,18 +194,56 @@ def slice_backward(grad, meta, dim, start, end, step):
     return _zeros_for(grad, meta).slice_scatter(grad, dim, start, end, step)
 
 
+def narrow_backward(grad, meta, dim, start, length):
+    """narrow's start may be negative (counted from the end) or a 0-d tensor."""
+    start = start.__index__()
+    if start < 0:
+        start += meta.size[dim]
+    return slice_backward(grad, meta, dim, start, start + length, 1)
+
+
 def diagonal_backward(grad, meta, offset, dim1, dim2):
     return _zeros_for(grad, meta).diagonal_scatter(grad, offset, dim1, dim2)
 
 
 def as_strided_backward(grad, meta, size, stride, storage_offset):
-    """Scatter the gradient into zeros laid out like the input (a non-overlapping as_strided view is assumed)."""
-    zeros = _op("empty_strided", meta.size, meta.stride, grad.dtype, None, grad.device, None, False).zero_()
+    """Scatter the gradient into zeros laid out like the input. Where the view reads one storage element at
+    several positions (overlapping strides), their gradients add up there first."""
     offset = (meta.offset if storage_offset is None else storage_offset) - meta.offset
+    if _overlapping(size, stride):
+        return _overlapping_as_strided_backward(grad, meta, size, stride, offset)
+    zeros = _op("empty_strided", meta.size, meta.stride, grad.dtype, None, grad.device, None, False).zero_()
     return zeros.as_strided_scatter(grad, size, stride, offset)
 
 
+def _overlapping(size, stride):
+    """Whether a view of these sizes and strides reaches some storage element through two positions."""
+    extent = 1
+    for n, s in sorted((n, s) for n, s in zip(size, stride) if n > 1):
+        if s < extent:
+            return True
+        extent = s * (n - 1) + extent
+    return False
+
+
+def _overlapping_as_strided_backward(grad, meta, size, stride, offset):
+    """Sum the gradient per storage element the view reads (relative to the input's offset), then read each input
+    element's sum through the input's own geometry."""
+    positions = _op("full", (), offset, dt.int64, None, grad.device, None, False)
+    for k, (n, s) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[k] = n
+        positions = positions + _op("arange", n, None, 1, dt.int64, None, grad.device, None, False).view(shape) * s
+    reach = sum((n - 1) * s for n, s in zip(meta.size, meta.stride)) + 1
+    span = max(reach, int(positions.max().item()) + 1 if grad.numel() else 0)
+    sums = _op("zeros", (span,), grad.dtype, None, grad.device, None, False, None)
+    sums = sums.index_add(0, positions.expand(tuple(size)).reshape(-1), grad.reshape(-1))
+    return sums.as_strided(meta.size, meta.stride, 0).clone()
+
+
 def unfold_backward(grad, meta, dimension, size, step):
+    if not meta.size:  # unfolding a 0-d tensor gives its one element as a window of 1
+        return grad.reshape(())
     return _op("unfold_backward", grad, meta.size, dimension, size, step)
 
 

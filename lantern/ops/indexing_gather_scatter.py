@@ -341,6 +341,8 @@ def take_along_dim(input, indices, dim=None, *, out=None):
         shape[d] = input._size[d]
         input_b = input.expand(shape)
         shape[d] = indices._size[d]
+        if input._size[d]:  # PyTorch wraps indices along dim modulo its size (-1 is the last, 3 of 3 the first)
+            indices = indices.remainder(input._size[d])
         args = (input_b, d, indices.expand(shape), False)
     return call(get("gather"), args) if out is None else call(get("gather.out"), args + (out,))
 

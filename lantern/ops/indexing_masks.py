@@ -9,7 +9,7 @@ values (so a meta tensor cannot run them). Each op's record, kernel and derivati
 """
 from ..core import dtype as dt
 from ..core.tensor_impl import TensorImpl
-from .factory import C_TYPE_NAMES
+from .factory import C_TYPE_NAMES, checked_value
 from .call_by_name import call_op as _op
 from .dispatcher import call
 from .meta_util import broadcast_shapes, shape_str
@@ -32,11 +32,15 @@ def _masked_fill_meta(self, mask, value):
     if isinstance(value, TensorImpl) and value.dim():
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.dim()} dimension(s).")
+    if not isinstance(value, TensorImpl):
+        checked_value(value, self.dtype)  # a complex value into a real tensor, 300 into uint8: RuntimeError
     return OutputMeta(broadcast_shapes(self._size, mask._size), self.dtype)
 
 
 def _masked_fill_impl(xp, out, dtype, self, mask, value):
     out[...] = self
+    if not hasattr(value, "dtype"):
+        value = checked_value(value, dt.from_numpy_dtype(dtype))  # as stored: -1 into uint8 is 255
     xp.copyto(out, value, where=mask, casting="unsafe")
 
 
@@ -160,9 +164,17 @@ def _nonzero(backend, self):
 custom("nonzero.default(Tensor self) -> Tensor", _nonzero, _nonzero)
 
 
-def nonzero(input, *, as_tuple=False):
+def nonzero(input, *, out=None, as_tuple=False):
     """The indices of the nonzero elements: an (n, input.dim()) tensor, or with as_tuple one 1-D tensor per dim
     (NumPy's nonzero; a 0-dim input counts as 1-D)."""
+    if out is not None:
+        if out.dtype is not dt.int64:
+            raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar type"
+                               f"{out.dtype.legacy}")
+        result = call(get("nonzero.default"), (input,))
+        out.resize_(result._size[::-1])  # laid out as nonzero's own result: (ndim, n) transposed
+        out.set_(out.untyped_storage(), out.storage_offset(), result._size, out.stride()[::-1])
+        return out.copy_(result)
     if not as_tuple:
         return call(get("nonzero.default"), (input,))
     if input.dim() == 0:

@@ -216,6 +216,8 @@ def prelu(input, weight):
         shape = [1] * input.dim()
         shape[1 if input.dim() >= 2 else 0] = channels
         weight = weight.view(shape)
+    elif input.dim() == 0:
+        weight = weight.reshape(())  # a 0-d input keeps its 0-d shape (a weight of shape [1] would broadcast it)
     return _op("_prelu_kernel", input, weight)
 
 

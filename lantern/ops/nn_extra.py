@@ -182,7 +182,7 @@ def _separable(x, pool_hw, pool_d):
     oh, ow = planes.shape[-2:]
     columns = pool_d(planes.reshape(n, c, d, oh * ow))
     columns, d_index = columns if isinstance(columns, tuple) else (columns, None)
-    return columns.reshape(n, c, -1, oh, ow), hw_index, d_index
+    return columns.reshape(n, c, columns.shape[2], oh, ow), hw_index, d_index  # (an empty batch has no -1)
 
 
 def _volume_indices(hw_index, d_index, shape, out_shape):

@@ -299,6 +299,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Σ (x1 / max(‖x1‖, eps)) (x2 / max(‖x2‖, eps)) along dim, the inputs broadcast together."""
     _require_tensor("cosine_similarity", x1)
     _require_tensor("cosine_similarity", x2, 2, "x2")
+    x1, x2 = _COMPOSITES["broadcast_tensors"](x1, x2)  # the norms are taken over the broadcast shape
     norm1 = _op("linalg_vector_norm", x1, 2, [dim], True, None).clamp(min=eps)
     norm2 = _op("linalg_vector_norm", x2, 2, [dim], True, None).clamp(min=eps)
     return ((x1 / norm1) * (x2 / norm2)).sum(dim)

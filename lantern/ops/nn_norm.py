@@ -247,6 +247,19 @@ custom("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? ru
        _native_batch_norm)
 
 
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """torch.native_batch_norm: (output, save_mean, save_invstd) as PyTorch returns them: the statistics carry no
+    gradient, and in evaluation they are empty (the op's record keeps the running ones for its backward)."""
+    out, mean, rstd = _op("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum,
+                          eps)
+    if not training:
+        return out, mean.new_empty((0,)), rstd.new_empty((0,))
+    return out, mean.detach(), rstd.detach()
+
+
+composite("native_batch_norm", native_batch_norm, method=False)
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalise each channel (dim 1) by the batch's statistics when training (updating the running ones in
     place), or by running_mean/running_var in evaluation."""

@@ -8,6 +8,7 @@ affine_grid and grid_sample (composites of differentiable ops).
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.layout import channels_last, channels_last_3d
 from .meta_util import shape_str
 from .registry import structured
 from .derivative import derivative
@@ -98,7 +99,8 @@ def _upsample_check(self, output_size, mode):
         if self.dtype.category != dt.FLOATING and self.dtype is not dt.uint8:
             raise NotImplementedError(f"\"upsample_{mode.replace('-', '_')}{len(output_size)}d\" not implemented for "
                                       f"'{self.dtype.legacy}'")
-    elif self.dtype.category != dt.FLOATING:
+    elif self.dtype.category != dt.FLOATING and not (self.dtype is dt.uint8 and len(output_size) == 2
+                                                     and mode in ("bilinear", "bicubic")):
         raise NotImplementedError(f"\"upsample_{mode}{len(output_size)}d\" not implemented for '{self.dtype.legacy}'")
 
 
@@ -117,6 +119,9 @@ def _upsample_apply(xp, out, a, in_sizes, out_sizes, mode, align_corners, scales
             a = xp.take(a, index, axis=a.ndim - nd + d)
         out[...] = a
         return
+    if out.dtype == np.uint8:
+        out[...] = _uint8_separable(xp, a, in_sizes, out_sizes, mode, align_corners, scales)
+        return
     compute = _compute_dtype(out.dtype)
     a = a.astype(compute, copy=False)
     for d in range(nd):
@@ -124,6 +129,23 @@ def _upsample_apply(xp, out, a, in_sizes, out_sizes, mode, align_corners, scales
                                       scales[d] if scales else None, compute)
         a = along(xp, a, matrix.T if transpose else matrix, a.ndim - nd + d)
     out[...] = a
+
+
+def _uint8_separable(xp, a, in_sizes, out_sizes, mode, align_corners, scales):
+    """uint8 images as PyTorch's CPU kernels resize them: the last dim first, then the one before, each pass in
+    fixed point (weights scaled by 2**precision, the largest precision that keeps them in int16), its result
+    rounded and clamped to 0..255 before the next pass."""
+    nd = len(in_sizes)
+    for d in reversed(range(nd)):
+        matrix = interpolation_matrix(xp, in_sizes[d], out_sizes[d], mode, align_corners,
+                                      scales[d] if scales else None, np.dtype(np.float64))
+        precision = 0
+        while precision < 15 and int(0.5 + matrix.max() * (1 << (precision + 1))) < (1 << 15):
+            precision += 1
+        weights = xp.trunc(matrix * (1 << precision) + xp.where(matrix < 0, -0.5, 0.5)).astype(np.int64)
+        total = along(xp, a.astype(np.int64), weights, a.ndim - nd + d) + (1 << (precision - 1))
+        a = xp.clip(total >> precision, 0, 255).astype(np.uint8)
+    return a
 
 
 def _upsample_impl(xp, out, dtype, self, output_size, mode, align_corners=False, scales=None):
@@ -186,7 +208,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return adaptive_avg_pool1d(input, output_size) if nd == 1 else adaptive_avg_pool2d(input, output_size)
     if recompute_scale_factor:
         scales = None
-    return _op("_upsample", input, output_size, mode, bool(align_corners), scales)
+    result = _op("_upsample", input, output_size, mode, bool(align_corners), scales)
+    layout = {4: channels_last, 5: channels_last_3d}.get(input.dim())
+    if layout is not None and not input.is_contiguous() and input.is_contiguous(memory_format=layout):
+        return result.contiguous(memory_format=layout)  # PyTorch's kernels keep a channels-last input's layout
+    return result
 
 
 def upsample_node_name(args):

@@ -222,11 +222,27 @@ def _binary_meta(name, rule, check, number_other):
             if not number_other:
                 _require_tensor(name, a)
                 _require_tensor(name, b, 2, "other")
+            elif not isinstance(a, TensorImpl):
+                _number_self_check(name, a, b)
             shape, dtype = pointwise_binary(a, b)
         if check is not None:
             _kernel_check(check, dtype, dtype if keep else rule(dtype))
         return OutputMeta(shape, (dtype if keep else rule(dtype)))
     return meta
+
+
+# the binary ops PyTorch also declares with a number first (remainder.Scalar_Tensor, ...); of those, only
+# floor_divide takes two numbers
+NUMBER_SELF = {"floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+               "bitwise_right_shift", "xlogy"}
+
+
+def _number_self_check(name, a, b):
+    """A number as `self` of a binary op: a TypeError unless PyTorch has that overload (eq(2, t) has none)."""
+    if name not in NUMBER_SELF or (not isinstance(b, TensorImpl) and name != "floor_divide"):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(a).__name__}, "
+                        f"{type(b).__name__}), but expected (Tensor input, Tensor other) or (Tensor input, Number "
+                        "other)" + (" or (Number self, Tensor other)" if name in NUMBER_SELF else ""))
 
 
 def _tensor_self(name, meta):

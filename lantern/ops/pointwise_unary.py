@@ -85,6 +85,8 @@ def _sign(xp, out, dtype, a):
         xp.copyto(out, a, casting="unsafe")
     else:
         xp.sign(a, out=out, casting="unsafe")
+        if dtype.kind not in "biu":
+            xp.copyto(out, 0, where=xp.isnan(a))  # PyTorch's sign of nan is 0
 
 
 def _sgn(xp, out, dtype, a):

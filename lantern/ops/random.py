@@ -17,7 +17,7 @@ True
 import math
 import numpy as np
 
-from ..backends.base import internal_overlap_check
+from ..backends.base import internal_overlap_check, resize_out
 from ..core import dtype as dt
 from ..core.layout import preserve_format
 from ..core.tensor_impl import TensorImpl
@@ -225,10 +225,17 @@ custom(f"normal.Tensor_Tensor(Tensor mean, Tensor std, {_GENERATOR_KW}) -> Tenso
        _normal_tensor_tensor, _normal_tensor_tensor)
 
 
-def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
-           requires_grad=False):
+def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+           pin_memory=None, requires_grad=False):
     """normal(mean, std) with tensor mean and/or std (the result takes their broadcast shape), or
-    normal(mean, std, size) with floats."""
+    normal(mean, std, size) with floats (in out's dtype when out= is given)."""
+    if out is not None:
+        if not isinstance(mean, TensorImpl) and not isinstance(std, TensorImpl):
+            dtype = dtype or out.dtype
+        result = normal(mean, std, size, generator=generator, dtype=dtype, layout=layout, device=device,
+                        pin_memory=pin_memory, requires_grad=requires_grad)
+        resize_out(out, result._size, "normal")
+        return out.copy_(result)
     if isinstance(mean, TensorImpl):
         overload = "normal.Tensor_Tensor" if isinstance(std, TensorImpl) else "normal.Tensor_float"
     elif isinstance(std, TensorImpl):

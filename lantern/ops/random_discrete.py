@@ -157,12 +157,21 @@ def _match_signature(fn, forms, args, keywords):
     raise TypeError(f"{fn}() received an invalid combination of arguments; expected {expected}")
 
 
-def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, layout=None, device=None,
+def randint(*args, low=None, high=None, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
             pin_memory=None, requires_grad=False):
-    """randint(high, size) or randint(low, high, size): integers drawn uniformly from [low, high)."""
+    """randint(high, size) or randint(low, high, size): integers drawn uniformly from [low, high) (in out's dtype
+    when out= is given)."""
     forms = (lambda high, size: (0, high, size), lambda low, high, size: (low, high, size))
     low, high, size = _match_signature("randint", forms, args, {"low": low, "high": high, "size": size})
-    return call(get("randint.low"), (low, high, size, generator, dtype, layout, device, pin_memory, requires_grad))
+    if out is not None:
+        if dtype is not None and dtype is not out.dtype:
+            raise RuntimeError(f"dtype {dtype.legacy} does not match dtype of out parameter ({out.dtype.legacy})")
+        dtype = out.dtype
+    result = call(get("randint.low"), (low, high, size, generator, dtype, layout, device, pin_memory, requires_grad))
+    if out is None:
+        return result
+    resize_out(out, result._size, "randint")
+    return out.copy_(result)
 
 
 composite("randint", randint, method=False)

@@ -172,6 +172,8 @@ def cummaxmin_backward(grad, self_meta, indices, dim):
     zeros = _op("zeros", self_meta.size, grad.dtype, None, grad.device, None, False, None)
     if grad.numel() == 0:
         return zeros
+    if grad.dim() == 0:  # a 0-d input is its own running extreme
+        return grad
     d = dim % grad.dim()
     coordinates = []
     for k, n in enumerate(grad._size):

@@ -6,9 +6,9 @@ functions: each view function's result as a new contiguous tensor (torch.permute
 >>> lantern.t_copy(lantern.ones(2, 3)).stride()
 (2, 1)
 """
-from ..backends.base import resize_out
 from ..core.layout import contiguous_format
 from .dispatcher import call
+from .linalg_common import _into
 from .registry import composite, get
 
 
@@ -83,8 +83,7 @@ def _copy_function(name, view):
             for target, c in zip(out, copies):
                 target.copy_(c)
             return None
-        resize_out(out, copies._size, name)
-        return out.copy_(copies)
+        return _into(out, copies, name)
     fn.__name__ = name
     fn.__doc__ = f"The result of {name[:-len('_copy')]} as a new contiguous tensor, sharing no memory with input."
     return fn

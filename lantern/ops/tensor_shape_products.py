@@ -77,6 +77,10 @@ def cross(input, other, dim=None, *, out=None):
     return _copy_into(linalg_cross(input, other, dim=dim), out, "cross.out")
 
 
+def _expand_dim(t, dim, size):
+    return t.expand(t._size[:dim] + (size,) + t._size[dim + 1:])
+
+
 def tensordot(a, b, dims=2, out=None):
     """Contract dims of a with dims of b: permute both so the contracted dims meet, then one mm."""
     _require_tensor("tensordot", a)
@@ -96,6 +100,8 @@ def tensordot(a, b, dims=2, out=None):
     dims_a = list(wrap_dims(dims_a, a.dim()))
     dims_b = list(wrap_dims(dims_b, b.dim()))
     for da, db in zip(dims_a, dims_b):
+        if a._size[da] != b._size[db] and 1 in (a._size[da], b._size[db]):  # a size-1 contracted dim broadcasts
+            a, b = (a, _expand_dim(b, db, a._size[da])) if b._size[db] == 1 else (_expand_dim(a, da, b._size[db]), b)
         if a._size[da] != b._size[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a._size[da]} in dim {da} "
                                f"and second has size {b._size[db]} in dim {db}")

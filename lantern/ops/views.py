@@ -295,6 +295,7 @@ def _narrow_meta(self, dim, start, length):
         raise RuntimeError(f"narrow(): length must be non-negative (got {length}).")
     d = wrap_dim(dim, n)
     size = self._size[d]
+    start = start.__index__()  # a 0-d integer tensor (narrow.Tensor) gives its value: sizes hold ints only
     if start < -size or start > size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if start < 0:
@@ -398,7 +399,7 @@ derivative("squeeze", name=lambda args: "SqueezeBackward0" if args[1] is None el
 derivative("unsqueeze", self="grad.squeeze(dim)")
 derivative("select", self="select_backward(grad, self_meta, dim, index)")
 derivative("slice", self="slice_backward(grad, self_meta, dim, start, end, step)")
-derivative("narrow", name="SliceBackward0", self="slice_backward(grad, self_meta, dim, start, start + length, 1)")
+derivative("narrow", name="SliceBackward0", self="narrow_backward(grad, self_meta, dim, start, length)")
 derivative("diagonal", self="diagonal_backward(grad, self_meta, offset, dim1, dim2)")
 derivative("as_strided", self="as_strided_backward(grad, self_meta, size, stride, storage_offset)")
 derivative("unfold", self="unfold_backward(grad, self_meta, dimension, size, step)")
