@@ -276,6 +276,7 @@ class LBFGS(Optimizer):
                     or d.mul(t).abs().max() <= tolerance_change or abs(loss - prev_loss) < tolerance_change):
                 break
 
-        state.update(d=d, t=t, prev_flat_grad=prev_flat_grad, prev_loss=prev_loss,
-                     **dict(zip(("old_dirs", "old_stps", "ro", "H_diag"), history)))
+        state["d"], state["t"] = d, t  # in torch's order: state_dict() lists the keys as they were made
+        state["old_dirs"], state["old_stps"], state["ro"], state["H_diag"] = history
+        state["prev_flat_grad"], state["prev_loss"] = prev_flat_grad, prev_loss
         return orig_loss
