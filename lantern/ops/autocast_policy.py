@@ -41,6 +41,9 @@ FLOAT32 = frozenset({
     "linalg.inv_ex", "linalg.solve", "linalg.svd", "linalg.svdvals", "linalg.qr", "linalg.lstsq",
     "linalg.matrix_rank", "linalg_svd", "linalg_cholesky_ex", "linalg_eigh", "linalg_qr", "linalg_inv_ex",
     "linalg_solve",
+    # spectral ops: torch.fft's functions (by their ATen names, fft_<name>; not the Hermitian n-d ones) and stft/istft
+    "fft_fft", "fft_ifft", "fft_fft2", "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2",
+    "fft_irfft2", "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft", "stft", "istft",
 })
 
 PROMOTE = frozenset({"cat", "stack", "index_copy"})
