@@ -7,15 +7,14 @@ torch's are.
 >>> lantern.cholesky_solve(L @ L.mT @ lantern.tensor([[1.], [2.]]), L).tolist()
 [[1.0], [2.0]]
 """
-import numpy as np
-
+from ..backends import lapack
 from .dispatcher import call
 from .meta_util import broadcast_shapes
 from .pointwise_common import _require_tensor
 from .registry import composite, custom, get
 from .derivative import derivative
 from .linalg_common import (
-    LinAlgError, _batch_prefix, _first_failure, _into, _new_matrices, batch_indices, check_square, host, lapack, mH,
+    LinAlgError, _batch_prefix, _first_failure, _into, _new_matrices, check_square, mH,
 )
 from .linalg_solvers import cholesky as linalg_cholesky
 from .linalg_triangular import check_lapack_dtype, deprecated
@@ -44,14 +43,8 @@ def _cholesky_solve(backend, input, input2, upper=False):
     X = _new_matrices(backend, shape, input.dtype)
     if backend.xp is None or not X.numel():
         return X
-    xp, n = backend.xp, input2._size[-1]
-    b = host(xp.broadcast_to(backend.array(input), shape))
-    factor = host(xp.broadcast_to(backend.array(input2), shape[:-2] + (n, n)))
-    potrs = lapack("potrs", factor)
-    x = np.empty(shape, b.dtype)
-    for i in batch_indices(shape):
-        x[i] = potrs(factor[i], b[i], lower=not upper)[0]
-    backend.array(X)[...] = xp.asarray(x)
+    x = lapack.potrs(backend.host_array(input2), backend.host_array(input), shape[:-2], upper)
+    backend.array(X)[...] = backend.from_host(x)
     return X
 
 
@@ -71,10 +64,7 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
 
 def _zero_diagonal_error(name, factor):
     """LAPACK potri's error: a zero on the factor's diagonal makes the matrix singular."""
-    diagonal = np.diagonal(factor, 0, -2, -1)
-    zero = diagonal == 0
-    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0)
-    failure = _first_failure(info, factor.ndim > 2)
+    failure = _first_failure(lapack.zero_diagonal_info(factor), factor.ndim > 2)
     if failure is not None:
         index, value = failure
         raise LinAlgError(f"{name}: {_batch_prefix(index)}The diagonal element {value} is zero, the inversion could "
@@ -88,17 +78,9 @@ def _cholesky_inverse(backend, input, upper=False):
     inverse = _new_matrices(backend, input._size, input.dtype)
     if backend.xp is None or not input.numel():
         return inverse
-    factor = host(backend.array(input))
+    factor = backend.host_array(input)
     _zero_diagonal_error(name, factor)
-    potri = lapack("potri", factor)
-    values = np.empty(factor.shape, factor.dtype)
-    for i in batch_indices(factor.shape):
-        triangle = potri(factor[i], lower=not upper)[0]  # potri writes one triangle of the Hermitian inverse
-        if upper:
-            values[i] = np.triu(triangle) + np.conj(np.triu(triangle, 1).T)
-        else:
-            values[i] = np.tril(triangle) + np.conj(np.tril(triangle, -1).T)
-    backend.array(inverse)[...] = backend.xp.asarray(values)
+    backend.array(inverse)[...] = backend.from_host(lapack.potri(factor, upper))
     return inverse
 
 

@@ -103,31 +103,6 @@ def _lu_info(xp, a):
     return xp.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
 
 
-# ---- SciPy's LAPACK and BLAS over host arrays: NumPy has no LU, LDL, triangular solve, QR reflectors or expm ----
-
-def host(a):
-    """An array SciPy can read: NumPy's as it is, a CuPy array copied to the host."""
-    return a.get() if hasattr(a, "get") else a
-
-
-def lapack(name, a):
-    """SciPy's LAPACK routine `name` ('getrf', 'sytrf', ...) for a's dtype (dgetrf for float64, cgetrf for
-    complex64, ...): the routines torch calls, so pivots, reflectors and info codes are LAPACK's own."""
-    import scipy.linalg
-    return scipy.linalg.get_lapack_funcs(name, (a,))
-
-
-def blas(name, a):
-    """SciPy's BLAS routine `name` ('trsm', ...) for a's dtype."""
-    import scipy.linalg
-    return scipy.linalg.get_blas_funcs(name, (a,))
-
-
-def batch_indices(shape):
-    """The index of each matrix of a batch of matrices with this shape (one () for a single matrix)."""
-    return np.ndindex(*shape[:-2])
-
-
 def lapack_layout(t):
     """t copied into LAPACK's column-major layout: the strides of torch's results that LAPACK writes, given to
     the results lantern composes from other ops."""

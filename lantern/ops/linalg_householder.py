@@ -8,12 +8,11 @@ at a time, so they differentiate (twice) through their own steps.
 >>> [[round(x, 4) for x in row] for row in (Q @ a.triu()).tolist()]
 [[3.0, 1.0], [4.0, 2.0]]
 """
-import numpy as np
-
+from ..backends import lapack
 from .pointwise_common import _require_tensor
 from .reduction import out_return_type, return_type
 from .registry import composite, custom
-from .linalg_common import _into, _new_matrices, batch_indices, host, lapack, lapack_layout, mH, _eye
+from .linalg_common import _into, _new_matrices, lapack_layout, mH, _eye
 from .linalg_triangular import check_lapack_dtype
 
 geqrf_rt = return_type("geqrf", ["a", "tau"])
@@ -30,13 +29,9 @@ def _geqrf(backend, input):
     tau = backend.empty(input._size[:-2] + (min(m, n),), input.dtype)
     if backend.xp is None or not input.numel():
         return geqrf_rt(a, tau)
-    values = host(backend.array(input))
-    qr, taus = np.array(values), np.empty(tau._size, values.dtype)
-    geqrf = lapack("geqrf", values)
-    for i in batch_indices(values.shape):
-        qr[i], taus[i] = geqrf(values[i])[:2]
-    backend.array(a)[...] = backend.xp.asarray(qr)
-    backend.array(tau)[...] = backend.xp.asarray(taus)
+    qr, taus = lapack.geqrf(backend.host_array(input))
+    backend.array(a)[...] = backend.from_host(qr)
+    backend.array(tau)[...] = backend.from_host(taus)
     return geqrf_rt(a, tau)
 
 

@@ -8,8 +8,7 @@ as in torch.
 >>> lantern.linalg.ldl_solve(LD, pivots, A @ lantern.tensor([[1.], [2.]])).tolist()
 [[1.0], [2.0]]
 """
-import numpy as np
-
+from ..backends import lapack
 from ..core import dtype as dt
 from .dispatcher import call
 from .meta_util import broadcast_shapes
@@ -17,18 +16,13 @@ from .pointwise_common import _require_tensor
 from .reduction import out_return_type, return_type
 from .registry import custom, get
 from .linalg_common import (
-    _batch_prefix, _check_matrices, _first_failure, _into, _new_matrices, batch_indices, host, into_outs, lapack,
+    _batch_prefix, _check_matrices, _first_failure, _into, _new_matrices, into_outs,
 )
 
 ldl_factor_ex_rt = return_type("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 ldl_factor_rt = return_type("linalg_ldl_factor", ["LD", "pivots"])
 out_return_type(ldl_factor_ex_rt)
 out_return_type(ldl_factor_rt)
-
-
-def _routine(kind, a, hermitian):
-    """sytrf/sytrs for symmetric matrices; hetrf/hetrs for Hermitian complex ones."""
-    return lapack(("he" if hermitian and np.iscomplexobj(a) else "sy") + kind, a)
 
 
 def _ldl_factor_ex(backend, A, hermitian=False, check_errors=False):
@@ -38,17 +32,11 @@ def _ldl_factor_ex(backend, A, hermitian=False, check_errors=False):
     info = backend.empty(A._size[:-2], dt.int32)
     if backend.xp is None:
         return ldl_factor_ex_rt(LD, pivots, info)
-    a = host(backend.array(A))
-    ld, piv, codes = np.zeros(a.shape, a.dtype), np.zeros(pivots._size, np.int32), np.zeros(info._size, np.int32)
-    if a.size:
-        sytrf = _routine("trf", a, hermitian)
-        for i in batch_indices(a.shape):  # the lower triangle is read and written, as torch asks LAPACK
-            factor, piv[i], codes[i] = sytrf(a[i], lower=1)
-            ld[i] = np.tril(factor)
+    ld, piv, codes = lapack.sytrf(backend.host_array(A), hermitian)
     if check_errors:
         _singular_error("torch.linalg.ldl_factor_ex", A, codes)
     for t, values in ((LD, ld), (pivots, piv), (info, codes)):
-        backend.array(t)[...] = backend.xp.asarray(values)
+        backend.array(t)[...] = backend.from_host(values)
     return ldl_factor_ex_rt(LD, pivots, info)
 
 
@@ -79,7 +67,7 @@ def ldl_factor(A, *, hermitian=False, out=None):
     """(LD, pivots) of linalg.ldl_factor_ex; a singular D raises."""
     LD, pivots, info = call(get("linalg_ldl_factor_ex"), (A, hermitian, False))
     if info.numel() and info._backend.xp is not None:
-        _singular_error("torch.linalg.ldl_factor", A, host(info._backend.array(info)))
+        _singular_error("torch.linalg.ldl_factor", A, info._backend.host_array(info))
     return into_outs(out, ldl_factor_rt(LD, pivots), "linalg.ldl_factor")
 
 
@@ -108,15 +96,8 @@ def _ldl_solve(backend, LD, pivots, B, hermitian=False):
     X = _new_matrices(backend, shape, LD.dtype)
     if backend.xp is None or not X.numel():
         return X
-    xp, batch, n = backend.xp, shape[:-2], LD._size[-1]
-    ld = host(xp.broadcast_to(backend.array(LD), batch + (n, n)))
-    piv = host(xp.broadcast_to(backend.array(pivots), batch + (n,))).astype(np.int32)
-    b = host(xp.broadcast_to(backend.array(B), shape))
-    sytrs = _routine("trs", ld, hermitian)
-    x = np.empty(shape, b.dtype)
-    for i in batch_indices(shape):
-        x[i] = sytrs(ld[i], piv[i], b[i], lower=1)[0]
-    backend.array(X)[...] = xp.asarray(x)
+    x = lapack.sytrs(backend.host_array(LD), backend.host_array(pivots), backend.host_array(B), shape[:-2], hermitian)
+    backend.array(X)[...] = backend.from_host(x)
     return X
 
 

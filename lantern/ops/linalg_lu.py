@@ -1,7 +1,8 @@
 """The LU decomposition A = P L U with partial pivoting: linalg.lu_factor(_ex), linalg.lu, torch.lu_unpack and
 linalg.lu_solve, with their derivatives, and what is written over them: linalg.solve_ex, the deprecated torch.lu
 and torch.lu_solve. The factorisation and the solves are LAPACK's getrf and getrs through SciPy, over host arrays
-(NumPy has no LU), so LU, pivots (1-based, as LAPACK and torch give them) and info are LAPACK's own.
+(NumPy has no LU; lantern/backends/lapack.py), so LU, pivots (1-based, as LAPACK and torch give them) and info are
+LAPACK's own.
 
 >>> LU, pivots = lantern.linalg.lu_factor(lantern.tensor([[1., 2.], [3., 4.]]))
 >>> LU.tolist(), pivots.tolist()
@@ -9,6 +10,7 @@ and torch.lu_solve. The factorisation and the solves are LAPACK's getrf and getr
 """
 import numpy as np
 
+from ..backends import lapack
 from ..core import dtype as dt
 from .dispatcher import call
 from .meta_util import broadcast_shapes
@@ -18,8 +20,7 @@ from .registry import composite, custom, get
 from .derivative import derivative
 from .derivative_helpers import zeros_like
 from .linalg_common import (
-    LinAlgError, _batch_prefix, _first_failure, _into, _new_matrices, batch_indices, check_system, host, into_outs,
-    lapack, mH,
+    LinAlgError, _batch_prefix, _first_failure, _into, _new_matrices, check_system, into_outs, mH,
 )
 from .linalg_triangular import check_lapack_dtype, deprecated, solve_triangular
 
@@ -53,21 +54,6 @@ def _zero_pivot_error(name, A, info):
                            "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
 
 
-def _getrf(a):
-    """LAPACK getrf on each matrix of a host array: (LU, 1-based pivots, info), batched."""
-    m, n = a.shape[-2:]
-    lu = np.array(a)
-    pivots = np.broadcast_to(np.arange(1, min(m, n) + 1, dtype=np.int32), a.shape[:-2] + (min(m, n),)).copy()
-    info = np.zeros(a.shape[:-2], np.int32)
-    if not a.size:
-        return lu, pivots, info
-    getrf = lapack("getrf", a)
-    for i in batch_indices(a.shape):
-        lu[i], pivot, info[i] = getrf(a[i])
-        pivots[i] = pivot + 1
-    return lu, pivots, info
-
-
 def _lu_factor_ex(backend, A, pivot=True, check_errors=False):
     _check_lu_input("torch.lu_factor", A, pivot)
     m, n = A._size[-2:]
@@ -76,11 +62,11 @@ def _lu_factor_ex(backend, A, pivot=True, check_errors=False):
     info = backend.empty(A._size[:-2], dt.int32)
     if backend.xp is None:
         return lu_factor_ex_rt(LU, pivots, info)
-    lu, piv, codes = _getrf(host(backend.array(A)))
+    lu, piv, codes = lapack.getrf(backend.host_array(A))
     if check_errors:
         _zero_pivot_error("torch.linalg.lu_factor_ex", A, codes)
     for t, values in ((LU, lu), (pivots, piv), (info, codes)):
-        backend.array(t)[...] = backend.xp.asarray(values)
+        backend.array(t)[...] = backend.from_host(values)
     return lu_factor_ex_rt(LU, pivots, info)
 
 
@@ -103,7 +89,7 @@ def lu_factor(A, *, pivot=True, out=None):
     """(LU, pivots) of linalg.lu_factor_ex; a matrix with a zero on U's diagonal raises."""
     LU, pivots, info = call(get("linalg_lu_factor_ex"), (A, pivot, False))
     if info.numel() and info._backend.xp is not None:
-        _zero_pivot_error("torch.linalg.lu_factor", A, host(info._backend.array(info)))
+        _zero_pivot_error("torch.linalg.lu_factor", A, info._backend.host_array(info))
     return into_outs(out, lu_factor_rt(LU, pivots), "linalg.lu_factor")
 
 
@@ -220,23 +206,9 @@ def _lu_solve(backend, LU, pivots, B, left=True, adjoint=False):
     X = _new_matrices(backend, shape, LU.dtype) if left else backend.empty(shape, LU.dtype)
     if backend.xp is None or not X.numel():
         return X
-    xp, batch, n = backend.xp, shape[:-2], LU._size[-1]
-    lu = host(xp.broadcast_to(backend.array(LU), batch + (n, n)))
-    piv = host(xp.broadcast_to(backend.array(pivots), batch + (n,))) - 1
-    b = host(xp.broadcast_to(backend.array(B), shape))
-    # getrs solves op(A) Y = R with op = A (trans 0), A^T (1) or A^H (2). A right solve X op(A) = B is the left
-    # solve op(A)^T X^T = B^T: A^T for X A = B; for X A^H = B it is conj(A) X^T = B^T, i.e. A conj(X^T) = conj(B^T)
-    if left:
-        trans, conjugate = (2 if adjoint else 0), False
-    else:
-        b = np.swapaxes(b, -1, -2)
-        trans, conjugate = (0 if adjoint else 1), adjoint and np.iscomplexobj(b)
-    getrs = lapack("getrs", lu)
-    x = np.empty(b.shape, b.dtype)
-    for i in batch_indices(shape):
-        solution = getrs(lu[i], piv[i], np.conj(b[i]) if conjugate else b[i], trans=trans)[0]
-        x[i] = np.conj(solution) if conjugate else solution
-    backend.array(X)[...] = xp.asarray(x if left else np.swapaxes(x, -1, -2))
+    x = lapack.getrs(backend.host_array(LU), backend.host_array(pivots), backend.host_array(B), shape[:-2], left,
+                     adjoint)
+    backend.array(X)[...] = backend.from_host(x)
     return X
 
 
@@ -267,7 +239,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and B._size == A._size[:-1])
     LU, pivots, info = lu_factor_ex(A)
     if check_errors and info.numel() and info._backend.xp is not None:
-        failure = _first_failure(host(info._backend.array(info)), A.dim() > 2)
+        failure = _first_failure(info._backend.host_array(info), A.dim() > 2)
         if failure is not None:
             raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(failure[0])}The solver failed because the "
                               "input matrix is singular.")

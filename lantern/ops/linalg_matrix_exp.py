@@ -5,11 +5,12 @@ exponential of a block matrix.
 >>> lantern.linalg.matrix_exp(lantern.zeros(2, 2)).tolist()
 [[1.0, 0.0], [0.0, 1.0]]
 """
+from ..backends import lapack
 from ..core import dtype as dt
 from .dispatcher import call
 from .registry import composite, custom, get
 from .derivative import derivative
-from .linalg_common import check_square, host, mH
+from .linalg_common import check_square, mH
 
 def _check_matrix_exp(A):
     name = "linalg.matrix_exp"
@@ -23,12 +24,7 @@ def _matrix_exp(backend, A):
     out = backend.empty(A._size, A.dtype)
     if backend.xp is None or not A.numel():
         return out
-    import scipy.linalg
-    # in double precision, rounded back: closer to torch's single-precision result than expm's own float32 path
-    # (the Padé approximant loses digits on large norms), and expm has no half-precision path at all
-    wide = dt.complex128 if A.dtype.is_complex else dt.float64
-    a = host(backend.array(A)).astype(wide.np)
-    backend.array(out)[...] = backend.xp.asarray(scipy.linalg.expm(a)).astype(A.dtype.np)
+    backend.array(out)[...] = backend.from_host(lapack.expm(backend.host_array(A)))
     return out
 
 

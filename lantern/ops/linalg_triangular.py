@@ -7,15 +7,14 @@ triangular solve), with its derivative, and the deprecated torch.triangular_solv
 """
 import warnings
 
-import numpy as np
-
+from ..backends import lapack
 from ..core import dtype as dt
 from .dispatcher import call
 from .meta_util import broadcast_shapes
 from .reduction import out_return_type, return_type
 from .registry import composite, custom, get
 from .derivative import derivative
-from .linalg_common import _into, _new_matrices, batch_indices, blas, check_system, host, lapack_layout, mH
+from .linalg_common import _into, _new_matrices, check_system, lapack_layout, mH
 
 _DEPRECATION_SHOWN = set()
 
@@ -49,14 +48,9 @@ def _solve_triangular(backend, A, B, upper, left=True, unitriangular=False):
     X = _new_matrices(backend, shape, dtype)
     if backend.xp is None or not X.numel():
         return X
-    xp = backend.xp
-    a = host(xp.broadcast_to(backend.array(A).astype(dtype.np), shape[:-2] + A._size[-2:]))
-    b = host(xp.broadcast_to(backend.array(B).astype(dtype.np), shape))
-    trsm = blas("trsm", a)
-    x = np.empty(shape, dtype.np)
-    for i in batch_indices(shape):  # trsm divides by the diagonal unchecked: a zero there gives inf/nan, as torch's
-        x[i] = trsm(1.0, a[i], b[i], side=0 if left else 1, lower=not upper, diag=int(unitriangular))
-    backend.array(X)[...] = xp.asarray(x)
+    x = lapack.trsm(backend.host_array(A), backend.host_array(B).astype(dtype.np), shape[:-2], upper, left,
+                    unitriangular)
+    backend.array(X)[...] = backend.from_host(x)
     return X
 
 
