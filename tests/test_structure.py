@@ -112,7 +112,6 @@ LONG_FUNCTIONS = {
     "ops.nn_attention._multi_head_attention": 67,
     "jit.ir_text._tokenize": 66,
     "optim.lbfgs._strong_wolfe": 66,
-    "nn.modules.module.Module._load_from_state_dict": 64,
     "ops.registry._exact_wrapper": 64,
     "nn.modules.multihead_attention.MultiheadAttention._scripted_forward": 63,
     "ops.nn_extra.embedding_bag": 62,

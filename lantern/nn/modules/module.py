@@ -202,6 +202,16 @@ def _hook_dicts():
         "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")}
 
 
+def _as_assigned(param, input_param):
+    """What load_state_dict(assign=True) sets: the checkpoint's tensor, made a Parameter (with the model
+    parameter's requires_grad) where the model held a Parameter."""
+    if not isinstance(param, Parameter):
+        return input_param
+    if not isinstance(input_param, Parameter):
+        return Parameter(input_param, requires_grad=param.requires_grad)
+    return input_param.requires_grad_(param.requires_grad)
+
+
 class Module:
     """Base class for all neural-network modules; subclasses call `super().__init__()` and define `forward`."""
 
@@ -672,33 +682,38 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                                   f"object from checkpoint but received {type(input_param)}")
                 continue
-            lazy = is_lazy(param)
-            if not lazy and len(param.shape) == 0 and len(input_param.shape) == 1 and input_param.shape[0] == 1:
-                input_param = input_param[0]
-            if not lazy and input_param.shape != param.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {_torch_size(input_param)} "
-                                  f"from checkpoint, the shape in current model is {_torch_size(param)}.")
-                continue
-            if param.is_meta and not input_param.is_meta and not assign:
-                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
-                              "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
-                              "items in the state dictionary to their corresponding key in the module instead of "
-                              "copying them in place?)", stacklevel=2)
-            try:
-                with lantern.no_grad():
-                    if assign:
-                        if isinstance(param, Parameter):
-                            if not isinstance(input_param, Parameter):
-                                input_param = Parameter(input_param, requires_grad=param.requires_grad)
-                            else:
-                                input_param.requires_grad_(param.requires_grad)
-                        setattr(self, name, input_param)
-                    else:
-                        param.copy_(input_param)
-            except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
-                                  f"{_torch_size(param)} and whose dimensions in the checkpoint are "
-                                  f"{_torch_size(input_param)}, an exception occurred : {ex.args}.")
+            self._load_one_entry(name, param, input_param, key, assign, error_msgs)
+        self._load_extra_state(state_dict, prefix, strict, missing_keys, unexpected_keys)
+        if strict:
+            unexpected_keys.extend(self._unexpected_keys(state_dict, prefix, local_state))
+
+    def _load_one_entry(self, name, param, input_param, key, assign, error_msgs):
+        """Copy (or with assign=True, assign) one checkpoint tensor into parameter or buffer `name`; a shape that
+        does not fit, or a copy that fails, becomes a message in error_msgs."""
+        lazy = is_lazy(param)
+        if not lazy and len(param.shape) == 0 and len(input_param.shape) == 1 and input_param.shape[0] == 1:
+            input_param = input_param[0]
+        if not lazy and input_param.shape != param.shape:
+            error_msgs.append(f"size mismatch for {key}: copying a param with shape {_torch_size(input_param)} "
+                              f"from checkpoint, the shape in current model is {_torch_size(param)}.")
+            return
+        if param.is_meta and not input_param.is_meta and not assign:
+            warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                          "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                          "items in the state dictionary to their corresponding key in the module instead of "
+                          "copying them in place?)", stacklevel=3)
+        try:
+            with lantern.no_grad():
+                if assign:
+                    setattr(self, name, _as_assigned(param, input_param))
+                else:
+                    param.copy_(input_param)
+        except Exception as ex:
+            error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                              f"{_torch_size(param)} and whose dimensions in the checkpoint are "
+                              f"{_torch_size(input_param)}, an exception occurred : {ex.args}.")
+
+    def _load_extra_state(self, state_dict, prefix, strict, missing_keys, unexpected_keys):
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if getattr(self.__class__, "set_extra_state", Module.set_extra_state) is not Module.set_extra_state:
             if extra_key in state_dict:
@@ -707,15 +722,17 @@ class Module:
                 missing_keys.append(extra_key)
         elif strict and extra_key in state_dict:
             unexpected_keys.append(extra_key)
-        if strict:
-            for key in state_dict:
-                if key.startswith(prefix) and key != extra_key:
-                    head = key[len(prefix):].split(".", 1)
-                    if len(head) > 1:
-                        if head[0] not in self._modules:
-                            unexpected_keys.append(key)
-                    elif head[0] not in local_state:
-                        unexpected_keys.append(key)
+
+    def _unexpected_keys(self, state_dict, prefix, local_state):
+        """The keys under this module's prefix that name neither its own entries nor a child (nor extra state)."""
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        unexpected = []
+        for key in state_dict:
+            if key.startswith(prefix) and key != extra_key:
+                head = key[len(prefix):].split(".", 1)
+                if (head[0] not in self._modules) if len(head) > 1 else (head[0] not in local_state):
+                    unexpected.append(key)
+        return unexpected
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy parameters and buffers from state_dict into this module and its children. Returns
