@@ -120,7 +120,6 @@ LONG_FUNCTIONS = {
     "nn.modules.rnn.RNNBase.__init__": 60,
     "jit.frontend_emit.FunctionEmitter.merge_if": 59,
     "jit.ir_text._Parser.parse_node": 57,
-    "profiler.table.build_table": 57,
     "ops.nn_rnn.lstm_backward": 54,
     "nn.modules.module._call_with_hooks": 53,
     "ops.nn_conv._check_conv": 53,

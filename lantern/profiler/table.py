@@ -51,23 +51,8 @@ def build_table(events, sort_by=None, row_limit=100, max_name_column_width=55, m
         return ""
     if sort_by is not None:
         events = sorted(events, key=_sort_key(sort_by), reverse=True)
-    has_shapes = any(evt.input_shapes for evt in events)
-
-    name_width = max(len(evt.key) for evt in events) + 4
-    if max_name_column_width is not None:
-        name_width = min(name_width, max_name_column_width)
-    headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
-    if profile_memory:
-        headers += ["CPU Mem", "Self CPU Mem"]
-    headers.append("# of Calls")
-    widths = [name_width] + [COLUMN_WIDTH] * (len(headers) - 1)
-    if has_shapes:
-        shapes_width = max(len(str(evt.input_shapes)) for evt in events) + 4
-        if max_shapes_column_width is not None:
-            shapes_width = min(shapes_width, max_shapes_column_width)
-        headers.append("Input Shapes")
-        widths.append(shapes_width)
-
+    headers, widths = _columns(events, max_name_column_width, max_shapes_column_width, profile_memory)
+    has_shapes = headers[-1] == "Input Shapes"
     gap = " " * SPACING
     row_format = "".join("{:>" + str(w) + "}" + gap for w in widths)
     rule = "".join("-" * w + gap for w in widths)
@@ -80,24 +65,47 @@ def build_table(events, sort_by=None, row_limit=100, max_name_column_width=55, m
     if top_level_events_only:
         lines += ["=" * line_length, "This report only display top-level ops statistics"]
     lines += [rule, row_format.format(*headers), rule]
-    shown = 0
-    for evt in events:
-        if shown == row_limit:
-            break
-        if top_level_events_only and evt.cpu_parent is not None:
-            continue
-        shown += 1
-        name = evt.key
-        if max_name_column_width is not None and len(name) >= max_name_column_width - 3:
-            name = name[:max_name_column_width - 3] + "..."
-        row = [name, format_time_share(evt.self_cpu_time_total, total), _in_unit(evt.self_cpu_time_total, time_unit),
-               format_time_share(evt.cpu_time_total, total), _in_unit(evt.cpu_time_total, time_unit),
-               _in_unit(evt.cpu_time, time_unit)]
-        if profile_memory:
-            row += [format_memory(evt.cpu_memory_usage), format_memory(evt.self_cpu_memory_usage)]
-        row.append(evt.count)
+    shown = [evt for evt in events if not (top_level_events_only and evt.cpu_parent is not None)]
+    if row_limit is not None and row_limit >= 0:  # torch's row_limit=-1: every row
+        shown = shown[:row_limit]
+    for evt in shown:
+        row = _row(evt, total, time_unit, max_name_column_width, profile_memory)
         if has_shapes:
-            row.append(str(evt.input_shapes)[:shapes_width])
+            row.append(str(evt.input_shapes)[:widths[-1]])
         lines.append(row_format.format(*row))
     lines += [rule, f"Self CPU time total: {_in_unit(total, time_unit)}"]
     return "\n".join(lines) + "\n"
+
+
+def _columns(events, max_name_column_width, max_shapes_column_width, profile_memory):
+    """(headers, widths): the name column as wide as the longest name (within its maximum), then the times,
+    memory when profiled, the call count, and input shapes when any event recorded them."""
+    name_width = max(len(evt.key) for evt in events) + 4
+    if max_name_column_width is not None:
+        name_width = min(name_width, max_name_column_width)
+    headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    if profile_memory:
+        headers += ["CPU Mem", "Self CPU Mem"]
+    headers.append("# of Calls")
+    widths = [name_width] + [COLUMN_WIDTH] * (len(headers) - 1)
+    if any(evt.input_shapes for evt in events):
+        shapes_width = max(len(str(evt.input_shapes)) for evt in events) + 4
+        if max_shapes_column_width is not None:
+            shapes_width = min(shapes_width, max_shapes_column_width)
+        headers.append("Input Shapes")
+        widths.append(shapes_width)
+    return headers, widths
+
+
+def _row(evt, total, time_unit, max_name_column_width, profile_memory):
+    """One event's cells up to the call count; a name too long for its column ends in '...'."""
+    name = evt.key
+    if max_name_column_width is not None and len(name) >= max_name_column_width - 3:
+        name = name[:max_name_column_width - 3] + "..."
+    row = [name, format_time_share(evt.self_cpu_time_total, total), _in_unit(evt.self_cpu_time_total, time_unit),
+           format_time_share(evt.cpu_time_total, total), _in_unit(evt.cpu_time_total, time_unit),
+           _in_unit(evt.cpu_time, time_unit)]
+    if profile_memory:
+        row += [format_memory(evt.cpu_memory_usage), format_memory(evt.self_cpu_memory_usage)]
+    row.append(evt.count)
+    return row
