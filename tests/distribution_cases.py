@@ -37,8 +37,8 @@ CASES = {
     "FisherSnedecor": (lambda lib, t: _d(lib).FisherSnedecor(t([3.0, 5.0]), t([6.0, 9.0])), [0.8, 2.0]),
     "Gamma": (lambda lib, t: _d(lib).Gamma(t([2.0, 0.5]), t([1.5, 3.0])), [0.7, 0.1]),
     # float32 parameters: torch's log_prob compares concentration with a float32 zero and fails for float64
-    "GeneralizedPareto": (lambda lib, t: _d(lib).GeneralizedPareto(t([0.0, 1.0, 0.5]).float(), t([1.0, 2.0, 0.5]).float(),
-                                                                    t([0.3, 0.0, -0.4]).float()), [0.5, 2.0, 1.0]),
+    "GeneralizedPareto": (lambda lib, t: _d(lib).GeneralizedPareto(
+        t([0.0, 1.0, 0.5]).float(), t([1.0, 2.0, 0.5]).float(), t([0.3, 0.0, -0.4]).float()), [0.5, 2.0, 1.0]),
     "Geometric": (lambda lib, t: _d(lib).Geometric(t([0.3, 0.9])), [2.0, 0.0]),
     "Gumbel": (lambda lib, t: _d(lib).Gumbel(t([0.0, 1.0]), t([1.0, 2.0])), [0.5, -1.0]),
     "HalfCauchy": (lambda lib, t: _d(lib).HalfCauchy(t([1.0, 2.0])), [0.5, 3.0]),

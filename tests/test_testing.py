@@ -169,7 +169,8 @@ MAKE_TENSOR_ERRORS = [
 
 @pytest.mark.parametrize("index", range(len(MAKE_TENSOR_ERRORS)))
 def test_make_tensor_errors_match_torch(index):
-    theirs, ours = _outcome(lambda: MAKE_TENSOR_ERRORS[index](torch)), _outcome(lambda: MAKE_TENSOR_ERRORS[index](lantern))
+    theirs = _outcome(lambda: MAKE_TENSOR_ERRORS[index](torch))
+    ours = _outcome(lambda: MAKE_TENSOR_ERRORS[index](lantern))
     assert theirs is not None
     assert ours == theirs
 

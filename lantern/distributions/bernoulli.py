@@ -14,7 +14,7 @@ from lantern.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _probs_or_logits, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
@@ -27,15 +27,8 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, numbers.Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, numbers.Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
+        (self._param,) = _probs_or_logits(self, probs, logits)
+        is_scalar = isinstance(probs if probs is not None else logits, numbers.Number)
         super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

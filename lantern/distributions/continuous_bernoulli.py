@@ -18,7 +18,7 @@ from lantern.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _probs_or_logits, broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["ContinuousBernoulli"]
 
@@ -30,19 +30,13 @@ class ContinuousBernoulli(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        (self._param,) = _probs_or_logits(self, probs, logits)
+        is_scalar = isinstance(probs if probs is not None else logits, numbers.Number)
         if probs is not None:
-            is_scalar = isinstance(probs, numbers.Number)
-            (self.probs,) = broadcast_all(probs)
             # checked before the clamp below, which would make any value pass
             if validate_args is not None and not self.arg_constraints["probs"].check(self.probs).all():
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-        else:
-            is_scalar = isinstance(logits, numbers.Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
         super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
 

@@ -14,7 +14,7 @@ from lantern.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _probs_or_logits, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Geometric"]
 
@@ -25,16 +25,9 @@ class Geometric(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        given = probs if probs is not None else logits
-        batch_shape = Size() if isinstance(given, numbers.Number) else (self.probs if probs is not None
-                                                                        else self.logits).size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        (param,) = _probs_or_logits(self, probs, logits)
+        is_scalar = isinstance(probs if probs is not None else logits, numbers.Number)
+        super().__init__(Size() if is_scalar else param.size(), validate_args=validate_args)
         if self._validate_args and probs is not None:
             value = self.probs
             valid = value > 0

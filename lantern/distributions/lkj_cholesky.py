@@ -68,5 +68,6 @@ class LKJCholesky(Distribution):
         unnormalized_log_pdf = lantern.sum(order * diag_elems.log(), dim=-1)
         dm1 = self.dim - 1
         alpha = self.concentration + 0.5 * dm1
-        normalize_term = 0.5 * dm1 * math.log(math.pi) + lantern.mvlgamma(alpha - 0.5, dm1) - lantern.lgamma(alpha) * dm1
+        normalize_term = (0.5 * dm1 * math.log(math.pi) + lantern.mvlgamma(alpha - 0.5, dm1)
+                          - lantern.lgamma(alpha) * dm1)
         return unnormalized_log_pdf - normalize_term

@@ -7,7 +7,6 @@
 (lantern.Size([3]), 1.0)
 """
 from . import constraints
-from .independent import Independent
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import StickBreakingTransform

@@ -37,6 +37,17 @@ def _sum_rightmost(value, dim):
     return value.reshape(value.shape[:value.dim() - dim] + (-1,)).sum(-1) if dim > 0 else value
 
 
+def _probs_or_logits(dist, probs, logits, *others):
+    """Set the one of dist.probs and dist.logits given (the other is a lazy_property, derived on first use),
+    broadcast with `others` as broadcast_all does; returns (*others, the parameter), broadcast."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name, given = ("probs", probs) if probs is not None else ("logits", logits)
+    broadcast = broadcast_all(*others, given)
+    setattr(dist, name, broadcast[-1])
+    return broadcast
+
+
 def clamp_probs(probs):
     """Probabilities kept inside (eps, 1 - eps) of their dtype, so their logs are finite."""
     eps = lantern.finfo(probs.dtype).eps

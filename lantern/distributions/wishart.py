@@ -20,7 +20,6 @@ from lantern.core.size import Size
 
 from . import constraints
 from .chi2 import Chi2
-from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .multivariate_normal import _precision_to_scale_tril
 from .utils import lazy_property

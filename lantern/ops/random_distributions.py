@@ -72,8 +72,8 @@ def _at_least_tiny(values, dtype):
     return np.maximum(values, np.finfo(dtype.np).tiny).astype(dtype.np)
 
 
-custom("_standard_gamma(Tensor self, Generator? generator=None) -> Tensor", _standard_gamma_kernel, _standard_gamma_kernel,
-       method=False)
+custom("_standard_gamma(Tensor self, Generator? generator=None) -> Tensor", _standard_gamma_kernel,
+       _standard_gamma_kernel, method=False)
 
 
 # ---- the gradient of a Gamma sample with respect to alpha -----------------------------------------------------
