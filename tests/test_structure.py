@@ -123,7 +123,7 @@ LONG_FUNCTIONS = {
     "ops.nn_rnn.lstm_backward": 54,
     "nn.modules.module._call_with_hooks": 53,
     "ops.nn_conv._check_conv": 53,
-    "utils.data.worker._worker_loop": 53,
+    "utils.data.worker._worker_loop": 47,
     "ops.derivative.Derivative.__init__": 52,
     "ops.tensor_shape_products._parse_equation": 50,
     "nn.modules.module.Module.__setattr__": 49,

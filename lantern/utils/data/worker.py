@@ -164,6 +164,17 @@ def _parent_alive(parent_pid):
     return os.getppid() == parent_pid
 
 
+def _fetch(fetcher, index, dataset_kind, worker_id, where):
+    """The batch for `index`, or what the main process is sent instead: the end of an iterable dataset, or the
+    exception the dataset raised, wrapped with where it happened."""
+    try:
+        return fetcher.fetch(index)
+    except Exception as e:
+        if isinstance(e, StopIteration) and dataset_kind == _DatasetKind.Iterable:
+            return _IterableDatasetStopIteration(worker_id)
+        return ExceptionWrapper(where=where)
+
+
 def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, drop_last,
                  base_seed, init_fn, worker_id, num_workers):
     """The body of a worker process; returns on None from its queue, on the done event while idle, or when its
@@ -202,14 +213,8 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
             if init_exception is not None:
                 data, init_exception = init_exception, None
             else:
-                try:
-                    data = fetcher.fetch(index)
-                except Exception as e:
-                    if isinstance(e, StopIteration) and dataset_kind == _DatasetKind.Iterable:
-                        data = _IterableDatasetStopIteration(worker_id)
-                        iteration_end = True
-                    else:
-                        data = ExceptionWrapper(where=where)
+                data = _fetch(fetcher, index, dataset_kind, worker_id, where)
+                iteration_end = isinstance(data, _IterableDatasetStopIteration)
             data_queue.put((idx, data))
             del data, idx, index, r
     except KeyboardInterrupt:
