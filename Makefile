@@ -20,8 +20,9 @@ graphviz:
 
 # Oracle test files run again over the strict array library (docs/internals/backends.md): one file or more per kernel
 # family, so that a kernel reaching NumPy without going through its backend's xp fails in CI.
-STRICT_TIER := tests/test_pointwise.py tests/test_shape_ops.py tests/test_creation.py tests/test_linalg.py \
-	tests/test_sparse_math.py tests/test_tensor_shape.py tests/test_indexing.py tests/test_sorting.py
+STRICT_TIER := tests/test_pointwise.py tests/test_reductions.py tests/test_shape_ops.py tests/test_tensor_shape.py \
+	tests/test_indexing.py tests/test_sorting.py tests/test_linalg.py tests/test_sparse_math.py tests/test_nn_ops.py \
+	tests/test_random.py
 
 # As written, then the oracle tests again in reference mode (every named fast path off; see conftest.py's
 # OUT_OF_REFERENCE_TIER and docs/internals/reference-mode.md), then the strict array library's tier.
