@@ -34,7 +34,10 @@ ALLOWED = SCALAR_TYPES | DTYPE_FACTS
 # Files whose arrays are host arrays by design, with the reason.
 HOST_SIDE = {"random_draws.py": "the generator's Mersenne Twister words become values on the host, as ATen's CPU "
                                 "kernels make them, so a seed gives torch's numbers; random.py copies them into the "
-                                "output (backend.from_host on a device)"}
+                                "output (backend.from_host on a device)",
+             "linalg_lapack.py": "SciPy's LAPACK and BLAS wrappers (LU, triangular and Cholesky solves, Householder QR, "
+                                 "LDL, expm: routines NumPy lacks) take host NumPy arrays; the linalg kernels hand "
+                                 "them backend.host_array(t) and bring results back with backend.from_host"}
 
 
 def dotted_name(node):

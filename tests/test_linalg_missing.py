@@ -493,6 +493,25 @@ def test_deprecated_functions_warn(call, monkeypatch):
     assert any(issubclass(w.category, UserWarning) and "deprecated" in str(w.message) for w in caught)
 
 
+def test_out_variants_of_the_earlier_decompositions():
+    a, s = rand(2, 3, 3), spd(2, 3, 3)
+    check(lambda m, a: tuple(m.linalg.svd(a, out=outs(m, a, 2) + (m.empty(0, dtype=a.dtype),))), a, strides=False)
+    check(lambda m, a: m.linalg.svdvals(a, out=empty_out(m, a)), a, strides=False)
+    check(lambda m, a: tuple(m.linalg.qr(a, out=outs(m, a, 2))), a, strides=False)
+    check(lambda m, s: (tuple(m.linalg.eigh(s, out=outs(m, s, 2)))[0], m.linalg.eigvalsh(s, out=empty_out(m, s))), s,
+          strides=False)
+    check(lambda m, s: tuple(m.linalg.cholesky_ex(s, out=(empty_out(m, s), m.empty(0, dtype=m.int32)))), s,
+          strides=False)
+    check(lambda m, a: tuple(m.linalg.inv_ex(well_conditioned_like(m, a), out=(empty_out(m, a),
+                                                                               m.empty(0, dtype=m.int32)))), a,
+          strides=False)
+    check(lambda m, a: (m.slogdet(a), a.slogdet()), a)
+
+
+def well_conditioned_like(m, a):
+    return a + 3 * m.eye(a.shape[-1], dtype=a.dtype)
+
+
 def test_every_torch_linalg_name_resolves():
     """Generated from torch.linalg's namespace: every public function (and the error class) exists in lantern."""
     names = [n for n in dir(torch.linalg) if not n.startswith("_") and callable(getattr(torch.linalg, n))]

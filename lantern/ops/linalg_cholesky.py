@@ -7,7 +7,7 @@ torch's are.
 >>> lantern.cholesky_solve(L @ L.mT @ lantern.tensor([[1.], [2.]]), L).tolist()
 [[1.0], [2.0]]
 """
-from ..backends import lapack
+from . import linalg_lapack as lapack
 from .dispatcher import call
 from .meta_util import broadcast_shapes
 from .pointwise_common import _require_tensor

@@ -10,6 +10,7 @@ import numpy as np
 from ..core import dtype as dt
 from .dispatcher import call
 from .pointwise_common import _require_tensor
+from .reduction import out_return_type
 from .registry import get
 from .derivative_helpers import conj
 
@@ -145,7 +146,6 @@ def into_outs(out, result, name):
     """Copy a multi-output result into the out= tensors, returned as torch's `<name>_out` named tuple."""
     if out is None:
         return result
-    from .reduction import out_return_type
     return out_return_type(type(result))(*(_into(o, r, name) for o, r in zip(out, result)))
 
 

@@ -8,7 +8,7 @@ at a time, so they differentiate (twice) through their own steps.
 >>> [[round(x, 4) for x in row] for row in (Q @ a.triu()).tolist()]
 [[3.0, 1.0], [4.0, 2.0]]
 """
-from ..backends import lapack
+from . import linalg_lapack as lapack
 from .pointwise_common import _require_tensor
 from .reduction import out_return_type, return_type
 from .registry import composite, custom

@@ -8,7 +8,7 @@ as in torch.
 >>> lantern.linalg.ldl_solve(LD, pivots, A @ lantern.tensor([[1.], [2.]])).tolist()
 [[1.0], [2.0]]
 """
-from ..backends import lapack
+from . import linalg_lapack as lapack
 from ..core import dtype as dt
 from .dispatcher import call
 from .meta_util import broadcast_shapes

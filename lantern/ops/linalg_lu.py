@@ -10,7 +10,7 @@ LAPACK's own.
 """
 import numpy as np
 
-from ..backends import lapack
+from . import linalg_lapack as lapack
 from ..core import dtype as dt
 from .dispatcher import call
 from .meta_util import broadcast_shapes
@@ -22,6 +22,7 @@ from .derivative_helpers import zeros_like
 from .linalg_common import (
     LinAlgError, _batch_prefix, _first_failure, _into, _new_matrices, check_system, into_outs, mH,
 )
+from .linalg_solvers import _solve_shape
 from .linalg_triangular import check_lapack_dtype, deprecated, solve_triangular
 
 lu_factor_ex_rt = return_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])
@@ -234,7 +235,6 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     >>> lantern.linalg.solve_ex(lantern.eye(2) * 2, lantern.ones(2)).result.tolist()
     [0.5, 0.5]
     """
-    from .linalg_solvers import _solve_shape
     _solve_shape(A, B, left)
     vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and B._size == A._size[:-1])
     LU, pivots, info = lu_factor_ex(A)

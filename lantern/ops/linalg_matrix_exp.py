@@ -5,7 +5,7 @@ exponential of a block matrix.
 >>> lantern.linalg.matrix_exp(lantern.zeros(2, 2)).tolist()
 [[1.0, 0.0], [0.0, 1.0]]
 """
-from ..backends import lapack
+from . import linalg_lapack as lapack
 from ..core import dtype as dt
 from .dispatcher import call
 from .registry import composite, custom, get

@@ -7,7 +7,7 @@ triangular solve), with its derivative, and the deprecated torch.triangular_solv
 """
 import warnings
 
-from ..backends import lapack
+from . import linalg_lapack as lapack
 from ..core import dtype as dt
 from .dispatcher import call
 from .meta_util import broadcast_shapes

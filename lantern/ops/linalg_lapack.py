@@ -1,8 +1,9 @@
 """LAPACK and BLAS routines NumPy lacks (LU, triangular solves, Cholesky solves and inverse, Householder QR, LDL)
 and the matrix exponential, through SciPy's wrappers over host NumPy arrays, one matrix of a batch at a time: the
-routines torch calls, so pivots, reflectors, tau, LD and the info codes are LAPACK's own. Kernels in lantern/ops
-hand these functions `backend.host_array(t)` and bring the results back with `backend.from_host`
-(docs/internals/backends.md); each function broadcasts its inputs over `batch`, the result's batch shape.
+routines torch calls, so pivots, reflectors, tau, LD and the info codes are LAPACK's own. Kernels hand these
+functions `backend.host_array(t)` and bring the results back with `backend.from_host`, so they stay on `xp`
+themselves; this file is the host side, exempt from the seam check for that (tests/test_backend_seam.py,
+docs/internals/backends.md). Each function broadcasts its inputs over `batch`, the result's batch shape.
 
 >>> lu, pivots, info = getrf(np.array([[1., 2.], [3., 4.]]))
 >>> pivots.tolist(), info.tolist()
