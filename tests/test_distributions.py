@@ -129,3 +129,51 @@ def test_validation_can_be_turned_off_as_in_torch():
 
 def test_names_are_torch_distributions_names():
     assert set(lantern.distributions.__all__) <= set(torch.distributions.__all__)
+
+
+def test_base_class_behaviour_matches_torch():
+    for lib in (torch, lantern):
+        D = lib.distributions
+        with pytest.raises(ValueError):
+            D.Distribution.set_default_validate_args("yes")
+        normal = D.Normal(lib.zeros(2), lib.ones(2))
+        with pytest.warns(FutureWarning, match=r"`sample_n\(n\)` will be deprecated. Use `sample\(\(n,\)\)` instead."):
+            assert tuple(normal.sample_n(3).shape) == (3, 2)
+        assert lib.allclose(normal.perplexity(), normal.entropy().exp())
+        with pytest.raises(NotImplementedError):
+            D.Distribution().mean
+        with pytest.raises(NotImplementedError, match="does not implement mode"):
+            D.Distribution().mode
+
+        class Scaled(D.Normal):
+            def __init__(self, scale):
+                super().__init__(0.0, scale)
+
+        with pytest.raises(NotImplementedError) as caught:
+            Scaled(2.0).expand((3,))
+        assert str(caught.value) == ("Subclass Scaled of Normal that defines a custom __init__ method must also "
+                                     "define a custom .expand() method.")
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.distributions.Beta(2.0, 3.0).log_prob(lib.tensor(1.5)),
+    lambda lib: lib.distributions.Poisson(lib.tensor(2.0)).log_prob(lib.tensor(0.5)),
+    lambda lib: lib.distributions.Dirichlet(lib.tensor([1.0, 2.0])).log_prob(lib.tensor([0.5, 0.6])),
+    lambda lib: lib.distributions.MultivariateNormal(lib.zeros(2), lib.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    lambda lib: lib.distributions.MultivariateNormal(lib.zeros(2), lib.eye(2)).log_prob(lib.zeros(3)),
+    lambda lib: lib.distributions.Binomial(lib.tensor([3.5]), lib.tensor([0.5])),
+    lambda lib: lib.distributions.Independent(lib.distributions.Normal(lib.zeros(2), 1.0), 2),
+    lambda lib: lib.distributions.TransformedDistribution(lib.distributions.Normal(0.0, 1.0), "exp"),
+    lambda lib: lib.distributions.MixtureSameFamily(lib.distributions.Categorical(lib.ones(3)),
+                                                    lib.distributions.Normal(lib.zeros(2), 1.0)),
+    lambda lib: lib.distributions.Geometric(lib.tensor([0.0, 0.5])),
+    lambda lib: lib.distributions.LKJCholesky(1),
+    lambda lib: lib.distributions.Multinomial(lib.tensor(3), lib.ones(2)),
+])
+def test_argument_and_value_errors_match_torch(make):
+    with pytest.raises(Exception) as theirs:
+        make(torch)
+    with pytest.raises(Exception) as ours:
+        make(lantern)
+    assert type(ours.value) is type(theirs.value)
+    assert str(ours.value).replace("lantern.", "torch.") == str(theirs.value)
