@@ -98,3 +98,9 @@ def test_card_prints_every_section_and_unknown_names_raise():
     with pytest.raises(KeyError, match="no operator named 'no_such_op'"):
         op_card("no_such_op")
     assert lantern.inspect.op_card is op_card
+
+
+def test_every_card_lists_the_generated_code_among_its_fast_paths():
+    names = [s.name for s in op_card("mul").fast_paths]
+    assert names[-2:] == ["_generated_entry", "Backend._specialized_structured"]
+    assert [s.name for s in op_card("t").fast_paths] == ["_generated_entry"]  # a view: no runner is generated

@@ -178,9 +178,8 @@ class Backend:
                     self.install(op)
 
     @specialisation(
-        replaces="Backend.run_structured: one generated runner per structured op, unrolled over its arguments",
-        when="outside reference mode, for structured ops without tensor-list arguments on a backend with an array "
-             "library (lantern/_generated/runners.py holds them)",
+        replaces="Backend.run_structured, unrolled over one structured op's arguments",
+        when="outside reference mode, on a backend with an array library (lantern/_generated/runners.py)",
         parity_test="tests/test_reference_mode.py::test_generated_entries_and_runners_match_the_readable_ones")
     def _specialized_structured(self, op):
         """run_structured unrolled for one op's arguments, from lantern/_generated/runners.py (or compiled, for an

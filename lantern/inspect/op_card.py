@@ -119,7 +119,8 @@ def op_card(name):
         name=op.name, schema=op.schema.text, alias=op.schema.alias, kind=op.kind, variants=_variants(op),
         meta=_meta_line(op), kernels=_kernels(op),
         derivative=_node_name(op), formulas=[(arg, text) for _, arg, text in _formulas(op)],
-        saves=_saves(op), generated=_generated(op), fast_paths=_fast_paths({op.name, op.functional.name}))
+        saves=_saves(op), generated=_generated(op),
+        fast_paths=_fast_paths({op.name, op.functional.name}) + _generated_code_paths(op))
 
 
 def _meta_line(op):
@@ -204,3 +205,12 @@ def _generated(op):
 
 def _fast_paths(names):
     return [s for name in sorted(names) for s in reference.specialisations_for(name)]
+
+
+def _generated_code_paths(op):
+    """The fast paths every op of its kind has: its generated dispatcher entry, and for a structured op its
+    generated runner (reference mode runs dispatcher.dispatch and Backend.run_structured instead)."""
+    paths = [reference.SPECIALISATIONS["lantern.ops.dispatcher._generated_entry"]]
+    if op.kind is OpKind.STRUCTURED and not op.list_positions:
+        paths.append(reference.SPECIALISATIONS["lantern.backends.base.Backend._specialized_structured"])
+    return paths

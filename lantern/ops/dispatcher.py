@@ -191,8 +191,8 @@ def _scan_lines(op):
 
 
 @specialisation(
-    replaces="dispatcher.dispatch, the readable entry: one generated entry per op, its argument scan unrolled",
-    when="outside reference mode, for every op (lantern/_generated/dispatch.py holds them)",
+    replaces="dispatcher.dispatch, unrolled over one op's tensor arguments",
+    when="outside reference mode, for every op (lantern/_generated/dispatch.py)",
     parity_test="tests/test_reference_mode.py::test_generated_entries_and_runners_match_the_readable_ones")
 def _generated_entry(op):
     """The dispatcher's entry for one op, from lantern/_generated/dispatch.py (or compiled, for an op of a shape
