@@ -22,34 +22,7 @@ from .registry import custom, get, structured
 from .meta_results import OutputMeta
 
 
-# ---- Gamma(alpha, 1): Marsaglia and Tsang's squeeze method ------------------------------------------------------
-
-def standard_gamma_draws(generator, alpha):
-    """One Gamma(alpha, 1) draw per element of the float64 array `alpha`.
-
-    For alpha >= 1, with d = alpha - 1/3 and c = 1/sqrt(9d): draw x ~ N(0, 1) and u ~ U(0, 1), let v = (1 + cx)^3,
-    and accept d·v when v > 0 and log u < x²/2 + d - d·v + d·log v (rejected elements draw again). For alpha < 1,
-    Gamma(alpha) = Gamma(alpha + 1) · u^(1/alpha)."""
-    boosted = np.where(alpha < 1, alpha + 1, alpha)
-    d = boosted - 1.0 / 3.0
-    c = 1.0 / np.sqrt(9.0 * d)
-    result = np.empty_like(alpha)
-    pending = np.flatnonzero(alpha > 0)
-    while pending.size:
-        x = draws.normal_serial(generator, pending.size, 0.0, 1.0)
-        u = draws.unit_uniform(generator, pending.size, np.float64)
-        v = (1 + c[pending] * x) ** 3
-        with np.errstate(invalid="ignore", divide="ignore"):
-            accept = (v > 0) & (np.log(u) < 0.5 * x * x + d[pending] - d[pending] * v + d[pending] * np.log(v))
-        result[pending[accept]] = d[pending[accept]] * v[accept]
-        pending = pending[~accept]
-    small = alpha < 1
-    if small.any():
-        u = draws.unit_uniform(generator, int(small.sum()), np.float64)
-        with np.errstate(divide="ignore"):
-            result[small] *= u ** (1.0 / alpha[small])
-    return np.where(alpha > 0, result, 0.0)
-
+# ---- Gamma(alpha, 1): Marsaglia and Tsang's squeeze method, drawn on the host (random_draws.standard_gamma) -----
 
 def _gamma_kernel_dtype(name, t):
     if t.dtype not in (dt.float32, dt.float64):
@@ -62,14 +35,14 @@ def _standard_gamma_kernel(backend, self, generator=None):
     out = backend.empty(self._size, self.dtype)
     if backend.xp is None or not self.numel():
         return out
-    alpha = backend.array(self).astype(np.float64)
-    samples = standard_gamma_draws(_gen(generator), alpha.ravel()).reshape(alpha.shape)
-    backend.array(out)[...] = _at_least_tiny(samples, self.dtype)  # as torch: never exactly 0
+    alpha = backend.host_array(self).astype(np.float64)  # the draws run on the host
+    samples = backend.from_host(draws.standard_gamma(_gen(generator), alpha.ravel()).reshape(alpha.shape))
+    backend.array(out)[...] = _at_least_tiny(backend.xp, samples, self.dtype)  # as torch: never exactly 0
     return out
 
 
-def _at_least_tiny(values, dtype):
-    return np.maximum(values, np.finfo(dtype.np).tiny).astype(dtype.np)
+def _at_least_tiny(xp, values, dtype):
+    return xp.maximum(values, np.finfo(dtype.np).tiny).astype(dtype.np)
 
 
 custom("_standard_gamma(Tensor self, Generator? generator=None) -> Tensor", _standard_gamma_kernel,
@@ -93,7 +66,7 @@ def _standard_gamma_grad_impl(xp, out, dtype, alpha, x):
     step = 1e-5 * xp.maximum(a, 1e-3)
     dp_dalpha = (sp.gammainc(a + step, x) - sp.gammainc(a - step, x)) / (2 * step)
     log_density = (a - 1) * xp.log(x) - x - sp.gammaln(a)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with xp.errstate(over="ignore", invalid="ignore"):
         xp.copyto(out, -dp_dalpha * xp.exp(-log_density), casting="unsafe")
 
 
@@ -109,11 +82,11 @@ def _sample_dirichlet_kernel(backend, self, generator=None):
     out = backend.empty(self._size, self.dtype)
     if backend.xp is None or not self.numel():
         return out
-    alpha = backend.array(self).astype(np.float64)
-    gammas = standard_gamma_draws(_gen(generator), alpha.ravel()).reshape(alpha.shape)
-    gammas = np.maximum(gammas, np.finfo(np.float64).tiny)
+    xp, alpha = backend.xp, backend.host_array(self).astype(np.float64)  # the draws run on the host
+    gammas = backend.from_host(draws.standard_gamma(_gen(generator), alpha.ravel()).reshape(alpha.shape))
+    gammas = xp.maximum(gammas, np.finfo(np.float64).tiny)
     totals = gammas.sum(-1, keepdims=True) if gammas.ndim else gammas
-    backend.array(out)[...] = _at_least_tiny(gammas / totals, self.dtype)
+    backend.array(out)[...] = _at_least_tiny(xp, gammas / totals, self.dtype)
     return out
 
 
@@ -135,17 +108,11 @@ def _binomial(backend, count, prob, generator=None):
     out = backend.empty(shape, count.dtype)
     if backend.xp is None or not out.numel():
         return out
-    n = np.broadcast_to(backend.array(count).astype(np.float64), shape).ravel()
-    p = np.broadcast_to(backend.array(prob).astype(np.float64), shape).ravel()
-    backend.array(out)[...] = binomial_draws(_gen(generator), n, p).reshape(shape)
+    xp, host = backend.xp, backend.to_host  # the draws run on the host
+    n = host(xp.broadcast_to(backend.array(count).astype(np.float64), shape).ravel())
+    p = host(xp.broadcast_to(backend.array(prob).astype(np.float64), shape).ravel())
+    backend.array(out)[...] = backend.from_host(draws.binomial(_gen(generator), n, p).reshape(shape))
     return out
-
-
-def binomial_draws(generator, n, p):
-    """Binomial(n, p) draws: NumPy's BTPE/inversion sampler, seeded with a 64-bit word from the lantern generator
-    (so lantern.manual_seed fixes them; the algorithm is NumPy's, the stream is not torch's)."""
-    seed = int(generator.engine.random64(1)[0])
-    return np.random.default_rng(seed).binomial(n.astype(np.int64), np.clip(p, 0.0, 1.0)).astype(np.float64)
 
 
 custom("binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor", _binomial, _binomial,

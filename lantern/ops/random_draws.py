@@ -13,7 +13,9 @@ values the way ATen's CPU kernels do (`TransformationHelper.h`, `DistributionsHe
   tensor of probabilities compares a uniform float);
 - randperm swaps element i with one drawn from [i, n), as the Fisher-Yates shuffle;
 - multinomial inverts the cumulative distribution with a uniform double per sample, or, without replacement (and
-  for a single sample), takes the top k of p / Exponential(1).
+  for a single sample), takes the top k of p / Exponential(1);
+- torch.distributions' Gamma (Marsaglia and Tsang) and binomial (NumPy's sampler seeded from the generator) are
+  lantern's own streams: only their statistics match torch's.
 
 Values are produced in the order ATen visits the elements: the tensor's memory order. Where ATen computes in
 float32 the result can differ from torch's in the last bit or two (its vectorised log and cos round differently).
@@ -237,3 +239,39 @@ def multinomial_with_replacement(generator, weights, num_samples):
     cdf[:, -1] = 1.0
     u = unit_uniform(generator, weights.shape[0] * num_samples, np.float64).reshape(-1, num_samples)
     return np.stack([np.searchsorted(row, draws, side="left") for row, draws in zip(cdf, u)])
+
+
+# ---- torch.distributions' samplers: lantern's own streams (only the distributions' statistics match torch) -----
+
+def standard_gamma(generator, alpha):
+    """One Gamma(alpha, 1) draw per element of the float64 array `alpha`.
+
+    For alpha >= 1, with d = alpha - 1/3 and c = 1/sqrt(9d): draw x ~ N(0, 1) and u ~ U(0, 1), let v = (1 + cx)^3,
+    and accept d·v when v > 0 and log u < x²/2 + d - d·v + d·log v (rejected elements draw again). For alpha < 1,
+    Gamma(alpha) = Gamma(alpha + 1) · u^(1/alpha)."""
+    boosted = np.where(alpha < 1, alpha + 1, alpha)
+    d = boosted - 1.0 / 3.0
+    c = 1.0 / np.sqrt(9.0 * d)
+    result = np.empty_like(alpha)
+    pending = np.flatnonzero(alpha > 0)
+    while pending.size:
+        x = normal_serial(generator, pending.size, 0.0, 1.0)
+        u = unit_uniform(generator, pending.size, np.float64)
+        v = (1 + c[pending] * x) ** 3
+        with np.errstate(invalid="ignore", divide="ignore"):
+            accept = (v > 0) & (np.log(u) < 0.5 * x * x + d[pending] - d[pending] * v + d[pending] * np.log(v))
+        result[pending[accept]] = d[pending[accept]] * v[accept]
+        pending = pending[~accept]
+    small = alpha < 1
+    if small.any():
+        u = unit_uniform(generator, int(small.sum()), np.float64)
+        with np.errstate(divide="ignore"):
+            result[small] *= u ** (1.0 / alpha[small])
+    return np.where(alpha > 0, result, 0.0)
+
+
+def binomial(generator, n, p):
+    """Binomial(n, p) draws: NumPy's BTPE/inversion sampler, seeded with a 64-bit word from the lantern generator
+    (so lantern.manual_seed fixes them; the algorithm is NumPy's, the stream is not torch's)."""
+    seed = int(generator.engine.random64(1)[0])
+    return np.random.default_rng(seed).binomial(n.astype(np.int64), np.clip(p, 0.0, 1.0)).astype(np.float64)
