@@ -140,8 +140,7 @@ def fft_c2r_backward(grad, dim, normalization):
                        half.narrow(last, 1 + doubled, rest)], last)
 
 
-_helpers = {"fft_c2c_backward": fft_c2c_backward, "fft_r2c_backward": fft_r2c_backward,
-            "fft_c2r_backward": fft_c2r_backward}
+_helpers = {f.__name__: f for f in (fft_c2c_backward, fft_r2c_backward, fft_c2r_backward)}
 derivative("_fft_c2c", name="FftC2CBackward0", helpers=_helpers,
            self="fft_c2c_backward(grad, dim, normalization, forward)")
 derivative("_fft_r2c", name="FftR2CBackward0", helpers=_helpers,
