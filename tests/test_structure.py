@@ -117,7 +117,6 @@ LONG_FUNCTIONS = {
     "ops.nn_extra.embedding_bag": 62,
     "jit.frontend_emit.FunctionEmitter.emit_loop": 61,
     "onnx.export._export": 61,
-    "nn.modules.rnn.RNNBase.__init__": 60,
     "jit.frontend_emit.FunctionEmitter.merge_if": 59,
     "jit.ir_text._Parser.parse_node": 57,
     "ops.nn_rnn.lstm_backward": 54,

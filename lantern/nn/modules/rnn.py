@@ -260,6 +260,35 @@ def _recurrence_grads_differentiably(mode, order, inputs, grad_outputs):
 
 # ---- the modules ----
 
+def _check_rnn_options(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, proj_size):
+    """torch's checks of an RNN's constructor arguments, in its order (and its warning for dropout on one layer)."""
+    if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
+        raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
+                         "element being zeroed")
+    if dropout > 0 and num_layers == 1:
+        warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                      f"expects num_layers greater than 1, but got dropout={dropout} and "
+                      f"num_layers={num_layers}", stacklevel=3)
+    for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                              ("input_size", input_size, int)):
+        if not isinstance(value, kind):
+            raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
+    if input_size <= 0:
+        raise ValueError("input_size must be greater than zero")
+    if not isinstance(hidden_size, int):
+        raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+    if hidden_size <= 0:
+        raise ValueError("hidden_size must be greater than zero")
+    if num_layers <= 0:
+        raise ValueError("num_layers must be greater than zero")
+    if proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable projections")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
+    if mode not in _GATES:
+        raise ValueError("Unrecognized RNN mode: " + mode)
+
+
 class RNNBase(Module):
     """The shared machinery of RNN, LSTM and GRU: parameters per (layer, direction), argument checks, and the
     run over layers and directions. `mode` is "LSTM", "GRU", "RNN_TANH" or "RNN_RELU"."""
@@ -276,54 +305,31 @@ class RNNBase(Module):
         self.dropout = float(dropout)
         self.bidirectional = bidirectional
         self.proj_size = proj_size
-        if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
-            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
-                             "element being zeroed")
-        if dropout > 0 and num_layers == 1:
-            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
-                          f"expects num_layers greater than 1, but got dropout={dropout} and "
-                          f"num_layers={num_layers}", stacklevel=2)
-        for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
-                                  ("input_size", input_size, int)):
-            if not isinstance(value, kind):
-                raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
-        if input_size <= 0:
-            raise ValueError("input_size must be greater than zero")
-        if not isinstance(hidden_size, int):
-            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
-        if hidden_size <= 0:
-            raise ValueError("hidden_size must be greater than zero")
-        if num_layers <= 0:
-            raise ValueError("num_layers must be greater than zero")
-        if proj_size < 0:
-            raise ValueError("proj_size should be a positive integer or zero to disable projections")
-        if proj_size >= hidden_size:
-            raise ValueError("proj_size has to be smaller than hidden_size")
-        if mode not in _GATES:
-            raise ValueError("Unrecognized RNN mode: " + mode)
-        gate_size = _GATES[mode] * hidden_size
-        real_hidden = proj_size if proj_size > 0 else hidden_size
-        directions = 2 if bidirectional else 1
-        factory = {"device": device, "dtype": dtype}
+        _check_rnn_options(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, proj_size)
         self._flat_weights_names = []
         self._all_weights = []
         for layer in range(num_layers):
-            for direction in range(directions):
-                layer_input = input_size if layer == 0 else real_hidden * directions
-                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, real_hidden))]
-                if bias:
-                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
-                if proj_size > 0:
-                    shapes.append(("weight_hr", (proj_size, hidden_size)))
-                suffix = "_reverse" if direction == 1 else ""
+            for direction in range(2 if bidirectional else 1):
                 names = []
-                for kind, shape in shapes:
-                    name = f"{kind}_l{layer}{suffix}"
-                    setattr(self, name, Parameter(lantern.empty(shape, **factory)))
+                for kind, shape in self._weight_shapes(layer):
+                    name = f"{kind}_l{layer}{'_reverse' if direction == 1 else ''}"
+                    setattr(self, name, Parameter(lantern.empty(shape, device=device, dtype=dtype)))
                     names.append(name)
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
         self.reset_parameters()
+
+    def _weight_shapes(self, layer):
+        """(name, shape) of one layer's parameters in one direction, in torch's order."""
+        gate_size = _GATES[self.mode] * self.hidden_size
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        layer_input = self.input_size if layer == 0 else real_hidden * (2 if self.bidirectional else 1)
+        shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, real_hidden))]
+        if self.bias:
+            shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+        if self.proj_size > 0:
+            shapes.append(("weight_hr", (self.proj_size, self.hidden_size)))
+        return shapes
 
     @property
     def _flat_weights(self):
