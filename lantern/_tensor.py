@@ -361,6 +361,8 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
     def sum_to_size(self, *size):
         """Sum broadcast dims away so the result has `size` (the inverse of expand)."""
         size = tuple(binding._int_list(size, "sum_to_size"))
+        if not size:  # to a 0-d result: the sum (PyTorch sums a 0-d bool too, giving int64)
+            return self.sum()
         lead = self.dim() - len(size)
         if lead < 0 or any(s != 1 and s != n for s, n in zip(size, self._size[lead:])):
             raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self._size)}}}.")

@@ -110,6 +110,16 @@ FORWARD = {
                     RNG.uniform(0.1, 1, 4)),
     "cov ints": (lambda m, x: m.cov(x), i64(2, 5)),
     "cov complex": (lambda m, z: m.cov(z), c64(2, 4)),
+    "cov of one variable in 2-d": (lambda m, x: (m.cov(x, correction=0), m.corrcoef(x)), f32(1, 4)),
+    "diff n=0 leaves out prepend": (lambda m, x, p: m.diff(x, 0, 0, p), noncontig(f32(3, 2)), f32(1, 2)),
+    "gradient spacing None": (lambda m, x: m.gradient(x, spacing=None), f32(5)),
+    "histogram of nothing": (lambda m, x: (m.histogram(x, 1), m.histogram(x, 2, density=True),
+                                           m.histogramdd(x.reshape(0, 2), [2, 2])), np.zeros((5, 0, 4), np.float32)),
+    "unravel_index into a 0-d shape": (lambda m, i: m.unravel_index(i, ()), np.array(0)),
+    "put with no indices": (lambda m, x, i, s: m.put(x > 0, i, s > 0), np.array(1.0), np.zeros(0, np.int64),
+                            np.zeros(0)),
+    "addr bool with number scales": (lambda m, x, a, b: m.addr(x > 0, a > 0, b > 0, beta=3, alpha=2), f32(5, 4),
+                                     f32(5), f32(4)),
     "corrcoef": (lambda m, x: (m.corrcoef(x), x.corrcoef()), noncontig(f32(3, 5))),
     "corrcoef complex": (lambda m, z: m.corrcoef(z), c64(2, 4)),
     # index arithmetic and counting
@@ -197,6 +207,8 @@ ERRORS = {
     "diff negative n": (lambda m, x: m.diff(x, n=-1), f32(3)),
     "diff prepend dims": (lambda m, x, p: m.diff(x, prepend=p), f32(2, 3), f32(3)),
     "gradient too short": (lambda m, x: m.gradient(x, edge_order=2), f32(2, 3)),
+    "gradient repeated dim": (lambda m, x: m.gradient(x, spacing=0.1, dim=(1, 1)), f32(3, 3)),
+    "narrow_copy negative dim": (lambda m, x: m.narrow_copy(x, -4, 0, 0), f32(4, 2, 3)),
     "gradient spacing length": (lambda m, x: m.gradient(x, spacing=[1.0, 2.0, 3.0]), f32(3, 3)),
     "cov 3-d": (lambda m, x: m.cov(x), f32(2, 2, 2)),
     "cov float fweights": (lambda m, x: m.cov(x, fweights=x[0]), f32(2, 3)),
@@ -217,6 +229,10 @@ ERRORS = {
     "vsplit 1-d": (lambda m, x: m.vsplit(x, 2), f32(4)),
     "dsplit 2-d": (lambda m, x: m.dsplit(x, 2), f32(2, 2)),
     "split_with_sizes sum": (lambda m, x: m.split_with_sizes(x, [1, 1], 1), f32(2, 3)),
+    "addr bool beta on floats": (lambda m, x, a: m.addr(x, a, a, beta=True), f32(2, 2), f32(2)),
+    "histogramdd bins per dim": (lambda m, x: m.histogramdd(x, [1, 1, 1]), f32(5, 6)),
+    "narrow_copy dim": (lambda m, x: m.narrow_copy(x, 3, 0, 0), f32(4, 2, 3)),
+    "hsplit of a string": (lambda m, x: m.hsplit(x, "abc"), f32(2, 2, 2)),
 }
 
 test_forward_matches_torch, test_error_matches_torch = table_tests(FORWARD, ERRORS)

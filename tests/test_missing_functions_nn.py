@@ -47,6 +47,8 @@ FORWARD = {
         samples(2, 2, 3)),
     "fractional_max_pool3d with_indices 4-d": (lambda m, x, u: m.nn.functional.fractional_max_pool3d_with_indices(
         x, 2, output_ratio=0.5, _random_samples=u), f64(2, 6, 6, 6), samples(1, 2, 3).astype(np.float64)),
+    "fractional_max_pool3d empty batch": (lambda m, x: m.nn.functional.fractional_max_pool3d(
+        x, (2, 2, 1), output_size=2), np.zeros((0, 1, 4, 5, 4), np.float32)),
     "modules": (lambda m, x, u: (m.nn.ChannelShuffle(2)(x), m.nn.FractionalMaxPool2d(2, output_size=3,
                                                                                       _random_samples=u)(x),
                                  str(m.nn.ChannelShuffle(2))), f32(1, 4, 5, 5), samples(1, 4, 2)),

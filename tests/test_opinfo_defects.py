@@ -59,7 +59,12 @@ FORWARD = {
     "prelu of a 0-d input": (lambda m, x, w: m.nn.functional.prelu(x, w), np.array(-2.0, np.float32),
                              np.array([0.25], np.float32)),
     "avg_pool3d of int64": (lambda m, x: m.nn.functional.avg_pool3d(x, 2), np.arange(16).reshape(1, 1, 2, 2, 4)),
-    "sum_to_size of bool": (lambda m, x: (x > 0).sum_to_size(1, 3), f32(2, 3)),
+    "sum_to_size of bool": (lambda m, x: ((x > 0).sum_to_size(1, 3), (x > 0).sum_to_size(2, 3),
+                                          (x[0, 0] > 0).sum_to_size(())), f32(2, 3)),
+    "avg_pool3d of int64 with padding, ceil_mode, divisor_override": (
+        lambda m, x: (m.nn.functional.avg_pool3d(x, 2, 1, 1, True, False, 2), m.nn.functional.avg_pool3d(x, 2, 1, 1, True),
+                      m.nn.functional.avg_pool3d(x, 3, 1, 1, count_include_pad=False)),
+        np.arange(2 * 3 * 4 * 4 * 4).reshape(2, 3, 4, 4, 4) * 7 % 23 - 11),
     "upsample_bilinear2d and bicubic of uint8": (
         lambda m, x: tuple(m.nn.functional.interpolate(x, scale_factor=s, mode=mode, align_corners=a)
                            for mode in ("bilinear", "bicubic") for s in (1.7, 0.6) for a in (False, True)),
@@ -96,6 +101,11 @@ ERRORS = {
     "masked_fill with a complex value": (lambda m, x: x.masked_fill(x > 0, 1 + 2j), f32(3)),
     "masked_fill_ with a complex value": (lambda m, x: x.masked_fill_(x > 0, 1 + 2j), f32(3)),
     "masked_fill overflowing uint8": (lambda m, x: x.masked_fill(x > 0, 300), u8(3)),
+    "avg_pool3d of int8": (lambda m, x: m.nn.functional.avg_pool3d(x.to(m.int8), 2), np.ones((1, 1, 2, 2, 2))),
+    "narrow with a 1-d tensor start": (lambda m, x: x.narrow(0, m.tensor([1, 2]), 1), f32(4)),
+    "narrow with a bool tensor start": (lambda m, x: x.narrow(0, m.tensor(True), 1), f32(4)),
+    "out= that is the input": (lambda m, x: m.masked_select(x, x > 0, out=x), f32(6)),
+    "masked_fill with a complex tensor value": (lambda m, x: x.masked_fill(x > 0, m.tensor(1j)), np.arange(3)),
     "tensor_split with a float tensor": (lambda m, x: m.tensor_split(x, m.tensor(2.0)), np.arange(6)),
     "tensor_split with a 2-d tensor": (lambda m, x: m.tensor_split(x, m.ones(2, 2, dtype=m.int64)), np.arange(6)),
     "tensor_split with a 0-d zero": (lambda m, x: m.tensor_split(x, m.tensor(0)), np.arange(6)),

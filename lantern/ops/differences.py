@@ -13,6 +13,7 @@ from ..core import dtype as dt
 from ..core.size import wrap_dim
 from ..core.tensor_impl import TensorImpl
 from .linalg_common import _into
+from .meta_util import wrap_dims
 from .dispatcher import call
 from .registry import COMPOSITES, composite, get
 
@@ -53,6 +54,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
+    if n == 0:  # prepend and append are left out too
+        return _into(out, input.clone(), "diff")
     d = wrap_dim(dim, input.dim())
     x = _diff_operands(input, d, prepend, append)
     for _ in range(n):
@@ -71,6 +74,8 @@ composite("diff", diff)
 
 def _gradient_spacings(input, spacing, dims):
     """One spacing per dim: a number (uniform steps) or a 1-d tensor of coordinates."""
+    if spacing is None:
+        spacing = 1
     if isinstance(spacing, (numbers.Number, TensorImpl)) and not (isinstance(spacing, TensorImpl) and spacing.dim()):
         value = spacing.item() if isinstance(spacing, TensorImpl) else spacing
         return [value] * len(dims)
@@ -132,8 +137,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """
     if edge_order not in (1, 2):
         raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2. but got {edge_order}")
-    dims = list(range(input.dim())) if dim is None else [wrap_dim(d, input.dim()) for d in (
-        [dim] if isinstance(dim, int) else dim)]
+    dims = list(range(input.dim())) if dim is None else list(wrap_dims(dim, input.dim()))
     if any(input._size[d] < edge_order + 1 for d in dims):
         raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
     f = _floating(input)
@@ -252,8 +256,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         factor = factor * 0 if isinstance(factor, TensorImpl) else 0
     centred = x - average.unsqueeze(1)
     weighted = centred if w is None else centred * w
-    result = centred.mm(weighted.t().conj()) / factor
-    return result.squeeze() if input.dim() < 2 else result
+    return (centred.mm(weighted.t().conj()) / factor).squeeze()  # one variable: a 0-d result
 
 
 def corrcoef(input):

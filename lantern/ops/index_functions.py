@@ -73,6 +73,8 @@ def unravel_index(indices, shape):
     if indices.dtype.category != dt.INTEGRAL:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if not shape:
+        return ()
     if any(n < 0 for n in shape):
         raise ValueError(f"'shape' cannot have negative values, but got {shape}")
     total = math.prod(shape)
@@ -142,6 +144,8 @@ def put_(self, index, source, accumulate=False):
     [[0.0, 0.0], [0.0, 1.0]]
     """
     _put_checks(self, index, source)
+    if index.numel() == 0:
+        return self
     if self.dim() == 0:
         coords = ()
     else:
@@ -208,13 +212,13 @@ histogramdd_rt = return_type("histogramdd", ["hist", "bin_edges"])
 
 def _edges(values, bins, bounds, name):
     """The bin edges along one coordinate: the given tensor, or bins + 1 evenly spaced over the range (the data's
-    own minimum and maximum by default; an empty range becomes [min - 0.5, max + 0.5])."""
+    own minimum and maximum by default, [0, 1] for no data; an empty range becomes [min - 0.5, max + 0.5])."""
     if isinstance(bins, TensorImpl):
         return bins.clone()
     if bins <= 0:
         raise RuntimeError(f"{name}(): bins must be > 0, but got {bins} for dimension 0")
     if bounds is None:
-        low, high = (values.min().item(), values.max().item()) if values.numel() else (0.0, 0.0)
+        low, high = (values.min().item(), values.max().item()) if values.numel() else (0.0, 1.0)
     else:
         low, high = bounds
     if low > high:
@@ -252,6 +256,8 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
     points = input.reshape(-1, input._size[-1])
     n_dims = points._size[1]
     per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * n_dims
+    if len(per_dim) != n_dims:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
     bounds = [None] * n_dims if range is None else [tuple(range[2 * i:2 * i + 2]) for i in builtins.range(n_dims)]
     edges = [_edges(points[:, i], per_dim[i], bounds[i], "histogramdd") for i in builtins.range(n_dims)]
     shape = tuple(e._size[0] - 1 for e in edges)

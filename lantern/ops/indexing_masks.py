@@ -34,6 +34,8 @@ def _masked_fill_meta(self, mask, value):
                            f"{value.dim()} dimension(s).")
     if not isinstance(value, TensorImpl):
         checked_value(value, self.dtype)  # a complex value into a real tensor, 300 into uint8: RuntimeError
+    elif value.dtype.is_complex and not self.dtype.is_complex:
+        raise RuntimeError(f"value cannot be converted to type {C_TYPE_NAMES[self.dtype]} without overflow")
     return OutputMeta(broadcast_shapes(self._size, mask._size), self.dtype)
 
 

@@ -156,11 +156,11 @@ def _addr_checks(self, vec1, vec2, beta, alpha):
     for name, v in (("vec1", vec1), ("vec2", vec2)):
         if v.dim() != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.dim()}-D")
-    if self.dtype is dt.bool:
+    if self.dtype is not dt.bool:
         for name, s in (("beta", beta), ("alpha", alpha)):
-            if not isinstance(s, (bool, int)) or (s not in (0, 1) and not isinstance(s, bool)):
+            if isinstance(s, bool):
                 raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
-    elif self.dtype.category == dt.INTEGRAL:
+    if self.dtype.category == dt.INTEGRAL:
         for name, s in (("beta", beta), ("alpha", alpha)):
             if isinstance(s, float):
                 raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point "

@@ -221,14 +221,33 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _triple(stride, "stride")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    # the divisors of the two stages multiply to the box's; an override divides the plain sum (stage divisors 1)
-    stage_divisor = None if divisor_override is None else 1
-    y, _, _ = _separable(
-        x, lambda t: avg_pool2d(t, k[1:], s[1:], p[1:], ceil_mode, count_include_pad, stage_divisor),
-        lambda t: avg_pool2d(t, (k[0], 1), (s[0], 1), (p[0], 0), ceil_mode, count_include_pad, stage_divisor))
-    if divisor_override is not None:
-        y = y / divisor_override
+
+    def pooled(t, stage_divisor):
+        y, _, _ = _separable(
+            t, lambda t: avg_pool2d(t, k[1:], s[1:], p[1:], ceil_mode, count_include_pad, stage_divisor),
+            lambda t: avg_pool2d(t, (k[0], 1), (s[0], 1), (p[0], 0), ceil_mode, count_include_pad, stage_divisor))
+        return y
+    if x.dtype.category <= dt.INTEGRAL:
+        if x.dtype is not dt.int64:  # of the integer dtypes PyTorch's kernel takes int64 only
+            raise NotImplementedError(f'"avg_pool3d_out_frame" not implemented for \'{x.dtype.legacy}\'')
+        y = _integer_average(x, pooled, divisor_override)
+    elif divisor_override is not None:  # the divisors of the two stages multiply to the box's; an override
+        y = pooled(x, 1) / divisor_override  # divides the plain sum (stage divisors 1)
+    else:
+        y = pooled(x, None)
     return y.squeeze(0) if unbatched else y
+
+
+def _integer_average(x, pooled, divisor_override):
+    """Integer average pooling as PyTorch's kernels do it: the window's sum (in int64) divided by its count,
+    truncated. The two stages' sums are exact; the count is read off the floating-point average."""
+    total = pooled(x.to(dt.int64), 1)
+    if divisor_override is not None:
+        count = divisor_override
+    else:
+        mean = pooled(x.to(dt.float64), None)
+        count = _op("where", mean != 0, (total.to(dt.float64) / mean).round(), 1.0).to(dt.int64)
+    return total.div(count, rounding_mode="trunc").to(x.dtype)
 
 
 def _adaptive_size(input, output_size):

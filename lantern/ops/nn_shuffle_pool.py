@@ -95,8 +95,8 @@ def _fractional_max_pool(name, d, input, kernel_size, output_size, output_ratio,
         shape[2 + axis], shape[2 + d + axis] = out[axis], window[axis]
         positions = positions.reshape(shape)
         flat = positions if flat is None else flat * spatial[axis] + positions
-    flat = flat.expand([b, c] + list(out) + list(window)).reshape(b, c, -1)
-    picked = batched.reshape(b, c, -1).gather(2, flat).reshape((b, c) + out + (math.prod(window),))
+    flat = flat.expand([b, c] + list(out) + list(window)).reshape(b, c, math.prod(out) * math.prod(window))
+    picked = batched.reshape(b, c, math.prod(spatial)).gather(2, flat).reshape((b, c) + out + (math.prod(window),))
     values, which = picked.max(-1)
     indices = flat.reshape((b, c) + out + (math.prod(window),)).gather(-1, which.unsqueeze(-1)).squeeze(-1)
     if input.dim() == d + 1:

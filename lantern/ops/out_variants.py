@@ -48,6 +48,10 @@ def _out_kernel(name, rule):
     def kernel(backend, *args):
         *args, out = args
         args = tuple(args)
+        if any(getattr(a, "_storage", None) is out._storage for a in args):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
         if rule == "factory":
             args = _dtype_from_out(name, args, out)
         result = call(get(name), args)

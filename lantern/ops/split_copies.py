@@ -16,6 +16,10 @@ from .registry import composite, get
 
 def _directional_split(name, dim, at_least):
     def split(input, indices_or_sections):
+        if not isinstance(indices_or_sections, (int, list, tuple)) and not hasattr(indices_or_sections, "dim"):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                            f"{type(indices_or_sections).__name__}), but expected (Tensor input, int sections) or "
+                            "(Tensor input, tuple of ints indices)")
         if input.dim() < at_least:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {at_least} dimension, but got a tensor "
                                f"with {input.dim()} dimensions!")
@@ -93,6 +97,12 @@ def _method(name):
     return lambda input, *args, **kwargs: getattr(input, name)(*args, **kwargs)
 
 
+def _narrow(input, dim, start, length):
+    if dim >= max(input.dim(), 1):  # narrow_copy checks the dim with an assertion of its own
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.")
+    return input.narrow(dim, start, length)
+
+
 def _slice(input, dim=0, start=None, end=None, step=1):
     return call(get("slice"), (input, dim, start, end, step))
 
@@ -101,7 +111,7 @@ _VIEWS = {
     "alias": lambda input: input.view_as(input), "as_strided": _method("as_strided"), "ccol_indices": _method("ccol_indices"),
     "col_indices": _method("col_indices"), "crow_indices": _method("crow_indices"), "detach": _method("detach"),
     "diagonal": _method("diagonal"), "expand": _method("expand"), "indices": _method("indices"),
-    "narrow": _method("narrow"),
+    "narrow": _narrow,
     "permute": _method("permute"), "row_indices": _method("row_indices"), "select": _method("select"),
     "slice": _slice, "split": _method("split"), "split_with_sizes": split_with_sizes, "squeeze": _method("squeeze"),
     "t": _method("t"), "transpose": _method("transpose"), "unbind": _method("unbind"), "unfold": _method("unfold"),

@@ -6,6 +6,7 @@ A meta returns (sizes, strides, offset), plus the new dtype for views that reint
 >>> x.t().stride(), x[:, 1].storage_offset(), x.unsqueeze(2).stride()
 ((1, 4), 1, (4, 1, 1))
 """
+from ..core import dtype as dt
 from ..core.tensor_impl import contiguous_strides
 from .meta_util import shape_str, wrap_dim, wrap_dims
 from .registry import view
@@ -295,6 +296,8 @@ def _narrow_meta(self, dim, start, length):
         raise RuntimeError(f"narrow(): length must be non-negative (got {length}).")
     d = wrap_dim(dim, n)
     size = self._size[d]
+    if hasattr(start, "dim") and (start.dim() or start.dtype.category != dt.INTEGRAL):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start = start.__index__()  # a 0-d integer tensor (narrow.Tensor) gives its value: sizes hold ints only
     if start < -size or start > size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
