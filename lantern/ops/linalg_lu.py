@@ -1,7 +1,7 @@
 """The LU decomposition A = P L U with partial pivoting: linalg.lu_factor(_ex), linalg.lu, torch.lu_unpack and
 linalg.lu_solve, with their derivatives, and what is written over them: linalg.solve_ex, the deprecated torch.lu
 and torch.lu_solve. The factorisation and the solves are LAPACK's getrf and getrs through SciPy, over host arrays
-(NumPy has no LU; lantern/backends/lapack.py), so LU, pivots (1-based, as LAPACK and torch give them) and info are
+(NumPy has no LU; ops/linalg_lapack.py), so LU, pivots (1-based, as LAPACK and torch give them) and info are
 LAPACK's own.
 
 >>> LU, pivots = lantern.linalg.lu_factor(lantern.tensor([[1., 2.], [3., 4.]]))
