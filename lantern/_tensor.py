@@ -390,6 +390,9 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
         if len(src) != len(dst):
             raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
                                f"contain the same number of dims as destination ({list(dst)} dims)")
+        for role, given in (("source", src), ("destination", dst)):
+            if len({self._wrap_dim(d) for d in given}) != len(given):
+                raise RuntimeError(f"movedim: repeated dim in `{role}` ({list(given)})")
         src = [self._wrap_dim(d) for d in src]
         dst = [self._wrap_dim(d) for d in dst]
         if n == 0:  # a 0-d tensor takes dims 0 and -1 and has nothing to move

@@ -12,6 +12,8 @@ as the largest value, as in PyTorch. The gradient of sort, topk and kthvalue goe
 >>> lantern.unique(lantern.tensor([2, 1, 2, 2]), return_counts=True)
 (tensor([1, 2]), tensor([1, 3]))
 """
+import math
+
 from ..core import dtype as dt
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
@@ -271,6 +273,13 @@ def _data_dependent(name, self):
                               f"{shape_str(self._size)}), which a meta tensor does not have.")
 
 
+def _check_slices_not_empty(self, d):
+    """unique over slices along d needs slices with elements, unless d itself is the empty dim (ATen's rule)."""
+    if 0 in self._size and self._size[d] != 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied "
+                           f"(unique along dim {d} of a tensor of shape {shape_str(self._size)})")
+
+
 def _dim_first_strides(shape, d):
     """Contiguous strides for `shape` with dim d moved to the front: the layout ATen's unique(dim=d) returns."""
     order = [d] + [k for k in range(len(shape)) if k != d]
@@ -283,9 +292,9 @@ def _dim_first_strides(shape, d):
 
 def _three(backend, self, values, inverse, counts, dim=None):
     """(values, inverse, counts) as new tensors: values of self's dtype (dim first in memory when unique works
-    on slices along dim), the others int64."""
+    on slices along dim and there are some), the others int64."""
     shape = tuple(values.shape)
-    out = [backend.empty(shape, self.dtype) if dim is None else
+    out = [backend.empty(shape, self.dtype) if dim is None or 0 in shape else
            backend.empty_strided(shape, _dim_first_strides(shape, dim), self.dtype)]
     out += [backend.empty(tuple(a.shape), dt.int64) for a in (inverse, counts)]
     for t, array in zip(out, (values, inverse, counts)):
@@ -304,6 +313,7 @@ def _unique2(backend, self, sorted=True, return_inverse=False, return_counts=Fal
 
 def _unique_dim(backend, self, dim, sorted=True, return_inverse=False, return_counts=False):
     d = wrap_dim(dim, self.dim())
+    _check_slices_not_empty(self, d)
     if backend.xp is None:
         _data_dependent("unique", self)
     a = backend.array(self)
@@ -341,11 +351,14 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 def _unique_consecutive(backend, self, return_inverse=False, return_counts=False, dim=None):
     if dim is not None:
         d = wrap_dim(dim, self.dim())
+        _check_slices_not_empty(self, d)
     if backend.xp is None:
         _data_dependent("unique_consecutive", self)
     xp = backend.xp
     a = backend.array(self)
-    rows = a.reshape(-1, 1) if dim is None else xp.moveaxis(a, d, 0).reshape(a.shape[d], -1)
+    # explicit sizes, not -1: NumPy cannot infer a dim of a reshape to zero rows
+    rows = (a.reshape(a.size, 1) if dim is None else
+            xp.moveaxis(a, d, 0).reshape(a.shape[d], math.prod(a.shape[:d] + a.shape[d + 1:])))
     n = rows.shape[0]
     starts = xp.ones(n, dtype=bool)
     if n > 1:

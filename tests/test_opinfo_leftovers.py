@@ -1,0 +1,36 @@
+"""Regression tests for OpInfo sample failures of torch 2.13's op_db that no other area owned, each compared with
+torch: values, dtypes, shapes, strides and error classes (with the message's gist where it names the fault).
+"""
+import numpy as np
+import pytest
+
+from oracle import check, raises_like
+
+RNG = np.random.default_rng(2613)
+
+
+def f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("dim", [None, 1])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int64, np.float64])
+def test_unique_consecutive_of_an_empty_tensor(dim, dtype):
+    empty = np.zeros((5, 0, 5), dtype=dtype)
+    check(lambda m, x: m.unique_consecutive(x, return_inverse=True, return_counts=True, dim=dim), empty)
+
+
+@pytest.mark.parametrize("unique", ["unique", "unique_consecutive"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_unique_refuses_empty_slices_along_another_dim(unique, dim):
+    raises_like(lambda m, x: getattr(m, unique)(x, dim=dim), f32(5, 0, 5), match="0 sized dimensions")
+
+
+@pytest.mark.parametrize("source, destination, role", [
+    ((1, 0, 2), (0, 4, -5), "destination"),
+    ((0, 4, -5), (1, 0, 2), "source"),
+    ((1, 0, -4), (0, 4, -5), "source"),
+])
+def test_movedim_refuses_repeated_dims(source, destination, role):
+    raises_like(lambda m, x: m.movedim(x, source, destination), f32(2, 3, 4, 5, 6),
+                match=f"repeated dim in `{role}`")
