@@ -34,3 +34,25 @@ def test_unique_refuses_empty_slices_along_another_dim(unique, dim):
 def test_movedim_refuses_repeated_dims(source, destination, role):
     raises_like(lambda m, x: m.movedim(x, source, destination), f32(2, 3, 4, 5, 6),
                 match=f"repeated dim in `{role}`")
+
+
+@pytest.mark.parametrize("shape", [(0, 6, 5), (0, 6), (0, 6, 2, 3)])
+def test_group_norm_of_an_empty_batch(shape):
+    check(lambda m, x, w, b: m.nn.functional.group_norm(x, 3, w, b), f32(*shape), f32(6), f32(6))
+
+
+def ints(*shape, dtype=np.int64):
+    return RNG.integers(0 if dtype in (np.uint8, np.bool_) else -50, 2 if dtype == np.bool_ else 50,
+                        shape).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", [(2, 6, 5), (2, 6, 3, 4), (1, 5, 2, 2, 3)])
+def test_local_response_norm_of_int64_floors_the_window_mean(shape):
+    check(lambda m, x: m.nn.functional.local_response_norm(x, 3, alpha=1.0), ints(*shape))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.bool_])
+@pytest.mark.parametrize("shape", [(2, 6, 5), (2, 6, 3, 4)])
+def test_local_response_norm_refuses_other_integer_dtypes(dtype, shape):
+    raises_like(lambda m, x: m.nn.functional.local_response_norm(x, 2), ints(*shape, dtype=dtype),
+                match="not implemented for")

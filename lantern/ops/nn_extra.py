@@ -146,13 +146,19 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """input / (k + alpha · mean of squares over `size` neighbouring channels) ** beta, the window centred on
-    each channel and zero-padded at the ends."""
+    each channel and zero-padded at the ends. An int64 input's mean is floored, as its average pool's is in
+    PyTorch, and the result is float32."""
     if input.dim() < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
     if input.numel() == 0:
         return input
+    integral = not (input.dtype.is_floating_point or input.dtype.is_complex)
+    if integral and input.dtype is not dt.int64:  # PyTorch's average pools take no other integer dtype
+        pool = "avg_pool2d" if input.dim() == 3 else "avg_pool3d"
+        raise NotImplementedError(f"\"{pool}\" not implemented for '{input.dtype.legacy}'")
     squares = (input * input).movedim(1, -1)
-    windows = pad(squares, (size // 2, (size - 1) // 2)).unfold(-1, size, 1).mean(-1)
+    windows = pad(squares, (size // 2, (size - 1) // 2)).unfold(-1, size, 1)
+    windows = windows.sum(-1).div(size, rounding_mode="floor") if integral else windows.mean(-1)
     return input / (windows.movedim(-1, 1) * alpha + k).pow(beta)
 
 

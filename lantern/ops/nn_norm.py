@@ -296,7 +296,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {shape_str(t._size)} and input of shape "
                                f"{shape_str(input._size)}")
-    grouped = input.reshape(n, num_groups, -1)
+    grouped = input.reshape(n, num_groups, channels // num_groups * math.prod(input._size[2:]))  # no -1: n may be 0
     y = _op("native_layer_norm", grouped, (grouped._size[-1],), None, None, eps)[0].reshape(input._size)
     return _channel_affine(y, weight, bias)
 
