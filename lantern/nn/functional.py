@@ -33,15 +33,15 @@ globals().update({name: fn for name, fn in _registry.COMPOSITES.items()
 for _name in ("linear", "dropout", "layer_norm", "batch_norm", "group_norm", "instance_norm"):
     globals()[_name] = _registry.observed(_name, globals()[_name])
 
+from ..ops import nn_shuffle_pool as _nn_shuffle_pool  # noqa: E402  (channel_shuffle, fractional_max_pool, pdist)
+globals().update({_name: getattr(_nn_shuffle_pool, _name) for _name in _nn_shuffle_pool.__all__})
+
 # the plain functions with an autocast policy (cross_entropy, pad, ...) get the Autocast stage in front; composites
 # have it in their wrappers already, and ops that are registered meet it in the dispatcher
 for _name in _autocast_policy.FUNCTIONS:
     _fn = globals().get(_name)
     if _fn is not None and _name not in _registry.REGISTRY and not hasattr(_fn, "__wrapped__"):
         globals()[_name] = _autocast.stage(_name, _fn)
-
-from ..ops import nn_shuffle_pool as _nn_shuffle_pool  # noqa: E402  (channel_shuffle, fractional_max_pool, pdist)
-globals().update({_name: getattr(_nn_shuffle_pool, _name) for _name in _nn_shuffle_pool.__all__})
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

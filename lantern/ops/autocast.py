@@ -165,7 +165,7 @@ def target_dtype(policy, name, region, values):
 
 def _policy_of_op(op):
     """An op's policy: its functional form's, by name without the overload; in-place and out= forms have none."""
-    return policy_of(op.schema.name) if op.schema.alias is AliasKind.NEW else None
+    return policy_of(op.schema.name) if op.schema.alias in (AliasKind.NEW, AliasKind.VIEW) else None
 
 
 def autocast_kernel(op, args):

@@ -22,7 +22,7 @@ cast, nor integer ones.
 LOWER_PRECISION = frozenset({
     "mm", "bmm", "addmm", "addbmm", "baddbmm", "matmul",
     "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "prelu", "scaled_dot_product_attention",
+    "prelu", "scaled_dot_product_attention", "linalg.vecdot",
 })
 
 FLOAT32 = frozenset({
@@ -35,12 +35,16 @@ FLOAT32 = frozenset({
     "prod", "trace", "cdist", "quantile", "nanquantile",
     # pooling, unpooling and sampling
     "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-    "grid_sample",
+    "grid_sample", "fractional_max_pool2d", "fractional_max_pool3d",
+    # complex numbers built from real ones
+    "polar", "view_as_complex",
     # linear algebra: the torch.linalg functions ("linalg.<name>") and the registered ops beneath them
     "svd", "inverse", "linalg.cholesky", "linalg.cholesky_ex", "linalg.eigh", "linalg.eigvalsh", "linalg.inv",
     "linalg.inv_ex", "linalg.solve", "linalg.svd", "linalg.svdvals", "linalg.qr", "linalg.lstsq",
     "linalg.matrix_rank", "linalg_svd", "linalg_cholesky_ex", "linalg_eigh", "linalg_qr", "linalg_inv_ex",
-    "linalg_solve",
+    "linalg_solve", "linalg.eig", "linalg.eigvals", "linalg_eig", "linalg.cond", "linalg.householder_product",
+    "linalg.tensorinv", "linalg.tensorsolve", "cholesky", "cholesky_inverse", "cholesky_solve", "geqrf", "orgqr",
+    "ormqr", "qr", "lu", "lu_solve", "triangular_solve", "pinverse",
     # spectral ops: torch.fft's functions (by their ATen names, fft_<name>; not the Hermitian n-d ones) and stft/istft
     "fft_fft", "fft_ifft", "fft_fft2", "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2",
     "fft_irfft2", "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft", "stft", "istft",

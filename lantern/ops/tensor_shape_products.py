@@ -110,7 +110,11 @@ def tensordot(a, b, dims=2, out=None):
     inner = math.prod(a._size[d] for d in dims_a)
     left = a.permute(free_a + dims_a).reshape(math.prod(a._size[d] for d in free_a), inner)
     right = b.permute(dims_b + free_b).reshape(inner, math.prod(b._size[d] for d in free_b))
-    result = left.mm(right).reshape([a._size[d] for d in free_a] + [b._size[d] for d in free_b])
+    shape = [a._size[d] for d in free_a] + [b._size[d] for d in free_b]
+    if left._size[0] == 1 and right._size[1] == 1:  # one output element: a dot product (PyTorch's, which autocast
+        result = left.reshape(-1).dot(right.reshape(-1)).reshape(shape)  # leaves in float32, unlike mm)
+    else:
+        result = left.mm(right).reshape(shape)
     return _copy_into(result, out, "tensordot.out")
 
 
