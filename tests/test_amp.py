@@ -10,6 +10,7 @@ import torch
 
 import autocast_cases
 import lantern
+from deliberate_differences import DIFFERENCES
 from oracle import as_numpy
 
 REGIONS = [(torch.bfloat16, lantern.bfloat16), (torch.float16, lantern.float16)]
@@ -18,6 +19,8 @@ REGIONS = [(torch.bfloat16, lantern.bfloat16), (torch.float16, lantern.float16)]
 # ---- every op's output dtype under autocast ---------------------------------------------------------------------
 
 EXPECTATIONS = autocast_cases.expectations()
+# ops whose lower-precision values torch computes differently on purpose (tests/deliberate_differences.py)
+DTYPES_ONLY = {"matrix_exp"} if DIFFERENCES["matrix_exp in half precision"] else set()
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTATIONS), ids=" ".join)
@@ -28,7 +31,7 @@ def test_autocast_output_dtype_matches_torch(key):
         warnings.simplefilter("ignore")
         got = expected.run_lantern()
     assert autocast_cases.dtype_names(got) == autocast_cases.dtype_names(expected.result)
-    if expected.case.values_comparable:
+    if expected.case.values_comparable and key[0] not in DTYPES_ONLY:
         for g, e in zip(autocast_cases.tensors_of(got), autocast_cases.tensors_of(expected.result)):
             if e.is_floating_point():   # (indices of ties, as argsort's, may differ between sorts)
                 assert autocast_cases.close(as_numpy(g), as_numpy(e), key[1]), f"{key}: values differ"
