@@ -7,6 +7,7 @@ functions: each view function's result as a new contiguous tensor (torch.permute
 (2, 1)
 """
 from ..core.layout import contiguous_format
+from . import keyword_aliases
 from .dispatcher import call
 from .linalg_common import _into
 from .registry import composite, get
@@ -15,7 +16,12 @@ from .registry import composite, get
 # ---- hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk ----------------------------------------
 
 def _directional_split(name, dim, at_least):
-    def split(input, indices_or_sections):
+    def split(input, indices_or_sections=None, *, sections=None, indices=None):
+        spelled = [a for a in (indices_or_sections, sections, indices) if a is not None]
+        if len(spelled) != 1:  # torch's signatures name the argument indices_or_sections, sections or indices
+            raise TypeError(f"{name}() received an invalid combination of arguments - expected one of "
+                            "(Tensor input, int sections) or (Tensor input, tuple of ints indices)")
+        indices_or_sections = spelled[0]
         if not isinstance(indices_or_sections, (int, list, tuple)) and not hasattr(indices_or_sections, "dim"):
             raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
                             f"{type(indices_or_sections).__name__}), but expected (Tensor input, int sections) or "
@@ -103,7 +109,8 @@ def _narrow(input, dim, start, length):
     return input.narrow(dim, start, length)
 
 
-def _slice(input, dim=0, start=None, end=None, step=1):
+def _slice(input, dim=0, start=None, end=None, step=1, **numpy_spelling):
+    (dim,) = keyword_aliases.resolve("slice_copy", numpy_spelling, ("dim",), (dim,))  # axis= for dim=, as torch
     return call(get("slice"), (input, dim, start, end, step))
 
 
