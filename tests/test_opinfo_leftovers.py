@@ -56,3 +56,17 @@ def test_local_response_norm_of_int64_floors_the_window_mean(shape):
 def test_local_response_norm_refuses_other_integer_dtypes(dtype, shape):
     raises_like(lambda m, x: m.nn.functional.local_response_norm(x, 2), ints(*shape, dtype=dtype),
                 match="not implemented for")
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.kthvalue(x, 5, out=(x, m.empty((), dtype=m.int64))),
+    lambda m, x: m.topk(x, 5, out=(x[:5], m.empty(5, dtype=m.int64))),
+    lambda m, x: m.kthvalue(x[:4], 2, out=(x[3], m.empty((), dtype=m.int64))),
+])
+def test_topk_and_kthvalue_refuse_an_out_sharing_the_input(call):
+    raises_like(call, f32(10), match="single memory location")
+
+
+def test_topk_and_kthvalue_write_into_separate_outs():
+    check(lambda m, x: (m.topk(x, 3, out=(m.empty(3), m.empty(3, dtype=m.int64))),
+                        m.kthvalue(x, 4, out=(m.empty(()), m.empty((), dtype=m.int64)))), f32(10))

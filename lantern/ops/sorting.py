@@ -19,7 +19,7 @@ from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from .dispatcher import call
 from .factory import like_strides
-from .meta_util import iterator_strides, shape_str, wrap_dim
+from .meta_util import FULL, PARTIAL, iterator_strides, overlap_status, shape_str, wrap_dim
 from .reduction import out_return_type, reduced_shape, return_type
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
@@ -104,13 +104,24 @@ def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     return _with_out("sort", input, lambda: call(get("sort"), (input, dim, descending, stable)), out)
 
 
+def _refuse_out_overlap(input, out):
+    """topk and kthvalue refuse out= tensors sharing memory with input, as ATen's assert_no_overlap does."""
+    for target in out or ():
+        if overlap_status(input, target) in (FULL, PARTIAL):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
+
+
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The k largest (or smallest) values along dim and their indices."""
+    _refuse_out_overlap(input, out)
     return _with_out("topk", input, lambda: call(get("topk"), (input, k, dim, largest, sorted)), out)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The k-th smallest value along dim (k counts from 1) and its index."""
+    _refuse_out_overlap(input, out)
     return _with_out("kthvalue", input, lambda: call(get("kthvalue"), (input, k, dim, keepdim)), out)
 
 
