@@ -43,6 +43,12 @@ KNOWN_DIFFERENCES = {  # node name: (the saved names that differ, why)
     "LinalgSolveExBackward0": ({"LU", "pivots"}, "as LinalgDetBackward0: lantern recomputes from A."),
     "LogSigmoidBackward0": ({"buffer"},
         "PyTorch's CPU kernel saves a buffer (its forward's exp(-|x|)); lantern's formula recomputes it from self."),
+    "CholeskySolveBackward0": ({"self"},
+        "PyTorch's cholesky_solve_backward also takes self (the right-hand side B); lantern's formulas read only the "
+        "factor input2 and the result X."),
+    "NextafterBackward0": ({"self", "other"},
+        "PyTorch saves both inputs though its gradients (grad for self, zeros for other) read neither; lantern's "
+        "formulas need no tensor."),
     "SliceBackward0": ({"start"},
         "narrow given a 0-dim tensor `start` keeps that tensor as the saved start, where PyTorch's narrow.Tensor "
         "overload saves start.item(), a number."),

@@ -110,13 +110,13 @@ def backward_of__cholesky_inverse_helper(node, grads):
 def backward_of__cholesky_solve_helper(node, grads):
     grad = grads[0]
     saved = node.saved
-    A = unpack(saved.get('A'), node)
+    input2 = unpack(saved.get('input2'), node)
     upper = saved['upper']
     result = unpack(saved.get('result'), node)
     needs = node.needs
     return (
-        (cholesky_solve_backward_B(grad, A, upper)) if needs[0] else None,
-        (cholesky_solve_backward_A(grad, A, result, upper)) if needs[1] else None,
+        (cholesky_solve_backward_B(grad, input2, upper)) if needs[0] else None,
+        (cholesky_solve_backward_A(grad, input2, result, upper)) if needs[1] else None,
     )
 
 
@@ -1725,12 +1725,12 @@ def backward_of_linalg_det(node, grads):
 
 def backward_of_linalg_eig(node, grads):
     saved = node.saved
-    self = unpack(saved.get('self'), node)
+    self_meta = saved['self_meta']
     eigenvalues = unpack(saved.get('eigenvalues'), node)
     eigenvectors = unpack(saved.get('eigenvectors'), node)
     needs = node.needs
     return (
-        (eig_backward(grads, self, eigenvalues, eigenvectors)) if needs[0] else None,
+        (eig_backward(grads, self_meta, eigenvalues, eigenvectors)) if needs[0] else None,
     )
 
 
@@ -2019,10 +2019,10 @@ def backward_of_lt_(node, grads):
 
 def backward_of_lu_unpack(node, grads):
     saved = node.saved
-    LU_data = unpack(saved.get('LU_data'), node)
+    LU_data_meta = saved['LU_data_meta']
     needs = node.needs
     return (
-        (lu_unpack_backward(grads, LU_data)) if needs[0] else None,
+        (lu_unpack_backward(grads, LU_data_meta)) if needs[0] else None,
     )
 
 

@@ -48,7 +48,7 @@ def _cholesky_solve(backend, input, input2, upper=False):
     return X
 
 
-custom("_cholesky_solve_helper(Tensor self, Tensor A, bool upper) -> Tensor", _cholesky_solve, _cholesky_solve,
+custom("_cholesky_solve_helper(Tensor self, Tensor input2, bool upper) -> Tensor", _cholesky_solve, _cholesky_solve,
        method=False)
 
 
@@ -129,7 +129,8 @@ _HELPERS = {"cholesky_solve_backward_A": cholesky_solve_backward_A,
             "cholesky_solve_backward_B": cholesky_solve_backward_B,
             "cholesky_inverse_backward": cholesky_inverse_backward}
 derivative("_cholesky_solve_helper", name="CholeskySolveBackward0", helpers=_HELPERS,
-           self="cholesky_solve_backward_B(grad, A, upper)", A="cholesky_solve_backward_A(grad, A, result, upper)")
+           self="cholesky_solve_backward_B(grad, input2, upper)",
+           input2="cholesky_solve_backward_A(grad, input2, result, upper)")
 derivative("_cholesky_inverse_helper", name="CholeskyInverseBackward0", helpers=_HELPERS, self="cholesky_inverse_backward(grad, self, result, upper)")
 composite("cholesky_solve", cholesky_solve)
 composite("cholesky_inverse", cholesky_inverse)

@@ -84,4 +84,4 @@ def eig_backward(grads, A, L, V):
 
 
 derivative("linalg_eig", helpers={"eig_backward": eig_backward},
-           self="eig_backward(grads, self, eigenvalues, eigenvectors)")
+           self="eig_backward(grads, self_meta, eigenvalues, eigenvectors)")

@@ -303,11 +303,12 @@ def lu_factor_ex_backward(grad, LU, pivots):
     return lu_backward(grad.narrow(-1, 0, k), grad.narrow(-2, 0, k), P, L, U)
 
 
-def lu_unpack_backward(grads, LU_data):
-    """L and U read LU's strict lower and upper triangles: their gradients land there (padded to LU's shape)."""
+def lu_unpack_backward(grads, LU_meta):
+    """L and U read LU's strict lower and upper triangles: their gradients land there (padded to LU's shape, read
+    from its geometry: as PyTorch's, the node keeps no tensor)."""
     _, gL, gU = grads
-    m, n = LU_data._size[-2:]
-    total = zeros_like(LU_data)
+    m, n = LU_meta.size[-2:]
+    total = zeros_like(LU_meta)
     if gL is not None:
         total = total + call(get("constant_pad_nd"), (gL.tril(-1), [0, n - gL._size[-1]], 0))
     if gU is not None:
@@ -338,6 +339,6 @@ _HELPERS = {"lu_backward": lu_backward, "lu_factor_ex_backward": lu_factor_ex_ba
             "lu_solve_backward_LU": lu_solve_backward_LU}
 derivative("linalg_lu_factor_ex", helpers=_HELPERS, A="lu_factor_ex_backward(grad, LU, pivots)")
 derivative("linalg_lu", helpers=_HELPERS, A="lu_backward(grads[1], grads[2], P, L, U)")
-derivative("lu_unpack", helpers=_HELPERS, LU_data="lu_unpack_backward(grads, LU_data)")
+derivative("lu_unpack", helpers=_HELPERS, LU_data="lu_unpack_backward(grads, LU_data_meta)")
 derivative("linalg_lu_solve", helpers=_HELPERS, LU="lu_solve_backward_LU(grad, LU, pivots, result, left, adjoint)",
            B="lu_solve_backward_B(grad, LU, pivots, left, adjoint)")
