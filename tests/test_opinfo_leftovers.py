@@ -70,3 +70,9 @@ def test_topk_and_kthvalue_refuse_an_out_sharing_the_input(call):
 def test_topk_and_kthvalue_write_into_separate_outs():
     check(lambda m, x: (m.topk(x, 3, out=(m.empty(3), m.empty(3, dtype=m.int64))),
                         m.kthvalue(x, 4, out=(m.empty(()), m.empty((), dtype=m.int64)))), f32(10))
+
+
+@pytest.mark.parametrize("margin", [-1.0, 0.0, 0])
+def test_triplet_margin_loss_refuses_a_margin_not_above_zero(margin):
+    raises_like(lambda m, a, p, n: m.nn.functional.triplet_margin_loss(a, p, n, margin=margin),
+                f32(3, 4), f32(3, 4), f32(3, 4), match="margin must be greater than 0")

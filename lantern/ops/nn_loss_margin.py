@@ -67,6 +67,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         reduce=None, reduction="mean"):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm pairwise distance; swap uses the
     smaller of d(anchor, negative) and d(positive, negative)."""
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     dims = (anchor.dim(), positive.dim(), negative.dim())
     if len(set(dims)) > 1:
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
