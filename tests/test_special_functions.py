@@ -184,8 +184,9 @@ def test_binary_gradients_match_torch():
                                                    "not implemented")
     t = lantern.tensor(a + 1, requires_grad=True)
     u = lantern.tensor(q, dtype=lantern.float64, requires_grad=True)
-    assert lantern.autograd.gradcheck(lambda r: lantern.special.zeta(t.detach(), r), (u,))
-    assert lantern.autograd.gradcheck(lambda r: lantern.special.gammainc(t.detach(), r), (u,))
+    for name in ("zeta", "gammainc", "gammaincc"):
+        assert lantern.autograd.gradcheck(lambda r: getattr(lantern.special, name)(t.detach(), r), (u,))
+        assert lantern.autograd.gradgradcheck(lambda r: getattr(lantern.special, name)(t.detach(), r), (u,))
     assert lantern.autograd.gradcheck(lantern.special.xlog1py, (t, u))
     assert lantern.autograd.gradgradcheck(lantern.special.xlog1py, (t, u))
     check(lambda lib, r: lib.autograd.grad(lib.special.zeta(3.0, r.requires_grad_()).sum(), r)[0], q)
@@ -206,6 +207,7 @@ def test_mvlgamma_matches_torch(p):
     check(lambda lib, a: lib.autograd.grad(lib.mvlgamma(a.requires_grad_(), p).sum(), a)[0], x + 1)
     t = lantern.tensor([2.5, 3.0, 4.5], dtype=lantern.float64, requires_grad=True)
     assert lantern.autograd.gradcheck(lambda a: lantern.mvlgamma(a, p), (t,))
+    assert lantern.autograd.gradgradcheck(lambda a: lantern.mvlgamma(a, p), (t,))
 
 
 def test_mvlgamma_errors_as_torch():
