@@ -76,3 +76,27 @@ def test_topk_and_kthvalue_write_into_separate_outs():
 def test_triplet_margin_loss_refuses_a_margin_not_above_zero(margin):
     raises_like(lambda m, a, p, n: m.nn.functional.triplet_margin_loss(a, p, n, margin=margin),
                 f32(3, 4), f32(3, 4), f32(3, 4), match="margin must be greater than 0")
+
+
+MULTI_MARGIN_ERRORS = {
+    "empty classes": (f32(5, 0), ints(5), None, "non-empty vector or matrix"),
+    "float target": (f32(5, 4), f32(5), None, "expected scalar type Long"),
+    "0-d weight": (f32(5, 4), f32(5), f32(), "weight must be one-dimensional"),
+    "2-d weight": (f32(5, 4), f32(5), f32(5, 4), "weight must be one-dimensional"),
+    "weight of the wrong size": (f32(5, 4), f32(5), f32(5), "inconsistent weight size"),
+}
+
+
+@pytest.mark.parametrize("case", MULTI_MARGIN_ERRORS)
+def test_multi_margin_loss_argument_errors(case):
+    x, target, weight, gist = MULTI_MARGIN_ERRORS[case]
+    inputs = (x, target) if weight is None else (x, target, weight)
+    raises_like(lambda m, x, t, *w: m.nn.functional.multi_margin_loss(x, t, weight=w[0] if w else None), *inputs,
+                match=gist)
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (4,), ()])
+def test_multi_margin_loss_with_weight(shape):
+    target = RNG.integers(0, shape[-1] if shape else 1, shape[:-1]).astype(np.int64)
+    check(lambda m, x, t, w: m.nn.functional.multi_margin_loss(x, t, weight=w), f32(*shape), target,
+          f32(shape[-1] if shape else 1))

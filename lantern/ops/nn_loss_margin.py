@@ -111,15 +111,31 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _apply_reduction(losses, _reduction_enum(reduction, size_average, reduce))
 
 
+def _check_multi_margin(input, target, p, weight):
+    """multi_margin_loss's argument checks, in PyTorch's order (its Python wrapper's, then ATen's)."""
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    if input.dim() > 2 or (input.dim() > 0 and input._size[-1] == 0):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{shape_str(input._size)}")
+    batch = input._size[0] if input.dim() == 2 else 1
+    if target.dim() > 1 or target.numel() != batch:
+        raise RuntimeError(f"inconsistent target size: {shape_str(target._size)} for input of size: "
+                           f"{shape_str(input._size)}")
+    classes = input._size[-1] if input.dim() else 1
+    if weight is not None and weight.numel() != classes:
+        raise RuntimeError(f"inconsistent weight size, expected {classes} but got {shape_str(weight._size)}")
+    if target.dtype is not dt.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.legacy}")
+
+
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     """Σ_{i ≠ y} max(0, margin - x[y] + x[i])^p / C per sample (times weight[y])."""
-    if p not in (1, 2):
-        raise ValueError("only p == 1 and p == 2 supported")
-    batch = input._size[0] if input.dim() == 2 else 1
-    if input.dim() > 2 or target.dim() > 1 or target.numel() != batch:
-        raise RuntimeError(f"inconsistent target size: {shape_str(target._size)} for input of size: "
-                           f"{shape_str(input._size)}")
+    reduction = _reduction_enum(reduction, size_average, reduce)  # a bad name fails before ATen's checks
+    _check_multi_margin(input, target, p, weight)
     x = input if input.dim() == 2 else input.reshape(1, -1)
     t = target.reshape(-1)
     classes = x._size[1]
@@ -134,7 +150,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     losses = _where(is_target, 0.0, terms).sum(1) / classes
     if input.dim() < 2:
         losses = losses.reshape(target._size)
-    return _apply_reduction(losses, _reduction_enum(reduction, size_average, reduce))
+    return _apply_reduction(losses, reduction)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
