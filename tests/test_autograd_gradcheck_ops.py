@@ -303,14 +303,33 @@ def test_every_derivative_is_exercised():
     (tests/second_order.py records the backward nodes each gradgradcheck runs; conftest runs this test last)."""
     declared = {op.name for op in REGISTRY.values()
                 if op.functional is op and op.derivative is not None and not op.derivative.nondifferentiable}
-    assert declared - second_order.exercised_in_all_files() == set()
+    assert declared - second_order.exercised_in_all_files() - FIRST_ORDER_ONLY == set()
+
+
+# derivatives whose formula calls an op without a derivative (in torch too), so no gradgradcheck can pass; their
+# first order is checked against torch's below (numerical gradcheck cannot: a sample's pathwise derivative is
+# not the reparameterised one the formula gives)
+FIRST_ORDER_ONLY = {"_standard_gamma"}
+
+
+def test_standard_gamma_derivative_is_torchs_on_the_same_sample():
+    alpha = lantern.tensor([0.3, 1.0, 2.5, 7.0], dtype=lantern.float64, requires_grad=True)
+    sample = lantern._standard_gamma(alpha)
+    (got,) = lantern.autograd.grad(sample.sum(), alpha)
+    expected = torch._standard_gamma_grad(torch.tensor(alpha.tolist(), dtype=torch.float64),
+                                          torch.tensor(sample.tolist(), dtype=torch.float64))
+    assert type(sample.grad_fn).__name__ == "StandardGammaBackward0"
+    # torch's kernel approximates the derivative (series and asymptotic fits) to about 1e-4 relative
+    np.testing.assert_allclose(np.array(got.tolist()), expected.numpy(), rtol=1e-3)
 
 
 def _has_tensor_inputs(op):
     return bool(op.tensor_positions or op.list_positions)
 
 
-NO_DERIVATIVE = {"floor_divide", "heaviside", "scatter.reduce", "scatter.value_reduce", "bincount"}  # nor has torch
+NO_DERIVATIVE = {"floor_divide", "heaviside", "scatter.reduce", "scatter.value_reduce", "bincount",  # nor has torch
+                 "_sample_dirichlet", "_standard_gamma_grad", "binomial", "geqrf", "linalg_ldl_factor_ex",
+                 "linalg_ldl_solve"}
 
 
 def test_every_op_with_tensor_inputs_declares_its_derivative():
