@@ -363,3 +363,12 @@ def test_function_and_its_methods_exist(name):
     assert hasattr(lantern, name)
     for method in (name, name + "_"):
         assert hasattr(lantern.Tensor, method) == hasattr(torch.Tensor, method), method
+
+
+def test_view_as_complex_of_half_names_the_missing_complex32():
+    """torch gives complex32 (ComplexHalf); lantern has no such dtype and must not read the halves as complex64."""
+    x = lantern.ones(3, 2, dtype=lantern.float16)
+    with pytest.raises(NotImplementedError, match="complex32"):
+        lantern.view_as_complex(x)
+    with pytest.raises(NotImplementedError, match="complex32"):
+        lantern.complex(x[:, 0], x[:, 1])

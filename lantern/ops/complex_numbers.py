@@ -42,6 +42,9 @@ def _view_as_complex_meta(self):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if self._offset % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    if self.dtype is dt.float16:  # torch's result would be complex32 (ComplexHalf), a dtype lantern lacks
+        raise NotImplementedError("view_as_complex of a float16 tensor gives complex32 (ComplexHalf), which lantern "
+                                  "does not support: convert the tensor to float32 first (.float())")
     return ViewMeta(self._size[:-1], tuple(s // 2 for s in self._stride[:-1]), self._offset // 2,
                     self.dtype.to_complex())
 
