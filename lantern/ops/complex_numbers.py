@@ -6,7 +6,7 @@ and `is_conj`/`is_neg` are False.
 
 >>> z = lantern.complex(lantern.tensor([1.0, 0.0]), lantern.tensor([0.0, 2.0]))
 >>> z.tolist(), lantern.view_as_real(z).tolist(), lantern.angle(z).tolist()
-([(1+0j), 2j], [[1.0, 0.0], [0.0, 2.0]], [0.0, 1.5707963705062256])
+([(1+0j), 2j], [[1.0, 0.0], [0.0, 2.0]], [0.0, 1.5707963705062866])
 """
 import math
 
