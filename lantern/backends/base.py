@@ -252,10 +252,10 @@ class Backend:
         return out
 
     def run_view(self, op, args):
-        view = op.meta(*args)
+        view = op.meta(*args)  # (shape, strides, storage_offset), and a dtype where the view reinterprets elements
         base = args[0]
         root = (base._base if base._base is not None else base) if op.sets_base else None
-        return make_tensor(base._storage, view.shape, view.strides, view.storage_offset, view.dtype or base.dtype,
+        return make_tensor(base._storage, view[0], view[1], view[2], view[3] if len(view) == 4 else base.dtype,
                            self, None, base._vc, root)
 
     def run_custom(self, op, args):

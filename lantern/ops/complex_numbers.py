@@ -16,7 +16,6 @@ from .dispatcher import call
 from .linalg_common import _into
 from .pointwise_common import _require_tensor
 from .registry import COMPOSITES, composite, get, structured, view
-from .meta_results import OutputMeta, ViewMeta
 
 _REAL_FOR_COMPLEX = (dt.float16, dt.float32, dt.float64)
 
@@ -26,7 +25,7 @@ _REAL_FOR_COMPLEX = (dt.float16, dt.float32, dt.float64)
 def _view_as_real_meta(self):
     if not self.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return ViewMeta(self._size + (2,), tuple(2 * s for s in self._stride) + (1,), 2 * self._offset,
+    return (self._size + (2,), tuple(2 * s for s in self._stride) + (1,), 2 * self._offset,
                     self.dtype.to_real())
 
 
@@ -45,7 +44,7 @@ def _view_as_complex_meta(self):
     if self.dtype is dt.float16:  # torch's result would be complex32 (ComplexHalf), a dtype lantern lacks
         raise NotImplementedError("view_as_complex of a float16 tensor gives complex32 (ComplexHalf), which lantern "
                                   "does not support: convert the tensor to float32 first (.float())")
-    return ViewMeta(self._size[:-1], tuple(s // 2 for s in self._stride[:-1]), self._offset // 2,
+    return (self._size[:-1], tuple(s // 2 for s in self._stride[:-1]), self._offset // 2,
                     self.dtype.to_complex())
 
 
@@ -108,7 +107,7 @@ composite("polar", polar, method=False)
 def _angle_meta(self):
     _require_tensor("angle", self)
     d = self.dtype
-    return OutputMeta(self._size,
+    return (self._size,
                       d.to_real() if d.is_complex else (dt.get_default_dtype() if d.category < dt.FLOATING else d))
 
 

@@ -22,7 +22,6 @@ from .pointwise_common import _require_tensor
 from .registry import composite, custom, get, structured
 from .sparse_coo import empty_sparse_like
 from .derivative import derivative
-from .meta_results import OutputMeta
 
 FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, " \
               "bool requires_grad=False"
@@ -390,7 +389,7 @@ def _tri_meta(name):
         _require_tensor(name, self)
         if self.dim() < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-        return OutputMeta(self._size, self.dtype)
+        return self._size, self.dtype
     return meta
 
 

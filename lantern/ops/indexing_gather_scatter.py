@@ -18,7 +18,6 @@ from .meta_util import broadcast_shapes, shape_str, wrap_dim
 from .registry import composite, get, structured
 from .derivative import derivative
 from .indexing_common import _at_least_1d, _filled
-from .meta_results import OutputMeta
 
 
 # ---- gather / scatter: each entry of `index` names one element along `dim` -------------------------------------
@@ -84,10 +83,10 @@ def _along_dim_key(xp, index, d):
 def _gather_meta(self, dim, index, sparse_grad=False):
     d = wrap_dim(dim, self.dim())
     if index.numel() == 0:  # an empty index gathers nothing: PyTorch checks neither its dtype nor its shape
-        return OutputMeta(index._size, self.dtype)
+        return index._size, self.dtype
     _check_int_index("gather", index)
     _check_gather_shape(self, d, index)
-    return OutputMeta(index._size, self.dtype)
+    return index._size, self.dtype
 
 
 def _gather_impl(xp, out, dtype, self, dim, index, sparse_grad=False):
@@ -131,7 +130,7 @@ def _scatter_meta(name, reduces=None):
         if reduce in ("amax", "amin") and self.dtype.is_complex:
             raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not implemented for "
                                       f"'{self.dtype.legacy}'")
-        return OutputMeta(self._size, self.dtype)
+        return self._size, self.dtype
     return meta
 
 
@@ -295,7 +294,7 @@ derivative("scatter_reduce", name="ScatterReduceBackward0",
 def _take_meta(self, index):
     if index.dtype is not dt.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.legacy}")
-    return OutputMeta(index._size, self.dtype)
+    return index._size, self.dtype
 
 
 def _take_impl(xp, out, dtype, self, index):

@@ -16,7 +16,6 @@ from .meta_util import broadcast_shapes, shape_str
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
 from .indexing_common import _filled, _picked, _sum_to
-from .meta_results import OutputMeta
 
 
 # ---- masks: masked_fill, masked_select, masked_scatter --------------------------------------------------------
@@ -36,7 +35,7 @@ def _masked_fill_meta(self, mask, value):
         checked_value(value, self.dtype)  # a complex value into a real tensor, 300 into uint8: RuntimeError
     elif value.dtype.is_complex and not self.dtype.is_complex:
         raise RuntimeError(f"value cannot be converted to type {C_TYPE_NAMES[self.dtype]} without overflow")
-    return OutputMeta(broadcast_shapes(self._size, mask._size), self.dtype)
+    return broadcast_shapes(self._size, mask._size), self.dtype
 
 
 def _masked_fill_impl(xp, out, dtype, self, mask, value):
@@ -110,7 +109,7 @@ def _masked_scatter_meta(self, mask, source):
     if source.dtype is not self.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got "
                            f"{self.dtype.legacy} and {source.dtype.legacy}")
-    return OutputMeta(broadcast_shapes(self._size, mask._size), self.dtype)
+    return broadcast_shapes(self._size, mask._size), self.dtype
 
 
 def _masked_scatter_impl(xp, out, dtype, self, mask, source):

@@ -16,7 +16,6 @@ from .meta_util import shape_str, wrap_dim
 from .registry import composite, get, structured
 from .derivative import derivative
 from .indexing_common import _at_least_1d, _filled, _picked
-from .meta_results import OutputMeta
 
 
 # ---- index_select / index_add / index_copy / index_fill: whole slices along dim, one per index entry -------------
@@ -35,11 +34,11 @@ def _index_select_meta(self, dim, index):
         if index.numel() != 1:
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} "
                                "value(s) (a 0-d tensor has one element: index it with [0])")
-        return OutputMeta((), self.dtype)
+        return (), self.dtype
     if index.numel() and self.dim() > 1 and self._size[d] == 0:
         raise RuntimeError(f"index_select(): self indexing axis dim should be positive (dimension {d} of "
                            f"{shape_str(self._size)} is empty, so no index can select from it)")
-    return OutputMeta(self._size[:d] + (index.numel(),) + self._size[d + 1:], self.dtype)
+    return self._size[:d] + (index.numel(),) + self._size[d + 1:], self.dtype
 
 
 def _check_slice_indices(name, index, n, d, error=IndexError, lowest=0):
@@ -97,7 +96,7 @@ def _index_func_meta(name):
                                f"slice shape: {shape_str(self._size[:d] + self._size[d + 1:])} at dimension {d} and "
                                f"source slice shape: {shape_str(source._size[:d] + source._size[d + 1:])} at "
                                f"dimension {d}.")
-        return OutputMeta(self._size, self.dtype)
+        return self._size, self.dtype
     return meta
 
 
@@ -151,7 +150,7 @@ def _index_fill_meta(self, dim, index, value):
     if isinstance(value, TensorImpl) and value.dim():
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.dim()} dimension(s).")
-    return OutputMeta(self._size, self.dtype)
+    return self._size, self.dtype
 
 
 def _index_fill_impl(xp, out, dtype, self, dim, index, value):

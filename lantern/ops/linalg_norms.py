@@ -18,7 +18,6 @@ from .derivative_helpers import unsqueeze_reduced, zeros_like
 from .linalg_decompositions import svdvals
 from .linalg_products import _LOW_PRECISION
 from .linalg_common import _into
-from .meta_results import OutputMeta
 
 
 # ---- norms ---------------------------------------------------------------------------------------------------
@@ -42,7 +41,7 @@ def _vector_norm_meta(x, ord=2, dim=None, keepdim=False, dtype=None):
     dims = tuple(range(x.dim())) if _all_dims(dim) else wrap_dims(dim, x.dim())
     if ord in (math.inf, -math.inf) or ord < 0:
         _check_identity(name, x, dim, dims, ord)
-    return OutputMeta(reduced_shape(x._size, dims, keepdim), (dtype or x.dtype).to_real())
+    return reduced_shape(x._size, dims, keepdim), (dtype or x.dtype).to_real()
 
 
 def _check_identity(name, x, dim, dims, ord):

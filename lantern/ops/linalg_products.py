@@ -20,7 +20,6 @@ from .derivative import derivative
 from .derivative_helpers import conj
 from .derivative_specialisation import on_float_arrays, specialise_derivative
 from .linalg_common import mH, scaled
-from .meta_results import OutputMeta
 
 
 def _same_dtype(name, a, b):
@@ -44,7 +43,7 @@ def _mm_meta(a, b):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a._size[0]}x{a._size[1]} and "
                            f"{b._size[0]}x{b._size[1]})")
     _same_dtype("mm", a, b)
-    return OutputMeta((a._size[0], b._size[1]), a.dtype)
+    return (a._size[0], b._size[1]), a.dtype
 
 
 def _matmul_impl(xp, out, dtype, a, b):
@@ -64,11 +63,11 @@ def _bmm_meta(a, b):
                            f"{a._size[2]}] but got: [{b._size[0]}, {b._size[1]}].")
     shape = (a._size[0], a._size[1], b._size[2])
     if a.numel() == 0 or b.numel() == 0:  # PyTorch's bmm then only zeroes a result of mat2's dtype
-        return OutputMeta(shape, b.dtype)
+        return shape, b.dtype
     if a.dtype is dt.bool:  # PyTorch's bmm refuses a bool self before it compares the dtypes
         raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
     _same_dtype("bmm", a, b)
-    return OutputMeta(shape, a.dtype)
+    return shape, a.dtype
 
 
 def _bmm_impl(xp, out, dtype, a, b):
@@ -98,7 +97,7 @@ def _vector_product_meta(name, other_name):
                                f"{b.dtype.legacy}")
         if a.dtype is dt.bool:
             raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
-        return OutputMeta((), a.dtype)
+        return (), a.dtype
     return meta
 
 
@@ -121,7 +120,7 @@ def _mv_meta(a, v):
         raise RuntimeError(f"size mismatch, got input ({a._size[0]}), mat ({a._size[0]}x{a._size[1]}), vec "
                            f"({v._size[0]})")
     _same_dtype("mv", a, v)
-    return OutputMeta((a._size[0],), a.dtype)
+    return (a._size[0],), a.dtype
 
 
 structured("mv(Tensor self, Tensor vec) -> Tensor", _mv_meta, _matmul_impl, inplace=False, exact_out_dtype=True)
@@ -317,7 +316,7 @@ def _addmm_meta(self, mat1, mat2, beta=1, alpha=1):
     shape, dtype = _mm_meta(mat1, mat2)
     _check_added("addmm", self, shape)
     _check_self_dtype("addmm", self, mat1)
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 _LOW_PRECISION = (np.dtype(np.float16), dt.bfloat16.np)
@@ -359,7 +358,7 @@ def _addmv_meta(self, mat, vec, beta=1, alpha=1):
     shape, dtype = _mv_meta(mat, vec)
     _check_added("addmv", self, shape)
     _check_self_dtype("addmv", self, mat)
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 structured("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
@@ -381,7 +380,7 @@ def _baddbmm_meta(self, batch1, batch2, beta=1, alpha=1):
     shape, dtype = _bmm_meta(batch1, batch2)
     _check_added("baddbmm", self, shape)
     _check_self_dtype("baddbmm", self, batch1)
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 structured("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
@@ -394,7 +393,7 @@ def _addbmm_meta(self, batch1, batch2, beta=1, alpha=1):
     shape = shape[1:]
     _check_added("addbmm", self, shape)
     _check_self_dtype("addbmm", self, batch1)
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 def _batch_sum_product(a, b):

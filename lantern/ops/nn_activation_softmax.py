@@ -17,7 +17,6 @@ from .nn_common import _op, _sums_along, _where, _wide
 from .pointwise_common import _require_tensor, special
 from .registry import composite, structured
 from .derivative import derivative
-from .meta_results import OutputMeta
 
 
 __all__ = [
@@ -34,7 +33,7 @@ def _softmax_meta(name):
         result = dtype or self.dtype
         if result.category != dt.FLOATING and self.numel():  # an empty tensor of any dtype passes, as in PyTorch
             raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for \'{result.legacy}\'')
-        return OutputMeta(self._size, result)
+        return self._size, result
     return meta
 
 
@@ -76,7 +75,7 @@ def _backward_data_meta(name):
         if grad_output._size != output._size:
             raise RuntimeError(f"{name}: grad_output of shape {shape_str(grad_output._size)} does not match the "
                                f"output's shape {shape_str(output._size)}")
-        return OutputMeta(output._size, input_dtype)
+        return output._size, input_dtype
     return meta
 
 
@@ -158,7 +157,7 @@ def _glu_meta(self, dim=-1):
                            f"{shape_str(self._size)})")
     if self.dtype.category != dt.FLOATING:
         raise NotImplementedError(f'"glu_cpu" not implemented for \'{self.dtype.legacy}\'')
-    return OutputMeta(self._size[:d] + (n // 2,) + self._size[d + 1:], self.dtype)
+    return self._size[:d] + (n // 2,) + self._size[d + 1:], self.dtype
 
 
 def _glu_impl(xp, out, dtype, self, dim=-1):
@@ -190,7 +189,7 @@ def _prelu_kernel_meta(self, weight):
     shape, dtype = pointwise_binary(self, weight)
     if dtype.category != dt.FLOATING:
         raise NotImplementedError(f'"prelu_cpu" not implemented for \'{dtype.legacy}\'')
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 def _prelu_kernel_impl(xp, out, dtype, self, weight):

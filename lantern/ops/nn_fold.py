@@ -11,7 +11,6 @@ from .registry import composite, structured
 from .derivative import derivative
 from .nn_common import _op
 from .nn_windows import _compute_dtype, _tuple, col2im_array, pad_array, windows
-from .meta_results import OutputMeta
 
 
 __all__ = ["unfold", "fold", "pixel_shuffle", "pixel_unshuffle"]
@@ -51,7 +50,7 @@ def _im2col_args(self, kernel_size, dilation, padding, stride):
 
 def _im2col_meta(self, kernel_size, dilation, padding, stride):
     kernel, _, _, _, blocks = _im2col_args(self, kernel_size, dilation, padding, stride)
-    return OutputMeta(self._size[:-3] + (self._size[-3] * kernel[0] * kernel[1], blocks[0] * blocks[1]), self.dtype)
+    return self._size[:-3] + (self._size[-3] * kernel[0] * kernel[1], blocks[0] * blocks[1]), self.dtype
 
 
 def _im2col_impl(xp, out, dtype, self, kernel_size, dilation, padding, stride):
@@ -87,7 +86,7 @@ def _col2im_meta(self, output_size, kernel_size, dilation, padding, stride):
                            f"padding={padding}, stride={stride}, expected size of input's dimension 2 to match the "
                            f"calculated number of sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, "
                            f"but got input.size(2)={self._size[-1]}.")
-    return OutputMeta(self._size[:-2] + (cols // (kernel[0] * kernel[1]),) + output_size, self.dtype)
+    return self._size[:-2] + (cols // (kernel[0] * kernel[1]),) + output_size, self.dtype
 
 
 def _col2im_impl(xp, out, dtype, self, output_size, kernel_size, dilation, padding, stride):

@@ -18,7 +18,6 @@ from .pointwise_common import _require_tensor
 from .registry import composite, structured
 from .tensor_shape import broadcast_tensors
 from .derivative import derivative
-from .meta_results import OutputMeta
 
 
 __all__ = [
@@ -66,7 +65,7 @@ def _pair_loss_meta(name):
         shape, dtype = pointwise_binary(self, target)
         if dtype.category != dt.FLOATING:
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{dtype.legacy}\'')
-        return OutputMeta((shape if reduction == 0 else ()), dtype)
+        return shape if reduction == 0 else (), dtype
     return meta
 
 

@@ -22,7 +22,6 @@ from .pointwise_common import _require_tensor
 from .registry import custom, structured
 from .derivative import derivative
 from .nn_loss import _apply_reduction, _loss_grad, _pair_loss_meta, _reduce_into, _reduction_enum
-from .meta_results import OutputMeta
 
 
 __all__ = [
@@ -34,7 +33,7 @@ def _bce_meta(self, target, weight=None, reduction=1):
     shape, dtype = _pair_loss_meta("binary_cross_entropy")(self, target, reduction)
     if weight is not None:
         pointwise_binary(self, weight)
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 def _bce_impl(xp, out, dtype, self, target, weight=None, reduction=1):
@@ -56,7 +55,7 @@ def _bce_logits_meta(self, target, weight=None, pos_weight=None, reduction=1):
     shape, dtype = _bce_meta(self, target, weight, reduction)
     if pos_weight is not None:
         pointwise_binary(self, pos_weight)
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 def _bce_logits_impl(xp, out, dtype, self, target, weight=None, pos_weight=None, reduction=1):
@@ -116,7 +115,7 @@ def _nll_loss_meta(self, target, weight=None, reduction=1, ignore_index=-100):
                            f"weight tensor of shape: {shape_str(weight._size)}")
     if self.dtype.category != dt.FLOATING:
         raise NotImplementedError(f'"nll_loss_out_frame" not implemented for \'{self.dtype.legacy}\'')
-    return OutputMeta((batch if reduction == 0 else ()), self.dtype)
+    return batch if reduction == 0 else (), self.dtype
 
 
 def _nll_loss_impl(xp, out, dtype, self, target, weight=None, reduction=1, ignore_index=-100):
@@ -142,7 +141,7 @@ structured("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduct
 
 
 def _nll_loss_backward_meta(grad_output, self, target, weight=None, reduction=1, ignore_index=-100):
-    return OutputMeta(self._size, self.dtype)
+    return self._size, self.dtype
 
 
 def _nll_loss_backward_impl(xp, out, dtype, grad_output, self, target, weight=None, reduction=1, ignore_index=-100):
@@ -231,7 +230,7 @@ custom("_cross_entropy_index(Tensor self, Tensor target, int reduction=1, int ig
 
 
 def _cross_entropy_index_backward_meta(grad_output, probs, target, reduction=1, ignore_index=-100):
-    return OutputMeta(probs._size, probs.dtype)
+    return probs._size, probs.dtype
 
 
 def _cross_entropy_index_backward_impl(xp, out, dtype, grad_output, probs, target, reduction=1, ignore_index=-100):

@@ -19,7 +19,6 @@ from .nn_common import _HALF, _op, _row_sums, _wide
 from .pointwise_common import _require_tensor
 from .registry import composite, custom, structured
 from .derivative import derivative
-from .meta_results import OutputMeta
 
 __all__ = [
     "layer_norm", "batch_norm", "group_norm", "instance_norm", "normalize",
@@ -133,7 +132,7 @@ def _layer_norm_backward_meta(grad_out, input, normalized_shape, mean, rstd, wei
     if grad_out._size != input._size:
         raise RuntimeError(f"_layer_norm_input_backward: grad_out of shape {shape_str(grad_out._size)} does not "
                            f"match the input's shape {shape_str(input._size)}")
-    return OutputMeta(input._size, input.dtype)
+    return input._size, input.dtype
 
 
 def _layer_norm_backward_impl(xp, out, dtype, grad_out, input, normalized_shape, mean, rstd, weight, eps):

@@ -10,7 +10,6 @@ from .registry import structured
 from .derivative import derivative
 from .nn_common import _op
 from .nn_windows import pad_array
-from .meta_results import OutputMeta
 
 
 __all__ = ["pad"]
@@ -33,7 +32,7 @@ def _pad_meta(self, pad, value=0):
             raise RuntimeError(f"The input size {self._size[d]}, plus negative padding {pad[2 * i]} and "
                                f"{pad[2 * i + 1]} resulted in a negative output size, which is invalid. Check "
                                f"dimension {d} of your input.")
-    return OutputMeta(tuple(size), self.dtype)
+    return tuple(size), self.dtype
 
 
 def _pad_impl(xp, out, dtype, self, pad, value=0):

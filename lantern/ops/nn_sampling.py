@@ -15,7 +15,6 @@ from .derivative import derivative
 from .nn_common import _op
 from .nn_pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from .nn_windows import _compute_dtype
-from .meta_results import OutputMeta
 
 
 __all__ = ["interpolate", "affine_grid", "grid_sample"]
@@ -106,7 +105,7 @@ def _upsample_check(self, output_size, mode):
 
 def _upsample_meta(self, output_size, mode, align_corners=False, scales=None):
     _upsample_check(self, output_size, mode)
-    return OutputMeta(self._size[:2] + tuple(output_size), self.dtype)
+    return self._size[:2] + tuple(output_size), self.dtype
 
 
 def _upsample_apply(xp, out, a, in_sizes, out_sizes, mode, align_corners, scales, transpose):
@@ -157,7 +156,7 @@ structured("_upsample(Tensor self, int[] output_size, str mode, bool align_corne
 
 
 def _upsample_backward_meta(grad_output, input_size, mode, align_corners=False, scales=None):
-    return OutputMeta(tuple(input_size), grad_output.dtype)
+    return tuple(input_size), grad_output.dtype
 
 
 def _upsample_backward_impl(xp, out, dtype, grad, input_size, mode, align_corners=False, scales=None):

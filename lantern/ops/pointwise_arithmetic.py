@@ -16,7 +16,6 @@ from .dispatcher import call
 from .derivative_specialisation import FLOAT_ARRAY_DTYPES, specialise_derivative
 from .registry import composite, get, structured
 from .pointwise_common import FLOAT, KEEP, _binary_meta, _is_tensor, _not_for, _ufunc_impl, as_dtype
-from .meta_results import OutputMeta
 
 
 # ---- add / sub (with alpha) --------------------------------------------------------------------------------
@@ -50,14 +49,14 @@ def _add_meta(a, b, alpha=1):
         shape, dtype = pointwise_binary(a, b)
     if alpha.__class__ is not int or alpha != 1:
         _alpha_check("add", dtype, alpha)
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 def _sub_meta(a, b, alpha=1):
     _sub_check(a, b)
     shape, dtype = pointwise_binary(a, b)
     _alpha_check("sub", dtype, alpha)
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 def _add_sub_impl(name):
@@ -149,12 +148,12 @@ _rounding_div_checks = {mode: _not_for(f"div_{mode}_cpu", dt.BOOL, dt.COMPLEX) f
 def _div_meta(a, b, rounding_mode=None):
     shape, dtype = pointwise_binary(a, b)
     if rounding_mode is None:
-        return OutputMeta(shape, FLOAT(dtype))
+        return shape, FLOAT(dtype)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                            f"'{rounding_mode}'")
     _rounding_div_checks[rounding_mode](dtype)
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 def _int_zero_check(xp, b, out):
@@ -204,7 +203,7 @@ def _pow_meta(a, b):
     if dtype.category == dt.INTEGRAL and type(b) is int and b < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed. (pow: use a float exponent, "
                            f"e.g. x ** {float(b)})")
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 def _int_power(xp, out, a, b):

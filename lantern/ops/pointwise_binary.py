@@ -21,7 +21,6 @@ from .pointwise_common import (
     BOOL, FLOAT, KEEP, _FLOAT32, _HALF, _binary_meta, _compare_impl, _computed, _ints_only, _is_tensor, _not_for,
     _not_for_complex, _require_tensor, _special_impl, _tensor_self, _ufunc_impl, as_dtype,
 )
-from .meta_results import OutputMeta
 
 
 _shift = {n: _not_for(f"{k}_cpu", dt.BOOL, dt.FLOATING, dt.COMPLEX) for n, k in
@@ -171,7 +170,7 @@ def _heaviside_meta(a, values):
                            f"{a.dtype} and {values.dtype}: convert values with .to(input.dtype))")
     if a.dtype.category == dt.COMPLEX:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
-    return OutputMeta(pointwise_shape((a, values)), a.dtype)
+    return pointwise_shape((a, values)), a.dtype
 
 
 def _heaviside(xp, out, dtype, a, values):
@@ -198,7 +197,7 @@ def _isclose_meta(a, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if tol < 0:
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tol}")
-    return OutputMeta(pointwise_shape((a, other)), dt.bool)
+    return pointwise_shape((a, other)), dt.bool
 
 
 def _isclose(xp, out, dtype, a, other, rtol=1e-05, atol=1e-08, equal_nan=False):

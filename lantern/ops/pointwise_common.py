@@ -30,7 +30,6 @@ from ..core import dtype as dt
 from ..core.promotion import result_type_of, wrapped_scalar_dtype
 from ..core.tensor_impl import TensorImpl
 from .meta_util import broadcast_shapes, pointwise_binary
-from .meta_results import OutputMeta
 
 
 def KEEP(dtype):
@@ -227,7 +226,7 @@ def _binary_meta(name, rule, check, number_other):
             shape, dtype = pointwise_binary(a, b)
         if check is not None:
             _kernel_check(check, dtype, dtype if keep else rule(dtype))
-        return OutputMeta(shape, (dtype if keep else rule(dtype)))
+        return shape, dtype if keep else rule(dtype)
     return meta
 
 

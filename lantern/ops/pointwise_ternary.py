@@ -15,7 +15,6 @@ from .meta_util import operands_result_type, pointwise_shape
 from .derivative import derivative
 from .registry import structured
 from .pointwise_common import _computed, _is_tensor, _require_tensor, as_dtype
-from .meta_results import OutputMeta
 
 
 # ---- clamp and where ---------------------------------------------------------------------------------------
@@ -38,7 +37,7 @@ def _clamp_meta(a, min=None, max=None):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if dtype.category == dt.COMPLEX:
         raise NotImplementedError("clamp is not supported for complex types")
-    return OutputMeta(pointwise_shape(ops), dtype)
+    return pointwise_shape(ops), dtype
 
 
 def _clamp_impl(xp, out, dtype, a, min=None, max=None):
@@ -66,7 +65,7 @@ def _where_meta(condition, a, b):
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
                       "future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=2)
     ops = (condition, a, b)
-    return OutputMeta(pointwise_shape(ops), operands_result_type((a, b)))
+    return pointwise_shape(ops), operands_result_type((a, b))
 
 
 def _where_impl(xp, out, dtype, condition, a, b):
@@ -98,7 +97,7 @@ derivative("where", self="where_zero(condition, grad)", other="where_zero(condit
 
 def _nan_to_num_meta(a, nan=None, posinf=None, neginf=None):
     _require_tensor("nan_to_num", a)
-    return OutputMeta(a._size, a.dtype)
+    return a._size, a.dtype
 
 
 def _replace_non_finite(xp, a, nan, posinf, neginf):
@@ -166,7 +165,7 @@ def _lerp_meta(a, end, weight):
     if a.dtype.category < dt.FLOATING:
         kernel = "lerp_kernel_tensor" if isinstance(weight, TensorImpl) else "lerp_kernel_scalar"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{a.dtype.legacy}\'')
-    return OutputMeta(pointwise_shape((a, end, weight)), a.dtype)
+    return pointwise_shape((a, end, weight)), a.dtype
 
 
 def lerp_arrays(xp, a, end, weight, out=None):
@@ -204,7 +203,7 @@ def _addc_meta(name):
                 "+ value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value "
                 "* tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter "
                 "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
-        return OutputMeta(pointwise_shape(ops), dtype)
+        return pointwise_shape(ops), dtype
     return meta
 
 

@@ -23,7 +23,6 @@ from .pointwise_common import (
     BOOL, FLOAT, INT_FOR_BOOL, KEEP, REAL, _computed, _ints_only, _kernel_check, _no_complex, _not_for,
     _not_for_complex, _predicate_impl, _require_tensor, _special_impl, _ufunc_impl, special,
 )
-from .meta_results import OutputMeta
 
 
 def _rounding(name):
@@ -195,7 +194,7 @@ def _unary_meta(name, rule, check=None):
         _require_tensor(name, a)
         if check is not None:
             _kernel_check(check, a.dtype, rule(a.dtype))
-        return OutputMeta(a._size, rule(a.dtype))
+        return a._size, rule(a.dtype)
     return meta
 
 
@@ -283,7 +282,7 @@ def _polygamma_meta(a, n):
     if n < 0:
         raise RuntimeError(f"polygamma(n, x) does not support negative n. (got n = {n})")
     _not_for_complex("polygamma")(a.dtype)
-    return OutputMeta(a._size, FLOAT(a.dtype))
+    return a._size, FLOAT(a.dtype)
 
 
 def _polygamma(xp, a, n):
@@ -309,7 +308,7 @@ composite("polygamma", polygamma, method=False)
 def _special_i1_meta(a):
     _require_tensor("special_i1", a)
     _not_for_complex("i1_cpu")(a.dtype)
-    return OutputMeta(a._size, FLOAT(a.dtype))
+    return a._size, FLOAT(a.dtype)
 
 
 structured("special_i1(Tensor self) -> Tensor", _special_i1_meta, _special_impl("i1"), inplace=False,
@@ -319,7 +318,7 @@ structured("special_i1(Tensor self) -> Tensor", _special_i1_meta, _special_impl(
 def _logit_meta(a, eps=None):
     _require_tensor("logit", a)
     _kernel_check(_not_for_complex("logit_cpu"), a.dtype, FLOAT(a.dtype))
-    return OutputMeta(a._size, FLOAT(a.dtype))
+    return a._size, FLOAT(a.dtype)
 
 
 def _logit(xp, a, eps):
@@ -338,7 +337,7 @@ def _round_meta(a, decimals=None):
                                                                  a.dtype.category == dt.INTEGRAL):
         kernel = "round_cpu" if decimals else "round_vml_cpu"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{a.dtype.legacy}\'')
-    return OutputMeta(a._size, a.dtype)
+    return a._size, a.dtype
 
 
 def _round(xp, a, decimals):

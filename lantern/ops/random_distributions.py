@@ -19,7 +19,6 @@ from .random import _gen
 from . import random_draws as draws
 from .dispatcher import call
 from .registry import custom, get, structured
-from .meta_results import OutputMeta
 
 
 # ---- Gamma(alpha, 1): Marsaglia and Tsang's squeeze method, drawn on the host (random_draws.standard_gamma) -----
@@ -54,7 +53,7 @@ custom("_standard_gamma(Tensor self, Generator? generator=None) -> Tensor", _sta
 def _standard_gamma_grad_meta(self, output):
     _require_tensor("_standard_gamma_grad", self)
     _require_tensor("_standard_gamma_grad", output, 2, "output")
-    return OutputMeta(broadcast_shapes(self._size, output._size), self.dtype)
+    return broadcast_shapes(self._size, output._size), self.dtype
 
 
 def _standard_gamma_grad_impl(xp, out, dtype, alpha, x):

@@ -24,7 +24,6 @@ from .registry import custom, get, structured
 from .derivative import derivative, nondifferentiable
 from .derivative_specialisation import specialise_derivative
 from .derivative_helpers import evenly_distribute_backward
-from .meta_results import OutputMeta
 
 
 def reduced_shape(size, dims, keepdim):
@@ -73,7 +72,7 @@ def _sum_like_meta(name):
             shape = reduced_shape(self._size, _dims(self, dim), keepdim)
         if dtype is None:
             dtype = dt.int64 if self.dtype.category <= dt.INTEGRAL else self.dtype
-        return OutputMeta(shape, dtype)
+        return shape, dtype
     return meta
 
 
@@ -151,7 +150,7 @@ def _mean_meta(self, dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a floating point or "
                            f"complex dtype. Got: {out_dtype.legacy} (pass dtype=lantern.float32, or call .float())")
     dims = _dims(self, dim)
-    return OutputMeta(reduced_shape(self._size, dims, keepdim), out_dtype)
+    return reduced_shape(self._size, dims, keepdim), out_dtype
 
 
 def _mean_impl(xp, out, dtype, self, dim=None, keepdim=False, dtype_arg=None):
@@ -183,7 +182,7 @@ def _minmax_meta(name):
         dims = _dims(self, dim)
         _check_nonempty(name, self, dim)
         _no_complex(f"{name[1:]}_values_cpu", self.dtype)
-        return OutputMeta(reduced_shape(self._size, dims, keepdim), self.dtype)
+        return reduced_shape(self._size, dims, keepdim), self.dtype
     return meta
 
 
@@ -209,7 +208,7 @@ def _full_minmax_meta(name):
         _require_tensor(name, self)
         _check_nonempty(name, self, None)
         _no_complex(f"{name}_all", self.dtype)
-        return OutputMeta((), self.dtype)
+        return (), self.dtype
     return meta
 
 
@@ -232,9 +231,9 @@ def _arg_meta(name):
         _no_complex_or_bool(name, self.dtype)
         _check_nonempty(name, self, dim, error_without_dim=IndexError)
         if dim is None:
-            return OutputMeta(((1,) * self.dim() if keepdim else ()), dt.int64)
+            return (1,) * self.dim() if keepdim else (), dt.int64
         _single_dim(name, dim)
-        return OutputMeta(reduced_shape(self._size, wrap_dims(dim, self.dim()), keepdim), dt.int64)
+        return reduced_shape(self._size, wrap_dims(dim, self.dim()), keepdim), dt.int64
     return meta
 
 
@@ -258,7 +257,7 @@ def _logical_meta(name):
     def meta(self, dim=None, keepdim=False):
         _require_tensor(name, self)
         dims = () if dim is not None and _no_dims(dim) else _dims(self, dim)  # any(x, dim=()) reduces nothing
-        return OutputMeta(reduced_shape(self._size, dims, keepdim), dt.uint8 if self.dtype is dt.uint8 else dt.bool)
+        return reduced_shape(self._size, dims, keepdim), dt.uint8 if self.dtype is dt.uint8 else dt.bool
     return meta
 
 

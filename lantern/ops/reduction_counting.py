@@ -18,12 +18,11 @@ from .pointwise_common import _require_tensor
 from .registry import custom, structured
 from .derivative import nondifferentiable
 from .reduction import _axes, _dims, reduced_shape
-from .meta_results import OutputMeta
 
 
 def _count_nonzero_meta(self, dim=None):
     _require_tensor("count_nonzero", self)
-    return OutputMeta(reduced_shape(self._size, _dims(self, dim), False), dt.int64)
+    return reduced_shape(self._size, _dims(self, dim), False), dt.int64
 
 
 def _count_nonzero_impl(xp, out, dtype, self, dim=None):

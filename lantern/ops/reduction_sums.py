@@ -17,7 +17,6 @@ from .derivative import derivative
 from .linalg_norms import matrix_norm, vector_norm
 from .derivative_helpers import conj, sum_backward, unsqueeze_reduced
 from .reduction import _axes, _dims, _sum_like_meta, _where, reduced_shape
-from .meta_results import OutputMeta
 
 
 # ---- logsumexp, nansum, nanmean, count_nonzero -------------------------------------------------------------
@@ -27,7 +26,7 @@ def _logsumexp_meta(self, dim, keepdim=False):
     if dim is None:  # a required argument: None does not mean every dim here
         raise TypeError("logsumexp(): argument 'dim' (position 2) must be tuple of ints, not NoneType (pass the "
                         "dims to reduce, () for all)")
-    return OutputMeta(reduced_shape(self._size, _dims(self, dim), keepdim), FLOAT(self.dtype))
+    return reduced_shape(self._size, _dims(self, dim), keepdim), FLOAT(self.dtype)
 
 
 def _logsumexp_impl(xp, out, dtype, self, dim, keepdim=False):

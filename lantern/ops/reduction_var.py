@@ -19,7 +19,6 @@ from .registry import composite, custom, get, structured
 from .derivative import derivative
 from .derivative_helpers import mean_backward, unsqueeze_reduced
 from .reduction import _axes, _dims, _into_out, _no_dims, _where, reduced_shape
-from .meta_results import OutputMeta
 
 
 # ---- var / std and their mean-returning forms (correction=, unbiased=) --------------------------------------
@@ -56,7 +55,7 @@ def _var_meta(name):
         if self.dtype.category < dt.FLOATING:
             raise RuntimeError(f"std and var only support floating point and complex dtypes (in {name}: got "
                                f"{self.dtype}; convert the input with .float() first)")
-        return OutputMeta(reduced_shape(self._size, _dims(self, dim), keepdim), self.dtype.to_real())
+        return reduced_shape(self._size, _dims(self, dim), keepdim), self.dtype.to_real()
     return meta
 
 

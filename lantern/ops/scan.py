@@ -17,7 +17,6 @@ from .meta_util import wrap_dim
 from .pointwise_common import _require_tensor
 from .reduction import return_type
 from .registry import custom, structured
-from .meta_results import OutputMeta
 
 
 def _accumulate(ufunc, a, dim, dtype=None):
@@ -35,7 +34,7 @@ def _cumulative_meta(name):
         wrap_dim(dim, self.dim())
         if dtype is None:
             dtype = dt.int64 if self.dtype.category <= dt.INTEGRAL else self.dtype
-        return OutputMeta(self._size, dtype)
+        return self._size, dtype
     return meta
 
 
@@ -64,7 +63,7 @@ def _logcumsumexp_meta(self, dim):
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{self.dtype.legacy}'")
     if self.dtype.is_complex:
         raise NotImplementedError(f"logcumsumexp: complex input ({self.dtype}) is not supported by lantern yet")
-    return OutputMeta(self._size, self.dtype)
+    return self._size, self.dtype
 
 
 def _logcumsumexp_impl(xp, out, dtype, self, dim):

@@ -19,7 +19,6 @@ from .meta_util import (
 from .registry import custom, structured
 from .derivative import derivative
 from .dispatcher import backend_for_device
-from .meta_results import OutputMeta
 
 
 def _tensor_list(name, tensors, empty_error):
@@ -43,7 +42,7 @@ def _cat_meta(tensors, dim=0):
     dtype = operands_result_type([t for t in tensors])
     shaped = [t for t in tensors if t._size != (0,)]  # legacy: 1-D empty tensors are skipped
     if not shaped:
-        return OutputMeta((0,), dtype)
+        return (0,), dtype
     ref = shaped[0]
     if ref.dim() == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
@@ -59,7 +58,7 @@ def _cat_meta(tensors, dim=0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref._size[k]} but got size {t._size[k]} for tensor number {i} in the list.")
         total += t._size[d]
-    return OutputMeta(ref._size[:d] + (total,) + ref._size[d + 1:], dtype)
+    return ref._size[:d] + (total,) + ref._size[d + 1:], dtype
 
 
 def _cat_impl(xp, out, dtype, arrays, dim=0):
@@ -79,7 +78,7 @@ def _stack_meta(tensors, dim=0):
         if t._size != ref._size:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {shape_str(ref._size)} at "
                                f"entry 0 and {shape_str(t._size)} at entry {i}")
-    return OutputMeta(ref._size[:d] + (len(tensors),) + ref._size[d:], operands_result_type(list(tensors)))
+    return ref._size[:d] + (len(tensors),) + ref._size[d:], operands_result_type(list(tensors))
 
 
 def _stack_impl(xp, out, dtype, arrays, dim=0):

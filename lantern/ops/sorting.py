@@ -1,8 +1,11 @@
 """Sorting and searching: sort, argsort, msort, topk, kthvalue, searchsorted, bucketize, unique,
 unique_consecutive.
 
-Sorts are stable always (NumPy's kind="stable"), so `stable=True` and the default give the same order; NaN sorts
-as the largest value, as in PyTorch. The gradient of sort, topk and kthvalue goes back to the selected positions.
+NaN sorts as the largest value, as in PyTorch. `stable=True` keeps equal values in index order (NumPy's
+kind="stable"); otherwise equal values come out where PyTorch's CPU kernels leave them: sort runs std::sort (a
+radix sort, which is stable, for a long 1-D integer input sorted ascending), topk std::partial_sort or
+std::nth_element, kthvalue ATen's quick-select; sorting_tie_order replays those algorithms on the slices that hold
+ties. The gradient of sort, topk and kthvalue goes back to the selected positions.
 
 >>> values, indices = lantern.tensor([[3.0, 1.0, 2.0]]).sort(descending=True)
 >>> values.tolist(), indices.tolist()
@@ -23,7 +26,7 @@ from .meta_util import FULL, PARTIAL, iterator_strides, overlap_status, shape_st
 from .reduction import out_return_type, reduced_shape, return_type
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
-from .meta_results import OutputMeta
+from .sorting_tie_order import aten_quick_select, has_ties, ranks, std_nth_element, std_partial_sort, std_sort
 
 sort_rt = return_type("sort", ["values", "indices"])
 topk_rt = return_type("topk", ["values", "indices"])
@@ -53,6 +56,32 @@ def _sorted_order(xp, a, d, descending):
     return (n - 1) - xp.argsort(a[reverse], axis=d, kind="stable")[reverse]
 
 
+RADIX_SORT_MIN_NUMEL = 32768  # ATen's GRAIN_SIZE: from this length a 1-D integer sort goes to fbgemm's radix sort
+
+
+def _with_torch_ties(backend, a, d, order, descending, arrange, every_slice=False):
+    """`order` (indices along d from a stable sort, or the first of them) with each slice of `a` that holds equal
+    values (every slice, with `every_slice`) replaced by `arrange(keys)`, the indices PyTorch's CPU kernel leaves
+    there. Other devices keep the stable order."""
+    if backend.device.type != "cpu" or a.shape[d] < 2 or order.shape[d] == 0:
+        return order
+    xp = backend.xp
+    keys = ranks(xp, a, descending)
+    redo = xp.ones(a.shape[:d] + a.shape[d + 1:], bool) if every_slice else has_ties(xp, keys, d)
+    if not redo.any():
+        return order
+    keys, order = xp.moveaxis(keys, d, -1), xp.moveaxis(order, d, -1).copy()
+    for where in zip(*(i.tolist() for i in xp.nonzero(redo))):
+        order[where] = xp.asarray(arrange(keys[where].tolist()))
+    return xp.moveaxis(order, -1, d)
+
+
+def _uses_radix_sort(a, descending):
+    """ATen's can_use_radix_sort: a long 1-D integer (not bool) input sorted ascending goes to a stable radix
+    sort."""
+    return a.ndim == 1 and not descending and a.dtype.kind in "iu" and a.size >= RADIX_SORT_MIN_NUMEL
+
+
 def _write_pair(backend, self, values, indices, value_array, index_array):
     if backend.xp is not None:
         backend.array(values)[...] = value_array
@@ -71,6 +100,8 @@ def _sort(backend, self, dim=-1, descending=False, stable=False):
             _write_pair(backend, self, values, indices, a, 0)
         else:
             order = _sorted_order(backend.xp, a, d, descending)
+            if not stable and not _uses_radix_sort(a, descending):
+                order = _with_torch_ties(backend, a, d, order, descending, std_sort)
             _write_pair(backend, self, values, indices, backend.xp.take_along_axis(a, order, d), order)
     return sort_rt(values, indices)
 
@@ -168,8 +199,18 @@ def _topk(backend, self, k, dim=-1, largest=True, sorted=True):
             _write_pair(backend, self, values, indices, a, 0)
         else:
             order = backend.xp.take(_sorted_order(backend.xp, a, d, largest), range(k), axis=d)
+            order = _with_torch_ties(backend, a, d, order, largest, _topk_arrangement(k, a.shape[d], sorted),
+                                     every_slice=not sorted)
             _write_pair(backend, self, values, indices, backend.xp.take_along_axis(a, order, d), order)
     return topk_rt(values, indices)
+
+
+def _topk_arrangement(k, n, sorted):
+    """The k indices ATen's topk picks from a slice's keys: std::partial_sort where k is small next to the slice
+    (k * 64 <= n), else std::nth_element on the k-th, with the k - 1 before it then std::sort-ed if `sorted`."""
+    if k * 64 <= n:
+        return lambda keys: std_partial_sort(keys, k)
+    return lambda keys: std_nth_element(keys, k - 1, sort_before_nth=sorted)[:k]
 
 
 custom("topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
@@ -192,6 +233,7 @@ def _kthvalue(backend, self, k, dim=-1, keepdim=False):
             _write_pair(backend, self, values, indices, a, 0)
         else:
             order = xp.take(_sorted_order(xp, a, d, False), [k - 1], axis=d)
+            order = _with_torch_ties(backend, a, d, order, False, lambda keys: [aten_quick_select(keys, k - 1)])
             picked = xp.take_along_axis(a, order, d)
             if not keepdim:
                 order, picked = order.squeeze(d), picked.squeeze(d)
@@ -238,7 +280,7 @@ def _searchsorted_meta(sorted_sequence, self, out_int32=False, right=False, side
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
                            "dimension")
     _check_boundaries(sorted_sequence, self, sorter)
-    return OutputMeta((self._size if isinstance(self, TensorImpl) else ()), dt.int32 if out_int32 else dt.int64)
+    return self._size if isinstance(self, TensorImpl) else (), dt.int32 if out_int32 else dt.int64
 
 
 def _positions(xp, boundaries, values, side):
@@ -266,7 +308,7 @@ def _bucketize_meta(self, boundaries, out_int32=False, right=False):
     if boundaries.dim() != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()}) (bucketize: use "
                            "searchsorted for a batch of boundaries)")
-    return OutputMeta((self._size if isinstance(self, TensorImpl) else ()), dt.int32 if out_int32 else dt.int64)
+    return self._size if isinstance(self, TensorImpl) else (), dt.int32 if out_int32 else dt.int64
 
 
 def _bucketize_impl(xp, out, dtype, self, boundaries, out_int32=False, right=False):

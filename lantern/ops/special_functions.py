@@ -24,7 +24,6 @@ from .pointwise_common import (
     FLOAT, KEEP, _binary_meta, _computed, _is_tensor, _kernel_check, _require_tensor, _special_impl, special,
 )
 from .registry import structured
-from .meta_results import OutputMeta
 
 
 def _refuse(kernel, half=False, integers=True):
@@ -88,7 +87,7 @@ def _unary_meta(name, arg, half):
     def meta(a):
         _require_tensor(name, a, argname="input" if arg == "self" else arg)
         _kernel_check(check, a.dtype, FLOAT(a.dtype))
-        return OutputMeta(a._size, FLOAT(a.dtype))
+        return a._size, FLOAT(a.dtype)
     return meta
 
 
@@ -143,7 +142,7 @@ def number_or_tensor_meta(name, check):
                             "Number)")
         shape, dtype = pointwise_binary(a, b)
         _kernel_check(check, dtype, FLOAT(dtype))
-        return OutputMeta(shape, FLOAT(dtype))
+        return shape, FLOAT(dtype)
     return meta
 
 
@@ -192,7 +191,7 @@ def _mvlgamma_meta(a, p):
     if p < 1:
         raise RuntimeError(f"p has to be greater than or equal to 1 (mvlgamma got p = {p})")
     _kernel_check(_refuse("mvlgamma", half=True), a.dtype, FLOAT(a.dtype))
-    return OutputMeta(a._size, FLOAT(a.dtype))
+    return a._size, FLOAT(a.dtype)
 
 
 def _mvlgamma(xp, x, p):

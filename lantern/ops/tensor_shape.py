@@ -24,7 +24,6 @@ from .meta_util import broadcast_all, shape_str, wrap_dim, wrap_dims
 from .pointwise_common import _require_tensor
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
-from .meta_results import OutputMeta
 
 
 def _int_tuple(value):
@@ -159,7 +158,7 @@ def _repeat_meta(self, repeats):
         if n < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)} (repeat of "
                                f"shape {shape_str(self._size)} by {list(repeats)}: repeats must be >= 0)")
-    return OutputMeta(shape, self.dtype)
+    return shape, self.dtype
 
 
 def _repeat_impl(xp, out, dtype, self, repeats):

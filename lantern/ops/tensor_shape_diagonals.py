@@ -14,7 +14,6 @@ from .registry import composite, get, structured
 from .derivative import derivative
 from .derivative_helpers import zeros_like
 from .tensor_shape import _copy_into
-from .meta_results import OutputMeta
 
 
 # ---- diagonals -------------------------------------------------------------------------------------------------
@@ -28,7 +27,7 @@ def _diag_embed_meta(self, offset=0, dim1=-2, dim2=-1):
     shape = list(self._size[:-1])
     for d in sorted((d1, d2)):
         shape.insert(d, side)
-    return OutputMeta(tuple(shape), self.dtype)
+    return tuple(shape), self.dtype
 
 
 def _diag_embed_impl(xp, out, dtype, self, offset=0, dim1=-2, dim2=-1):
@@ -64,7 +63,7 @@ def _trace_meta(self):
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if self.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.dim()}")
-    return OutputMeta((), dt.int64 if self.dtype.category == dt.INTEGRAL else self.dtype)
+    return (), dt.int64 if self.dtype.category == dt.INTEGRAL else self.dtype
 
 
 def _trace_impl(xp, out, dtype, self):

@@ -21,7 +21,6 @@ from .registry import composite, get, structured
 from .derivative import derivative
 from .derivative_helpers import zeros_like
 from .tensor_shape import _copy_into, _int_tuple, _interleave
-from .meta_results import OutputMeta
 
 
 # ---- products --------------------------------------------------------------------------------------------------
@@ -274,7 +273,7 @@ def _cdist_meta(x1, x2, p=2.0, compute_mode=None):
     if compute_mode not in _MM_MODES:
         raise RuntimeError(f"{compute_mode} is not a valid value for compute_mode")
     batch = broadcast_all([x1._size[:-2], x2._size[:-2]])
-    return OutputMeta(batch + (x1._size[-2], x2._size[-2]), x1.dtype)
+    return batch + (x1._size[-2], x2._size[-2]), x1.dtype
 
 
 _MM_SQUARED_FLOOR = 1e-30  # the matmul route clamps squared distances here (as PyTorch) before the sqrt

@@ -11,7 +11,6 @@ from ..core.tensor_impl import contiguous_strides
 from .meta_util import shape_str, wrap_dim, wrap_dims
 from .registry import view
 from .derivative import derivative, nondifferentiable
-from .meta_results import ViewMeta
 
 
 def infer_size(shape, numel, op="view"):
@@ -81,7 +80,7 @@ def _view_meta(self, size):
             "two contiguous subspaces). Use .reshape(...) instead. "
             f"(view of a tensor with shape {shape_str(self._size)} and strides {list(self._stride)} "
             f"as {shape_str(size)})")
-    return ViewMeta(size, stride, self._offset)
+    return size, stride, self._offset
 
 
 view("view(Tensor(a) self, int[] size) -> Tensor(a)", _view_meta)
@@ -93,7 +92,7 @@ view("_unsafe_view(Tensor self, int[] size) -> Tensor", _view_meta, sets_base=Fa
 def _view_dtype_meta(self, dtype):
     old, new = self.dtype.itemsize, dtype.itemsize
     if old == new:
-        return ViewMeta(self._size, self._stride, self._offset, dtype)
+        return self._size, self._stride, self._offset, dtype
     if not self._size:
         raise RuntimeError("self.dim() cannot be 0 to view " + f"{self.dtype.legacy} as {dtype.legacy} "
                            "(different element sizes)")
@@ -114,11 +113,11 @@ def _view_dtype_meta(self, dtype):
                                    f"{self.dtype.legacy} as {dtype.legacy} (different element sizes)")
         size = self._size[:-1] + (self._size[-1] // ratio,)
         stride = tuple(s // ratio for s in self._stride[:-1]) + (1,)
-        return ViewMeta(size, stride, self._offset // ratio, dtype)
+        return size, stride, self._offset // ratio, dtype
     ratio = old // new
     size = self._size[:-1] + (self._size[-1] * ratio,)
     stride = tuple(s * ratio for s in self._stride[:-1]) + (1,)
-    return ViewMeta(size, stride, self._offset * ratio, dtype)
+    return size, stride, self._offset * ratio, dtype
 
 
 view("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", _view_dtype_meta, sets_base=False)
@@ -140,7 +139,7 @@ def _as_strided_meta(self, size, stride, storage_offset=None):
             raise RuntimeError(f"setStorage: sizes {shape_str(size)}, strides {list(stride)}, storage offset "
                                f"{offset}, and itemsize {self.dtype.itemsize} requiring a storage size of {need} "
                                f"are out of bounds for storage of size {have}")
-    return ViewMeta(size, stride, offset)
+    return size, stride, offset
 
 
 view("as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)", _as_strided_meta)
@@ -149,7 +148,7 @@ view("as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=N
 def _t_meta(self):
     if self.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
-    return ViewMeta(self._size[::-1], self._stride[::-1], self._offset)
+    return self._size[::-1], self._stride[::-1], self._offset
 
 
 view("t(Tensor(a) self) -> Tensor(a)", _t_meta)
@@ -162,7 +161,7 @@ def _transpose_meta(self, dim0, dim1):
     if n:
         size[d0], size[d1] = size[d1], size[d0]
         stride[d0], stride[d1] = stride[d1], stride[d0]
-    return ViewMeta(tuple(size), tuple(stride), self._offset)
+    return tuple(size), tuple(stride), self._offset
 
 
 view("transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", _transpose_meta)
@@ -175,7 +174,7 @@ def _permute_meta(self, dims):
                            f"of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to "
                            f"len(dims) = {len(dims)}".replace("(sparse_coo)", ""))
     dims = wrap_dims(dims, n)
-    return ViewMeta(tuple(self._size[d] for d in dims), tuple(self._stride[d] for d in dims), self._offset)
+    return tuple(self._size[d] for d in dims), tuple(self._stride[d] for d in dims), self._offset
 
 
 view("permute(Tensor(a) self, int[] dims) -> Tensor(a)", _permute_meta)
@@ -219,7 +218,7 @@ def _expand_meta(self, size):
     for i in reversed(range(lead)):  # a new dim of size 1 strides over the dims after it, as in PyTorch
         if out_size[i] == 1:
             out_stride[i] = out_size[i + 1] * out_stride[i + 1] if i + 1 < len(size) else 0
-    return ViewMeta(tuple(out_size), tuple(out_stride), self._offset)
+    return tuple(out_size), tuple(out_stride), self._offset
 
 
 view("expand(Tensor(a) self, int[] size) -> Tensor(a)", _expand_meta)
@@ -229,7 +228,7 @@ def _squeeze_meta(self, dim=None):
     n = self.dim()
     dims = range(n) if dim is None else wrap_dims(dim, n)
     keep = [i for i in range(n) if not (i in dims and self._size[i] == 1)]
-    return ViewMeta(tuple(self._size[i] for i in keep), tuple(self._stride[i] for i in keep), self._offset)
+    return tuple(self._size[i] for i in keep), tuple(self._stride[i] for i in keep), self._offset
 
 
 view("squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)", _squeeze_meta)
@@ -239,7 +238,7 @@ def _unsqueeze_meta(self, dim):
     n = self.dim()
     d = wrap_dim(dim, n + 1)
     new_stride = self._size[d] * self._stride[d] if d < n else 1
-    return ViewMeta(self._size[:d] + (1,) + self._size[d:], self._stride[:d] + (new_stride,) + self._stride[d:],
+    return (self._size[:d] + (1,) + self._size[d:], self._stride[:d] + (new_stride,) + self._stride[d:],
                     self._offset)
 
 
@@ -256,7 +255,7 @@ def _select_meta(self, dim, index):
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
     if index < 0:
         index += size
-    return ViewMeta(self._size[:d] + self._size[d + 1:], self._stride[:d] + self._stride[d + 1:],
+    return (self._size[:d] + self._size[d + 1:], self._stride[:d] + self._stride[d + 1:],
                     self._offset + index * self._stride[d])
 
 
@@ -280,7 +279,7 @@ def _slice_meta(self, dim=0, start=None, end=None, step=1):
     start = min(max(start, 0), size)
     end = min(max(end, start), size)
     length = (end - start + step - 1) // step
-    return ViewMeta(self._size[:d] + (length,) + self._size[d + 1:],
+    return (self._size[:d] + (length,) + self._size[d + 1:],
                     self._stride[:d] + (self._stride[d] * step,) + self._stride[d + 1:],
                     self._offset + start * self._stride[d])
 
@@ -328,7 +327,7 @@ def _diagonal_meta(self, offset=0, dim1=0, dim2=1):
     keep = [i for i in range(n) if i not in (d1, d2)]
     size = tuple(self._size[i] for i in keep) + (length,)
     stride = tuple(self._stride[i] for i in keep) + (self._stride[d1] + self._stride[d2],)
-    return ViewMeta(size, stride, storage_offset)
+    return size, stride, storage_offset
 
 
 view("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", _diagonal_meta)
@@ -345,8 +344,8 @@ def _unfold_meta(self, dimension, size, step):
     count = (have - size) // step + 1
     st = self._stride[d] if n else 1
     if n == 0:
-        return ViewMeta((size,), (1,), self._offset)
-    return ViewMeta(self._size[:d] + (count,) + self._size[d + 1:] + (size,),
+        return (size,), (1,), self._offset
+    return (self._size[:d] + (count,) + self._size[d + 1:] + (size,),
                     self._stride[:d] + (st * step,) + self._stride[d + 1:] + (st,), self._offset)
 
 
@@ -358,8 +357,8 @@ def _complex_part_meta(part):
         if not self.dtype.is_complex:
             if part == 1:
                 raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-            return ViewMeta(self._size, self._stride, self._offset)
-        return ViewMeta(self._size, tuple(s * 2 for s in self._stride), self._offset * 2 + part, self.dtype.to_real())
+            return self._size, self._stride, self._offset
+        return self._size, tuple(s * 2 for s in self._stride), self._offset * 2 + part, self.dtype.to_real()
     return meta
 
 
@@ -381,7 +380,7 @@ view("unflatten(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)", _unflatten_
 
 
 def _alias_meta(self):
-    return ViewMeta(self._size, self._stride, self._offset)
+    return self._size, self._stride, self._offset
 
 
 view("alias(Tensor(a) self) -> Tensor(a)", _alias_meta, method=False)
