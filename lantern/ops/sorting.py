@@ -66,14 +66,13 @@ def _with_torch_ties(backend, a, d, order, descending, arrange, every_slice=Fals
     if backend.device.type != "cpu" or a.shape[d] < 2 or order.shape[d] == 0:
         return order
     xp = backend.xp
-    keys = ranks(xp, a, descending)
-    redo = xp.ones(a.shape[:d] + a.shape[d + 1:], bool) if every_slice else has_ties(xp, keys, d)
-    if not redo.any():
-        return order
-    keys, order = xp.moveaxis(keys, d, -1), xp.moveaxis(order, d, -1).copy()
-    for where in zip(*(i.tolist() for i in xp.nonzero(redo))):
-        order[where] = xp.asarray(arrange(keys[where].tolist()))
-    return xp.moveaxis(order, -1, d)
+    keys = xp.moveaxis(ranks(xp, a, descending), d, -1).reshape(-1, a.shape[d])  # one slice a row
+    moved = xp.moveaxis(order, d, -1)
+    rows = moved.reshape(-1, moved.shape[-1]).copy()
+    redo = xp.ones(len(rows), bool) if every_slice else has_ties(xp, keys, 1)
+    for row in xp.flatnonzero(redo).tolist():
+        rows[row] = xp.asarray(arrange(keys[row].tolist()))
+    return xp.moveaxis(rows.reshape(moved.shape), -1, d)
 
 
 def _uses_radix_sort(a, descending):
