@@ -19,6 +19,7 @@ from .dispatcher import call
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
 from .reduction import _check_nonempty, _into_out, _single_dim, reduced_shape, return_type
+from .sorting_tie_order import has_ties, ranks, std_sort
 
 
 # ---- median, nanmedian, mode: order statistics through a stable sort --------------------------------------
@@ -85,7 +86,7 @@ derivative("nanmedian.all", name="NanmedianBackward0", self="evenly_distribute_b
 
 
 def _selection_dim(name, rt, select, bool_ok=False):
-    """A (values, indices) reduction along one dim: select(xp, a, axis) gives both with the axis kept."""
+    """A (values, indices) reduction along one dim: select(backend, a, axis) gives both with the axis kept."""
     def shape_of(self, dim, keepdim):
         _require_tensor(name, self)
         _single_dim(name, dim)
@@ -100,7 +101,7 @@ def _selection_dim(name, rt, select, bool_ok=False):
         if a.ndim == 0:
             values._nd[...], indices._nd[...] = a, 0
         elif a.size:
-            v, i = select(backend.xp, a, dim % a.ndim)
+            v, i = select(backend, a, dim % a.ndim)
             values._nd[...], indices._nd[...] = v.reshape(shape), i.reshape(shape)
         return rt(values, indices)
 
@@ -110,9 +111,11 @@ def _selection_dim(name, rt, select, bool_ok=False):
     return kernel, meta
 
 
-def _mode_select(xp, a, axis):
+def _mode_select(backend, a, axis):
     """The most frequent value of each slice (the smallest among equally frequent ones) and the last index
-    holding it: runs of equal values in the stably sorted slice, measured by where they start and end."""
+    holding it: runs of equal values in the stably sorted slice, measured by where they start and end. On the CPU
+    a slice with repeated values (or NaN) takes its index from `_aten_mode` instead, as torch's CPU kernel does."""
+    xp = backend.xp
     order = _sort_order(xp, a, axis)
     ordered = xp.moveaxis(xp.take_along_axis(a, order, axis=axis), axis, -1)
     order = xp.moveaxis(order, axis, -1)
@@ -126,13 +129,40 @@ def _mode_select(xp, a, axis):
     best = xp.argmax(ends - starts, axis=-1)[..., None]
     last = xp.take_along_axis(ends, best, axis=-1)
     values, indices = xp.take_along_axis(ordered, best, axis=-1), xp.take_along_axis(order, last, axis=-1)
+    if backend.device.type == "cpu":
+        rows = xp.moveaxis(a, axis, -1).reshape(-1, n)
+        orderable = rows.astype(np.float32) if rows.dtype.kind == "V" else rows  # bfloat16: NumPy cannot order it
+        redo = has_ties(xp, ranks(xp, rows), 1)
+        if rows.dtype.kind in "fV":
+            redo |= xp.isnan(orderable).any(axis=1)
+        values, indices = values.reshape(-1), indices.reshape(-1)
+        for row in xp.flatnonzero(redo).tolist():
+            index = _aten_mode(orderable[row].tolist())
+            values[row], indices[row] = rows[row, index], index
+        values, indices = values.reshape(ordered.shape[:-1] + (1,)), indices.reshape(ordered.shape[:-1] + (1,))
     return xp.moveaxis(values, -1, axis), xp.moveaxis(indices, -1, axis)
 
 
+def _aten_mode(row):
+    """The index of one slice's mode as torch's CPU kernel finds it: std::sort of the (value, index) pairs by
+    `value <` (NaN compares false both ways, as in C++), then the first of the longest runs of values that do not
+    compare unequal to their successor, reported with the index the run ends at."""
+    order = std_sort(row)
+    best, best_count, count = order[0], 0, 0
+    for position, index in enumerate(order):
+        count += 1
+        if position == len(order) - 1 or row[index] != row[order[position + 1]]:
+            if count > best_count:
+                best, best_count = index, count
+            count = 0
+    return best
+
+
 custom("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-       *_selection_dim("median", median_rt, lambda xp, a, axis: _median_select(xp, a, axis, False)))
+       *_selection_dim("median", median_rt, lambda backend, a, axis: _median_select(backend.xp, a, axis, False)))
 custom("nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-       *_selection_dim("nanmedian", nanmedian_rt, lambda xp, a, axis: _median_select(xp, a, axis, True)))
+       *_selection_dim("nanmedian", nanmedian_rt,
+                       lambda backend, a, axis: _median_select(backend.xp, a, axis, True)))
 custom("mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
        *_selection_dim("mode", mode_rt, _mode_select, bool_ok=True))
 

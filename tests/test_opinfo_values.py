@@ -1,0 +1,78 @@
+"""Values the OpInfo sweep found wrong (area "values" of issue 16), pinned against torch in the same process.
+
+Ties: torch's CPU sort (stable=False), topk, kthvalue and mode leave equal values where libstdc++'s std::sort,
+std::partial_sort, std::nth_element and ATen's quick-select put them; lantern/ops/sorting_tie_order.py replays them.
+"""
+import numpy as np
+import pytest
+
+from oracle import check
+
+RNG = np.random.default_rng(2024)
+
+
+def tied(shape, distinct=3, dtype=np.float32, nan_fraction=0.0):
+    """Values with many ties (`distinct` different ones), some NaN when asked."""
+    x = RNG.integers(0, distinct, shape).astype(dtype)
+    if nan_fraction:
+        x[RNG.random(shape) < nan_fraction] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_sort_leaves_ties_where_std_sort_does(dtype, dim, descending):
+    x = tied((40, 70), dtype=dtype)
+    check(lambda m, t: m.sort(t, dim=dim, descending=descending), x)
+    check(lambda m, t: m.argsort(t, dim=dim, descending=descending), x)
+    check(lambda m, t: m.sort(t, dim=dim, descending=descending, stable=True), x)
+
+
+def test_sort_ties_with_nan_and_the_msort_and_noncontiguous_forms():
+    x = tied((300,), nan_fraction=0.2)
+    check(lambda m, t: m.sort(t), x)
+    check(lambda m, t: m.sort(t, descending=True), x)
+    check(lambda m, t: m.msort(t), tied((50, 4)))
+    check(lambda m, t: m.sort(t.t(), 0), tied((5, 60)))
+
+
+def test_long_ascending_integer_sort_is_the_stable_radix_sort():
+    x = tied((40000,), distinct=50, dtype=np.int64)
+    check(lambda m, t: m.sort(t), x)
+    check(lambda m, t: m.sort(t, descending=True), x)  # descending stays std::sort
+    check(lambda m, t: m.sort(t), x[:32767])          # one short of ATen's grain size: std::sort
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 30])
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("sorted", [True, False])
+def test_topk_ties_through_partial_sort_and_nth_element(k, largest, sorted):
+    x = tied((6, 500), distinct=4, nan_fraction=0.05)  # k * 64 <= 500 takes partial_sort, larger k nth_element
+    check(lambda m, t: m.topk(t, k, largest=largest, sorted=sorted), x)
+    check(lambda m, t: m.topk(t, min(k, 5), dim=0, largest=largest, sorted=sorted), x)
+
+
+def test_topk_unsorted_order_without_ties():
+    x = RNG.permutation(200).astype(np.float64)
+    check(lambda m, t: m.topk(t, 20, sorted=False), x)
+
+
+@pytest.mark.parametrize("k", [1, 3, 8, 20])
+def test_kthvalue_ties_through_quick_select(k):
+    x = tied((7, 20), distinct=5, nan_fraction=0.1)
+    check(lambda m, t: m.kthvalue(t, k), x)
+    check(lambda m, t: m.kthvalue(t, min(k, 7), 0, keepdim=True), x)
+    check(lambda m, t: m.kthvalue(t, k), tied((3, 20), dtype=np.int64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_mode_index_is_the_end_of_the_run_std_sort_leaves(dtype):
+    x = tied((8, 3000), distinct=6, dtype=dtype)
+    check(lambda m, t: m.mode(t), x)
+    check(lambda m, t: m.mode(t, 0), x)
+
+
+def test_mode_with_nan_compares_as_cpp_does():
+    check(lambda m, t: m.mode(t), np.array([np.nan, 1, np.nan, 1, np.nan], np.float32))
+    check(lambda m, t: m.mode(t), tied((4, 12), nan_fraction=0.3))
