@@ -69,6 +69,7 @@ from .ops import (  # noqa: E402,F401  (more ops: registered before Tensor's met
 from ._tensor import Tensor  # noqa: E402
 from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401
 from ._functions import *  # noqa: E402,F401,F403
+from ._inplace_functions import *  # noqa: E402,F401,F403
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
 from . import debug, random, linalg, nn, optim, utils, serialization, vision, jit, onnx, inspect, profiler  # noqa: E402,F401,E501
 from .nn.modules.rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402,F401  (what nn.LSTM & co.'s TorchScript calls)

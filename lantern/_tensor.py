@@ -18,6 +18,8 @@ import weakref
 from . import autograd as _ag
 from ._construct import legacy_tensor_new, rebuild_tensor, tensor
 from ._indexing import getitem, setitem
+from ._inplace_views import InplaceViewMethods
+from ._tensor_extras import TensorExtras
 from ._legacy_types import convert_type, type_string
 from .autograd.graph import RemovableHandle
 from .autograd.meta import autograd_meta, current_grad_fn
@@ -38,7 +40,7 @@ from .sparse._checkpoint import reduce_sparse_tensor
 _op = registry.get
 
 
-class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
+class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods, TensorExtras):
     """A strided view over an UntypedStorage (see lantern.core.tensor_impl for the metadata), or a sparse tensor
     over its indices and values (lantern.backends.sparse)."""
 
@@ -645,7 +647,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods):
         return _alias_detached(self)
 
     def detach_(self):
-        if self._base is not None and self._grad_fn is not None:
+        if self._base is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
                                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "

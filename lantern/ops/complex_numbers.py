@@ -176,8 +176,9 @@ def is_neg(input):
 
 
 def conj_physical_(self):
-    """Conjugate self in place (nothing to do for a real tensor)."""
-    return self.copy_(self.conj_physical()) if self.dtype.is_complex else self
+    """Conjugate self in place; a real tensor is written too (its values unchanged), so that its version moves on
+    and a leaf that requires grad is refused, as in torch."""
+    return self.copy_(self.conj_physical())
 
 
 composite("conj", conj, method=False)

@@ -1,0 +1,132 @@
+"""torch-namespace names of the census (tools/census.py): torch's in-place functions, its aliases and the
+functions that are one Tensor method, compared with torch (values, dtypes, aliasing, version counters, autograd,
+errors). The name lists come from torch itself."""
+import numpy as np
+import pytest
+import torch
+
+import lantern
+from deliberate_differences import DIFFERENCES
+from oracle import assert_same, check, raises_like, noncontig, to_lib
+
+rng = np.random.default_rng(0)
+
+# Names of torch's in-place function list that other work owns or that lantern cannot have (see docs/functions.md).
+NOT_HERE = {"resize_as_": "issue 16's errors+shapes work", "resize_as_sparse_": "sparse tensors cannot be resized"}
+
+
+def _torch_inplace_functions():
+    """torch's public in-place functions that are also Tensor methods (torch.abs_ is Tensor.abs_)."""
+    return sorted(n for n in dir(torch) if n.endswith("_") and not n.startswith("_") and callable(getattr(torch, n))
+                  and hasattr(torch.Tensor, n))
+
+
+def _unit(*shape):
+    return noncontig(rng.uniform(0.2, 0.8, shape))
+
+
+# Arguments beyond the tensor written in place (NumPy arrays become tensors of each library); the input defaults to
+# _unit(3, 4) of float64.
+ARGUMENTS = {
+    "addmv_": (_unit(3), (_unit(3, 4), _unit(4)), {"beta": 0.5, "alpha": 2}),
+    "as_strided_": (_unit(3, 4), ((2, 2), (1, 2), 1), {}),
+    "clamp_": (_unit(3, 4), (0.3, 0.6), {}),
+    "clip_": (_unit(3, 4), (0.3,), {"max": 0.6}),
+    "clamp_max_": (_unit(3, 4), (np.array(0.5),), {}),
+    "clamp_min_": (_unit(3, 4), (np.array(0.5),), {}),
+    "gcd_": (noncontig(rng.integers(-20, 20, (3, 4))), (rng.integers(-20, 20, (3, 4)),), {}),
+    "lcm_": (noncontig(rng.integers(-20, 20, (3, 4))), (rng.integers(-20, 20, (3, 4)),), {}),
+    "xlogy_": (_unit(3, 4), (_unit(4),), {}),
+    "round_": (_unit(3, 4) * 10, (), {"decimals": 1}),
+    "logit_": (_unit(3, 4), (0.3,), {}),
+    "nan_to_num_": (np.array([np.nan, np.inf, -np.inf, 1.5]), (), {"nan": 2.0, "posinf": 9.0}),
+    "acosh_": (_unit(3, 4) + 1, (), {}),
+    "detach_": (rng.uniform(0.2, 0.8, (3, 4)), (), {}),
+    "fill_": (_unit(3, 4), (2.5,), {}),
+    "index_put_": (_unit(3, 4), ((np.array([0, 2]), np.array([1, 3])), np.array([5.0, 6.0])), {"accumulate": True}),
+    "ldexp_": (_unit(3, 4), (rng.integers(0, 3, (3, 4)),), {}),  # (negative exponents: DIFFERENCES)
+    "arccosh_": (_unit(3, 4) + 1, (), {}),
+}
+
+
+# torch 2.13 has no derivative for these in-place forms (it raises NotImplementedError); lantern differentiates them
+# as their out-of-place function (tests/deliberate_differences.py).
+NO_INPLACE_DERIVATIVE_IN_TORCH = {"acosh_": "acosh", "arccosh_": "acosh", "asinh_": "asinh", "arcsinh_": "asinh",
+                                  "atanh_": "atanh", "arctanh_": "atanh"}
+
+
+def _sample(name):
+    return ARGUMENTS.get(name, (_unit(3, 4), (), {}))
+
+
+def test_every_inplace_function_of_torch_is_here():
+    missing = [n for n in _torch_inplace_functions() if not hasattr(lantern, n) and n not in NOT_HERE]
+    assert missing == []
+
+
+@pytest.mark.parametrize("name", [n for n in _torch_inplace_functions() if n not in NOT_HERE])
+def test_inplace_function_writes_its_input(name):
+    x, args, kwargs = _sample(name)
+
+    def run(lib, x, *args):
+        result = getattr(lib, name)(x, *args, **kwargs)
+        return result, x, x._version
+    check(run, x, *args)
+
+
+@pytest.mark.parametrize("name", [n for n in _torch_inplace_functions() if n not in NOT_HERE])
+def test_inplace_function_under_autograd(name):
+    """On a non-leaf: the same gradient reaches the leaf (or the same error); on a leaf: the same refusal."""
+    x, args, kwargs = _sample(name)
+    if not np.issubdtype(x.dtype, np.floating):
+        return
+
+    def through_graph(lib, x, *args):
+        leaf = x.clone().requires_grad_()
+        y = leaf * 1
+        getattr(lib, name)(y, *args, **kwargs)
+        y.sum().backward()
+        return leaf.grad
+
+    def on_leaf(lib, x, *args):
+        getattr(lib, name)(x.requires_grad_(), *args, **kwargs)
+    if name == "detach_":
+        raises_like(through_graph, x, *args)
+    elif name in NO_INPLACE_DERIVATIVE_IN_TORCH:
+        assert DIFFERENCES["in-place inverse hyperbolic functions under autograd"]
+        with pytest.raises(NotImplementedError):
+            through_graph(torch, torch.from_numpy(x))
+        expected = torch.from_numpy(x).requires_grad_()
+        getattr(torch, NO_INPLACE_DERIVATIVE_IN_TORCH[name])(expected).sum().backward()
+        assert_same(through_graph(lantern, to_lib(lantern, x)), expected.grad)
+    else:
+        check(through_graph, x, *args)
+        raises_like(on_leaf, x, *args)
+
+
+@pytest.mark.parametrize("name", ["abs_", "clamp_", "detach", "is_signed", "get_device", "is_inference"])
+def test_function_of_a_non_tensor_is_a_type_error(name):
+    raises_like(lambda lib: getattr(lib, name)(3))
+
+
+@pytest.mark.parametrize("alias,target", [("arccos", "acos"), ("arccosh", "acosh"), ("arcsin", "asin"),
+                                          ("arcsinh", "asinh"), ("arctan", "atan"), ("arctanh", "atanh"),
+                                          ("fix", "trunc")])
+def test_numpy_style_alias(alias, target):
+    x = noncontig(rng.uniform(-3, 3, (3, 4)))
+    check(lambda lib, x: getattr(lib, alias)(x), x)
+    check(lambda lib, x: getattr(lib, alias)(x), x + 4 if alias == "arccosh" else x / 4)
+    out = np.zeros((3, 4))
+    check(lambda lib, x, out: (getattr(lib, alias)(x / 4, out=out), out), x, out)
+
+
+def test_method_functions():
+    x = noncontig(rng.uniform(-1, 1, (2, 3)))
+    check(lambda lib, x: (lib.is_signed(x), lib.is_signed(x.to(lib.uint8)), lib.get_device(x),
+                          lib.is_distributed(x), lib.is_inference(x), lib.cudnn_is_acceptable(x)), x)
+    check(lambda lib, x: (lib.is_same_size(x, x.t()), lib.is_same_size(x, x + 1)), x)
+    check(lambda lib, x: lib.adjoint(x.to(lib.complex128)), x)
+    check(lambda lib, x: lib.detach(x.requires_grad_()), x)
+    with lantern.inference_mode():
+        made = lantern.ones(2)
+    assert lantern.is_inference(made) and not lantern.is_inference(lantern.ones(2))
