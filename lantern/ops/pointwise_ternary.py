@@ -172,7 +172,7 @@ def lerp_arrays(xp, a, end, weight, out=None):
     """a + weight * (end - a) by PyTorch's two-sided formula, exact at weight 0 (gives a) and at weight 1 (gives
     end). A number weight (the optimizers' moving averages) picks its branch once and may write into `out` (`a`
     itself, for an in-place update)."""
-    diff = xp.subtract(end, a)
+    diff = xp.asarray(xp.subtract(end, a))  # NumPy gives a 0-d result as a scalar, which out= cannot take
     if not isinstance(weight, (int, float)):
         return xp.where(xp.abs(weight) < 0.5, a + weight * diff, end - diff * (1 - weight))
     target = diff if out is None else out

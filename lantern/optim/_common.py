@@ -83,33 +83,39 @@ def _refuse_complex(p, name):
                                   "real-valued parameters instead")
 
 
-def _init_state(optimizer, p, group, name):
-    """Fill p's empty state with `optimizer._new_state(p, group)`, refusing a complex p first."""
-    _refuse_complex(p, name)
+def _init_state(optimizer, p, group, name, complex_ok=False):
+    """Fill p's empty state with `optimizer._new_state(p, group)`, refusing a complex p first unless `complex_ok`."""
+    if not complex_ok:
+        _refuse_complex(p, name)
     optimizer.state[p].update(optimizer._new_state(p, group))
 
 
-def _init_group(optimizer, group, name, *, stateful=True, sparse_hint="", sparse_ok=False):
+def _init_group(optimizer, group, name, *, stateful=True, sparse_hint="", sparse_ok=False, complex_ok=False,
+                complex_is_error=False):
     """What every optimizer's step gathers from a group first: (params, grads, states) for its params that have a
     grad, as torch's `_init_group` methods do.
 
     A sparse grad is refused ("<name> does not support sparse gradients<sparse_hint>") unless `sparse_ok` (SGD
     and Adagrad take them, lantern.optim._sparse). With `stateful`, a param's
     state is made by `_init_state` on its first step; without it (SGD keeps state only for momentum) state is
-    not touched and the states are None. The update itself (the `step` counter included) is left to
+    not touched and the states are None. `complex_ok` lets complex params through (the algorithms that update
+    them through `_as_real`); `complex_is_error` refuses them as torch's newer algorithms do, with a RuntimeError
+    "<name> does not support complex parameters" before any other check. The update itself (the `step` counter included) is left to
     the algorithm's `_single_tensor_<name>` loop."""
     params, grads, states = [], [], []
     for p in group["params"]:
         grad = p.grad
         if grad is None:
             continue
+        if complex_is_error and p.is_complex():
+            raise RuntimeError(f"{name} does not support complex parameters")
         if grad.is_sparse and not sparse_ok:
             raise RuntimeError(f"{name} does not support sparse gradients{sparse_hint}")
         state = None
         if stateful:
             state = optimizer.state[p]
             if len(state) == 0:
-                _init_state(optimizer, p, group, name)
+                _init_state(optimizer, p, group, name, complex_ok)
         params.append(p)
         grads.append(grad)
         states.append(state)
@@ -121,6 +127,12 @@ def _refuse_grad_scaling(grad_scale, found_inf):
     if grad_scale is not None or found_inf is not None:
         raise NotImplementedError("grad_scale and found_inf (the fused optimizers' GradScaler hand-off) are not "
                                   "supported in lantern; unscale the gradients with GradScaler.unscale_ instead")
+
+
+def _as_real(*tensors):
+    """Complex tensors seen as real ones with a trailing dimension of 2 (view_as_real): torch updates a complex
+    parameter's real and imaginary parts as two independent real numbers. Real tensors pass through."""
+    return [lantern.view_as_real(t) if t.is_complex() else t for t in tensors]
 
 
 def _update_grad(param, grad, maximize, weight_decay):
