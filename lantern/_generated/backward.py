@@ -19,7 +19,7 @@ from lantern.ops.indexing_masks import masked_scatter_backward, masked_select_ba
 from lantern.ops.indexing_slices import index_select_backward
 from lantern.ops.linalg_cholesky import cholesky_inverse_backward, cholesky_solve_backward_A, cholesky_solve_backward_B
 from lantern.ops.linalg_common import mH, scaled
-from lantern.ops.linalg_decompositions import eigh_backward, qr_backward, svd_backward
+from lantern.ops.linalg_decompositions import eigh_backward, pinv_backward, qr_backward, svd_backward
 from lantern.ops.linalg_eig import eig_backward
 from lantern.ops.linalg_lu import (
     lu_backward, lu_factor_ex_backward, lu_solve_backward_B, lu_solve_backward_LU, lu_unpack_backward,
@@ -1798,6 +1798,17 @@ def backward_of_linalg_matrix_exp(node, grads):
     needs = node.needs
     return (
         (matrix_exp_backward(grad, self)) if needs[0] else None,
+    )
+
+
+def backward_of_linalg_pinv(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    result = unpack(saved.get('result'), node)
+    needs = node.needs
+    return (
+        (pinv_backward(grad, result, self)) if needs[0] else None,
     )
 
 

@@ -1117,6 +1117,12 @@ def make_linalg_matrix_exp(op, op_out):
     return linalg_matrix_exp
 
 
+def make_linalg_pinv(op, op_out):
+    def linalg_pinv(input, atol=None, rtol=None, hermitian=False):
+        return (op.scan or entry(op))((input, atol, rtol, hermitian))
+    return linalg_pinv
+
+
 def make_linalg_qr(op, op_out):
     def linalg_qr(A, mode='reduced'):
         return (op.scan or entry(op))((A, mode))

@@ -247,15 +247,24 @@ derivative("linalg_qr", helpers=_BACKWARD_HELPERS, A="qr_backward(grads, Q, R, m
 # ---- composites over the decompositions: pinv, matrix_rank, matrix_power, lstsq, cross ------------------------
 
 def _cutoff(S, atol, rtol, shape, dtype):
-    """max(atol, rtol * largest singular value); rtol defaults to eps * max(m, n) when neither is given."""
-    if rtol is None:
-        rtol = 0.0 if atol is not None and (not hasattr(atol, "dim") and atol > 0) else \
-            dt.finfo(dtype.to_real()).eps * max(shape[-2:])
+    """max(atol, rtol * largest singular value) per matrix (a tensor tolerance holds one value per matrix); rtol
+    defaults to eps * max(m, n) where atol is not positive, to 0 where it is."""
     largest = S.amax(-1, keepdim=True) if S._size[-1] else S.new_zeros(S._size[:-1] + (1,))
-    cutoff = largest * rtol
-    if atol is not None:
-        cutoff = call(get("maximum"), (cutoff, atol if hasattr(atol, "dim") else cutoff.new_full((), atol)))
-    return cutoff
+    atol = _per_matrix(0.0 if atol is None else atol, largest)
+    if rtol is None:
+        default = dt.finfo(dtype.to_real()).eps * max(shape[-2:])
+        rtol = call(get("where"), (atol > 0, 0.0, default))
+    else:
+        rtol = _per_matrix(rtol, largest)
+    return call(get("maximum"), (atol, rtol * largest))
+
+
+def _per_matrix(tolerance, largest):
+    """A tolerance as a tensor that broadcasts against `largest` (..., 1): a float as a 0-d tensor, a tensor of
+    one value per matrix with a trailing dimension."""
+    if hasattr(tolerance, "dim"):
+        return tolerance.unsqueeze(-1) if tolerance.dim() else tolerance
+    return largest.new_full((), tolerance)
 
 
 def _check_pinv(name, A):
@@ -265,27 +274,61 @@ def _check_pinv(name, A):
                            "dimensions of float, double, cfloat or cdouble types")
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+def _pinv(backend, A, atol=None, rtol=None, hermitian=False):
+    """The pseudo-inverse's value, computed outside autograd: its gradient is pinv_backward's, which holds where
+    the SVD's does not (repeated zero singular values of a rank-deficient A)."""
+    _check_pinv("linalg.pinv", A)
+    from ..autograd.grad_mode import no_grad
+    with no_grad():
+        if hermitian:
+            values, V = eigh(A)
+            S, left, right = values.abs(), V, mH(V)
+        else:
+            left, S, right = svd(A, full_matrices=False)
+            values = S
+        keep = S > _cutoff(S, atol, rtol, A._size, A.dtype)
+        inverse = call(get("where"), (keep, 1 / call(get("where"), (keep, values, 1.0)), 0.0)).to(A.dtype)
+        return (mH(right) * inverse.unsqueeze(-2)) @ mH(left)
+
+
+custom("linalg_pinv(Tensor self, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor", _pinv, _pinv,
+       method=False)
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse through the SVD (eigh when hermitian), singular values at or below
-    max(atol, rtol * σ_max) treated as zero.
+    max(atol, rtol * σ_max) treated as zero (`rcond`, torch's older positional form, is rtol).
 
     >>> lantern.linalg.pinv(lantern.tensor([[2., 0.], [0., 0.]])).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
     """
-    _check_pinv("linalg.pinv", A)
-    if hermitian:
-        values, V = eigh(A)
-        S, left, right = values.abs(), V, mH(V)
-    else:
-        left, S, right = svd(A, full_matrices=False)
-        values = S
-    keep = S > _cutoff(S, atol, rtol, A._size, A.dtype)
-    inverse = call(get("where"), (keep, 1 / call(get("where"), (keep, values, 1.0)), 0.0)).to(A.dtype)
-    return _into(out, (mH(right) * inverse.unsqueeze(-2)) @ mH(left), "linalg.pinv")
+    if rcond is not None:
+        rtol = rcond
+    return _into(out, call(get("linalg_pinv"), (A, atol, rtol, hermitian)), "linalg.pinv")
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
-    """The number of singular values above max(atol, rtol * σ_max), per matrix (an int64 tensor)."""
+def pinv_backward(grad, X, A):
+    """The adjoint of dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X, the derivative of X = pinv(A)
+    wherever A's rank stays the same: gA = -X^H G X^H + (I - A X) G^H X X^H + X^H X G^H (I - X A)."""
+    Xh, Gh = mH(X), mH(grad)
+    left_residual = Gh - A @ (X @ Gh)     # (I - A X) G^H
+    right_residual = Gh - (Gh @ X) @ A    # G^H (I - X A)
+    return -(Xh @ grad) @ Xh + left_residual @ (X @ Xh) + (Xh @ X) @ right_residual
+
+
+derivative("linalg_pinv", name="LinalgPinvBackward0", helpers={"pinv_backward": pinv_backward},
+           scalar_inputs=("atol", "rtol"), self="pinv_backward(grad, result, self)")
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The number of singular values above max(atol, rtol * σ_max), per matrix (an int64 tensor); `tol`, torch's
+    older positional form, is atol with rtol 0.
+
+    >>> lantern.linalg.matrix_rank(lantern.tensor([[1., 0.], [0., 1e-3]]), 0.01).item()
+    1
+    """
+    if tol is not None:
+        atol, rtol = tol, 0.0
     name = "torch.linalg.matrix_rank"
     _require_tensor(name, A)
     if A.dim() < 2:
@@ -312,7 +355,7 @@ def matrix_power(A, n, *, out=None):
                            f"{A._size[-1]} matrices")
     if n == 0:
         identity = call(get("eye"), (A._size[-1], None, A.dtype, None, A.device, None, False))
-        return _into(out, identity.expand(A._size).clone(), name)
+        return _into(out, A.clone().copy_(identity.expand(A._size)), name)  # in A's graph, zero gradient
     if n < 0:
         A, n = inv(A), -n
     result, square = None, A
@@ -361,12 +404,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
     Bm = B.unsqueeze(-1) if vector else B
     solution = pinv(A, rtol=rcond if rcond is not None and rcond > 0 else None) @ Bm
     m, n = A._size[-2:]
-    empty = A.new_zeros((0,)).to(A.dtype.to_real())
+    empty = A.new_zeros((0,), dtype=A.dtype.to_real())
     rank = empty.to(dt.int64) if driver == "gels" else matrix_rank(A, rtol=rcond if rcond else None)
     singular_values = svdvals(A).detach() if driver in ("gelsd", "gelss") else empty
-    residuals = empty
-    if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
-        residuals = ((A @ solution - Bm).abs() ** 2).sum(-2)
+    residuals = ((A @ solution - Bm).abs() ** 2).sum(-2)
+    if not (m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all()))):
+        residuals = residuals.flatten()[:0]  # empty, yet still an output of the graph: torch's is differentiable
     return lstsq_rt(solution.squeeze(-1) if vector else solution, residuals, rank, singular_values)
 
 

@@ -1,0 +1,90 @@
+"""Regressions from the linalg OpInfos of torch 2.13 that used to fail some samples (tools/opinfo_sweep.py):
+outputs that torch keeps in the graph with a zero or empty gradient, per-matrix tensor tolerances, pinv's own
+derivative at rank-deficient matrices. Each compares with torch in float64 on non-contiguous inputs.
+"""
+import numpy as np
+import pytest
+import torch
+
+import lantern
+from oracle import assert_same, check, noncontig
+from test_autograd_gradcheck_ops import Case, assert_gradcheck_and_gradgradcheck, assert_gradients_match_torch, vjp
+
+RNG = np.random.default_rng(16)
+
+
+def rand(*shape, dtype="float64"):
+    values = RNG.uniform(-1, 1, size=shape)
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * RNG.uniform(-1, 1, size=shape)
+    return values.astype(dtype)
+
+
+def low_rank(*shape, rank, dtype="float64"):
+    """m x n matrices of the given rank: a product of m x rank and rank x n factors."""
+    *batch, m, n = shape
+    return rand(*batch, m, rank, dtype=dtype) @ rand(*batch, rank, n, dtype=dtype)
+
+
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("rows", [2, 3, 4])
+def test_lstsq_residuals_are_differentiable_even_when_empty(driver, rows):
+    """torch's residuals are the second differentiable output of lstsq, an empty one included (lantern's lstsq
+    is a composite, so its nodes are named after its steps)."""
+    case = Case("lstsq", lambda m, a, b: tuple(m.linalg.lstsq(a, b, driver=driver)[:2]),
+                rand(3, rows, 3, dtype="complex128"), rand(3, rows, 2, dtype="complex128"))
+    (l_out, _, l_grads), (t_out, _, t_grads) = vjp(lantern, case), vjp(torch, case)
+    assert all(out.requires_grad for out in l_out)
+    assert_same((l_out, l_grads), (t_out, t_grads), atol=1e-8, rtol=1e-8, strides=False)
+
+
+def test_matrix_power_zero_stays_in_the_graph():
+    """A^0 is the identity, still a function of A (zero gradient), as torch's CopyBackwards makes it."""
+    assert_gradients_match_torch(Case("matrix_power", lambda m, a: m.linalg.matrix_power(a, 0), rand(2, 3, 3)))
+
+
+@pytest.mark.parametrize("kwargs", [dict(atol="tensor"), dict(rtol="tensor"), dict(atol="tensor", rtol="tensor")])
+@pytest.mark.parametrize("batch", [(), (0,), (2,), (1, 1)])
+def test_tensor_tolerances_hold_one_value_per_matrix(kwargs, batch):
+    """atol and rtol tensors of the batch's shape: one tolerance for each matrix (rtol 0 where atol > 0)."""
+    A = rand(*batch, 5, 4) * 3
+    tolerances = {k: (np.linspace(0.5, 2, int(np.prod(batch))).reshape(batch) if v == "tensor" else v)
+                  for k, v in kwargs.items()}
+
+    def ranks_and_inverses(m, a, *values):
+        given = {k: (values[i] if isinstance(v, np.ndarray) else v) for i, (k, v) in enumerate(tolerances.items())}
+        return m.linalg.matrix_rank(a, **given), m.linalg.pinv(a, **given)
+    tensors = [noncontig(v) if isinstance(v, np.ndarray) else v for v in tolerances.values()]
+    check(ranks_and_inverses, noncontig(A), *tensors, atol=1e-10, rtol=1e-10, strides=False)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("shape", [(4, 6), (6, 4), (2, 5, 5)])
+def test_pinv_gradient_at_rank_deficient_matrices(shape, dtype):
+    """pinv differentiates by its own formula (LinalgPinvBackward0), not through an SVD whose repeated zero
+    singular values make the gradient ill-defined: torch's values on a rank-2 product a @ b^T."""
+    *batch, m, n = shape
+    case = Case("pinv", lambda lib, a, b: lib.linalg.pinv(a @ b.mT), rand(*batch, m, 2, dtype=dtype),
+                rand(*batch, n, 2, dtype=dtype))
+    assert_gradients_match_torch(case)
+    assert_gradcheck_and_gradgradcheck(case)
+
+
+def test_positional_tolerances():
+    """matrix_rank(A, tol) is atol=tol with rtol 0; pinv(A, rcond) is rtol=rcond (torch's older overloads)."""
+    A = noncontig(np.diag([4.0, 1.0, 0.3, 0.02]) @ rand(4, 4))
+    for tol in (0.05, 0.5, 2.0):
+        check(lambda m, a: (m.linalg.matrix_rank(a, tol), m.linalg.matrix_rank(a, tol, True),
+                            m.linalg.pinv(a, tol / 4), m.linalg.pinv(a, tol / 4, False)), A, strides=False)
+
+
+def test_pinv_tolerances_are_not_inputs_of_the_gradient():
+    """A float tolerance is a number, a tensor one a non-differentiable argument: the gradient is A's alone."""
+    names = []
+    for lib in (torch, lantern):
+        A = lib.tensor(rand(3, 4), requires_grad=True)
+        out = lib.linalg.pinv(A, atol=lib.tensor(0.1, dtype=lib.float64), rtol=0.2)
+        (grad,) = lib.autograd.grad(out.sum(), [A])
+        names.append(type(out.grad_fn).__name__)
+        assert grad.shape == A.shape
+    assert names[0] == names[1] == "LinalgPinvBackward0"
