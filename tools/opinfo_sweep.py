@@ -253,9 +253,26 @@ class Translator:
             return {k: self.value(v, leaves) for k, v in x.items()}
         if callable(x) and id(x) in self.paths:
             return lantern_object(self.paths[id(x)])
+        if isinstance(x, torch.nn.Module):
+            return self._stateless_module(x)
         if type(x).__module__.startswith("torch"):
             raise Missing(f"cannot convert a {type(x).__module__}.{type(x).__name__} argument")
         return x
+
+    def _stateless_module(self, module):
+        """lantern's instance of a torch.nn module that holds no tensors (the nn.PairwiseDistance() a sample passes
+        as a distance function): the class of the same torch.nn name, with the same settings."""
+        torch, lantern = self.torch, self.lantern
+        name = type(module).__name__
+        if getattr(torch.nn, name, None) is not type(module):
+            raise Missing(f"cannot convert a {type(module).__module__}.{name} argument (not a torch.nn class)")
+        if any(True for _ in itertools.chain(module.parameters(), module.buffers(), module.children())):
+            raise Missing(f"cannot convert a torch.nn.{name} argument holding parameters, buffers or submodules")
+        cls = lantern_object(f"torch.nn.{name}")
+        result = cls.__new__(cls)
+        lantern.nn.Module.__init__(result)
+        result.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
+        return result
 
     def _tensor(self, t, leaves):
         from oracle import _strided_copy

@@ -13,6 +13,7 @@ and prelu (activations along a dim or with a weight) live in nn_activation_softm
 import math
 import numpy as np
 
+from ..autograd.grad_mode import is_grad_enabled
 from ..core import dtype as dt
 from ..core.reference import specialisation
 from .nn_common import _HALF, _op, _where, _wide
@@ -20,7 +21,6 @@ from .pointwise_common import _require_tensor, special
 from .registry import composite, get, structured
 from .derivative import Derivative, derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
-from .meta_results import OutputMeta
 
 
 __all__ = [
@@ -38,7 +38,7 @@ def _float_only(name, kernel):
         _require_tensor(name, self)
         if self.dtype.category != dt.FLOATING:
             raise NotImplementedError(f'"{kernel}" not implemented for \'{self.dtype.legacy}\'')
-        return OutputMeta(self._size, self.dtype)
+        return self._size, self.dtype
     return meta
 
 
@@ -57,7 +57,7 @@ def _real_only(name):
             raise NotImplementedError("clamp is not supported for complex types")
         if self.dtype is dt.bool or self.dtype.is_complex:
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{self.dtype.legacy}\'')
-        return OutputMeta(self._size, self.dtype)
+        return self._size, self.dtype
     return meta
 
 
@@ -129,7 +129,16 @@ def _gelu(xp, x, approximate="none"):
 
 
 def _silu(xp, x):
+    if x.dtype.kind == "c":  # expit has no complex loop; x / (1 + e^-x) is the same function
+        return x / (1 + xp.exp(-x))
     return x * special(xp).expit(x)
+
+
+def _silu_meta(self):
+    """silu takes floating and complex inputs (PyTorch's silu_cpu has a complex kernel but no complex gradient)."""
+    if self.dtype.is_complex:
+        return self._size, self.dtype
+    return _float_only("silu", "silu_cpu")(self)
 
 
 def _softplus(xp, x, beta=1, threshold=20):
@@ -182,7 +191,7 @@ def _check_lambd(name):
         if lambd < 0:
             raise RuntimeError(f"lambda must be in range [0, {dt.finfo(dtype).max:.6g}] for input dtype "
                                f"{dtype.legacy.replace('Tensor', '')}, but found {lambd} ({name}: pass lambd >= 0)")
-        return OutputMeta(shape, dtype)
+        return shape, dtype
     return check
 
 
@@ -196,7 +205,7 @@ def _celu_meta(self, alpha=1.0):
     shape, dtype = _float_only("celu", "elu_cpu")(self)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError (celu: alpha must not be 0; it divides the input)")
-    return OutputMeta(shape, dtype)
+    return shape, dtype
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -213,7 +222,7 @@ ACTIVATIONS = [
      _float_only("elu", "elu_cpu")),
     ("celu(Tensor self, Scalar alpha=1.0) -> Tensor", _celu, _celu_meta),
     ("gelu(Tensor self, *, str approximate='none') -> Tensor", _gelu, _gelu_meta),
-    ("silu(Tensor self) -> Tensor", _silu, _float_only("silu", "silu_cpu")),
+    ("silu(Tensor self) -> Tensor", _silu, _silu_meta),
     ("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", _softplus,
      _float_only("softplus", "softplus_cpu")),
     ("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", _hardtanh, _real_only("hardtanh")),
@@ -351,6 +360,9 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
+    """x * sigmoid(x), for floating and complex inputs; a complex one has no gradient (as in PyTorch)."""
+    if input.dtype.is_complex and input.requires_grad and is_grad_enabled():
+        raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
     return _op("silu_" if inplace else "silu", input)
 
 

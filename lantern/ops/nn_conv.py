@@ -9,6 +9,7 @@ copied once into a matrix, then one BLAS GEMM per group, a slice of the batch at
 transposed convolution is one GEMM into columns, then col2im (a strided add per kernel tap). Both gradients of a
 convolution are convolutions again, so double backward needs nothing more; without create_graph the weight
 gradient is one GEMM per slice instead (a named specialisation). The derivative sits at the end of this file.
+A complex convolution is three real ones (Gauss's trick), as PyTorch's conv frontends compute it.
 
 Padding, pooling, unfold/fold, pixel shuffle and interpolation/grid sampling live beside it in nn_padding.py,
 nn_pooling.py, nn_fold.py and nn_sampling.py.
@@ -29,6 +30,7 @@ from .registry import composite, custom
 from .shape import channels_last_strides
 from .derivative import derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
+from .complex_numbers import complex as complex_from_parts
 from .nn_common import _op
 from .nn_windows import _compute_dtype, _tuple, col2im_array, pad_array, windows
 
@@ -255,6 +257,13 @@ def _correlation_is_cheaper(w, groups, stride, output_padding):
     return all(s == 1 for s in stride) and not any(output_padding) and 2 * w.shape[1] * groups >= w.shape[0]
 
 
+def _keeps_pytorch_summation_order(nd):
+    """PyTorch's CPU conv_transpose3d is a GEMM then col2vol (its SlowTranspose3d), and a float32 correlation rounds
+    differently from that by more than the test tolerance, so 3-d transposed convolutions keep col2im's order (1-d
+    and 2-d ones run in oneDNN in PyTorch, whose order neither path follows)."""
+    return nd == 3
+
+
 def _conv_kernel(backend, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     out = _conv_meta(backend, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     if out.numel() == 0:
@@ -262,7 +271,8 @@ def _conv_kernel(backend, input, weight, bias, stride, padding, dilation, transp
     xp = backend.xp
     x, w, dst = backend.array(input), backend.array(weight), backend.array(out)
     compute = _compute_dtype(x.dtype)
-    if transposed and _correlation_is_cheaper(w, groups, stride, output_padding):
+    if (transposed and _correlation_is_cheaper(w, groups, stride, output_padding)
+            and not _keeps_pytorch_summation_order(len(stride))):
         correlate(xp, x, _as_correlation_weight(w, groups), stride,
                   tuple(d * (k - 1) - p for k, p, d in zip(w.shape[2:], padding, dilation)), dilation, groups,
                   compute, dst)
@@ -280,8 +290,26 @@ custom("convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int
 
 
 def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if input.dtype.is_complex:
+        return _gauss_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     return _op("convolution", input, weight, bias, tuple(stride), tuple(padding), tuple(dilation), transposed,
                tuple(output_padding), groups)
+
+
+def _gauss_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """A complex convolution as three real ones (Gauss's trick, as PyTorch's conv frontends compute it, rounding
+    included): a = x_r * w_r + b_r, b = x_i * w_i, c = (x_r + x_i) * (w_r + w_i) + (b_r + b_i); the result is
+    a - b + i (c - a - b)."""
+    def real_conv(x, w, b):
+        return _op("convolution", x, w, b, tuple(stride), tuple(padding), tuple(dilation), transposed,
+                   tuple(output_padding), groups)
+    _check_conv(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    x_r, x_i, w_r, w_i = input.real, input.imag, weight.real, weight.imag
+    b_r, b_i = (None, None) if bias is None else (bias.real, bias.imag)
+    a = real_conv(x_r, w_r, b_r)
+    b = real_conv(x_i, w_i, None)
+    c = real_conv(x_r + x_i, w_r + w_i, None if bias is None else b_r + b_i)
+    return complex_from_parts(a - b, c - a - b)
 
 
 def _batched(name, input, nd):

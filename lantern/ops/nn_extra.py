@@ -25,7 +25,8 @@ from ..core import dtype as dt
 from .call_by_name import call_op as _op
 from .nn_misc import _renorm_rows
 from .nn_padding import pad
-from .nn_pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from .nn_pooling import (_output_size, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d,
+                         max_pool2d)
 from .registry import composite
 
 __all__ = ["embedding_bag", "rms_norm", "local_response_norm", "max_pool3d", "max_pool3d_with_indices", "avg_pool3d",
@@ -256,27 +257,28 @@ def _integer_average(x, pooled, divisor_override):
     return total.div(count, rounding_mode="trunc").to(x.dtype)
 
 
-def _adaptive_size(input, output_size):
-    if isinstance(output_size, int):
-        return (output_size,) * 3
-    sizes = tuple(output_size)
-    if len(sizes) == 1:
-        sizes = sizes * 3
-    return tuple(input.shape[input.dim() - 3 + i] if o is None else int(o) for i, o in enumerate(sizes))
+def _adaptive_size(name, input, output_size, length_message):
+    """output_size as three sizes (None keeps the input's), checked in PyTorch's order: the sequence against the
+    input's dims, its length, then the input."""
+    sizes = _output_size(input, output_size, 3)
+    if len(sizes) != 3:
+        raise RuntimeError(f"{name}{length_message}")
+    return sizes
 
 
 def adaptive_avg_pool3d(input, output_size):
     """The mean over output_size adaptive windows of the last three dims (None keeps that dim's size)."""
+    od, oh, ow = _adaptive_size("adaptive_avg_pool3d", input, output_size, ": output_size must be 3")
     x, unbatched = _volumes(input, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {shape}")
-    od, oh, ow = _adaptive_size(x, output_size)
     y, _, _ = _separable(x, lambda t: adaptive_avg_pool2d(t, (oh, ow)),
                          lambda t: adaptive_avg_pool2d(t, (od, t.shape[-1])))
     return y.squeeze(0) if unbatched else y
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    od, oh, ow = _adaptive_size("adaptive_max_pool3d", input, output_size,
+                                "(): internal error: output_size.size() must be 3")
     x, unbatched = _volumes(input, "adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {shape}")
-    od, oh, ow = _adaptive_size(x, output_size)
     y, hw_index, d_index = _separable(x, lambda t: adaptive_max_pool2d(t, (oh, ow), True),
                                       lambda t: adaptive_max_pool2d(t, (od, t.shape[-1]), True))
     indices = _volume_indices(hw_index, d_index, x.shape, y.shape)

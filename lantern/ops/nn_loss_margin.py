@@ -157,7 +157,11 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     """Σ_j Σ_{i not a target} max(0, 1 - (x[y_j] - x[i])) / C, the targets y_j being the entries of target before
     its first -1."""
     _require_tensor("multilabel_margin_loss", input)
-    if target._size != input._size or input.dim() > 2:
+    reduction = _reduction_enum(reduction, size_average, reduce)
+    if input.dim() > 2 or (input.dim() > 0 and input._size[-1] == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{shape_str(input._size)}")
+    if target._size != input._size:
         raise RuntimeError(f"inconsistent target size: {shape_str(target._size)} for input of size: "
                            f"{shape_str(input._size)}")
     x = input if input.dim() == 2 else input.reshape(1, -1)
@@ -172,4 +176,4 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     losses = _where(counted, terms, 0.0).sum((1, 2)) / classes
     if input.dim() < 2:
         losses = losses.reshape(())
-    return _apply_reduction(losses, _reduction_enum(reduction, size_average, reduce))
+    return _apply_reduction(losses, reduction)

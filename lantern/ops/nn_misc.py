@@ -157,6 +157,9 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """leaky_relu with a random slope in [lower, upper] per element when training, their mean otherwise."""
+    if lower > upper:
+        raise RuntimeError(f"Lower bound should be less than or equal to the upper bound (rrelu: got lower={lower}, "
+                           f"upper={upper})")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     # As ATen: a slope for each element <= 0 only, drawn in order as a uniform double, the others keep slope 1.

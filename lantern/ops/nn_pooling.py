@@ -18,7 +18,6 @@ from .derivative import derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
 from .nn_common import _op
 from .nn_windows import _compute_dtype, col2im_array, pad_array, windows
-from .meta_results import OutputMeta
 
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d",
@@ -42,6 +41,8 @@ def _pool_args(name, kernel_size, stride, padding, dilation=1):
     padding, dilation = pair(padding, "padding"), pair(dilation, "dilation")
     if any(s == 0 for s in stride):
         raise RuntimeError("stride should not be zero")
+    if any(p < 0 for p in padding):
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(padding)}")
     if any(k <= 0 for k in kernel):
         raise RuntimeError(f"kernel_size must be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
     if any(d <= 0 for d in dilation):
@@ -252,7 +253,7 @@ def _avg_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_in
     shape = _avg_args(self, kernel_size, stride, padding, ceil_mode, divisor_override)[0]
     if not (self.dtype.is_floating_point or self.dtype is dt.int64):  # PyTorch's CPU kernel: these dtypes only
         raise NotImplementedError(f"\"avg_pool2d\" not implemented for '{self.dtype.legacy}'")
-    return OutputMeta(shape, self.dtype)
+    return shape, self.dtype
 
 
 def avg_divisor(xp, size, out, kernel, stride, padding, count_include_pad, divisor_override):
@@ -281,8 +282,8 @@ def _avg_impl(xp, out, dtype, self, kernel_size, stride=(), padding=0, ceil_mode
             total += win[..., i, j]
     divisor = avg_divisor(xp, self.shape[-2:], out.shape[-2:], kernel, stride, padding, count_include_pad,
                           divisor_override)
-    if dtype.kind in "iu":  # integer division truncates toward zero, as in C
-        out[...] = xp.sign(total) * (xp.abs(total) // divisor)
+    if dtype.kind in "iu":  # integer division truncates toward zero, as in C (a divisor_override may be negative)
+        out[...] = xp.sign(total) * xp.sign(divisor) * (xp.abs(total) // xp.abs(divisor))
     else:
         xp.divide(total, divisor, out=out, casting="unsafe")
 
@@ -294,7 +295,7 @@ structured("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2]
 
 def _avg_backward_meta(grad_output, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad,
                        divisor_override):
-    return OutputMeta(tuple(input_size), grad_output.dtype)
+    return tuple(input_size), grad_output.dtype
 
 
 def _avg_backward_impl(xp, out, dtype, grad, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -373,7 +374,7 @@ def _adaptive_meta(name, self, output_size):
     shape = self._size[:-2] + tuple(output_size)
     if self.dtype.category != dt.FLOATING and not (average and 0 in shape):  # an empty average is never computed
         raise NotImplementedError(f"\"{name}\" not implemented for '{self.dtype.legacy}'")
-    return OutputMeta(shape, self.dtype)
+    return shape, self.dtype
 
 
 def _adaptive_avg_meta(self, output_size):
@@ -393,7 +394,7 @@ structured("_adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor", _a
 
 
 def _adaptive_avg_backward_meta(grad_output, input_size):
-    return OutputMeta(tuple(input_size), grad_output.dtype)
+    return tuple(input_size), grad_output.dtype
 
 
 def _adaptive_avg_backward_impl(xp, out, dtype, grad, input_size):
@@ -414,15 +415,13 @@ derivative("_adaptive_avg_pool2d_backward", name="AdaptiveAvgPool2DBackwardBackw
 
 
 def _output_size(input, output_size, n):
-    """An int or n entries, where None keeps the input's size."""
+    """An int (repeated n times) or a sequence, where None keeps the input's size; the op checks its length."""
     if isinstance(output_size, int):
         return (output_size,) * n
     sizes = tuple(output_size)
     if input.dim() <= len(sizes):
         raise ValueError(f"Input dimension should be at least {len(sizes) + 1} (got input of size "
                          f"{shape_str(input._size)} for output_size {sizes})")
-    if len(sizes) == 1:
-        sizes = sizes * n
     return tuple(input._size[input.dim() - len(sizes) + i] if o is None else int(o) for i, o in enumerate(sizes))
 
 
@@ -448,7 +447,7 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def _adaptive_max_meta_shape(self, output_size):
-    return _adaptive_meta("adaptive_max_pool2d", self, output_size).shape
+    return _adaptive_meta("adaptive_max_pool2d", self, output_size)[0]
 
 
 def _adaptive_max_meta(backend, self, output_size):

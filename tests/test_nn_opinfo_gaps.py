@@ -1,0 +1,53 @@
+"""Regression cases for the nn.functional OpInfo samples lantern used to fail: each forward case runs on torch and
+lantern and compares (values, dtypes, shapes, strides); each error case must raise torch's exception class.
+"""
+import numpy as np
+
+from oracle import noncontig, table_tests
+
+RNG = np.random.default_rng(7)
+
+
+def randn(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def crandn(*shape):
+    return (randn(*shape) + 1j * randn(*shape)).astype(np.complex64)
+
+
+FORWARD = {
+    # int64 average pooling truncates toward zero, also with a negative divisor_override
+    "avg_pool2d_int64_negative_divisor": (
+        lambda m, x: m.nn.functional.avg_pool2d(x, (2, 2), divisor_override=-2),
+        np.arange(-8, 8).reshape(1, 1, 4, 4) * 3),
+    "adaptive_avg_pool3d_none_keeps_size": (
+        lambda m, x: m.nn.functional.adaptive_avg_pool3d(x, (None, 2, None)), randn(2, 3, 4, 5)),
+    "silu_complex": (lambda m, x: m.nn.functional.silu(x), noncontig(crandn(3, 4))),
+    "silu_complex_overflow": (lambda m, x: m.nn.functional.silu(x),
+                              np.array([-100 + 0j, 100 + 1e-3j, 3.14159265j], dtype=np.complex64)),
+}
+
+ERRORS = {
+    "avg_pool1d_negative_padding": (lambda m, x: m.nn.functional.avg_pool1d(x, 2, 50, -1), randn(0, 1, 49)),
+    "max_pool1d_negative_padding": (lambda m, x: m.nn.functional.max_pool1d(x, 2, 50, -1), randn(0, 1, 49)),
+    "max_pool2d_negative_padding": (lambda m, x: m.nn.functional.max_pool2d(x, 2, 1, -1), randn(1, 1, 4, 4)),
+    "adaptive_avg_pool3d_input_too_small": (lambda m, x: m.nn.functional.adaptive_avg_pool3d(x, (2, 2, 2)),
+                                            randn(2, 2, 2)),
+    "adaptive_avg_pool3d_empty_output_size": (lambda m, x: m.nn.functional.adaptive_avg_pool3d(x, ()),
+                                              randn(1, 2, 3, 4)),
+    "adaptive_max_pool3d_one_output_size": (lambda m, x: m.nn.functional.adaptive_max_pool3d(x, (1,)),
+                                            randn(1, 2, 3, 4)),
+    "adaptive_avg_pool2d_one_output_size": (lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, (2,)),
+                                            randn(1, 2, 3, 4)),
+    "rrelu_lower_above_upper": (lambda m, x: m.nn.functional.rrelu(x, 0.3, 0.1), randn(5, 5)),
+    "multilabel_margin_loss_bad_reduction": (
+        lambda m, x, y: m.nn.functional.multilabel_margin_loss(x, y, reduction="abc"), randn(5, 4), randn(5, 4)),
+    "multilabel_margin_loss_empty_vector": (
+        lambda m, x, y: m.nn.functional.multilabel_margin_loss(x, y), randn(0), np.zeros(0, np.int64)),
+    "multilabel_margin_loss_empty_classes": (
+        lambda m, x, y: m.nn.functional.multilabel_margin_loss(x, y), randn(5, 0), np.zeros((5, 4), np.int64)),
+    "silu_complex_requires_grad": (lambda m, x: m.nn.functional.silu(x.requires_grad_()), crandn(3)),
+}
+
+test_forward_matches_torch, test_error_matches_torch = table_tests(FORWARD, ERRORS)
