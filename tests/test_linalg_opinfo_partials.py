@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import lantern
-from oracle import assert_same, check, noncontig
+from oracle import assert_same, check, noncontig, raises_like
 from test_autograd_gradcheck_ops import Case, assert_gradcheck_and_gradgradcheck, assert_gradients_match_torch, vjp
 
 RNG = np.random.default_rng(16)
@@ -88,3 +88,30 @@ def test_pinv_tolerances_are_not_inputs_of_the_gradient():
         names.append(type(out.grad_fn).__name__)
         assert grad.shape == A.shape
     assert names[0] == names[1] == "LinalgPinvBackward0"
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0), (3, 0, 4)])
+@pytest.mark.parametrize("ord", ["fro", "nuc", float("inf"), -float("inf"), 1, -1, 2, -2])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_matrix_norms_of_empty_matrices(shape, ord, keepdim):
+    """The max-like matrix norms (inf, 1, 2) of an empty matrix are 0; the min-like ones raise amin's IndexError
+    when the dim they minimise over is empty."""
+    A = np.zeros(shape)
+
+    def norms(m, a):
+        return m.linalg.matrix_norm(a, ord, keepdim=keepdim), m.linalg.norm(a, ord, (-2, -1), keepdim)
+    try:
+        norms(torch, torch.from_numpy(A))
+    except IndexError:
+        raises_like(norms, A, match=r"amin\(\): Expected reduction dim")
+    else:
+        check(norms, A, strides=False)
+
+
+@pytest.mark.parametrize("ord", [0.5, -0.5, -1, -2, -3.5])
+def test_vector_norm_gradient_at_zero_for_orders_below_one(ord):
+    """|x|^(ord-1) is infinite at 0: the subgradient there is 0, as torch's (no NaN)."""
+    zero_and_not = np.array([0.0, 0.0, 0.0])
+    some_zero = np.array([0.5, 0.0, -2.0])
+    for x in (zero_and_not, some_zero):
+        assert_gradients_match_torch(Case("vector_norm", lambda m, t: m.linalg.vector_norm(t, ord), x))

@@ -135,8 +135,16 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         sums = A.abs().sum(d0, keepdim=keepdim)
         if not keepdim and d0 < d1:
             d1 -= 1
-        result = sums.amax(d1, keepdim=keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
+        result = _largest(sums, d1, keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
     return _into(out, result, name)
+
+
+def _largest(norms, dim, keepdim):
+    """The max over `dim` of norms (never negative): 0 over an empty dim, as torch's matrix norms give, where the
+    min (a negative order) has no such value and raises as amin does."""
+    if norms._size[dim] == 0:
+        return norms.sum(dim, keepdim=keepdim)
+    return norms.amax(dim, keepdim=keepdim)
 
 
 def _singular_value_norm(A, ord, d0, d1, keepdim):
@@ -144,7 +152,7 @@ def _singular_value_norm(A, ord, d0, d1, keepdim):
     if ord == "nuc":
         result = s.sum(-1, keepdim=keepdim)
     else:
-        result = s.amax(-1, keepdim=keepdim) if ord == 2 else s.amin(-1, keepdim=keepdim)
+        result = _largest(s, -1, keepdim) if ord == 2 else s.amin(-1, keepdim=keepdim)
     if keepdim:  # put the two reduced dims back where they were
         result = result.unsqueeze(-1).movedim((-2, -1), (d0, d1))
     return result
@@ -178,8 +186,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def vector_norm_backward(grad, x, ord, result, dim, keepdim):
-    """PyTorch's linalg_vector_norm_backward: sgn(x) |x|^(p-1) / norm^(p-1), zero where the norm is zero; for
-    ±inf the gradient is shared among the entries attaining the norm."""
+    """PyTorch's linalg_vector_norm_backward: sgn(x) |x|^(p-1) / norm^(p-1), zero where the norm is zero (and,
+    for p < 1, where x is); for ±inf the gradient is shared among the entries attaining the norm."""
     sizes = x._size
     dims = None if _all_dims(dim) else dim
     g = unsqueeze_reduced(grad, sizes, dims, keepdim)
@@ -197,7 +205,10 @@ def vector_norm_backward(grad, x, ord, result, dim, keepdim):
         scale = g / safe
         return x * call(get("where"), (norm == 0, 0.0, scale))
     scale = g / safe.pow(ord - 1)
-    return x.sgn() * x.abs().pow(ord - 1) * call(get("where"), (norm == 0, 0.0, scale))
+    powers = x.abs().pow(ord - 1)
+    if ord < 1:  # |x|^(ord-1) is infinite at x = 0: torch takes the subgradient 0 there
+        powers = call(get("where"), (x == 0, 0.0, powers))
+    return x.sgn() * powers * call(get("where"), (norm == 0, 0.0, scale))
 
 
 derivative("linalg_vector_norm", helpers={"vector_norm_backward": vector_norm_backward},
