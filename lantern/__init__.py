@@ -91,6 +91,7 @@ from .ops.sparse_coo import sparse_coo_tensor  # noqa: E402,F401
 from .ops.sparse_math import spmm  # noqa: E402,F401
 from .ops.sparse_csr import sparse_csr_tensor  # noqa: E402,F401
 from .ops.random_distributions import _sample_dirichlet, _standard_gamma, _standard_gamma_grad  # noqa: E402,F401,E501
+from . import masked  # noqa: E402,F401  (last: it gives every registered op a MaskedTensor kernel)
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

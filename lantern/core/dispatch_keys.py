@@ -1,5 +1,6 @@
-"""Dispatch keys, highest priority first: Autocast > Tracer (JIT) > Autograd > the backends SparseCsrCPU / SparseCPU /
-CUDA / CPU / Meta. A sparse key outranks the dense ones: dense + sparse runs the sparse kernel.
+"""Dispatch keys, highest priority first: Autocast > Tracer (JIT) > Autograd > the backends Masked / SparseCsrCPU /
+SparseCPU / CUDA / CPU / Meta. A sparse key outranks the dense ones: dense + sparse runs the sparse kernel. Masked
+(a MaskedTensor's ops: lantern/masked/maskedtensor) outranks them all: MaskedTensor + Tensor runs the masked kernel.
 
 >>> DispatchKey.Autograd > DispatchKey.CPU
 True
@@ -13,6 +14,7 @@ class DispatchKey(enum.IntEnum):
     CUDA = 3
     SparseCPU = 4
     SparseCsrCPU = 5
+    Masked = 6
     Autograd = 10
     Tracer = 20
     Autocast = 30

@@ -1,0 +1,34 @@
+"""Unary ops on a MaskedTensor: the op runs on the data, the mask stays (torch's list of such ops; an alias such as
+arccos runs its op's rule, acos).
+
+>>> import lantern
+>>> mt = lantern.masked.as_masked_tensor(lantern.tensor([0., 4.]), lantern.tensor([False, True]))
+>>> mt.sqrt().get_data(), lantern.sqrt(mt).get_mask()
+(tensor([0., 2.]), tensor([False,  True]))
+"""
+from ...core.tensor_impl import TensorImpl
+from ...ops.op_kinds import AliasKind
+from .core import call_on, data_of, register_masked_kernel, with_inplace_variants, wrap_result
+
+__all__ = []
+
+UNARY_NAMES = ["abs", "acos", "acosh", "angle", "asin", "asinh", "atan", "atanh", "bitwise_not", "ceil", "clamp",
+               "conj_physical", "cos", "cosh", "deg2rad", "digamma", "erf", "erfc", "erfinv", "exp", "exp2", "expm1",
+               "floor", "frac", "lgamma", "log", "log10", "log1p", "log2", "logit", "i0", "isnan", "nan_to_num",
+               "neg", "positive", "pow", "rad2deg", "reciprocal", "round", "rsqrt", "sigmoid", "sign", "sgn",
+               "signbit", "sin", "sinc", "sinh", "sqrt", "square", "tan", "tanh", "trunc"]
+# torch has no in-place form of these (angle, isnan, positive, signbit: no such op; the rest as torch lists them)
+NO_INPLACE = {"angle", "isnan", "positive", "signbit"}
+
+
+def unary(op, args):
+    """op(data, *rest) under the input's mask; an in-place op writes the data and returns the MaskedTensor."""
+    if any(isinstance(a, TensorImpl) for a in args[1:]):
+        raise TypeError("MaskedTensor unary ops do not support additional Tensor arguments")
+    result = call_on(op, data_of(args))
+    if op.schema.alias is AliasKind.INPLACE:
+        return args[0]
+    return wrap_result(result, args[0].get_mask())
+
+
+register_masked_kernel(with_inplace_variants(UNARY_NAMES, NO_INPLACE), unary)
