@@ -76,3 +76,11 @@ def test_mode_index_is_the_end_of_the_run_std_sort_leaves(dtype):
 def test_mode_with_nan_compares_as_cpp_does():
     check(lambda m, t: m.mode(t), np.array([np.nan, 1, np.nan, 1, np.nan], np.float32))
     check(lambda m, t: m.mode(t), tied((4, 12), nan_fraction=0.3))
+
+
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+@pytest.mark.parametrize("value", [2.5, -2.5])
+def test_scatter_scalar_value_is_cast_to_self_dtype_before_reducing(reduce, value):
+    index = np.array([[0, 1], [2, 0]])
+    check(lambda m, t, i: m.scatter(t, 1, i, value, reduce=reduce), np.array([[-3, 4, 5], [6, -7, 8]]), index)
+    check(lambda m, t, i: m.scatter(t, 1, i, value, reduce=reduce), np.array([[-3.5, 4, 5], [6, -7, 8]]), index)

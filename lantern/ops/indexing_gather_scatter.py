@@ -156,6 +156,8 @@ def _scatter_impl(xp, out, dtype, self, dim, index, src, reduce=None):
     if reduce is None:
         out[key] = src
     else:
+        if not hasattr(src, "shape"):  # a Scalar value is converted to self's dtype first: 2.5 adds 2 to integers
+            src = xp.asarray(src).astype(out.dtype)
         getattr(xp, _SCATTER_REDUCES[reduce]).at(out, key, src)
 
 
