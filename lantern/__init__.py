@@ -53,7 +53,10 @@ from .ops import (  # noqa: E402,F401  (importing an ops module registers its op
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401
 from . import backends, cuda, xpu, mps, accelerator  # noqa: E402,F401  (a CPU build's accelerator surface)
 from .backends.precision import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402,F401
-from .backends.cpu_threads import get_num_threads, set_num_threads  # noqa: E402,F401
+from .backends.cpu_threads import (  # noqa: E402,F401
+    get_num_interop_threads, get_num_threads, init_num_threads, set_flush_denormal, set_num_interop_threads,
+    set_num_threads,
+)
 
 from . import autograd  # noqa: E402,F401
 from .autograd import (  # noqa: E402,F401
@@ -70,6 +73,14 @@ from ._tensor import Tensor  # noqa: E402
 from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401
 from ._functions import *  # noqa: E402,F401,F403
 from ._inplace_functions import *  # noqa: E402,F401,F403
+from ._from_memory import frombuffer, from_file, range  # noqa: E402,F401
+from ._sym_functions import *  # noqa: E402,F401,F403
+from ._toplevel import *  # noqa: E402,F401,F403
+from .core.determinism import (  # noqa: E402,F401
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, use_deterministic_algorithms,
+)
+from .core.warn_always import is_warn_always_enabled, set_warn_always  # noqa: E402,F401
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
 from . import debug, random, linalg, nn, optim, utils, serialization, vision, jit, onnx, inspect, profiler  # noqa: E402,F401,E501
 from .nn.modules.rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402,F401  (what nn.LSTM & co.'s TorchScript calls)

@@ -24,7 +24,7 @@ from ._legacy_types import convert_type, type_string
 from .autograd.graph import RemovableHandle
 from .autograd.meta import autograd_meta, current_grad_fn
 
-from .core import dtype as dt
+from .core import determinism, dtype as dt
 from .core.device import device as _device
 from .core.layout import contiguous_format, preserve_format, strided
 from .core.state import tls as _tls
@@ -714,13 +714,19 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         for s in shape:
             n *= s
         need += n * self.dtype.itemsize
-        if need > self._storage.nbytes():
+        had = self._storage.nbytes()
+        if need > had:
             self._storage.resize_(need)
         self._size, self._stride, self._nd = shape, contiguous_strides(shape), None
+        if need > had and determinism.fills_uninitialized_memory():
+            first_new = max(had // self.dtype.itemsize - self._offset, 0)
+            self._backend.fill(self.detach().view(-1)[first_new:], determinism.uninitialized_fill_value(self.dtype))
         return self
 
     def resize_(self, *size, memory_format=None):
-        return self._resize(binding._int_list(size, "resize_"))
+        self._resize(binding._int_list(size, "resize_"))
+        self._bump_version()
+        return self
 
     def resize_as_(self, other):
         return self._resize(other._size)

@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from ..core import dtype as dt
+from ..core import determinism, dtype as dt
 from ..core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format, strided
 from ..core.promotion import wrapped_scalar_dtype
 from ..core.tensor_impl import TensorImpl, contiguous_strides
@@ -170,6 +170,8 @@ def _filled(name, value):
         t = new_tensor(backend, name, size, dtype, layout, pin_memory, memory_format)
         if value is not None:
             backend.fill(t, value)
+        elif determinism.fills_uninitialized_memory():
+            backend.fill(t, determinism.uninitialized_fill_value(t.dtype))
         return finish(t, requires_grad)
     return kernel
 
@@ -198,6 +200,8 @@ def _empty_strided(backend, size, stride, dtype=None, layout=None, device=None, 
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
                            f"({len(stride)})")
     t = backend.empty_strided(size, stride, dtype or dt.get_default_dtype())
+    if determinism.fills_uninitialized_memory():
+        backend.fill(t, determinism.uninitialized_fill_value(t.dtype))
     return finish(t, requires_grad)
 
 

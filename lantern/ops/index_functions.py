@@ -9,6 +9,7 @@ import math
 import warnings
 
 from ..core import dtype as dt
+from ..core.determinism import alert_not_deterministic
 from ..core.tensor_impl import TensorImpl
 from .dispatcher import call
 from .factory import C_TYPE_NAMES, not_implemented_for
@@ -144,6 +145,8 @@ def put_(self, index, source, accumulate=False):
     [[0.0, 0.0], [0.0, 1.0]]
     """
     _put_checks(self, index, source)
+    if not accumulate:
+        alert_not_deterministic("put_")  # which of several writes to one position wins is unspecified in torch
     if index.numel() == 0:
         return self
     if self.dim() == 0:

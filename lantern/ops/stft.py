@@ -12,8 +12,7 @@ window (the least-squares inverse; it needs that envelope to be nonzero everywhe
 >>> S.shape, [round(v, 4) for v in lantern.istft(S, 4, window=w, length=8).tolist()]
 (lantern.Size([3, 9]), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
 """
-import warnings
-
+from ..core.warn_always import warn_once as _warn_once
 from .call_by_name import call_op
 from .nn_padding import pad
 from .registry import composite
@@ -56,16 +55,6 @@ def _centred_window(window, win_length, n_fft, dtype, device):
         return window
     left = (n_fft - win_length) // 2
     return call_op("constant_pad_nd", window, [left, n_fft - win_length - left], 0)
-
-
-_warned = set()
-
-
-def _warn_once(message):
-    """A UserWarning the first time in the process only, as ATen's TORCH_WARN_ONCE."""
-    if message not in _warned:
-        _warned.add(message)
-        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
