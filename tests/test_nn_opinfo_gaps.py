@@ -2,8 +2,10 @@
 lantern and compares (values, dtypes, shapes, strides); each error case must raise torch's exception class.
 """
 import numpy as np
+import torch
 
-from oracle import noncontig, table_tests
+import lantern
+from oracle import assert_same, noncontig, table_tests
 
 RNG = np.random.default_rng(7)
 
@@ -26,6 +28,19 @@ FORWARD = {
     "silu_complex": (lambda m, x: m.nn.functional.silu(x), noncontig(crandn(3, 4))),
     "silu_complex_overflow": (lambda m, x: m.nn.functional.silu(x),
                               np.array([-100 + 0j, 100 + 1e-3j, 3.14159265j], dtype=np.complex64)),
+    "native_layer_norm_statistics_carry_no_gradient": (
+        lambda m, x, w: m.native_layer_norm(x.requires_grad_(), [4], w, None, 1e-5), randn(3, 4), randn(4)),
+    "native_group_norm": (lambda m, x, w, b: m.native_group_norm(x, w, b, 2, 6, 3, 2, 1e-5),
+                          randn(2, 6, 3), randn(6), randn(6)),
+    "native_group_norm_negative_eps": (lambda m, x: m.native_group_norm(x, None, None, 2, 6, 3, 2, -0.5),
+                                       randn(2, 6, 3, dtype=np.float64)),
+    "native_group_norm_channels_last": (
+        lambda m, x: m.native_group_norm(x.contiguous(memory_format=m.channels_last), None, None, 2, 4, 6, 2, 1e-5),
+        randn(2, 4, 2, 3)),
+    "native_group_norm_empty_batch": (lambda m, x: m.native_group_norm(x, None, None, 0, 2, 1, 1, 1e-5),
+                                      randn(0, 2)),
+    "torch_bilinear": (lambda m, x1, x2, w, b: m.bilinear(x1, x2, w, b), randn(4, 3), randn(4, 2), randn(5, 3, 2),
+                       randn(5)),
 }
 
 ERRORS = {
@@ -48,6 +63,30 @@ ERRORS = {
     "multilabel_margin_loss_empty_classes": (
         lambda m, x, y: m.nn.functional.multilabel_margin_loss(x, y), randn(5, 0), np.zeros((5, 4), np.int64)),
     "silu_complex_requires_grad": (lambda m, x: m.nn.functional.silu(x.requires_grad_()), crandn(3)),
+    "native_group_norm_groups_do_not_divide": (
+        lambda m, x: m.native_group_norm(x, None, None, 2, 6, 3, 4, 1e-5), randn(2, 6, 3)),
+    "native_group_norm_no_groups": (lambda m, x: m.native_group_norm(x, None, None, 2, 6, 3, 0, 1e-5), randn(2, 6, 3)),
+    "native_group_norm_wrong_numel": (lambda m, x: m.native_group_norm(x, None, None, 2, 6, 4, 2, 1e-5),
+                                      randn(2, 6, 3)),
+    "native_group_norm_weight_size": (lambda m, x, w: m.native_group_norm(x, w, None, 2, 6, 3, 2, 1e-5),
+                                      randn(2, 6, 3), randn(5)),
+    "native_group_norm_non_contiguous": (lambda m, x: m.native_group_norm(x, None, None, 2, 6, 3, 2, 1e-5),
+                                         noncontig(randn(2, 6, 3))),
+    "native_group_norm_integer": (lambda m, x: m.native_group_norm(x, None, None, 2, 6, 3, 2, 1e-5),
+                                  np.ones((2, 6, 3), np.int64)),
 }
 
 test_forward_matches_torch, test_error_matches_torch = table_tests(FORWARD, ERRORS)
+
+
+def test_native_group_norm_gradients_flow_through_all_three_outputs():
+    """torch differentiates native_group_norm's mean and rstd as well as its output."""
+    x, w, b = randn(2, 6, 3, dtype=np.float64), randn(6, dtype=np.float64), randn(6, dtype=np.float64)
+    weights = [randn(2, 6, 3, dtype=np.float64), randn(2, 2, dtype=np.float64), randn(2, 2, dtype=np.float64)]
+    grads = []
+    for lib in (torch, lantern):
+        leaves = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        outputs = lib.native_group_norm(*leaves, 2, 6, 3, 2, 1e-5)
+        sum((o * lib.tensor(v)).sum() for o, v in zip(outputs, weights)).backward()
+        grads.append([leaf.grad for leaf in leaves])
+    assert_same(grads[1], grads[0])

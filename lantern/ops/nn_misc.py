@@ -350,7 +350,8 @@ def _top_alpha_dropout(input, p, train):
 
 
 for _name, _fn in (("dropout", _top_dropout), ("alpha_dropout", _top_alpha_dropout),
-                   ("cosine_similarity", cosine_similarity), ("pairwise_distance", pairwise_distance)):
+                   ("cosine_similarity", cosine_similarity), ("pairwise_distance", pairwise_distance),
+                   ("bilinear", bilinear)):
     composite(_name, _fn, method=False)
 
 # ==== derivatives (derivatives.yaml's entries for the ops above; see ops/derivative.py) ====

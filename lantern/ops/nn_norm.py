@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.layout import channels_last, channels_last_3d, contiguous_format
 from .meta_util import shape_str
 from .nn_common import _HALF, _op, _row_sums, _wide
 from .pointwise_common import _require_tensor
@@ -168,6 +169,20 @@ structured("_layer_norm_input_backward(Tensor grad_out, Tensor input, int[] norm
            inplace=False, out=False)
 
 
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """torch.native_layer_norm: (output, mean, rstd), the statistics shaped to broadcast against the input and,
+    as in PyTorch, carrying no gradient.
+
+    >>> [t.shape for t in lantern.native_layer_norm(lantern.ones(2, 3), [3], None, None, 1e-5)]
+    [lantern.Size([2, 3]), lantern.Size([2, 1]), lantern.Size([2, 1])]
+    """
+    out, mean, rstd = _op("native_layer_norm", input, tuple(normalized_shape), weight, bias, eps)
+    return out, mean.detach(), rstd.detach()
+
+
+composite("native_layer_norm", native_layer_norm, method=False)
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last len(normalized_shape) dims, then scale by weight and shift by bias."""
     if not isinstance(normalized_shape, (list, tuple)):
@@ -298,6 +313,52 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     grouped = input.reshape(n, num_groups, channels // num_groups * math.prod(input._size[2:]))  # no -1: n may be 0
     y = _op("native_layer_norm", grouped, (grouped._size[-1],), None, None, eps)[0].reshape(input._size)
     return _channel_affine(y, weight, bias)
+
+
+# the layouts PyTorch's group norm kernel reads its input in, by the input's number of dims (others: contiguous)
+_GROUP_NORM_LAYOUTS = {4: (contiguous_format, channels_last), 5: (contiguous_format, channels_last_3d)}
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """torch.native_group_norm: (output, mean, rstd) of input (N, C, *) normalised over each of `group` channel
+    groups, the statistics (N, group). Composed of lantern ops, so all three outputs are differentiable, as in
+    PyTorch.
+
+    >>> [t.shape for t in lantern.native_group_norm(lantern.ones(2, 4, 3), None, None, 2, 4, 3, 2, 1e-5)]
+    [lantern.Size([2, 4, 3]), lantern.Size([2, 2]), lantern.Size([2, 2])]
+    """
+    _require_tensor("native_group_norm", input)
+    if group <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {group}")
+    if C % group:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {shape_str(input._size)} and num_groups={group}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {shape_str(t._size)} and input of shape "
+                               f"{shape_str(input._size)}")
+    if input.numel() != N * C * HxW:
+        raise RuntimeError(f"Expected X.numel() == N * C * HxW to be true, but got false (native_group_norm: input "
+                           f"of size {shape_str(input._size)}, N={N}, C={C}, HxW={HxW})")
+    layouts = [layout for layout in _GROUP_NORM_LAYOUTS.get(input.dim(), (contiguous_format,))
+               if input.is_contiguous(memory_format=layout)]
+    if not layouts:
+        raise RuntimeError("Expected X.is_contiguous(memory_format) to be true, but got false (native_group_norm "
+                           "reads its input in place: pass input.contiguous())")
+    _check_parameter_dtypes("group_norm", input, weight=weight, bias=bias)
+    if input.dtype.category != dt.FLOATING:
+        raise NotImplementedError(f'"GroupNormKernelImpl" not implemented for \'{input.dtype.legacy}\'')
+    groups = input.reshape(N, group, C // group * HxW)
+    mean = groups.mean(-1)
+    rstd = (groups.var(-1, correction=0) + eps).rsqrt()  # a negative eps may leave a negative square: nan, as torch
+    y = ((groups - mean.unsqueeze(-1)) * rstd.unsqueeze(-1)).reshape(input._size)
+    if weight is not None or bias is not None:
+        y = _channel_affine(y.reshape(N, C, HxW), weight, bias).reshape(input._size)
+    return y.contiguous(memory_format=layouts[0]), mean, rstd  # in the input's layout, as PyTorch's output
+
+
+composite("native_group_norm", native_group_norm, method=False)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
