@@ -301,7 +301,6 @@ def register_masked_kernel(op_names, rule):
 
         masked_kernel.masked_rule = rule
         op.kernels[DispatchKey.Masked] = masked_kernel
-        dispatcher.entry(op)
 
 
 def with_inplace_variants(names, no_inplace):

@@ -17,8 +17,7 @@ MaskedTensor(
 )
 """
 import lantern
-from .core import (call_on, data_of, is_masked_tensor, mask_of, masks_match, register_masked_kernel,
-                   wrap_result)
+from .core import call_on, data_of, is_masked_tensor, mask_of, register_masked_kernel, wrap_result
 
 __all__ = []
 
@@ -59,9 +58,8 @@ def softmax(op, args):
 
 
 def copy_(op, args):
-    """Copy the data of src into self's; the masks must be equal."""
-    if not masks_match(args[0], args[1]):
-        raise ValueError("args[0] mask and args[1] mask must match but do not")
+    """Copy src's data into self's; self keeps its mask (torch's rule compares the two masks' masks, so any src
+    passes: a copy never changes which elements exist)."""
     call_on(op, data_of(args))
     return args[0]
 
