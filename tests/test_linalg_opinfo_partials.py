@@ -115,3 +115,24 @@ def test_vector_norm_gradient_at_zero_for_orders_below_one(ord):
     some_zero = np.array([0.5, 0.0, -2.0])
     for x in (zero_and_not, some_zero):
         assert_gradients_match_torch(Case("vector_norm", lambda m, t: m.linalg.vector_norm(t, ord), x))
+
+
+def test_the_sweep_compares_decompositions_up_to_sign():
+    """tools/opinfo_sweep.py compares a decomposition's outputs through its sample's output_process_fn_grad
+    when they differ as they are (as torch's own tests do): vectors of other signs pass, other values do not."""
+    import opinfo_sweep
+    op = opinfo_sweep.in_scope_ops()["linalg.svd"]
+    runner = opinfo_sweep.OpRunner(op, opinfo_sweep.Translator(), "quick", report=None)
+    sample = next(s for s in op.sample_inputs("cpu", torch.float64)
+                  if s.input.numel() and s.output_process_fn_grad.__name__ == "fn_U")  # compares |U|
+
+    def flipped(A, full_matrices=True):
+        U, S, Vh = lantern.linalg.svd(A, full_matrices=full_matrices)
+        return U * -1, S, Vh * -1
+
+    def scaled(A, full_matrices=True):
+        U, S, Vh = lantern.linalg.svd(A, full_matrices=full_matrices)
+        return U * 2, S, Vh
+
+    assert runner._forward_sample(flipped, sample) is None
+    assert runner._forward_sample(scaled, sample).startswith("through output_process_fn_grad: mismatch")
