@@ -84,3 +84,56 @@ def test_scatter_scalar_value_is_cast_to_self_dtype_before_reducing(reduce, valu
     index = np.array([[0, 1], [2, 0]])
     check(lambda m, t, i: m.scatter(t, 1, i, value, reduce=reduce), np.array([[-3, 4, 5], [6, -7, 8]]), index)
     check(lambda m, t, i: m.scatter(t, 1, i, value, reduce=reduce), np.array([[-3.5, 4, 5], [6, -7, 8]]), index)
+
+
+# ---- matrix products round as torch's CPU kernels do ------------------------------------------------------------
+
+def _exactly_as_torch(fn, *arrays):
+    """fn(lib, *tensors) gives bit-identical results in torch and lantern."""
+    import torch
+
+    import lantern
+    expected = fn(torch, *(torch.from_numpy(a) for a in arrays)).numpy()
+    got = fn(lantern, *(lantern.tensor(a) for a in arrays)).numpy()
+    np.testing.assert_array_equal(got, expected)
+
+
+def _random(shape, dtype):
+    x = RNG.standard_normal(shape) * 5
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * RNG.standard_normal(shape) * 5
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_small_bmm_and_baddbmm_sum_one_k_at_a_time(dtype):
+    a, b = _random((5, 5, 10), dtype), _random((5, 10, 5), dtype)  # 10 * 5 * 5 < 400: ATen's own loop
+    _exactly_as_torch(lambda m, x, y: m.bmm(x, y), a, b)
+    _exactly_as_torch(lambda m, x, y: m.matmul(x[0], y), a, b)   # broadcast into bmm
+    _exactly_as_torch(lambda m, x, y: m.matmul(x[0, 0], y), a, b)
+    c = _random((5, 5, 5), dtype)
+    beta, alpha = (1 + 2j, 2 + 3j) if np.dtype(dtype).kind == "c" else (0.5, 1.5)
+    _exactly_as_torch(lambda m, s, x, y: m.baddbmm(s, x, y, beta=beta, alpha=alpha), c, a, b)
+    _exactly_as_torch(lambda m, s, x, y: m.baddbmm(s, x, y, beta=0, alpha=alpha), c, a, b)
+
+
+def test_complex_products_through_blas_sum_their_real_products_apart():
+    a, b = _random((25, 10, 10), np.complex64), _random((25, 10, 5), np.complex64)
+    _exactly_as_torch(lambda m, x, y: m.bmm(x, y), a, b)
+    _exactly_as_torch(lambda m, x, y: m.mm(x[0], y[0]), a, b)
+    check(lambda m, x, y: m.matmul(x.reshape(5, 5, 10, 10), y.reshape(5, 5, 10, 5)), a, b)
+
+
+def test_complex_mv_is_atens_gemv_loop():
+    a, v = _random((250, 10), np.complex64), _random((10,), np.complex64)
+    _exactly_as_torch(lambda m, x, y: m.mv(x, y), a, v)
+    _exactly_as_torch(lambda m, x, y: m.matmul(x.reshape(5, 5, 10, 10), y), a, v)
+
+
+def test_cdist_matmul_route_is_one_product_of_padded_rows():
+    """Near points far from the origin: |a|^2 + |b|^2 - 2 a.b cancels, so the summation order shows. (Exact
+    equality is not asked: torch's float32 sqrt is not correctly rounded, NumPy's is.) Only a product small enough
+    for ATen's bmm loop; a larger one goes to MKL's sgemm, whose order lantern does not reproduce."""
+    x1 = _random((5, 5, 2), np.float32)
+    x2 = (x1[:, :4] + RNG.standard_normal((5, 4, 2)).astype(np.float32) * 0.05).astype(np.float32)
+    check(lambda m, x, y: m.cdist(x, y, compute_mode="use_mm_for_euclid_dist"), x1, x2)

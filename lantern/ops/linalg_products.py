@@ -1,6 +1,11 @@
 """Matrix products through BLAS (NumPy's matmul): mm, bmm, dot, mv, matmul, and the products with an
 added input (addmm, addmv, addbmm, baddbmm: beta * self + alpha * product), vdot; each with its derivative.
 
+Where PyTorch's CPU kernels sum a product's terms in an order of their own, the float32 and complex64 results
+follow it, since a cancellation can make the rounding show beyond assert_close's tolerance (see "products in
+torch's rounding order" below): small bmm/baddbmm run ATen's one-k-at-a-time loop, complex mv its gemv loop, and a
+complex product through BLAS sums its four real products apart, as MKL's cgemm does.
+
 >>> (lantern.ones(2, 3) @ lantern.ones(3)).shape, lantern.matmul(lantern.ones(1, 2, 3), lantern.ones(6, 3, 4)).shape
 (lantern.Size([2]), lantern.Size([6, 2, 4]))
 >>> lantern.addmm(lantern.ones(2), lantern.eye(2), lantern.eye(2), beta=2).tolist()
@@ -46,8 +51,67 @@ def _mm_meta(a, b):
     return (a._size[0], b._size[1]), a.dtype
 
 
+# ---- products in torch's rounding order ---------------------------------------------------------------------------
+
+SMALL_BMM_WORK = 400  # bmm and baddbmm with contraction * rows * cols below this run ATen's baddbmm_cpu_kernel loop
+
+
+def _complex(xp, real, imag):
+    out = xp.empty(real.shape, xp.result_type(real.dtype, xp.complex64))
+    out.real, out.imag = real, imag
+    return out
+
+
+def _multiply(xp, x, y):
+    """x * y, complex numbers multiplied as c10::complex does: (ac - bd) + (ad + bc)i with each product rounded
+    (NumPy's complex multiply may fuse a product into the sum)."""
+    if x.dtype.kind != "c":
+        return x * y
+    y = xp.asarray(y, dtype=x.dtype)
+    return _complex(xp, x.real * y.real - x.imag * y.imag, x.real * y.imag + x.imag * y.real)
+
+
+def _uses_small_bmm_loop(a, b):
+    """Whether ATen's bmm/baddbmm computes (B, n, k) @ (B, k, m) with its own loop rather than BLAS."""
+    return a.shape[2] * a.shape[1] * b.shape[2] < SMALL_BMM_WORK
+
+
+def _one_k_at_a_time(xp, a, b):
+    """(B, n, k) @ (B, k, m) summed as ATen's baddbmm_cpu_kernel sums it: for each k in order, the product is
+    rounded, then added (no fused multiply-add); in float32 for float16 and bfloat16 (its opmath type)."""
+    work = np.float32 if a.dtype in _LOW_PRECISION else a.dtype
+    a, b = a.astype(work, copy=False), b.astype(work, copy=False)
+    total = xp.zeros(a.shape[:2] + b.shape[2:], work)
+    for k in range(a.shape[2]):
+        total += _multiply(xp, a[:, :, k, None], b[:, None, k, :])
+    return total
+
+
+def _blas_product(xp, a, b, out=None):
+    """a @ b through BLAS. A complex one is four real products, summed apart and combined at the end
+    ((ar@br - ai@bi) + (ar@bi + ai@br)i), which is how MKL's cgemm (PyTorch's) rounds; NumPy's cgemm rounds
+    otherwise."""
+    if a.dtype.kind != "c":
+        return xp.matmul(a, b, out=out)
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    product = _complex(xp, xp.matmul(ar, br) - xp.matmul(ai, bi), xp.matmul(ar, bi) + xp.matmul(ai, br))
+    if out is None:
+        return product
+    out[...] = product
+    return out
+
+
+def _gemv_loop(xp, matrix, vector):
+    """matrix @ vector as ATen's own gemv computes a complex one: for each column in order, vector[j] times the
+    column, rounded, then added."""
+    total = xp.zeros(matrix.shape[:1], matrix.dtype)
+    for j in range(matrix.shape[1]):
+        total += _multiply(xp, vector[j, None], matrix[:, j])
+    return total
+
+
 def _matmul_impl(xp, out, dtype, a, b):
-    xp.matmul(a, b, out=out)
+    _blas_product(xp, a, b, out=out)
 
 
 structured("mm(Tensor self, Tensor mat2) -> Tensor", _mm_meta, _matmul_impl, inplace=False, exact_out_dtype=True)
@@ -70,11 +134,21 @@ def _bmm_meta(a, b):
     return shape, a.dtype
 
 
+def batched_product(xp, a, b, out=None):
+    """(B, n, k) @ (B, k, m) rounded as ATen's bmm rounds it: its own loop for small products, BLAS otherwise."""
+    if not _uses_small_bmm_loop(a, b):
+        return _blas_product(xp, a, b, out=out)
+    if out is None:
+        return _one_k_at_a_time(xp, a, b)
+    out[...] = _one_k_at_a_time(xp, a, b)
+    return out
+
+
 def _bmm_impl(xp, out, dtype, a, b):
     if a.size == 0 or b.size == 0:
         out[...] = 0
     else:
-        xp.matmul(a, b, out=out)
+        batched_product(xp, a, b, out=out)
 
 
 structured("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_meta, _bmm_impl, inplace=False, exact_out_dtype=True)
@@ -123,7 +197,14 @@ def _mv_meta(a, v):
     return (a._size[0],), a.dtype
 
 
-structured("mv(Tensor self, Tensor vec) -> Tensor", _mv_meta, _matmul_impl, inplace=False, exact_out_dtype=True)
+def _mv_impl(xp, out, dtype, a, v):
+    if a.dtype.kind == "c":
+        out[...] = _gemv_loop(xp, a, v)
+    else:
+        xp.matmul(a, v, out=out)
+
+
+structured("mv(Tensor self, Tensor vec) -> Tensor", _mv_meta, _mv_impl, inplace=False, exact_out_dtype=True)
 
 _mm, _bmm, _dot, _mv = get("mm"), get("bmm"), get("dot"), get("mv")
 
@@ -344,10 +425,23 @@ def _write_added(out, self, product, beta, alpha):
 
 def _addmm_impl(xp, out, dtype, self, mat1, mat2, beta=1, alpha=1):
     if out.dtype in _LOW_PRECISION or any(xp.may_share_memory(out, a) for a in (self, mat1, mat2)):
-        product = _product(xp.matmul, mat1, mat2)
+        product = _product(partial(_blas_product, xp), mat1, mat2)
     else:  # the common case: BLAS writes straight into the output
-        product = xp.matmul(mat1, mat2, out=out)
+        product = _blas_product(xp, mat1, mat2, out=out)
     _write_added(out, self, product, beta, alpha)
+
+
+def _baddbmm_impl(xp, out, dtype, self, batch1, batch2, beta=1, alpha=1):
+    """A small product runs ATen's loop, which then writes beta * self + alpha * product in its opmath type."""
+    if batch1.size == 0 or batch2.size == 0 or not _uses_small_bmm_loop(batch1, batch2):
+        _addmm_impl(xp, out, dtype, self, batch1, batch2, beta, alpha)
+        return
+    if out.dtype.kind in "iub":  # integer products take integer scalars, as PyTorch casts them to the dtype
+        beta, alpha = int(beta), int(alpha)
+    product = _multiply(xp, _one_k_at_a_time(xp, batch1, batch2), alpha)
+    if beta != 0:
+        product += _multiply(xp, self.astype(product.dtype, copy=False), beta)
+    out[...] = product
 
 
 structured("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
@@ -384,7 +478,7 @@ def _baddbmm_meta(self, batch1, batch2, beta=1, alpha=1):
 
 
 structured("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-           _baddbmm_meta, _addmm_impl, exact_out_dtype=True)
+           _baddbmm_meta, _baddbmm_impl, exact_out_dtype=True)
 
 
 def _addbmm_meta(self, batch1, batch2, beta=1, alpha=1):

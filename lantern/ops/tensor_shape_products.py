@@ -20,6 +20,7 @@ from .pointwise_common import _require_tensor
 from .registry import composite, get, structured
 from .derivative import derivative
 from .derivative_helpers import zeros_like
+from .linalg_products import batched_product
 from .tensor_shape import _copy_into, _int_tuple, _interleave
 
 
@@ -276,9 +277,6 @@ def _cdist_meta(x1, x2, p=2.0, compute_mode=None):
     return batch + (x1._size[-2], x2._size[-2]), x1.dtype
 
 
-_MM_SQUARED_FLOOR = 1e-30  # the matmul route clamps squared distances here (as PyTorch) before the sqrt
-
-
 def _uses_mm(rows1, rows2, p, compute_mode):
     mode = 0 if compute_mode is None else _MM_MODES[compute_mode]
     return p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25)))
@@ -289,9 +287,8 @@ def _cdist_impl(xp, out, dtype, x1, x2, p=2.0, compute_mode=None):
         return
     work = xp.float32 if dtype in (xp.float16, dt.bfloat16.np) else dtype
     x1, x2 = x1.astype(work, copy=False), x2.astype(work, copy=False)
-    if _uses_mm(x1.shape[-2], x2.shape[-2], p, compute_mode):  # |a|^2 + |b|^2 - 2 a.b, as PyTorch for many rows
-        squares = (x1 * x1).sum(-1)[..., :, None] + (x2 * x2).sum(-1)[..., None, :]
-        out[...] = xp.sqrt(xp.maximum(squares - 2 * xp.matmul(x1, xp.swapaxes(x2, -1, -2)), _MM_SQUARED_FLOOR))
+    if _uses_mm(x1.shape[-2], x2.shape[-2], p, compute_mode):
+        out[...] = xp.sqrt(xp.maximum(_squared_distances_by_product(xp, x1, x2), 0))
         return
     diff = xp.abs(x1[..., :, None, :] - x2[..., None, :, :])
     if p == 0:
@@ -306,6 +303,18 @@ def _cdist_impl(xp, out, dtype, x1, x2, p=2.0, compute_mode=None):
         out[...] = (diff ** p).sum(-1) ** (1.0 / p)
 
 
+def _squared_distances_by_product(xp, x1, x2):
+    """|a|^2 + |b|^2 - 2 a.b for every pair of rows, as PyTorch's _euclidean_dist computes it (for many rows): one
+    batched product of [-2a, |a|^2, 1] and [b, 1, |b|^2], so that it rounds the same."""
+    batch = xp.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    x1 = xp.broadcast_to(x1, batch + x1.shape[-2:]).reshape((-1,) + x1.shape[-2:])
+    x2 = xp.broadcast_to(x2, batch + x2.shape[-2:]).reshape((-1,) + x2.shape[-2:])
+    norms1, norms2 = (x1 * x1).sum(-1, keepdims=True), (x2 * x2).sum(-1, keepdims=True)
+    left = xp.concatenate([-2 * x1, norms1, xp.ones_like(norms1)], -1)
+    right = xp.concatenate([x2, xp.ones_like(norms2), norms2], -1)
+    return batched_product(xp, left, xp.swapaxes(right, -1, -2)).reshape(batch + (x1.shape[-2], x2.shape[-2]))
+
+
 structured("cdist(Tensor x1, Tensor x2, float p=2, str? compute_mode=None) -> Tensor", _cdist_meta, _cdist_impl,
            inplace=False, out=False)
 
@@ -313,15 +322,13 @@ structured("cdist(Tensor x1, Tensor x2, float p=2, str? compute_mode=None) -> Te
 def cdist_backward(grad, x1, x2, p, compute_mode, result, first):
     """The gradient for x1 (first) or x2 of the p-norm distances, zero where a distance is 0 (as PyTorch).
 
-    p = 2 goes through matrix products (no (P, R, M) temporary); a distance at the matmul route's floor (within a
-    factor 2, which float32 rounding needs) counts as 0, so identical points get exactly zero. Other p work on the
-    pairwise differences."""
+    p = 2 goes through matrix products (no (P, R, M) temporary); a distance of 0 (the matmul route clamps negative
+    squares there) gives zero. Other p work on the pairwise differences."""
     if p == 0:
         return zeros_like(x1 if first else x2)
     where = get("where")
     if p == 2:
-        floor = 2 * math.sqrt(_MM_SQUARED_FLOOR) if _uses_mm(x1._size[-2], x2._size[-2], p, compute_mode) else 0.0
-        live = result > floor
+        live = result > 0
         scaled = call(where, (live, grad / call(where, (live, result, 1.0)), 0.0))
         if first:
             g = x1 * scaled.sum(-1, keepdim=True) - scaled.matmul(x2)
