@@ -12,6 +12,7 @@ from lantern.autograd.graph import InputMeta, Node, gradient_edge
 from lantern.core.contiguity import has_cached_contiguous_strides
 from lantern.core.reference import SPECIALISATIONS
 from lantern.core.tensor_impl import _STRIDES_CACHE, contiguous_strides
+from lantern.ops import dispatcher
 from lantern.ops.registry import get
 from test_autograd_function import both
 
@@ -109,12 +110,21 @@ def _record_and_differentiate(lib, name):
     return node.name(), edges, out, ga, gb, second
 
 
-@pytest.mark.parametrize("name", sorted(_EXPRESSIONS))
-def test_one_output_kernel_matches_the_phases(name, monkeypatch):
-    fast_calls = []
+@pytest.fixture
+def fast_calls(monkeypatch):
+    """The ops the one-output kernel records, as the dispatcher calls it (it holds the function itself)."""
+    calls = []
     fast = kernel._one_output_autograd_kernel
     monkeypatch.setattr(kernel, "_one_output_autograd_kernel",
-                        lambda op, args, backend: fast_calls.append(op.name) or fast(op, args, backend))
+                        lambda op, args, backend: calls.append(op.name) or fast(op, args, backend))
+    dispatcher.set_autograd_kernel(kernel.autograd_entry())
+    yield calls
+    monkeypatch.undo()
+    dispatcher.set_autograd_kernel(kernel.autograd_entry())
+
+
+@pytest.mark.parametrize("name", sorted(_EXPRESSIONS))
+def test_one_output_kernel_matches_the_phases(name, fast_calls):
     with lantern.reference_mode(False):  # fast paths on, also in make test's reference tier
         expected = both(lambda lib: _record_and_differentiate(lib, name))
     with lantern.reference_mode():
@@ -126,20 +136,30 @@ def test_one_output_kernel_matches_the_phases(name, monkeypatch):
         assert fast_calls, "a plain op records through the one-output kernel outside reference mode"
 
 
-def test_one_output_kernel_declines_what_it_does_not_record():
+def test_one_output_kernel_declines_what_it_does_not_record(monkeypatch):
     fits = kernel._FITS_ONE_OUTPUT_KERNEL
     assert fits[get("mul")] and fits[get("exp")]
     assert not fits[get("mul_")]          # in-place: self's history is rebased
     assert not fits[get("cat")]           # a list of tensors: one edge per element
     assert not fits[get("max.dim")]       # two outputs
     a = lantern.ones(2, requires_grad=True)
-    args = (a, 3)                          # a number where mul takes a tensor
-    assert kernel._one_output_autograd_kernel(get("mul"), args, a._backend) is kernel._DOES_NOT_APPLY
+    phases = []
+    record = kernel.autograd_kernel
+    monkeypatch.setattr(kernel, "autograd_kernel", lambda *call: phases.append(call[0].name) or record(*call))
+    out = kernel._one_output_autograd_kernel(get("mul"), (a, 3), a._backend)  # a number where mul takes a tensor
+    assert phases == ["mul"] and out.grad_fn.name() == "MulBackward0"
+
+
+def test_the_dispatcher_calls_the_kernel_of_the_mode():
+    with lantern.reference_mode():
+        assert dispatcher._AUTOGRAD_KERNEL[0] is kernel.autograd_kernel
+    with lantern.reference_mode(False):
+        assert dispatcher._AUTOGRAD_KERNEL[0] is kernel._one_output_autograd_kernel
 
 
 def test_specialisations_are_declared_with_their_parity_tests():
     names = {s.name: s for s in SPECIALISATIONS.values()}
-    for name in ("_fused_run_ready_nodes", "_one_output_autograd_kernel"):
+    for name in ("_fused_plain_pass", "_one_output_autograd_kernel"):
         spec = names[name]
         path, test = spec.parity_test.split("::")
         assert path == "tests/test_engine_phases.py" and test in globals()

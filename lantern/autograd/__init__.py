@@ -27,10 +27,12 @@ from . import functional  # noqa: F401
 from .grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
-from .kernel import autograd_kernel
+from .kernel import autograd_entry
 from .variable import Variable  # noqa: F401
+from ..core.reference import on_switch
 
-dispatcher.set_autograd_kernel(autograd_kernel)
+dispatcher.set_autograd_kernel(autograd_entry())
+on_switch(lambda: dispatcher.set_autograd_kernel(autograd_entry()))
 
 
 def _as_tuple(x):

@@ -41,17 +41,17 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
     """Backpropagate grad_roots from roots. Without `inputs`, accumulate into every leaf's .grad. With `inputs`,
     only what leads to them runs: accumulate=False returns their gradients (autograd.grad); accumulate=True
     accumulates into the leaves among them and returns the gradients of the others (backward(inputs=...))."""
+    if mode.fast and inputs is None and not create_graph and not tls.observed:
+        _fused_plain_pass(roots, grad_roots, retain_graph)  # the same phases, the common cases written in
+        return None
     task = GraphTask(retain_graph, create_graph, accumulate)
     root_edges = task.prepare_dependencies(roots, inputs)
     task.seed(root_edges, grad_roots)
     with task:
-        if mode.fast and task.is_plain():
-            _fused_run_ready_nodes(task)  # the same loop, the common node's phases written in (a specialisation)
-        else:
-            while task.ready:
-                node, grads = task.pop_ready()
-                outs = task.run_node(node, grads)
-                task.deliver(node, outs)
+        while task.ready:
+            node, grads = task.pop_ready()
+            outs = task.run_node(node, grads)
+            task.deliver(node, outs)
         if task.callbacks:
             task.run_callbacks()
     return task.captured_gradients(inputs, allow_unused) if inputs is not None else None
@@ -112,10 +112,6 @@ class GraphTask:
         for (node, nr), g in zip(root_edges, grad_roots):
             self.shared.add(id(g))
             self.add_gradient(node, nr, g)
-
-    def is_plain(self):
-        """A pass that accumulates into every leaf, without create_graph and with no profiler or trace watching."""
-        return self.captures is None and not self.create_graph and self.watch is None
 
     # ---- 3. pop the ready node ----
     def pop_ready(self):
@@ -184,35 +180,38 @@ class GraphTask:
 
     # ---- 5. deliver gradients ----
     def deliver(self, node, outs):
-        """Pass each gradient along its edge, shaped like the input it is for (`_conform`); a node whose every
-        incoming edge has delivered is ready."""
+        """Pass each gradient along its edge (deliver_one); a node whose every incoming edge has delivered is
+        ready."""
         if outs is None:
             return
-        if len(outs) > 1:
+        if _may_repeat(outs):
             self._mark_repeated(node, outs)
-        buffers, dependencies, needed = self.buffers, self.dependencies, self.needed
+        dependencies, needed = self.dependencies, self.needed
         for nr, (nxt, input_nr) in enumerate(node.next_functions):
             if nxt is None:
                 continue
-            g = outs[nr]
-            if g is not None:
-                meta = nxt._input_meta[input_nr]
-                if g._size != meta.shape or g.dtype is not meta.dtype:
-                    g = _conform(g, meta, node, nr)
-                if nxt in buffers or len(nxt._input_meta) > 1:
-                    self.add_gradient(nxt, input_nr, g)
-                else:
-                    buffers[nxt] = [g]  # the first gradient of a one-input node: nothing to add it to
+            if outs[nr] is not None:
+                self.deliver_one(node, nr, outs[nr])
             left = dependencies[nxt] = dependencies[nxt] - 1
             # for autograd.grad / backward(inputs=...), a node that leads to no input never runs (a leaf's node
             # does: its tensor hooks fire)
             if left == 0 and (needed is None or nxt in needed or nxt.__class__ is AccumulateGrad):
                 heapq.heappush(self.ready, (-nxt._seq, nxt))
 
+    def deliver_one(self, node, nr, g):
+        """Gradient g of the node's edge nr, made the shape and dtype of the input it is for (broadcast inputs get
+        summed gradients), goes into the next node's buffer."""
+        nxt, input_nr = node.next_functions[nr]
+        meta = nxt._input_meta[input_nr]
+        if g._size != meta.shape or g.dtype is not meta.dtype:
+            g = _conform(g, meta, node, nr)
+        if nxt in self.buffers or len(nxt._input_meta) > 1:
+            self.add_gradient(nxt, input_nr, g)
+        else:
+            self.buffers[nxt] = [g]  # the first gradient of a one-input node: nothing to add it to
+
     def _mark_repeated(self, node, outs):
         """One gradient object sent along two edges is shared: a leaf must not keep it as its .grad."""
-        if len(outs) == 2 and (outs[0] is not outs[1] or outs[0] is None):
-            return  # the common case, decided at once
         seen = set()
         for (nxt, _), g in zip(node.next_functions, outs):
             if nxt is not None and g is not None:
@@ -301,45 +300,81 @@ class GraphTask:
 
 
 @specialisation(
-    replaces="autograd engine: run_backward's loop over GraphTask's phases (pop_ready -> run_node -> deliver)",
-    when="a plain backward pass (GraphTask.is_plain: no inputs=, no create_graph, no profiler or trace), outside "
-         "reference mode; a node with hooks, retain_grad, a user Function's tensors, no gradient or anomaly mode "
-         "on, and a leaf with hooks, still go through GraphTask's own phases",
+    replaces="autograd engine: run_backward's GraphTask phases (seed, enter, pop_ready -> run_node -> deliver, "
+             "accumulate_into_leaf, exit)",
+    when="a plain backward pass (no inputs=, no create_graph, no profiler or trace watching), outside reference "
+         "mode; a node with hooks, retain_grad, a user Function's tensors, no gradient or anomaly mode on, a leaf "
+         "with hooks or a .grad already, and a gradient to reshape or sum still go through GraphTask's own phases",
     parity_test="tests/test_engine_phases.py::test_fused_loop_matches_the_phases")
+def _fused_plain_pass(roots, grad_roots, retain_graph):
+    """run_backward for a plain pass, with GraphTask's seed, __enter__ and __exit__ written in and the loop in
+    _fused_run_ready_nodes. Each Python call saved is ~0.1 µs, and small graphs are all calls."""
+    task = GraphTask(retain_graph, False, True)
+    root_edges = task.prepare_dependencies(roots, None)
+    for (node, nr), g in zip(root_edges, grad_roots):
+        task.shared.add(id(g))
+        if node in task.buffers:
+            task.add_gradient(node, nr, g)
+        else:
+            task.buffers[node] = [None] * (len(node._input_meta) or 1)
+            task.buffers[node][nr] = g
+    previous_grad_mode, tls.grad_enabled, task.watch = tls.grad_enabled, False, None
+    _running.tasks.append(task)
+    try:
+        _fused_run_ready_nodes(task)
+        if task.callbacks:
+            task.run_callbacks()
+    finally:
+        _running.tasks.pop()
+        tls.grad_enabled = previous_grad_mode
+
+
 def _fused_run_ready_nodes(task):
     """run_backward's loop with the common cases of its phases written in: a node without hooks runs straight
-    through node.apply, a leaf without hooks goes to _fused_accumulate, the gradients to GraphTask.deliver. Each
-    Python call saved is ~0.1 µs, and small graphs are all calls."""
-    ready, buffers = task.ready, task.buffers
+    through node.apply, a leaf without hooks takes its first gradient as .grad (accumulate_grad's first case), and
+    a gradient of the right shape and dtype for a one-input node is put in its buffer (deliver's)."""
+    ready, buffers, dependencies = task.ready, task.buffers, task.dependencies
     while ready:
         node = heapq.heappop(ready)[1]
         grads = buffers.pop(node, None) or [None] * (len(node._input_meta) or 1)
         if node.__class__ is AccumulateGrad:
-            variable = node._variable()
-            if variable is None or grads[0] is None or node._pre_hooks or node._hooks or variable._autograd.hooks:
+            if not _takes_first_gradient(node, grads[0], task.shared):
                 task.accumulate_into_leaf(node, grads)
-            else:
-                _fused_accumulate(variable, grads[0], task.shared)
             continue
         if (node._pre_hooks or node._retains or node._hooks or node.returns_user_tensors or grads[0] is None
                 or tls.anomaly):
-            outs = task.run_node(node, grads)
-        else:
-            outs = node.apply(grads)
-            if not task.retain_graph:
-                node.release_saved()
-        task.deliver(node, outs)
+            task.deliver(node, task.run_node(node, grads))
+            continue
+        outs = node.apply(grads)
+        if not task.retain_graph:
+            node.release_saved()
+        if len(outs) > 2 or len(outs) == 2 and outs[0] is outs[1] is not None:  # _may_repeat(outs), written in
+            task._mark_repeated(node, outs)
+        for nr, (nxt, input_nr) in enumerate(node.next_functions):
+            if nxt is None:
+                continue
+            g = outs[nr]
+            if g is not None:
+                meta = nxt._input_meta[input_nr]
+                if g._size != meta.shape or g.dtype is not meta.dtype or nxt in buffers or len(nxt._input_meta) > 1:
+                    task.deliver_one(node, nr, g)
+                else:
+                    buffers[nxt] = [g]
+            left = dependencies[nxt] = dependencies[nxt] - 1
+            if left == 0:
+                heapq.heappush(ready, (-nxt._seq, nxt))
 
 
-def _fused_accumulate(variable, g, shared):
-    """accumulate_grad(variable, g, owned), its first case written in: a row-major leaf's first gradient, which
-    only the engine holds, becomes its .grad."""
-    if (variable._grad is None and not tls.grad_enabled and g._stride is variable._stride
-            and g._stride is _STRIDES_CACHE.get(g._size) and not g._requires_grad and id(g) not in shared
-            and not variable._autograd.post_accumulate_hooks):
-        variable._grad = g
-    else:
-        accumulate_grad(variable, g, id(g) not in shared)
+def _takes_first_gradient(node, g, shared):
+    """accumulate_grad's first case for a leaf without hooks: its first gradient g, row-major and held only by the
+    engine, becomes its .grad as it is. False, having done nothing, for every other case."""
+    variable = node._variable()
+    if (variable is None or g is None or variable._grad is not None or node._pre_hooks or node._hooks
+            or variable._autograd.hooks or variable._autograd.post_accumulate_hooks or g._requires_grad
+            or g._stride is not variable._stride or g._stride is not _STRIDES_CACHE.get(g._size) or id(g) in shared):
+        return False
+    variable._grad = g
+    return True
 
 
 class _RunningTasks(threading.local):
@@ -402,6 +437,11 @@ def _needed(reachable, targets):
                 needed.add(p)
                 stack.append(p)
     return needed
+
+
+def _may_repeat(outs):
+    """Might one gradient object go along two of a node's edges? (Two outputs: only if they are the same object.)"""
+    return len(outs) > 2 or len(outs) == 2 and outs[0] is outs[1] is not None
 
 
 def _no_gradient(grads):

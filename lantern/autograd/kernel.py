@@ -31,10 +31,6 @@ _new = object.__new__
 def autograd_kernel(op, args, backend):
     """Check the call, compute below Autograd, then record: build the node, save what its formulas read, and set
     the outputs' history."""
-    if mode.fast and _FITS_ONE_OUTPUT_KERNEL[op]:
-        result = _one_output_autograd_kernel(op, args, backend)
-        if result is not _DOES_NOT_APPLY:
-            return result
     inplace = _check(op, args)
     d = op.derivative
     edges = _differentiable_edges(d, args)
@@ -54,6 +50,12 @@ def autograd_kernel(op, args, backend):
     return result
 
 
+def autograd_entry():
+    """The kernel the dispatcher calls for the Autograd key: autograd_kernel, or in front of it, outside reference
+    mode, the one-output specialisation (which hands it every call it does not fit)."""
+    return _one_output_autograd_kernel if mode.fast else autograd_kernel
+
+
 class _FitsOneOutputKernel(dict):
     """op -> may _one_output_autograd_kernel record its calls (decided on an op's first call)."""
 
@@ -68,7 +70,6 @@ class _FitsOneOutputKernel(dict):
 
 
 _FITS_ONE_OUTPUT_KERNEL = _FitsOneOutputKernel()
-_DOES_NOT_APPLY = object()
 
 
 @specialisation(
@@ -78,28 +79,31 @@ _DOES_NOT_APPLY = object()
          "the phases",
     parity_test="tests/test_engine_phases.py::test_one_output_kernel_matches_the_phases")
 def _one_output_autograd_kernel(op, args, backend):
-    """The phases in one function for the commonest call, with what they call written out: gradient_edge's common
-    cases, the redispatch, and the Node, InputMeta, SavedTensor and TensorMeta constructors (each call saved is
-    ~0.1 µs of a ~5 µs op). Returns _DOES_NOT_APPLY, having done nothing, for a call the phases must record."""
-    if tls.anomaly or _hook_stack.stack:
-        return _DOES_NOT_APPLY
-    d = op.derivative
-    edges_and_needs = _tensor_edges(d, args)
+    """The phases in one function for the commonest call, their calls written out (the redispatch, _save_inputs, the
+    constructors; each ~0.1 µs of a ~5 µs op). A call it does not fit goes to autograd_kernel, before anything."""
+    edges_and_needs = _plain_edges(op, args)
     if edges_and_needs is None:
-        return _DOES_NOT_APPLY
+        return autograd_kernel(op, args, backend)
+    d, (edges, needs) = op.derivative, edges_and_needs
     kernel = op.kernels.get(backend.key)
     result = kernel(op, args) if kernel is not None and op.kind in _DIRECT_KINDS else _compute(op, args, backend)
-    edges, needs = edges_and_needs
-    if True not in needs:
-        return result
     to_save, saves_result = d._plans.get(needs) or d.plan(needs)
     node = _new(d.node_cls or _node_class(d, args))  # Node(edges, (InputMeta(result),))
     node.next_functions, node._seq = edges, next(_sequence)
     meta = node._input_meta = (_new(InputMeta),)
     meta[0].shape, meta[0].dtype, meta[0].backend = result._size, result.dtype, result._backend
     node.derivative, node.needs, node.edge_counts, node.saved = d, needs, None, {}
-    if to_save:
-        _save_inputs_written_out(node.saved, args, to_save)
+    for name, index, kind in to_save:  # _save_inputs, with no saved-tensor hooks on
+        a = args[index]
+        if kind == "tensor" and isinstance(a, TensorImpl) and not a._is_inference:  # SavedTensor(a)
+            st = node.saved[name] = _new(SavedTensor)
+            st.tensor, st.version, st.is_output, st.output_nr, st.hooks_packed, st.unpack_hook = (
+                a, a._vc[0], False, 0, False, None)
+        elif kind == "meta":  # TensorMeta(a)
+            m = node.saved[name] = _new(TensorMeta)
+            m.size, m.stride, m.offset, m.dtype, m.device = a._size, a._stride, a._offset, a.dtype, a._backend.device
+        else:
+            node.saved[name] = save_value(a) if kind == "tensor" else a
     if result.dtype.is_floating_point or result.dtype.is_complex:
         result._requires_grad, result._grad_fn = True, node
     if op.schema.alias is AliasKind.VIEW:
@@ -109,9 +113,13 @@ def _one_output_autograd_kernel(op, args, backend):
     return result
 
 
-def _tensor_edges(d, args):
-    """_differentiable_edges when every formula's argument is one tensor, gradient_edge's common cases written in:
-    (edges, needs), or None when one is not a tensor."""
+def _plain_edges(op, args):
+    """_differentiable_edges for the one-output kernel, gradient_edge's common cases written in: (edges, needs), or
+    None when the call does not fit (_FITS_ONE_OUTPUT_KERNEL; anomaly mode or saved-tensor hooks on; a formula's
+    argument is not a tensor) or no input needs a gradient."""
+    if not _FITS_ONE_OUTPUT_KERNEL[op] or tls.anomaly or _hook_stack.stack:
+        return None
+    d = op.derivative
     edges, needs = [], []
     for index in d.arg_indices:
         a = args[index]
@@ -129,22 +137,7 @@ def _tensor_edges(d, args):
             edges.append((meta.grad_accumulator, 0))
         else:
             edges.append(gradient_edge(a))
-    return tuple(edges), tuple(needs)
-
-
-def _save_inputs_written_out(saved, args, to_save):
-    """_save_inputs with the SavedTensor and TensorMeta constructors written in (no saved-tensor hooks are on)."""
-    for name, index, kind in to_save:
-        a = args[index]
-        if kind == "tensor" and isinstance(a, TensorImpl) and not a._is_inference:  # SavedTensor(a)
-            st = saved[name] = _new(SavedTensor)
-            st.tensor, st.version, st.is_output, st.output_nr, st.hooks_packed, st.unpack_hook = (
-                a, a._vc[0], False, 0, False, None)
-        elif kind == "meta":  # TensorMeta(a)
-            m = saved[name] = _new(TensorMeta)
-            m.size, m.stride, m.offset, m.dtype, m.device = a._size, a._stride, a._offset, a.dtype, a._backend.device
-        else:
-            saved[name] = save_value(a) if kind == "tensor" else a
+    return (tuple(edges), tuple(needs)) if True in needs else None
 
 
 # ---- check ----
