@@ -137,3 +137,22 @@ def test_cdist_matmul_route_is_one_product_of_padded_rows():
     x1 = _random((5, 5, 2), np.float32)
     x2 = (x1[:, :4] + RNG.standard_normal((5, 4, 2)).astype(np.float32) * 0.05).astype(np.float32)
     check(lambda m, x, y: m.cdist(x, y, compute_mode="use_mm_for_euclid_dist"), x1, x2)
+
+
+# ---- complex logcumsumexp --------------------------------------------------------------------------------------
+
+def test_complex_logcumsumexp_values_and_gradient():
+    x = _random((4, 6), np.complex64) / 5
+    check(lambda m, t: m.logcumsumexp(t, 1), x)
+    check(lambda m, t: m.logcumsumexp(t, 0), x.T)
+    check(lambda m, t: m.logcumsumexp(t, 0), np.array(1 + 2j, np.complex64))
+    special = np.array([complex(-np.inf, 1), complex(-np.inf, 2), 1 + 1j, complex(np.inf, 0.5),
+                        complex(np.inf, 0.25), complex(np.nan, 0), 2j], np.complex64)
+    check(lambda m, t: m.logcumsumexp(t, 0), special)
+
+    def gradient(m, t):
+        t = t.clone().requires_grad_()
+        weights = m.linspace(-1, 1, 24).reshape(4, 6) * (1 - 0.5j)
+        (t.logcumsumexp(1) * weights.to(t.dtype)).sum().abs().backward()
+        return t.grad
+    check(gradient, x.astype(np.complex128))

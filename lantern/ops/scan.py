@@ -1,12 +1,14 @@
 """Scans along one dim: cumsum, cumprod, logcumsumexp, and cummax / cummin (values, indices).
 
 Each output element combines the input elements up to it along `dim`; NumPy's ufunc.accumulate does the work
-(np.logaddexp.accumulate keeps logcumsumexp free of overflow).
+(np.logaddexp.accumulate keeps logcumsumexp free of overflow); a complex logcumsumexp steps along dim as ATen does.
 
 >>> x = lantern.tensor([[1., 3., 2.], [4., 0., 5.]])
 >>> x.cumsum(1).tolist(), x.cumprod(0).tolist(), x.cummax(1).indices.tolist()
 ([[1.0, 4.0, 6.0], [4.0, 4.0, 9.0]], [[1.0, 3.0, 2.0], [4.0, 0.0, 10.0]], [[0, 1, 1], [0, 0, 2]])
 """
+import math
+
 import numpy as np
 
 from ..core import dtype as dt
@@ -61,12 +63,38 @@ def _logcumsumexp_meta(self, dim):
     wrap_dim(dim, self.dim())
     if self.dtype.category < dt.FLOATING:
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{self.dtype.legacy}'")
-    if self.dtype.is_complex:
-        raise NotImplementedError(f"logcumsumexp: complex input ({self.dtype}) is not supported by lantern yet")
     return self._size, self.dtype
 
 
+def _log_add_exp_complex(xp, x, y):
+    """log(exp(x) + exp(y)) for complex x and y as ATen's _log_add_exp_helper computes it: max + log1p(exp(min -
+    max)), min and max by real part; NaN (in either part of either) gives NaN + NaNj; equal infinite real parts
+    give min (-inf) or log(exp(min) + exp(max)) (+inf)."""
+    x_smaller = x.real < y.real
+    low, high = xp.where(x_smaller, x, y), xp.where(x_smaller, y, x)
+    with xp.errstate(all="ignore"):
+        result = high + xp.log1p(xp.exp(low - high))
+        both_infinite = ~xp.isfinite(low.real) & (low.real == high.real)
+        result = xp.where(both_infinite, xp.where(low.real < 0, low, xp.log(xp.exp(low) + xp.exp(high))), result)
+    return xp.where(xp.isnan(x) | xp.isnan(y), complex(math.nan, math.nan), result)
+
+
+def _logcumsumexp_complex(xp, a, dim):
+    """The running log-sum-exp of complex `a` along dim, one step at a time from -inf as ATen's CPU kernel runs it,
+    in complex128 (its accumulation type) and rounded to a's dtype at each output."""
+    moved = xp.moveaxis(a, dim, 0)
+    out = xp.empty(moved.shape, a.dtype)
+    total = xp.full(moved.shape[1:], -math.inf, xp.complex128)
+    for i in range(moved.shape[0]):
+        total = _log_add_exp_complex(xp, moved[i].astype(xp.complex128), total)
+        out[i] = total
+    return xp.moveaxis(out, 0, dim)
+
+
 def _logcumsumexp_impl(xp, out, dtype, self, dim):
+    if self.dtype.kind == "c":
+        out[...] = _logcumsumexp_complex(xp, self, dim % self.ndim) if self.ndim else self
+        return
     wide = self.astype(np.float32) if self.dtype.itemsize == 2 else self  # float16 / bfloat16 compute in float32
     out[...] = _accumulate(xp.logaddexp, wide, dim)
 
@@ -185,16 +213,19 @@ def cummaxmin_backward(grad, self_meta, indices, dim):
 
 def logcumsumexp_backward(grad, self, result, dim):
     """PyTorch's stable form: the positive and negative parts of grad go through a reversed logcumsumexp in
-    log space, so nothing overflows however large self is."""
+    log space, so nothing overflows however large self is (a complex grad needs no split: its log is taken as is,
+    conjugated)."""
     if self.dim() == 0 or self._size[dim % self.dim()] <= 1:
         return grad
+
+    def reverse_logcumsumexp(t):
+        return flip_dim(flip_dim(t, dim).logcumsumexp(dim), dim)
+    if grad.dtype.is_complex:
+        return (reverse_logcumsumexp(grad.conj().log() - result) + self).exp().conj()
     lowest = float(np.finfo(grad.dtype.np if grad.dtype is not dt.bfloat16 else np.float32).min)
     log_abs = grad.abs().log()
     positive = _op("where", grad > 0, log_abs, lowest)
     negative = _op("where", grad < 0, log_abs, lowest)
-
-    def reverse_logcumsumexp(t):
-        return flip_dim(flip_dim(t, dim).logcumsumexp(dim), dim)
     return (reverse_logcumsumexp(positive - result) + self).exp() - (reverse_logcumsumexp(negative - result)
                                                                      + self).exp()
 
