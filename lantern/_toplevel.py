@@ -25,7 +25,7 @@ has_mkl = any(lib.get("internal_api") == "mkl" for lib in threadpool_info())
 has_openmp = False
 
 __all__ = ["e", "pi", "inf", "nan", "newaxis", "has_lapack", "has_spectral", "has_mkl", "has_openmp", "typename",
-           "is_storage", "get_device_module", "thread_safe_generator"]
+           "is_storage", "get_device_module", "thread_safe_generator", "is_vulkan_available"]
 
 
 def typename(obj):
@@ -69,3 +69,8 @@ def thread_safe_generator():
     """The generator of the DataLoader thread worker calling it, else None (the global generator). lantern's
     DataLoader runs its workers as processes, so this is always None."""
     return None
+
+
+def is_vulkan_available():
+    """False: lantern has no Vulkan backend (neither has torch's CPU build)."""
+    return False

@@ -130,3 +130,37 @@ def test_method_functions():
     with lantern.inference_mode():
         made = lantern.ones(2)
     assert lantern.is_inference(made) and not lantern.is_inference(lantern.ones(2))
+
+
+JIT_NAMES = {"Graph": "ir.Graph", "Node": "ir.Node", "Value": "ir.Value", "Block": "ir.Block", "Type": "types.Type",
+             "TensorType": "types.TensorType", "IntType": "types.IntType", "FloatType": "types.FloatType",
+             "BoolType": "types.BoolType", "NoneType": "types.NoneType", "NumberType": "types.NumberType",
+             "AnyType": "types.AnyType", "ListType": "types.ListType", "TupleType": "types.TupleType",
+             "OptionalType": "types.OptionalType", "DictType": "types.DictType", "ClassType": "types.ClassType",
+             "StringType": "types.StrType", "DeviceObjType": "types.DeviceType", "ScriptFunction": "ScriptFunction",
+             "ScriptMethod": "ScriptMethod", "CompilationUnit": "CompilationUnit", "Future": "Future",
+             "JITException": "Error", "fork": "fork", "wait": "wait", "parse_ir": "parse_ir"}
+
+
+def test_top_level_jit_names_are_lanterns_jit():
+    assert all(hasattr(torch, name) for name in JIT_NAMES)
+    for name, path in JIT_NAMES.items():
+        holder = lantern.jit
+        for part in path.split("."):
+            holder = getattr(holder, part)
+        assert getattr(lantern, name) is holder, name
+
+
+def test_top_level_jit_names_behave_as_torchs():
+    def f(x):
+        return x * 2 + 1
+    for lib in (torch, lantern):
+        scripted = lib.jit.script(f)
+        assert isinstance(scripted, lib.ScriptFunction) and isinstance(scripted.graph, lib.Graph)
+        assert all(isinstance(n, lib.Node) for n in scripted.graph.nodes())
+        assert isinstance(lib.fork(f, lib.ones(2)), lib.Future)
+        assert isinstance(lib.parse_ir("graph(%x : Tensor):\n  return (%x)"), lib.Graph)
+    check(lambda lib: lib.wait(lib.fork(f, lib.ones(2))))
+    for name in ("IntType", "FloatType", "BoolType", "StringType", "DeviceObjType", "TensorType", "NoneType"):
+        assert str(getattr(lantern, name).get()) == str(getattr(torch, name).get())
+    assert lantern.is_vulkan_available() is torch.is_vulkan_available() is False
