@@ -41,6 +41,18 @@ FORWARD = {
                                       randn(0, 2)),
     "torch_bilinear": (lambda m, x1, x2, w, b: m.bilinear(x1, x2, w, b), randn(4, 3), randn(4, 2), randn(5, 3, 2),
                        randn(5)),
+    "grid_sample_5d_bilinear_reflection": (
+        lambda m, x, g: m.nn.functional.grid_sample(x, g, padding_mode="reflection", align_corners=False),
+        randn(2, 3, 4, 5, 6), 1.3 * randn(2, 3, 2, 4, 3)),
+    "grid_sample_5d_nearest_border": (
+        lambda m, x, g: m.nn.functional.grid_sample(x, g, mode="nearest", padding_mode="border", align_corners=True),
+        randn(1, 2, 3, 4, 5), 1.3 * randn(1, 2, 3, 4, 3)),
+    "grid_sampler_2d_bicubic": (lambda m, x, g: m.grid_sampler_2d(x, g, 2, 1, False), randn(2, 3, 5, 6),
+                                1.2 * randn(2, 4, 3, 2)),
+    "grid_sampler_3d_zeros": (lambda m, x, g: m.grid_sampler_3d(x, g, 0, 0, True), randn(2, 3, 4, 5, 6),
+                              1.2 * randn(2, 3, 2, 4, 3)),
+    "grid_sampler_dispatches_on_dims": (lambda m, x, g: m.grid_sampler(x, g, 1, 2, False), randn(1, 2, 3, 4, 5),
+                                        randn(1, 2, 2, 2, 3)),
 }
 
 ERRORS = {
@@ -74,6 +86,20 @@ ERRORS = {
                                          noncontig(randn(2, 6, 3))),
     "native_group_norm_integer": (lambda m, x: m.native_group_norm(x, None, None, 2, 6, 3, 2, 1e-5),
                                   np.ones((2, 6, 3), np.int64)),
+    "grid_sample_grid_of_other_dims": (lambda m, x, g: m.nn.functional.grid_sample(x, g, align_corners=False),
+                                       randn(1, 1, 2, 2), randn(1, 2, 2, 2, 3)),
+    "grid_sample_5d_grid_last_dim": (lambda m, x, g: m.nn.functional.grid_sample(x, g, align_corners=False),
+                                     randn(1, 1, 2, 2, 2), randn(1, 2, 2, 2, 2)),
+    "grid_sample_5d_bicubic": (lambda m, x, g: m.nn.functional.grid_sample(x, g, "bicubic", align_corners=False),
+                               randn(1, 1, 2, 2, 2), randn(1, 2, 2, 2, 3)),
+    "grid_sample_empty_spatial_dim": (lambda m, x, g: m.nn.functional.grid_sample(x, g, align_corners=False),
+                                      randn(1, 1, 0, 2, 2), randn(1, 2, 2, 2, 3)),
+    "grid_sampler_2d_of_5d_input": (lambda m, x, g: m.grid_sampler_2d(x, g, 0, 0, False), randn(1, 1, 2, 2, 2),
+                                    randn(1, 2, 2, 2, 3)),
+    "grid_sampler_3d_of_4d_input": (lambda m, x, g: m.grid_sampler_3d(x, g, 0, 0, False), randn(1, 1, 2, 2),
+                                    randn(1, 2, 2, 2)),
+    "grid_sampler_2d_integer": (lambda m, x, g: m.grid_sampler_2d(x, g, 0, 0, False),
+                                np.ones((1, 1, 2, 2), np.int64), np.zeros((1, 2, 2, 2), np.int64)),
 }
 
 test_forward_matches_torch, test_error_matches_torch = table_tests(FORWARD, ERRORS)
@@ -88,5 +114,18 @@ def test_native_group_norm_gradients_flow_through_all_three_outputs():
         leaves = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
         outputs = lib.native_group_norm(*leaves, 2, 6, 3, 2, 1e-5)
         sum((o * lib.tensor(v)).sum() for o, v in zip(outputs, weights)).backward()
+        grads.append([leaf.grad for leaf in leaves])
+    assert_same(grads[1], grads[0])
+
+
+def test_grid_sample_5d_gradients_match_torch():
+    """Both the input's and the grid's gradients of a trilinear 5-D grid_sample, against torch's."""
+    x, g = randn(1, 2, 3, 4, 5, dtype=np.float64), 1.2 * randn(1, 2, 3, 2, 3).astype(np.float64)
+    weight = randn(1, 2, 2, 3, 2, dtype=np.float64)
+    grads = []
+    for lib in (torch, lantern):
+        leaves = [lib.tensor(a, requires_grad=True) for a in (x, g)]
+        out = lib.nn.functional.grid_sample(*leaves, padding_mode="border", align_corners=False)
+        (out * lib.tensor(weight)).sum().backward()
         grads.append([leaf.grad for leaf in leaves])
     assert_same(grads[1], grads[0])

@@ -1,16 +1,19 @@
 """Resampling: interpolate (one interpolation matrix per spatial dim, an op with its derivative),
-affine_grid and grid_sample (composites of differentiable ops).
+affine_grid and grid_sample over 4-D or 5-D input (composites of differentiable ops), and torch's grid_sampler,
+grid_sampler_2d and grid_sampler_3d (grid_sample with PyTorch's enum numbers for the modes).
 
 >>> x = lantern.tensor([[[0., 1.]]])
 >>> lantern.nn.functional.interpolate(x, size=4, mode="linear", align_corners=True).tolist()
 [[[0.0, 0.3333333432674408, 0.6666666865348816, 1.0]]]
 """
+import itertools
+
 import numpy as np
 
 from ..core import dtype as dt
 from ..core.layout import channels_last, channels_last_3d
 from .meta_util import shape_str
-from .registry import structured
+from .registry import composite, structured
 from .derivative import derivative
 from .nn_common import _op
 from .nn_pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
@@ -289,15 +292,17 @@ def _fold_in(coord, n, padding_mode, align_corners):
     return coord
 
 
-def _tap(input, iy, ix, padding_mode):
-    """input (N, C, H, W) read at integer pixel positions iy, ix (N, Ho, Wo): (N, Ho, Wo, C); outside the input
-    is 0, or (border/reflection) the nearest edge pixel."""
-    n, _, h, w = input._size
+def _tap(input, indices, padding_mode):
+    """input (N, C, *S) read at integer positions, one index tensor (N, *out) per spatial dim: (N, *out, C);
+    outside the input is 0, or (border/reflection) the nearest edge pixel."""
+    n, sizes = input._size[0], input._size[2:]
     inside = None
     if padding_mode == "zeros":
-        inside = (ix >= 0) & (ix <= w - 1) & (iy >= 0) & (iy <= h - 1)
-    batch = _op("arange", n, None, 1, dt.int64, None, input.device, None, False).view(n, 1, 1)
-    values = _op("index.Tensor", input, [batch, None, iy.clamp(0, h - 1), ix.clamp(0, w - 1)])
+        for i, size in zip(indices, sizes):
+            within = (i >= 0) & (i <= size - 1)
+            inside = within if inside is None else inside & within
+    batch = _op("arange", n, None, 1, dt.int64, None, input.device, None, False).view((n,) + (1,) * len(sizes))
+    values = _op("index.Tensor", input, [batch, None] + [i.clamp(0, size - 1) for i, size in zip(indices, sizes)])
     return values if inside is None else values * inside.unsqueeze(-1).to(values.dtype)
 
 
@@ -318,56 +323,116 @@ def _cubic_taps(t):
 
 
 def _check_grid_sample(input, grid, mode, padding_mode):
-    if mode not in ("bilinear", "nearest", "bicubic"):
+    if mode not in _GRID_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
-    if padding_mode not in ("zeros", "border", "reflection"):
+    if padding_mode not in _GRID_PADDING_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
     if input.dtype is not grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
                            f"{input.dtype.legacy} and grid has {grid.dtype.legacy}")
-    if input.dim() != 4 or grid.dim() != 4:
-        raise NotImplementedError(f"grid_sample: lantern supports 4-D input and grid only (got input of size "
-                                  f"{shape_str(input._size)} and grid of size {shape_str(grid._size)})")
-    if grid._size[-1] != 2:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension, but got grid with sizes "
-                           f"{shape_str(grid._size)}")
+    _check_grid_sampler(input, grid, input.dim(), mode)
+
+
+def _check_grid_sampler(input, grid, dims, mode):
+    """PyTorch's grid_sampler checks, in its order, for a sampler of `dims`-D input and grid."""
+    if grid._size[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
+                           f"grid with sizes {shape_str(grid._size)}")
     if input._size[0] != grid._size[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
                            f"sizes {shape_str(input._size)} and grid with sizes {shape_str(grid._size)}")
+    for d in range(2, input.dim()):
+        if input._size[d] == 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {shape_str(input._size)} with dimension {d} being empty")
+    if dims not in (4, 5) or input.dim() != dims or grid.dim() != dims:
+        raise RuntimeError(f"grid_sampler(): expected {'4D or 5D' if dims not in (4, 5) else f'{dims}D'} input and "
+                           f"grid with same number of dimensions, but got input with sizes "
+                           f"{shape_str(input._size)} and grid with sizes {shape_str(grid._size)}")
+    if mode == "bicubic" and dims != 4:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"grid_sampler_{dims - 2}d_cpu_kernel_impl\" not implemented for "
+                                  f"'{input.dtype.legacy}'")
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """Sample input (N, C, H, W) at grid (N, Ho, Wo, 2) positions (x, y in [-1, 1]): (N, C, Ho, Wo). Written with
-    differentiable ops, so both input and grid get gradients, to any order."""
+    """Sample input (N, C, H, W) at grid (N, Ho, Wo, 2) positions (x, y in [-1, 1]): (N, C, Ho, Wo); or input
+    (N, C, D, H, W) at grid (N, Do, Ho, Wo, 3) positions (x, y, z). Written with differentiable ops, so both input
+    and grid get gradients, to any order."""
     _check_grid_sample(input, grid, mode, padding_mode)
-    h, w = input._size[2:]
-    x = grid.select(-1, 0)
-    y = grid.select(-1, 1)
-    align_corners = bool(align_corners)
-    ix, iy = _unnormalize(x, w, align_corners), _unnormalize(y, h, align_corners)
+    return _sample(input, grid, mode, padding_mode, bool(align_corners))
+
+
+def _sample(input, grid, mode, padding_mode, align_corners):
+    sizes = input._size[2:]
+    nd = len(sizes)
+    # the grid's last dim lists x (width), y (height)[, z (depth)]: the spatial dims in reverse
+    coords = [_unnormalize(grid.select(-1, nd - 1 - d), size, align_corners) for d, size in enumerate(sizes)]
     if mode != "bicubic":  # bicubic folds each tap instead, as PyTorch's does
-        ix, iy = _fold_in(ix, w, padding_mode, align_corners), _fold_in(iy, h, padding_mode, align_corners)
+        coords = [_fold_in(c, size, padding_mode, align_corners) for c, size in zip(coords, sizes)]
     if mode == "nearest":
-        out = _tap(input, _round_half_even(iy.detach()).to(dt.int64), _round_half_even(ix.detach()).to(dt.int64),
-                   padding_mode)
-        out = out + (ix * 0 + iy * 0).unsqueeze(-1)  # the grid's gradient is zero, not absent, as in PyTorch
+        out = _tap(input, [_round_half_even(c.detach()).to(dt.int64) for c in coords], padding_mode)
+        zero = sum(c * 0 for c in coords)
+        out = out + zero.unsqueeze(-1)  # the grid's gradient is zero, not absent, as in PyTorch
     else:
-        x0, y0 = ix.detach().floor(), iy.detach().floor()
-        tx, ty = ix - x0, iy - y0
-        x0, y0 = x0.to(dt.int64), y0.to(dt.int64)
+        lows = [c.detach().floor() for c in coords]
+        fractions = [c - low for c, low in zip(coords, lows)]
+        lows = [low.to(dt.int64) for low in lows]
         if mode == "bilinear":
-            wx, wy, offsets = (1 - tx, tx), (1 - ty, ty), (0, 1)
+            weights, offsets = [(1 - t, t) for t in fractions], (0, 1)
         else:
-            wx, wy, offsets = _cubic_taps(tx), _cubic_taps(ty), (-1, 0, 1, 2)
+            weights, offsets = [_cubic_taps(t) for t in fractions], (-1, 0, 1, 2)
         out = None
-        for i, dy in enumerate(offsets):
-            for j, dx in enumerate(offsets):
-                cy, cx = y0 + dy, x0 + dx
-                if mode == "bicubic" and padding_mode != "zeros":
-                    cy = _fold_in(cy.to(grid.dtype), h, padding_mode, align_corners).to(dt.int64)
-                    cx = _fold_in(cx.to(grid.dtype), w, padding_mode, align_corners).to(dt.int64)
-                term = _tap(input, cy, cx, padding_mode) * (wy[i] * wx[j]).unsqueeze(-1)
-                out = term if out is None else out + term
-    return out.permute(0, 3, 1, 2).contiguous()
+        for taps in itertools.product(range(len(offsets)), repeat=nd):
+            positions = [low + offsets[k] for low, k in zip(lows, taps)]
+            if mode == "bicubic" and padding_mode != "zeros":
+                positions = [_fold_in(p.to(grid.dtype), size, padding_mode, align_corners).to(dt.int64)
+                             for p, size in zip(positions, sizes)]
+            weight = weights[0][taps[0]]
+            for d in range(1, nd):
+                weight = weight * weights[d][taps[d]]
+            term = _tap(input, positions, padding_mode) * weight.unsqueeze(-1)
+            out = term if out is None else out + term
+    return out.permute((0, nd + 1) + tuple(range(1, nd + 1))).contiguous()
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """torch.grid_sampler: grid_sample with the modes as PyTorch's enum numbers (interpolation 0 bilinear,
+    1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection), for 4-D or 5-D input.
+
+    >>> lantern.grid_sampler(lantern.ones(1, 1, 2, 2), lantern.zeros(1, 1, 1, 2), 0, 0, False).tolist()
+    [[[[1.0]]]]
+    """
+    return _grid_sampler(input.dim(), input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """torch.grid_sampler_2d: grid_sampler of 4-D input and grid."""
+    return _grid_sampler(4, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """torch.grid_sampler_3d: grid_sampler of 5-D input and grid (no bicubic)."""
+    return _grid_sampler(5, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def _grid_sampler(dims, input, grid, interpolation_mode, padding_mode, align_corners):
+    if interpolation_mode not in range(len(_GRID_MODES)) or padding_mode not in range(len(_GRID_PADDING_MODES)):
+        raise RuntimeError(f"grid_sampler(): interpolation_mode must be 0, 1 or 2 and padding_mode 0, 1 or 2 (got "
+                           f"{interpolation_mode} and {padding_mode})")
+    mode = _GRID_MODES[interpolation_mode]
+    _check_grid_sampler(input, grid, dims, mode)
+    if grid.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype.legacy} but found {grid.dtype.legacy} (grid_sampler: "
+                           f"cast the grid with .to({input.dtype}))")
+    return _sample(input, grid, mode, _GRID_PADDING_MODES[padding_mode], bool(align_corners))
+
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")  # PyTorch's GridSamplerInterpolation numbering
+_GRID_PADDING_MODES = ("zeros", "border", "reflection")  # and its GridSamplerPadding numbering
+
+for _fn in (grid_sampler, grid_sampler_2d, grid_sampler_3d):
+    composite(_fn.__name__, _fn, method=False)
