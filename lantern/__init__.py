@@ -84,6 +84,8 @@ from .core.warn_always import is_warn_always_enabled, set_warn_always  # noqa: E
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
 from . import debug, random, linalg, nn, optim, utils, serialization, vision, jit, onnx, inspect, profiler  # noqa: E402,F401,E501
 from .nn.modules.rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402,F401  (what nn.LSTM & co.'s TorchScript calls)
+from . import futures  # noqa: E402,F401
+from .jit.language import Future, fork, wait  # noqa: E402,F401  (torch.Future, torch.fork, torch.wait: jit's)
 from ._nn_functions import *  # noqa: E402,F401,F403
 from ._jit_names import *  # noqa: E402,F401,F403
 from . import distributed, distributions, func, functional, return_types, special, testing  # noqa: E402,F401

@@ -27,12 +27,15 @@ import lantern
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..ops.registry import COMPOSITES
+from ..core.state import tls
 from . import ir
 
 from .types import TensorType, ClassType, FunctionType, AnyType, OptionalType, FloatType, BoolType, type_of
 from .frontend_emit import (NotSupportedError, FunctionEmitter, ModuleValue, ModuleMethod, _Ctx, _CompileError,
                             _parse_annotation, error)
 from .passes.dead_code_elimination import dead_code_elimination
+from .language import Attribute
+from .tracer import record_script_call
 
 __all__ = ["script", "ignore", "unused", "export", "is_scripting", "Final", "NotSupportedError",
            "check_arguments", "CompilationUnit"]
@@ -359,6 +362,9 @@ class _Compiler:
         for k, v in vars(mod).items():
             if k.startswith("_") or k == "training" or k in subs:
                 continue
+            if isinstance(v, Attribute):  # declared type: the scripted module holds the value
+                attrs[k] = v.value
+                continue
             try:
                 type_of(v)
             except RuntimeError:
@@ -421,7 +427,11 @@ class _Compiler:
             if child is None:
                 return emitter.const(None)
             self.compile_module(child)
-            v = emitter.node1("prim::GetAttr", [mv.value], ClassType(_class_name(type(child))), {"name": name}, src)
+            attrs = {"name": name}
+            declared = vars(type(mod)).get("__annotations__", {}).get(name)
+            if getattr(declared, "__torch_script_interface__", None):
+                attrs["interface"] = declared.__torch_script_interface__  # calls on it stay calls (swappable)
+            v = emitter.node1("prim::GetAttr", [mv.value], ClassType(_class_name(type(child))), attrs, src)
             return ModuleValue(_named(v, name), child, self)
         if name == "training":
             return emitter.node1("prim::GetAttr", [mv.value], BoolType.get(), {"name": name}, src)
@@ -436,6 +446,9 @@ class _Compiler:
         if inspect.isfunction(vars(mod).get(name)):  # a function the module holds (TransformerEncoderLayer's
             return emitter.py_value(vars(mod)[name], name)  # activation = F.relu): compiled where it is called
         is_property = isinstance(inspect.getattr_static(type(mod), name, None), property)
+        if isinstance(vars(mod).get(name), Attribute):
+            t = _parse_annotation(vars(mod)[name].type, emitter.resolve_annotation, src)
+            return emitter.node1("prim::GetAttr", [mv.value], t, {"name": name}, src)
         if name in vars(mod) or is_property:
             value = getattr(mod, name)
             try:
@@ -550,6 +563,8 @@ class _CompiledFunction(_ScriptFunctionBase):
         if kwargs:
             raise RuntimeError(f"{self.name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
         check_arguments(self.name, self.graph, bound)
+        if tls.tracer is not None:  # a trace records the call itself, keeping the function's control flow
+            return record_script_call(self, bound)
         return super().__call__(*bound)
 
 

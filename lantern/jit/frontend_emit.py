@@ -29,6 +29,7 @@ from .types import (TensorType, IntType, FloatType, BoolType, StrType, NoneType,
                     OptionalType, DictType, AnyType, DeviceType, DtypeType, type_of)
 from .frontend_exits import transform, UNINITIALIZED
 from .lowering import lower
+from . import language
 
 INT_MAX = 9223372036854775807
 
@@ -1022,8 +1023,10 @@ class FunctionEmitter:
         func = self.emit_expr(e.func, env)
         if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
             raise not_supported("starred arguments aren't supported", e)
-        if isinstance(func, PyObj) and func.obj is isinstance:
+        if isinstance(func, PyObj) and (func.obj is isinstance or func.obj is language.isinstance):
             return self.call_isinstance(e, env)
+        if isinstance(func, PyObj) and func.obj is language.annotate:
+            return self.call_annotate(e, env)
         args = [self.emit_expr(a, env) for a in e.args]
         kwargs = {k.arg: self.emit_expr(k.value, env) for k in e.keywords}
         return self.call(func, args, kwargs, e)
@@ -1034,6 +1037,17 @@ class FunctionEmitter:
         classes = cls if isinstance(cls, tuple) else (cls,)
         result = any(v.type().is_subtype_of(_parse_annotation(c, self.resolve_annotation, e)) for c in classes)
         return self.const(bool(result))
+
+    def call_annotate(self, e, env):
+        """annotate(T, value): the value as a T (an empty list or dict literal becomes an empty container of T)."""
+        if len(e.args) != 2 or e.keywords:
+            raise error("annotate() takes a type and a value", e)
+        want = _parse_annotation(self.eval_annotation(e.args[0]), self.resolve_annotation, e)
+        value = e.args[1]
+        if isinstance(value, (ast.List, ast.Dict)) and not (value.elts if isinstance(value, ast.List) else value.keys):
+            return self.empty_container(want, e)
+        return self.coerce(self.as_value(self.emit_expr(value, env), e), want, e,
+                           "Value was annotated as having type {want} but is actually of type {got}")
 
     def call(self, func, args, kwargs, src):
         if isinstance(func, BoundMethod):

@@ -163,6 +163,31 @@ class TracingState:
             else:
                 value.setType(_type_of(r))
 
+    def record_call(self, fn, inputs, result, location=None):
+        """Append a prim::CallFunction of the compiled function `fn` (torch's trace of a scripted call): its
+        outputs stand for `result`, a tuple result through prim::TupleUnpack."""
+        from .frontend import _FunctionRef  # cycle: jit.frontend imports this module
+        ref = self.graph.create("prim::Constant", [], 1)
+        ref.attrs["value"] = _FunctionRef(fn.qualified_name, fn)
+        ref.output().setType(T.FunctionType(fn.name))
+        self.graph.insertNode(ref)
+        declared = [v.type() for v in fn.graph.outputs()]
+        node = self.graph.create("prim::CallFunction", [ref.output()] + inputs, len(declared))
+        self.graph.insertNode(node)
+        node.setSourceRange(location)
+        values, results = node.outputs(), (result,) if len(declared) == 1 else result
+        if len(declared) == 1 and isinstance(declared[0], T.TupleType) and isinstance(result, tuple):
+            node.output().setType(declared[0])
+            unpack = self.graph.create("prim::TupleUnpack", [node.output()], len(result))
+            self.graph.insertNode(unpack)
+            values, results = unpack.outputs(), result
+        for value, r in zip(values, results):
+            if isinstance(r, TensorImpl):
+                value.setType(T.TensorType.create_from_tensor(r))
+                self.set_value(r, value)
+            else:
+                value.setType(_type_of(r))
+
     def constant(self, value, location=None):
         """A prim::Constant for a non-tensor argument (typed Any when TorchScript has no type for it); a memory
         format is its int, as in torch's IR."""
@@ -240,6 +265,21 @@ def _tracer_kernel(op, args):
 
 
 dispatcher.set_tracer_kernel(_tracer_kernel)
+
+
+def record_script_call(fn, args):
+    """A compiled function called while a trace records: it runs untraced, and every trace open around the call
+    records one prim::CallFunction of it, so the trace keeps the function's control flow."""
+    root = tls.tracer
+    with _Suspended():
+        location = _user_location()
+        states = [s for s in root.active if s is not None]
+        pending = [(s, [s.value_of(a) if isinstance(a, TensorImpl) else s.constant(a, location) for a in args])
+                   for s in states]
+        result = fn(*args)
+        for s, inputs in pending:
+            s.record_call(fn, inputs, result, location)
+    return result
 
 
 # ---- graph inputs and outputs ---------------------------------------------------------------------------------

@@ -4,8 +4,9 @@
 function in its 'fn'/'function' attribute, or a `prim::Constant` first input holding one (the arguments are the
 node's last inputs, one per callee input). `prim::CallMethod[name=...]` needs the module the graph belongs to:
 pass it as `module` and the pass follows the `prim::GetAttr` chain from the graph's `self` input to the
-submodule and takes its method graph. Calls inside inlined bodies are inlined too; calls that cannot be
-resolved stay as they are.
+submodule and takes its method graph (not through an attribute declared with a jit.interface type, which the
+program may assign another module). Calls inside inlined bodies are inlined too; calls that cannot be resolved stay
+as they are.
 
 >>> from lantern.jit.ir import Graph, parse_ir
 >>> callee = parse_ir('''graph(%a : Tensor):
@@ -74,7 +75,7 @@ def _resolve_object(value, module, self_value):
     if value is self_value:
         return module
     node = value.node()
-    if node.kind() != "prim::GetAttr":
+    if node.kind() != "prim::GetAttr" or "interface" in node.attrs:  # an interface-typed attribute may be swapped
         return _UNRESOLVED
     owner = _resolve_object(node.input(0), module, self_value)
     if owner is _UNRESOLVED:
