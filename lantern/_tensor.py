@@ -728,8 +728,8 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         self._bump_version()
         return self
 
-    def resize_as_(self, other):
-        return self._resize(other._size)
+    def resize_as_(self, the_template, *, memory_format=None):
+        return self.resize_(the_template._size, memory_format=memory_format)
 
     def set_(self, source=None, storage_offset=0, size=None, stride=None):
         """Point this tensor at another tensor's or storage's memory (no copy)."""
@@ -850,6 +850,24 @@ def _comparison(name):
     return fn
 
 
+def _commuted(name, dunder):
+    """A reflected operator of a commutative op (__radd__ of 2 + t): Python calls it on the tensor, so it runs the
+    op as is; called unbound on a non-tensor (Tensor.__radd__(2, t)) it raises TypeError, as PyTorch's do."""
+    dispatch = entry(_op(name))
+
+    def fn(self, other):
+        if not isinstance(self, Tensor):
+            raise _not_a_tensor(dunder, self)
+        return dispatch((self, other))
+    fn.__name__ = dunder
+    return fn
+
+
+def _not_a_tensor(dunder, self):
+    return TypeError(f"descriptor '{dunder}' for 'Tensor' objects doesn't apply to a '{type(self).__name__}' object "
+                     f"(call it on a tensor: Tensor.{dunder}(tensor, other))")
+
+
 def _reflected(name):
     dispatch = entry(_op(name))
 
@@ -867,6 +885,12 @@ def _inplace(name):
 
 
 def _add(self, other):
+    return _ADD_ENTRY((self, other, 1))
+
+
+def _radd(self, other):
+    if not isinstance(self, Tensor):
+        raise _not_a_tensor("__radd__", self)
     return _ADD_ENTRY((self, other, 1))
 
 
@@ -891,8 +915,9 @@ def _truediv(self, other):
 
 
 def _rtruediv(self, other):
-    """number / tensor, computed as PyTorch does: reciprocal, then a multiply (so grad_fn is MulBackward0)."""
-    return call(_MUL, (call(_RECIPROCAL, (self,)), other))
+    """number / tensor, computed as PyTorch does: reciprocal, then a multiply (so grad_fn is MulBackward0); called
+    unbound on a non-tensor, the reciprocal method is missing (AttributeError), as there."""
+    return call(_MUL, (self.reciprocal(), other))
 
 
 def _itruediv(self, other):
@@ -913,9 +938,9 @@ def _install_methods():
         if name not in Tensor.__dict__:
             setattr(Tensor, name, registry.COMPOSITES[name])
     dunders = {
-        "__add__": _add, "__radd__": _add, "__iadd__": _iadd,
+        "__add__": _add, "__radd__": _radd, "__iadd__": _iadd,
         "__sub__": _sub, "__rsub__": _rsub, "__isub__": _isub,
-        "__mul__": _binary("mul"), "__rmul__": _binary("mul"), "__imul__": _inplace("mul"),
+        "__mul__": _binary("mul"), "__rmul__": _commuted("mul", "__rmul__"), "__imul__": _inplace("mul"),
         "__truediv__": _truediv, "__rtruediv__": _rtruediv, "__itruediv__": _itruediv,
         "__floordiv__": _binary("floor_divide"), "__rfloordiv__": _reflected("floor_divide"),
         "__ifloordiv__": _inplace("floor_divide"),
@@ -923,9 +948,11 @@ def _install_methods():
         "__pow__": _binary("pow"), "__rpow__": _reflected("pow"), "__ipow__": _inplace("pow"),
         "__matmul__": lambda s, o: registry.COMPOSITES["matmul"](s, o),
         "__rmatmul__": lambda s, o: registry.COMPOSITES["matmul"](o, s),
-        "__and__": _binary("bitwise_and"), "__rand__": _binary("bitwise_and"), "__iand__": _inplace("bitwise_and"),
-        "__or__": _binary("bitwise_or"), "__ror__": _binary("bitwise_or"), "__ior__": _inplace("bitwise_or"),
-        "__xor__": _binary("bitwise_xor"), "__rxor__": _binary("bitwise_xor"), "__ixor__": _inplace("bitwise_xor"),
+        "__and__": _binary("bitwise_and"), "__rand__": _commuted("bitwise_and", "__rand__"),
+        "__iand__": _inplace("bitwise_and"),
+        "__or__": _binary("bitwise_or"), "__ror__": _commuted("bitwise_or", "__ror__"), "__ior__": _inplace("bitwise_or"),
+        "__xor__": _binary("bitwise_xor"), "__rxor__": _commuted("bitwise_xor", "__rxor__"),
+        "__ixor__": _inplace("bitwise_xor"),
         "__lshift__": _binary("bitwise_left_shift"), "__rlshift__": _reflected("bitwise_left_shift"),
         "__ilshift__": _inplace("bitwise_left_shift"),
         "__rshift__": _binary("bitwise_right_shift"), "__rrshift__": _reflected("bitwise_right_shift"),
@@ -958,7 +985,7 @@ _ADD, _ADD_, _SUB, _SUB_ = _op("add"), _op("add_"), _op("sub"), _op("sub_")
 _ADD_ENTRY, _ADD__ENTRY, _SUB_ENTRY = entry(_ADD), entry(_ADD_), entry(_SUB)
 _EXPAND = _op("expand")
 _DIV, _DIV_ = _op("div"), _op("div_")
-_RSUB, _MUL, _RECIPROCAL = _op("rsub"), _op("mul"), _op("reciprocal")
+_RSUB, _MUL = _op("rsub"), _op("mul")
 def _tensor_split_argument(t):
     """tensor_split's tensor argument: a 0-d tensor is a number of sections, a 1-d one the indices."""
     if t.dtype is not dt.int64:

@@ -63,6 +63,27 @@ def test_tensors_convert_with_strides_and_as_leaves():
     assert converted["x"][1:] == [lantern.int32, 2]
 
 
+def test_a_sample_keeps_torchs_storage_and_aliasing():
+    """as_strided reads the storage, and out= overlap checks look at shared memory: within one sample, lantern's
+    tensors have torch's storage (offset, elements outside the view) and share it where torch's do."""
+    base = torch.arange(10.0)
+    view, same = base[2:8:2], torch.zeros(0)
+    (x, y, z), kwargs = Translator().sample_value(((view, base[3:5], same), {"out": same}))
+    assert x.storage_offset() == 2 and x.stride() == (2,) and x.tolist() == [2.0, 4.0, 6.0]
+    assert x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()
+    assert kwargs["out"] is z and not x._is_view()
+    assert x.as_strided((3,), (1,), 0).tolist() == [0.0, 1.0, 2.0]
+    deep = Translator().sample_value(torch.zeros([1] * 65))  # more dims than a NumPy array holds: metadata only
+    assert deep.dim() == 65
+
+
+def test_separate_samples_do_not_share_storage():
+    base = torch.arange(4.0)
+    translator = Translator()
+    first, second = translator.sample_value(base), translator.sample_value(base)
+    assert first.untyped_storage().data_ptr() != second.untyped_storage().data_ptr()
+
+
 def test_rebound_functions_call_lantern():
     def through_torch(x):
         return torch.nn.functional.relu(torch.add(x, 1))

@@ -107,10 +107,6 @@ class Missing(Exception):
     """lantern has no object at the torch path this names."""
 
 
-class Unconvertible(Exception):
-    """A sample's input that lantern cannot hold at all."""
-
-
 def torch_paths():
     """{id(object): public path} for the callables and modules of NAMESPACES."""
     import torch
@@ -161,6 +157,9 @@ class Translator:
         self.torch, self.lantern = torch, lantern
         self.paths = torch_paths()
         self.rebound = {}
+        # within sample_value: torch storage -> the lantern tensor holding its elements; id of a torch tensor ->
+        # its lantern tensor (a tensor passed twice, as an input and as out=, is one tensor in lantern too)
+        self._storages = self._tensors = None
 
     # -- callables --
 
@@ -231,12 +230,25 @@ class Translator:
 
     # -- values --
 
+    def sample_value(self, x, leaves=None):
+        """value(x) for everything one sample passes: tensors that share memory in torch (an out= that is an input,
+        or a view of one) share memory in lantern, so that overlap checks see what torch's see."""
+        self._storages, self._tensors = {}, {}
+        try:
+            return self.value(x, leaves)
+        finally:
+            self._storages = self._tensors = None
+
     def value(self, x, leaves=None):
         """A sample's argument in lantern's terms: tensors with the same dtype, shape, strides and requires_grad
         (their lantern leaves appended to `leaves` when given), dtypes, devices, memory formats, containers."""
         torch, lantern = self.torch, self.lantern
         if isinstance(x, torch.Tensor):
-            return self._tensor(x, leaves)
+            if self._tensors is None:
+                return self._tensor(x, leaves)
+            if id(x) not in self._tensors:
+                self._tensors[id(x)] = (x, self._tensor(x, leaves))  # x kept alive: its id stays its own
+            return self._tensors[id(x)][1]
         if isinstance(x, torch.dtype):
             return getattr(lantern, str(x).replace("torch.", ""))
         if isinstance(x, torch.device):
@@ -277,7 +289,6 @@ class Translator:
         return result
 
     def _tensor(self, t, leaves):
-        from oracle import _strided_copy
         torch, lantern = self.torch, self.lantern
         if t.layout == torch.sparse_coo:
             return lantern.sparse_coo_tensor(self._tensor(t._indices(), None), self._tensor(t._values(), None),
@@ -289,20 +300,35 @@ class Translator:
             raise Missing(f"cannot convert a {t.layout} tensor (lantern converts strided, COO and CSR tensors)")
         if t.device.type == "meta":
             return lantern.empty_strided(tuple(t.shape), t.stride(), dtype=self.value(t.dtype), device="meta")
-        if t.dim() > 64:
-            raise Unconvertible(f"a tensor of {t.dim()} dimensions (NumPy, so lantern, holds at most 64)")
         values = t.detach().resolve_conj().resolve_neg()
         if values._is_zerotensor():
             values = torch.zeros(values.shape, dtype=values.dtype)
-        if values.dtype == torch.bfloat16:
-            result = _strided_copy(lantern, values.float().numpy()).to(lantern.bfloat16)
-        else:
-            result = _strided_copy(lantern, values.numpy())
+        # detached: a tensor of its own over that storage, as torch's is, not a view of the storage tensor; only
+        # metadata, so a tensor of more dims than a NumPy array holds (65) converts too
+        result = self._storage_of(values).as_strided(tuple(values.shape), values.stride(),
+                                                     values.storage_offset()).detach()
         if t.requires_grad:
-            result = result.detach().requires_grad_(True)  # a leaf with the same strides
+            result.requires_grad_(True)  # a leaf with the same strides
             if leaves is not None:
                 leaves.append(result)
         return result
+
+    def _storage_of(self, t):
+        """A 1-d lantern tensor holding every element of t's storage (what as_strided reads), made once per
+        storage within a sample so that torch's aliasing carries over."""
+        torch, lantern = self.torch, self.lantern
+        key = (t.untyped_storage()._cdata, t.dtype)  # the StorageImpl: one per storage, empty ones too
+        if self._storages is not None and key in self._storages:
+            return self._storages[key][1]
+        # a clone: a NumPy array over torch's own storage would make it unresizable (an out= could not grow)
+        whole = t.as_strided((t.untyped_storage().nbytes() // t.element_size(),), (1,), 0).clone()
+        if whole.dtype == torch.bfloat16:
+            storage = lantern.tensor(whole.float().numpy()).to(lantern.bfloat16)
+        else:
+            storage = lantern.tensor(whole.numpy())
+        if self._storages is not None:
+            self._storages[key] = (t.untyped_storage(), storage)  # torch's kept alive: its address stays its own
+        return storage
 
 
 class _MissingThing:
@@ -433,8 +459,6 @@ class OpRunner:
                 reason = check(*args)
         except Missing as missing:
             reason = MISSING + _one_line(missing)
-        except Unconvertible as exc:
-            reason = _one_line(f"input: {exc}")
         except Exception as exc:  # the harness's own failure on this sample: reported, never a pass
             reason = _one_line(f"harness: {type(exc).__name__}: {exc}")
         if reason != "n/a":
@@ -462,7 +486,7 @@ class OpRunner:
     def _forward_sample(self, lantern_op, sample):
         torch, lantern = self.torch, self.lantern
         args = (sample.input, *sample.args)
-        l_args, l_kwargs = self.t.value(args), self.t.value(sample.kwargs)
+        l_args, l_kwargs = self.t.sample_value((args, sample.kwargs))
         _seed(torch, lantern)
         try:
             expected = self.op.op(*args, **sample.kwargs)
@@ -514,7 +538,7 @@ class OpRunner:
         if not _torch_gradcheck_passes(self.op, sample, torch):
             return "n/a"  # finite differences do not hold here (a rounding cast, a random op, ties)
         l_leaves = []
-        l_structure = self.t.value((args, sample.kwargs), l_leaves)
+        l_structure = self.t.sample_value((args, sample.kwargs), l_leaves)
         l_wrapper = self.t.callable(self.op.gradcheck_wrapper)
         l_process = self.t.callable(sample.output_process_fn_grad)
 
@@ -537,7 +561,7 @@ class OpRunner:
         args = (sample.input, *sample.args)
         t_leaves = [x for x in _flatten((args, sample.kwargs)) if isinstance(x, torch.Tensor) and x.requires_grad]
         l_leaves = []
-        l_args, l_kwargs = self.t.value(args, l_leaves), self.t.value(sample.kwargs, l_leaves)
+        l_args, l_kwargs = self.t.sample_value((args, sample.kwargs), l_leaves)
         if not t_leaves:
             return "n/a"
         wrapper = self.op.gradcheck_wrapper
@@ -590,7 +614,7 @@ class OpRunner:
         torch, lantern = self.torch, self.lantern
         args = (sample.input, *sample.args)
         try:
-            l_args, l_kwargs = self.t.value(args), self.t.value(sample.kwargs)
+            l_args, l_kwargs = self.t.sample_value((args, sample.kwargs))
         except Missing:
             return "n/a"  # an error input torch's own types make (a sparse tensor): not lantern's
         try:

@@ -615,6 +615,12 @@ def make_empty(op, op_out):
     return empty
 
 
+def make_empty_permuted(op, op_out):
+    def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+        return (op.scan or entry(op))((size, physical_layout, dtype, layout, device, pin_memory, requires_grad))
+    return empty_permuted
+
+
 def make_empty_strided(op, op_out):
     def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
         return (op.scan or entry(op))((size, stride, dtype, layout, device, pin_memory, requires_grad))
@@ -1525,6 +1531,12 @@ def make_nll_loss_backward(op, op_out):
     def nll_loss_backward(grad_output, input, target, weight=None, reduction=1, ignore_index=-100):
         return (op.scan or entry(op))((grad_output, input, target, weight, reduction, ignore_index))
     return nll_loss_backward
+
+
+def make_nonzero_static(op, op_out):
+    def nonzero_static(input, *, size, fill_value=-1):
+        return (op.scan or entry(op))((input, size, fill_value))
+    return nonzero_static
 
 
 def make_normal_(op, op_out):

@@ -1385,6 +1385,12 @@ def make_nextafter_(op, op_out):
     return nextafter_
 
 
+def make_nonzero_static(op, op_out):
+    def nonzero_static(self, *, size, fill_value=-1):
+        return (op.scan or entry(op))((self, size, fill_value))
+    return nonzero_static
+
+
 def make_normal_(op, op_out):
     def normal_(self, mean=0, std=1, *, generator=None):
         return (op.scan or entry(op))((self, mean, std, generator))

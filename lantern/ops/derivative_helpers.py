@@ -212,8 +212,27 @@ def as_strided_backward(grad, meta, size, stride, storage_offset):
     offset = (meta.offset if storage_offset is None else storage_offset) - meta.offset
     if _overlapping(size, stride):
         return _overlapping_as_strided_backward(grad, meta, size, stride, offset)
+    if offset < 0 or offset + _span(size, stride) > _span(meta.size, meta.stride):
+        return _partial_view_as_strided_backward(grad, meta, size, stride, offset)
     zeros = _op("empty_strided", meta.size, meta.stride, grad.dtype, None, grad.device, None, False).zero_()
     return zeros.as_strided_scatter(grad, size, stride, offset)
+
+
+def _span(size, stride):
+    """How many storage elements a geometry reaches, from its first to its last (0 when it has no elements)."""
+    if 0 in size:
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(size, stride))
+
+
+def _partial_view_as_strided_backward(grad, meta, size, stride, offset):
+    """The view reads storage outside the input's own (as_strided of a slice, reaching before or after it): scatter
+    the gradient into zeros spanning both geometries, then read the input's part; what lies outside gets none."""
+    start = min(0, offset)
+    end = max(_span(meta.size, meta.stride), offset + _span(size, stride))
+    storage = _op("zeros", (end - start,), grad.dtype, None, grad.device, None, False)
+    storage = storage.as_strided_scatter(grad, size, stride, offset - start)
+    return storage.as_strided(meta.size, meta.stride, -start)
 
 
 def _overlapping(size, stride):

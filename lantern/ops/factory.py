@@ -209,6 +209,33 @@ custom(f"empty_strided(int[] size, int[] stride, {FACTORY_KW}) -> Tensor", _empt
        _empty_strided)
 
 
+def _empty_permuted(backend, size, physical_layout, dtype=None, layout=None, device=None, pin_memory=None,
+                    requires_grad=False):
+    """A dense tensor whose dims lie in memory in the order physical_layout lists them, outermost first: (0, 2, 3,
+    1) is NHWC for an NCHW size. Not empty(size).permute(...): the sizes stay in size's order."""
+    size = size_arg("empty_permuted", size)
+    if len(size) != len(physical_layout):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(physical_layout)} (empty_permuted: "
+                           "name each dim of size once in physical_layout)")
+    for i, d in enumerate(physical_layout):
+        if not 0 <= d < len(size):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {len(size) - 1}, but got {d} "
+                               f"at index {i}).  NB: negative dims not currently supported; file an issue if you "
+                               f"want it. (empty_permuted of size {list(size)})")
+    if len(set(physical_layout)) != len(physical_layout):
+        raise RuntimeError(f"Duplicate dim not allowed (empty_permuted: physical_layout {list(physical_layout)} "
+                           "must name each dim once)")
+    stride = [0] * len(size)
+    for d, s in zip(physical_layout, contiguous_strides(tuple(size[d] for d in physical_layout))):
+        stride[d] = s
+    return _empty_strided(backend, size, stride, dtype, layout, device, pin_memory, requires_grad)
+
+
+custom(f"empty_permuted(int[] size, int[] physical_layout, {FACTORY_KW}) -> Tensor", _empty_permuted,
+       _empty_permuted, method=False)
+
+
 # ---- ranges: arange / linspace / logspace ---------------------------------------------------------------------
 
 def _range_number(x):

@@ -214,10 +214,11 @@ histogramdd_rt = return_type("histogramdd", ["hist", "bin_edges"])
 
 
 def _edges(values, bins, bounds, name):
-    """The bin edges along one coordinate: the given tensor, or bins + 1 evenly spaced over the range (the data's
-    own minimum and maximum by default, [0, 1] for no data; an empty range becomes [min - 0.5, max + 0.5])."""
+    """The bin edges along one coordinate: the given tensor itself (histogramdd returns it, as PyTorch's does), or
+    bins + 1 evenly spaced over the range (the data's own minimum and maximum by default, [0, 1] for no data; an
+    empty range becomes [min - 0.5, max + 0.5])."""
     if isinstance(bins, TensorImpl):
-        return bins.clone()
+        return bins
     if bins <= 0:
         raise RuntimeError(f"{name}(): bins must be > 0, but got {bins} for dimension 0")
     if bounds is None:
@@ -231,12 +232,28 @@ def _edges(values, bins, bounds, name):
     return call(get("linspace"), (low, high, bins + 1, values.dtype, None, values.device, None, False))
 
 
+def _upper_bound(edges, values):
+    """For each value, the position std::upper_bound finds in edges (the first edge above it), by the binary search
+    PyTorch's histogram kernel runs: the same probes, so that edges given out of order bin as they do there."""
+    n = edges._size[0]
+    start = values.new_zeros(values._size, dtype=dt.int64)
+    end = start + n
+    for _ in builtins.range(n.bit_length()):  # each probe halves the range at least: at most this many
+        middle = (start + end) // 2
+        active = start < end
+        above = active & (edges[middle.clamp(max=n - 1)] <= values)
+        start = call(get("where"), (above, middle + 1, start))
+        end = call(get("where"), (active & ~above, middle, end))
+    return start
+
+
 def _bin_of(values, edges):
-    """Each value's bin (the last bin includes its right edge) and whether it falls in any bin."""
+    """Each value's bin (the last bin includes its right edge) and whether it is binned at all: only values between
+    the first and the last edge are (NaNs never), as in PyTorch."""
     last = edges._size[0] - 2
-    position = call(get("searchsorted"), (edges, values.contiguous(), False, True, None, None)) - 1
-    position = call(get("where"), (values == edges[-1], last, position))
-    return position.clamp(0, max(last, 0)), (position >= 0) & (position <= last)
+    position = _upper_bound(edges, values) - 1
+    position = call(get("where"), (position == last + 1, last, position))
+    return position.clamp(0, max(last, 0)), (values >= edges[0]) & (values <= edges[-1])
 
 
 def _float_check(input, name):
@@ -289,6 +306,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     """
     _float_check(input, "histogram_cpu")
     hist, (edges,) = histogramdd(input.reshape(-1, 1), [bins], range=range, weight=weight, density=density)
+    if edges is bins:
+        edges = edges.clone()  # histogram, unlike histogramdd, returns new edges
     if out is None:
         return histogram_rt(hist, edges)
     return histogram_out_rt(_into(out[0], hist, "histogram"), _into(out[1], edges, "histogram"))

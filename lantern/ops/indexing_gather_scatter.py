@@ -99,7 +99,7 @@ def _gather_impl(xp, out, dtype, self, dim, index, sparse_grad=False):
 
 
 structured("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", _gather_meta,
-           _gather_impl, inplace=False, exact_out_dtype=True)
+           _gather_impl, inplace=False, out=False, exact_out_dtype=True)  # gather.out: lantern.ops.out_overlap
 
 
 def gather_backward(grad, sizes, dim, index):
@@ -310,7 +310,8 @@ def _take_impl(xp, out, dtype, self, index):
     out[...] = self.reshape(-1)[index]
 
 
-structured("take(Tensor self, Tensor index) -> Tensor", _take_meta, _take_impl, inplace=False, exact_out_dtype=True)
+structured("take(Tensor self, Tensor index) -> Tensor", _take_meta, _take_impl, inplace=False, out=False,
+           exact_out_dtype=True)  # take.out: lantern.ops.out_overlap
 
 
 def take_backward(grad, sizes, index):

@@ -1,5 +1,6 @@
 """Masks: masked_fill, masked_select, masked_scatter; nonzero and argwhere, whose result sizes depend on the
-values (so a meta tensor cannot run them). Each op's record, kernel and derivative sit together.
+values (so a meta tensor cannot run them), and nonzero_static, whose size is given. Each op's record, kernel and
+derivative sit together.
 
 >>> x = lantern.arange(12).view(3, 4)
 >>> x.masked_fill(x > 9, 0)[2].tolist(), x.masked_select(x > 9).tolist()
@@ -193,3 +194,23 @@ for _fn in (nonzero, argwhere):
 
 
 nondifferentiable("nonzero.default")
+
+
+def _nonzero_static(backend, self, size, fill_value=-1):
+    """nonzero with a fixed number of rows: the first `size` indices of nonzero elements, padded with fill_value
+    rows when there are fewer (row-major; a 0-dim input has no columns). Its shape does not depend on the values,
+    so a meta tensor runs it too."""
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer (got size={size} for an input "
+                           f"of shape {shape_str(self._size)})")
+    out = backend.empty((size, self.dim()), dt.int64)
+    if backend.xp is not None and out.numel():
+        found = backend.array(call(get("nonzero.default"), (self,)))[:size]
+        rows = backend.array(out)
+        rows[...] = fill_value
+        rows[:len(found)] = found
+    return out
+
+
+custom("nonzero_static(Tensor self, *, int size, int fill_value=-1) -> Tensor", _nonzero_static, _nonzero_static)
+nondifferentiable("nonzero_static")

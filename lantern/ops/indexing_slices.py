@@ -62,7 +62,7 @@ def _index_select_impl(xp, out, dtype, self, dim, index):
 
 
 structured("index_select(Tensor self, int dim, Tensor index) -> Tensor", _index_select_meta, _index_select_impl,
-           inplace=False, exact_out_dtype=True)
+           inplace=False, out=False, exact_out_dtype=True)  # index_select.out: lantern.ops.out_overlap
 
 
 def index_select_backward(grad, sizes, dim, index):

@@ -83,6 +83,10 @@ structured("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub_m
 
 
 def _rsub_meta(a, b, alpha=1):
+    if not _is_tensor(a):  # PyTorch declares no rsub with a number first (2 - t is t.__rsub__(2))
+        raise TypeError(f"rsub() received an invalid combination of arguments - got ({type(a).__name__}, "
+                        f"{type(b).__name__}), but expected one of: (Tensor input, Tensor other, *, Number alpha) or "
+                        "(Tensor input, Number other, Number alpha)")
     return _sub_meta(b, a, alpha)
 
 

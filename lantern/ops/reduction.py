@@ -16,11 +16,12 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.promotion import can_cast
 from ..core.reference import specialisation
+from ..core.state import tls
 from ..core.tensor_impl import TensorImpl, make_tensor
 from .meta_util import wrap_dim, wrap_dims
 from .pointwise_common import _require_tensor
 from .dispatcher import call
-from .registry import custom, get, structured
+from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
 from .derivative_specialisation import specialise_derivative
 from .derivative_helpers import evenly_distribute_backward
@@ -42,6 +43,17 @@ def _dims(self, dim):
     if _no_dims(dim):
         return tuple(range(n))
     return wrap_dims(dim, n)
+
+
+MAX_REDUCED_DIMS = 64  # PyTorch's reductions over given dims mark them in a 64-bit mask
+
+
+def _check_dims_fit_mask(name, self):
+    """Refuse reducing over given dims of a tensor of more than 64 dims, as PyTorch does (a full reduction, with no
+    dim named, has no such limit there)."""
+    if self.dim() > MAX_REDUCED_DIMS:
+        raise RuntimeError(f"only tensors with up to {MAX_REDUCED_DIMS} dims are supported ({name} over a dim of a "
+                           f"tensor of {self.dim()} dims: reshape it to at most {MAX_REDUCED_DIMS} dims first)")
 
 
 def _single_dim(name, dim):
@@ -179,6 +191,8 @@ def _no_complex(kernel, dtype):
 def _minmax_meta(name):
     def meta(self, dim=None, keepdim=False):
         _require_tensor(name, self)
+        if not _no_dims(dim):
+            _check_dims_fit_mask(name, self)
         dims = _dims(self, dim)
         _check_nonempty(name, self, dim)
         _no_complex(f"{name[1:]}_values_cpu", self.dtype)
@@ -302,6 +316,26 @@ def out_return_type(rt):
     return RETURN_TYPES.get(name) or return_type(name, rt._fields)
 
 
+def with_out(name, input, compute, out):
+    """compute(), written into the caller's out= tensors when given (resized to fit; dtypes must match exactly),
+    as ATen's out variants do."""
+    if out is None:
+        return compute()
+    if input.requires_grad and tls.grad_enabled:
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    result = compute()
+    multi = isinstance(result, tuple)
+    for target, r in zip(out if multi else (out,), result if multi else (result,)):
+        if target.dtype is not r.dtype:
+            raise RuntimeError(f"{name}(): Expected out tensor to have dtype {r.dtype}, but got {target.dtype} "
+                               f"instead (give an out tensor of dtype {r.dtype})")
+        if target._size != r._size:
+            target.resize_(r._size)
+        target.copy_(r)
+    return out_return_type(type(result))(*out) if multi else out
+
+
 max_rt = return_type("max", ["values", "indices"])
 min_rt = return_type("min", ["values", "indices"])
 
@@ -353,6 +387,8 @@ aminmax_rt = return_type("aminmax", ["min", "max"])
 
 def _aminmax_shape(self, dim, keepdim):
     _require_tensor("aminmax", self)
+    if dim is not None:
+        _check_dims_fit_mask("aminmax", self)
     _check_nonempty("aminmax", self, dim)
     _no_complex("aminmax_cpu", self.dtype)
     if dim is None:
@@ -377,6 +413,14 @@ def _aminmax_meta(backend, self, dim=None, keepdim=False):
 
 custom("aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)", _aminmax_kernel,
        _aminmax_meta)
+
+
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    """(min, max) of input over dim (or all of it); out=(min, max) writes them there."""
+    return with_out("aminmax", input, lambda: call(get("aminmax"), (input, dim, keepdim)), out)
+
+
+composite("aminmax", aminmax, method=False)  # the functional form, with out=; the method comes from the schema
 
 
 def aminmax_backward(grad_min, grad_max, self, min, max, dim, keepdim):

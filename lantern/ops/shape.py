@@ -16,7 +16,7 @@ from .meta_util import (
     PARTIAL, broadcast_shapes, iterator_strides, operands_result_type, overlap_status, shape_str, strides_in_order,
     wrap_dim,
 )
-from .registry import custom, structured
+from .registry import composite, custom, structured
 from .derivative import derivative
 from .dispatcher import backend_for_device
 
@@ -67,7 +67,8 @@ def _cat_impl(xp, out, dtype, arrays, dim=0):
         xp.concatenate(arrays, axis=dim % arrays[0].ndim, out=out, casting="unsafe")
 
 
-structured("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_meta, _cat_impl, inplace=False)
+structured("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_meta, _cat_impl, inplace=False,
+           out=False)  # cat.out: lantern.ops.out_overlap
 
 
 def _stack_meta(tensors, dim=0):
@@ -244,6 +245,28 @@ def _overflow(value, dtype, op_name):
 
 custom("fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel, _fill_kernel)
 custom("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, _zero_kernel)
+
+
+def fill(input, value):
+    """A new tensor like input (dtype, shape, memory format) filled with value, a number or a 0-dim tensor: fill_'s
+    functional form. input gets a zero gradient and a value tensor the gradient's sum, as in PyTorch.
+
+    >>> lantern.fill(lantern.zeros(2, dtype=lantern.int64), 2.7).tolist()
+    [2, 2]
+    """
+    result = input.clone().fill_(value)
+    if isinstance(value, TensorImpl) and value.requires_grad:
+        result = result + (value - value.detach()).to(result.dtype)  # adds zero; value's gradient flows through it
+    return result
+
+
+def resize_as_(input, the_template, *, memory_format=None):
+    """input resized in place to the_template's shape: input.resize_as_(the_template)."""
+    return input.resize_as_(the_template, memory_format=memory_format)
+
+
+composite("fill", fill, method=False)
+composite("resize_as_", resize_as_, method=False)  # the method is Tensor's own
 
 
 def _to_copy_kernel(backend, self, dtype=None, device=None, memory_format=preserve_format):

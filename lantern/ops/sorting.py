@@ -18,12 +18,11 @@ ties. The gradient of sort, topk and kthvalue goes back to the selected position
 import math
 
 from ..core import dtype as dt
-from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from .dispatcher import call
 from .factory import like_strides
 from .meta_util import FULL, PARTIAL, iterator_strides, overlap_status, shape_str, wrap_dim
-from .reduction import out_return_type, reduced_shape, return_type
+from .reduction import out_return_type, reduced_shape, return_type, with_out as _with_out
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
 from .sorting_tie_order import aten_quick_select, has_ties, ranks, std_nth_element, std_partial_sort, std_sort
@@ -107,26 +106,6 @@ def _sort(backend, self, dim=-1, descending=False, stable=False):
 
 custom("sort(Tensor self, int dim=-1, bool descending=False, *, bool stable=False) -> (Tensor values, Tensor indices)",
        _sort, _sort)
-
-
-def _with_out(name, input, compute, out):
-    """compute(), written into the caller's out= tensors when given (resized to fit; dtypes must match exactly),
-    as ATen's out variants do."""
-    if out is None:
-        return compute()
-    if input.requires_grad and tls.grad_enabled:
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
-                           "but one of the arguments requires grad.")
-    result = compute()
-    multi = isinstance(result, tuple)
-    for target, r in zip(out if multi else (out,), result if multi else (result,)):
-        if target.dtype is not r.dtype:
-            raise RuntimeError(f"{name}(): Expected out tensor to have dtype {r.dtype}, but got {target.dtype} "
-                               f"instead (give an out tensor of dtype {r.dtype})")
-        if target._size != r._size:
-            target.resize_(r._size)
-        target.copy_(r)
-    return out_return_type(type(result))(*out) if multi else out
 
 
 def sort(input, dim=-1, descending=False, *, stable=False, out=None):

@@ -17,10 +17,9 @@ from ... import _functions as _fns
 from .. import functional as F
 from ..parameter import Parameter
 from ._layer_params import affine_params, ones_zeros_
-from .cross_map_lrn import CrossMapLRN2d
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
 
 
 def _shape(normalized_shape):
