@@ -66,7 +66,7 @@ from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  
 from .ops import (  # noqa: E402,F401  (more ops: registered before Tensor's methods are bound)
     complex_numbers as _complex_numbers, math_functions as _math_functions, differences as _differences,
     index_functions as _index_functions, split_copies as _split_copies, nn_shuffle_pool as _nn_shuffle_pool,
-    out_variants as _out_variants, out_overlap as _out_overlap,
+    out_variants as _out_variants,
 )
 
 from ._tensor import Tensor  # noqa: E402
@@ -88,8 +88,9 @@ from . import futures  # noqa: E402,F401
 from .jit.language import Future, fork, wait  # noqa: E402,F401  (torch.Future, torch.fork, torch.wait: jit's)
 from ._nn_functions import *  # noqa: E402,F401,F403
 from ._jit_names import *  # noqa: E402,F401,F403
+from ._sparse_products import *  # noqa: E402,F401,F403
 from . import distributed, distributions, func, functional, return_types, special, testing  # noqa: E402,F401
-from . import fft, signal  # noqa: E402,F401
+from . import fft, signal, library  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401  (torch.compile over lantern's JIT)
 from ._dynamo.eval_frame import compile  # noqa: E402,F401

@@ -17,9 +17,10 @@ from ... import _functions as _fns
 from .. import functional as F
 from ..parameter import Parameter
 from ._layer_params import affine_params, ones_zeros_
+from .cross_map_lrn import CrossMapLRN2d
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _shape(normalized_shape):
