@@ -88,6 +88,7 @@ from . import futures  # noqa: E402,F401
 from .jit.language import Future, fork, wait  # noqa: E402,F401  (torch.Future, torch.fork, torch.wait: jit's)
 from ._nn_functions import *  # noqa: E402,F401,F403
 from ._jit_names import *  # noqa: E402,F401,F403
+from ._sparse_products import *  # noqa: E402,F401,F403
 from . import distributed, distributions, func, functional, return_types, special, testing  # noqa: E402,F401
 from . import fft, signal  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401

@@ -1,6 +1,7 @@
 """Less common Tensor methods: predicates (`is_same_size`, `is_set_to`, `is_nonzero`), Python callables applied
-element by element (`apply_`, `map_`, `map2_`), `fill_diagonal_`, `as_subclass`, `module_load`, and the legacy
-ones torch keeps for old programs (`new`, `resize`, `resize_as`, `volatile`, `reinforce`).
+element by element (`apply_`, `map_`, `map2_`), `fill_diagonal_`, `as_subclass`, `module_load`, the sparse
+products `smm`/`sspaddmm` and `slice_inverse`, and the legacy ones torch keeps for old programs (`new`, `resize`,
+`resize_as`, `volatile`, `reinforce`).
 
 >>> import lantern as torch
 >>> x = torch.tensor([1.0, 2.0, 3.0])
@@ -14,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from . import _sparse_products
 from ._construct import legacy_new
 from ._legacy_types import type_string
 from .core import dtype as dt
@@ -145,6 +147,16 @@ class TensorExtras:
         if assign:
             return other.detach()
         return self.copy_(other).detach()
+
+    # ---- sparse products and slice_inverse (see lantern._sparse_products) -----------------------------------------
+    def smm(self, mat):
+        return _sparse_products.smm(self, mat)
+
+    def sspaddmm(self, mat1, mat2, *, beta=1, alpha=1):
+        return _sparse_products.sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
+        return _sparse_products.slice_inverse(self, src, dim, start, end, step)
 
     # ---- legacy --------------------------------------------------------------------------------------------------
     def new(self, *args, **kwargs):

@@ -162,3 +162,47 @@ def test_top_level_jit_names_behave_as_torchs():
     for name in ("IntType", "FloatType", "BoolType", "StringType", "DeviceObjType", "TensorType", "NoneType"):
         assert str(getattr(lantern, name).get()) == str(getattr(torch, name).get())
     assert lantern.is_vulkan_available() is torch.is_vulkan_available() is False
+
+
+def _coo_parts(t):
+    """What a COO result is: layout, flags, dims, shape, and its entries (not the strides of the buffers holding
+    them, an allocation detail of ATen's)."""
+    return (str(t.layout).split(".")[-1], t.is_coalesced(), t.sparse_dim(), t.dense_dim(), tuple(t.shape),
+            t._indices().contiguous(), t._values().contiguous())
+
+
+def _sparse_operands(lib):
+    mat1 = lib.sparse_coo_tensor(lib.tensor([[0, 1, 1], [2, 0, 2]]), lib.tensor([3.0, 4.0, 5.0]), (3, 3))
+    addend = lib.sparse_coo_tensor(lib.tensor([[2, 0], [1, 1]]), lib.tensor([1.0, 7.0]), (3, 2))
+    return mat1, addend
+
+
+def test_sparse_products():
+    def run(lib, dense):
+        mat1, addend = _sparse_operands(lib)
+        return [_coo_parts(r) for r in (lib.hspmm(mat1, dense), lib.hsmm(mat1, dense), lib.smm(mat1, dense),
+                                        mat1.smm(dense), lib.sspaddmm(addend, mat1, dense, beta=2, alpha=3),
+                                        lib.saddmm(addend.coalesce(), mat1, dense),
+                                        addend.sspaddmm(mat1, dense, alpha=0.5))] + [lib.dsmm(mat1, dense)]
+    check(run, rng.standard_normal((3, 2)).astype(np.float32))
+    check(lambda lib, a, b: lib.dsmm(a, b), rng.standard_normal((2, 3)), rng.standard_normal((3, 2)))
+
+
+def test_sparse_product_errors():
+    dense = rng.standard_normal((3, 2)).astype(np.float32)
+    raises_like(lambda lib, d: lib.hspmm(d, d.t()), dense)
+    raises_like(lambda lib, d: lib.smm(d, d.t()), dense)
+    raises_like(lambda lib, d: lib.sspaddmm(d.t(), _sparse_operands(lib)[0], d), dense)
+    raises_like(lambda lib, d: lib.sspaddmm(_sparse_operands(lib)[1], _sparse_operands(lib)[0], lib.ones(4, 2)), dense)
+    raises_like(lambda lib, d: lib.hspmm(_sparse_operands(lib)[0], lib.ones(4, 2)), dense)
+
+
+def test_slice_inverse():
+    def run(lib, base):
+        part = base[1:3]
+        back = lib.slice_inverse(part, base, 0, 1, 3)
+        method = part.slice_inverse(base[:, ::2], 1, 0, None, 2)
+        return back, back._base is base, method, method.data_ptr() == base.data_ptr()
+    check(run, rng.standard_normal((4, 3)))
+    raises_like(lambda lib, x, y: lib.slice_inverse(y, x, 0, 1, 3), rng.standard_normal((4, 3)),
+                rng.standard_normal((2, 3)))
