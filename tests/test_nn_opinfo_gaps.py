@@ -2,6 +2,7 @@
 lantern and compares (values, dtypes, shapes, strides); each error case must raise torch's exception class.
 """
 import numpy as np
+import pytest
 import torch
 
 import lantern
@@ -53,6 +54,20 @@ FORWARD = {
                               1.2 * randn(2, 3, 2, 4, 3)),
     "grid_sampler_dispatches_on_dims": (lambda m, x, g: m.grid_sampler(x, g, 1, 2, False), randn(1, 2, 3, 4, 5),
                                         randn(1, 2, 2, 2, 3)),
+    "linear_cross_entropy_k_dimensional": (
+        lambda m, x, w, t, b: m.nn.functional.linear_cross_entropy(x, w, t, linear_bias=b, label_smoothing=0.1),
+        randn(4, 3), randn(2, 5, 3), RNG.integers(0, 2, (4, 5)), randn(2, 5)),
+    "linear_cross_entropy_chunked_weighted_mean": (
+        lambda m, x, w, t, cw: m.nn.functional.linear_cross_entropy(
+            x, w, t, weight=cw, ignore_index=1, options=m.nn.LinearCrossEntropyOptions(batch_chunk_size=3)),
+        randn(8, 3), randn(4, 3), RNG.integers(0, 4, 8), np.abs(randn(4))),
+    "linear_cross_entropy_chunked_unbatched_none": (
+        lambda m, x, w, t: m.nn.functional.linear_cross_entropy(
+            x, w, t, reduction="none", options=m.nn.LinearCrossEntropyOptions(batch_chunk_size=2)),
+        randn(3), randn(4, 3), np.array(2)),
+    "linear_cross_entropy_probabilities": (
+        lambda m, x, w, t: m.nn.functional.linear_cross_entropy(x, w, t, reduction="sum"),
+        randn(8, 3), randn(4, 3), np.abs(randn(8, 4))),
 }
 
 ERRORS = {
@@ -100,6 +115,23 @@ ERRORS = {
                                     randn(1, 2, 2, 2)),
     "grid_sampler_2d_integer": (lambda m, x, g: m.grid_sampler_2d(x, g, 0, 0, False),
                                 np.ones((1, 1, 2, 2), np.int64), np.zeros((1, 2, 2, 2), np.int64)),
+    "linear_cross_entropy_3d_input": (lambda m, x, w, t: m.nn.functional.linear_cross_entropy(x, w, t),
+                                      randn(2, 3, 3), randn(2, 3), RNG.integers(0, 2, (3, 2))),
+    "linear_cross_entropy_in_features": (lambda m, x, w, t: m.nn.functional.linear_cross_entropy(x, w, t),
+                                         randn(2, 3), randn(2, 4), RNG.integers(0, 2, 2)),
+    "linear_cross_entropy_ignore_index_with_probabilities": (
+        lambda m, x, w, t: m.nn.functional.linear_cross_entropy(x, w, t, ignore_index=0),
+        randn(2, 3), randn(2, 3), np.abs(randn(2, 2))),
+    "linear_cross_entropy_k_dim_unbatched": (lambda m, x, w, t: m.nn.functional.linear_cross_entropy(x, w, t),
+                                             randn(3), randn(2, 4, 3), RNG.integers(0, 2, 4)),
+    "linear_cross_entropy_bias_shape": (
+        lambda m, x, w, t, b: m.nn.functional.linear_cross_entropy(x, w, t, linear_bias=b),
+        randn(2, 3), randn(2, 3), RNG.integers(0, 2, 2), randn(3)),
+    "linear_cross_entropy_options_chunk_size": (lambda m: m.nn.LinearCrossEntropyOptions(batch_chunk_size=0),),
+    "linear_cross_entropy_options_acc_policy": (lambda m: m.nn.LinearCrossEntropyOptions(acc_policy="fast"),),
+    "linear_cross_entropy_options_chunking_method": (
+        lambda m: m.nn.LinearCrossEntropyOptions(chunking_method="aspect_ratio:0"),),
+    "linear_cross_entropy_loss_weight_shape": (lambda m, w: m.nn.LinearCrossEntropyLoss(3, 4, weight=w), randn(3)),
 }
 
 test_forward_matches_torch, test_error_matches_torch = table_tests(FORWARD, ERRORS)
@@ -129,3 +161,27 @@ def test_grid_sample_5d_gradients_match_torch():
         (out * lib.tensor(weight)).sum().backward()
         grads.append([leaf.grad for leaf in leaves])
     assert_same(grads[1], grads[0])
+
+
+def test_linear_cross_entropy_loss_module_matches_torch():
+    """nn.LinearCrossEntropyLoss: the same flat parameters (state_dict keys and shapes), loss and gradients."""
+    torch.manual_seed(0)
+    theirs = torch.nn.LinearCrossEntropyLoss(3, 4, out_features=(2,), bias=True, label_smoothing=0.2)
+    mine = lantern.nn.LinearCrossEntropyLoss(3, 4, out_features=(2,), bias=True, label_smoothing=0.2)
+    state = {k: v.detach().numpy() for k, v in theirs.state_dict().items()}
+    mine.load_state_dict({k: lantern.tensor(v) for k, v in state.items()})
+    x, target = randn(5, 3), RNG.integers(0, 4, (5, 2))
+    losses = [module(lib.tensor(x), lib.tensor(target)) for module, lib in ((theirs, torch), (mine, lantern))]
+    for loss in losses:
+        loss.backward()
+    assert_same(losses[1], losses[0])
+    assert_same(mine.linear.weight.grad, theirs.linear.weight.grad)
+    assert repr(mine) == repr(theirs)
+
+
+def test_linear_cross_entropy_warns_when_options_cannot_chunk():
+    """Label smoothing is not on the chunked path: the options are ignored with torch's warning."""
+    x, w, t = lantern.ones(2, 3), lantern.ones(4, 3), lantern.tensor([0, 1])
+    with pytest.warns(UserWarning, match="options.. ignored"):
+        lantern.nn.functional.linear_cross_entropy(x, w, t, label_smoothing=0.1,
+                                                   options=lantern.nn.LinearCrossEntropyOptions())

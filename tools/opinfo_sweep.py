@@ -30,6 +30,7 @@ child is started again after it.
 """
 import argparse
 import contextlib
+import dataclasses
 import importlib
 import io
 import itertools
@@ -269,6 +270,10 @@ class Translator:
             return lantern_object(self.paths[id(x)])
         if isinstance(x, torch.nn.Module):
             return self._stateless_module(x)
+        if dataclasses.is_dataclass(x) and getattr(torch.nn, type(x).__name__, None) is type(x):
+            # a torch.nn settings record (nn.LinearCrossEntropyOptions): lantern's of that name, field by field
+            fields = {f.name: self.value(getattr(x, f.name), leaves) for f in dataclasses.fields(x)}
+            return lantern_object(f"torch.nn.{type(x).__name__}")(**fields)
         if type(x).__module__.startswith("torch"):
             raise Missing(f"cannot convert a {type(x).__module__}.{type(x).__name__} argument")
         return x

@@ -2,7 +2,8 @@
 
 Each function is declared in lantern/ops/nn_conv.py, nn_padding.py, nn_pooling.py, nn_fold.py, nn_sampling.py,
 nn_activation.py, nn_activation_softmax.py, nn_loss.py, nn_loss_classification.py, nn_loss_margin.py, nn_norm.py,
-nn_misc.py, nn_extra.py or nn_attention.py (op records with derivatives, or composites) and exported here by name.
+nn_misc.py, nn_extra.py, nn_attention.py or nn_linear_cross_entropy.py (op records with derivatives, or
+composites) and exported here by name.
 
 >>> import lantern.nn.functional as F
 >>> F.conv2d(lantern.arange(16.).view(1, 1, 4, 4), lantern.ones(1, 1, 2, 2)).view(3, 3).tolist()
@@ -17,13 +18,13 @@ from ..ops import (
     nn_fold as _nn_fold, nn_loss as _nn_loss, nn_misc as _nn_misc, nn_norm as _nn_norm, nn_padding as _nn_padding,
     nn_pooling as _nn_pooling, nn_sampling as _nn_sampling, registry as _registry,
     nn_loss_classification as _nn_loss_classification, nn_loss_margin as _nn_loss_margin,
-    nn_activation_softmax as _nn_activation_softmax,
+    nn_activation_softmax as _nn_activation_softmax, nn_linear_cross_entropy as _nn_linear_cross_entropy,
     autocast as _autocast, autocast_policy as _autocast_policy,
 )
 
 for _module in (_nn_conv, _nn_padding, _nn_pooling, _nn_fold, _nn_sampling, _nn_activation,
                 _nn_activation_softmax, _nn_loss, _nn_loss_classification, _nn_loss_margin, _nn_norm,
-                _nn_misc, _nn_extra, _nn_attention):
+                _nn_misc, _nn_extra, _nn_attention, _nn_linear_cross_entropy):
     globals().update({name: getattr(_module, name) for name in getattr(_module, "__all__", ())})
 
 # the forms the profiler and the dispatch trace see as one op over the ops they run, as torch profiles aten::linear

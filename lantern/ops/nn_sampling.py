@@ -16,6 +16,7 @@ from .meta_util import shape_str
 from .registry import composite, structured
 from .derivative import derivative
 from .nn_common import _op
+from .nn_extra import adaptive_avg_pool3d
 from .nn_pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from .nn_windows import _compute_dtype
 
@@ -207,7 +208,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported by lantern (use antialias=False)")
     if mode == "area":
-        return adaptive_avg_pool1d(input, output_size) if nd == 1 else adaptive_avg_pool2d(input, output_size)
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, output_size)
     if recompute_scale_factor:
         scales = None
     result = _op("_upsample", input, output_size, mode, bool(align_corners), scales)
