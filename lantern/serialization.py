@@ -334,6 +334,8 @@ class _TorchPickler(pickle._Pickler):
     def _reduce_tensor(self, t):
         if t.layout is not strided:
             return reduce_sparse_tensor(t)
+        if getattr(t._storage, "holds_tensors", False):   # made of other tensors (a MaskedTensor): they pickle
+            return t.__reduce_ex__(2)
         state = {k: v for k, v in t.__dict__.items() if k not in TensorImpl.__dict__}
         if isinstance(t, self._parameter):
             state.pop("_is_param", None)

@@ -1,6 +1,8 @@
 """MaskedTensor against torch's: construction and its checks, repr, the unary and binary ops (torch's own lists of
 them), reductions, pass-through ops, the ops torch refuses, and gradients. Two MaskedTensors match when their masks
 are equal and their data agree where the mask keeps them (what sits under a masked-out element is not defined)."""
+import copy
+import io
 import warnings
 
 import numpy as np
@@ -179,3 +181,26 @@ def test_autograd_state_follows_the_data():
     data = lantern.tensor(DATA, requires_grad=True)
     lantern.masked.as_masked_tensor(data * 3, lantern.tensor(MASK)).sum().backward()
     assert data.grad.tolist() == (3 * MASK).tolist()
+
+
+def test_masked_functions_take_a_masked_tensor_and_its_mask():
+    def grad(lib):
+        mt = make(lib, requires_grad=True)
+        out = lib.masked.sum(mt, 1) + lib.masked.amax(mt, 1)
+        assert not lib.masked.is_masked_tensor(out)
+        out.sum().backward()
+        return out, mt.grad
+    compare(grad)
+
+
+def test_save_load_and_deepcopy():
+    mt = make(lantern, requires_grad=True)
+    buffer = io.BytesIO()
+    lantern.save(mt, buffer)
+    buffer.seek(0)
+    for loaded in (lantern.load(buffer, weights_only=False), copy.deepcopy(mt)):
+        assert repr(loaded) == repr(mt) and loaded.requires_grad
+    buffer.seek(0)
+    with pytest.raises(Exception) as info:   # weights_only refuses the MaskedTensor class, as torch's does
+        lantern.load(buffer)
+    assert "Weights only load failed" in str(info.value)

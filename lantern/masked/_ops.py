@@ -19,6 +19,7 @@ tensor([ True, False])
 import builtins
 
 import lantern
+from .maskedtensor.core import is_masked_tensor
 
 SMALL_INTEGER_TYPES = {lantern.uint8, lantern.bool, lantern.int8, lantern.int16, lantern.int32}
 REDUCTIONS = {"sum", "prod", "amax", "amin", "argmax", "argmin", "mean", "median", "norm", "var", "std", "logsumexp"}
@@ -99,28 +100,23 @@ def _reduction_identity(op_name, input, *args):
     def constant(value, dtype=dtype):
         return lantern.tensor(value, dtype=dtype, device=device)
 
-    integral = dtype.is_signed or dtype == lantern.uint8
-    if op_name in {"sum", "cumsum"}:
-        return constant(0)
-    if op_name in {"prod", "cumprod"}:
-        return constant(1)
+    integral = (dtype.is_signed or dtype == lantern.uint8) and not dtype.is_complex
+    if op_name in {"sum", "cumsum", "prod", "cumprod"}:
+        return constant(0 if op_name in {"sum", "cumsum"} else 1)
     if op_name in {"amax", "argmax", "logaddexp", "logsumexp"}:
-        if dtype.is_floating_point:
+        if dtype.is_floating_point or (dtype.is_complex and op_name == "logsumexp"):
             return constant(-float("inf"))
-        if dtype.is_complex and op_name == "logsumexp":
-            return constant(complex(-float("inf"), 0))
-        if integral and not dtype.is_complex:
+        if integral:
             return constant(lantern.iinfo(dtype).min)
     elif op_name in {"amin", "argmin"}:
         if dtype.is_floating_point:
             return constant(float("inf"))
-        if integral and not dtype.is_complex:
+        if integral:
             return constant(lantern.iinfo(dtype).max)
     elif op_name in {"mean", "var", "std"}:
         return None
     elif op_name == "norm":
-        ord = args[0] if args else 2
-        if ord == -float("inf"):
+        if (args[0] if args else 2) == -float("inf"):
             if not dtype.is_floating_point:
                 raise AssertionError(f"input must be floating point, got {dtype}")
             return constant(float("inf"))
@@ -131,35 +127,13 @@ def _reduction_identity(op_name, input, *args):
 
 
 def _combine_input_and_mask(op, input, mask, *args):
-    """`input` with its masked-out elements replaced by `op`'s identity. A MaskedTensor brings its own mask, and its
-    gradient comes back as a MaskedTensor over that mask."""
-    from .maskedtensor.core import is_masked_tensor
+    """`input` with its masked-out elements replaced by `op`'s identity. A MaskedTensor brings its own mask (and
+    `mask` is not read); gradients flow to its data."""
     if is_masked_tensor(input):
-        return _FillMaskedOut.apply(input.get_data(), input.get_mask(), op.__name__, args)
-    return _fill_masked_out(input, mask, op.__name__, args)
-
-
-def _fill_masked_out(input, mask, op_name, args):
+        input, mask = input.get_data(), input.get_mask()
     if mask is None:
         return input
-    return lantern.where(_input_mask(input, mask=mask), input, _reduction_identity(op_name, input, *args))
-
-
-class _FillMaskedOut(lantern.autograd.Function):
-    """A MaskedTensor's data with its masked-out elements filled; backward hands back a MaskedTensor gradient."""
-
-    @staticmethod
-    def forward(ctx, data, mask, op_name, args):
-        ctx.save_for_backward(mask)
-        ctx.mark_non_differentiable(mask)
-        return _fill_masked_out(data, mask, op_name, args)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        from .maskedtensor.core import as_masked_tensor, is_masked_tensor
-        mask, = ctx.saved_tensors
-        data = grad_output.get_data() if is_masked_tensor(grad_output) else grad_output
-        return as_masked_tensor(data, mask), None, None, None
+    return lantern.where(_input_mask(input, mask=mask), input, _reduction_identity(op.__name__, input, *args))
 
 
 def _require_strided(input, name):

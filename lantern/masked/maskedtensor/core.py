@@ -19,6 +19,7 @@ MaskedTensor(
 >>> (mt * 2).sum()
 MaskedTensor(  8.0000, True)
 """
+import copy
 import warnings
 
 import lantern
@@ -74,9 +75,11 @@ def _backend(device):
 
 
 class _NoStorage:
-    """What a MaskedTensor keeps in place of a storage: asking it for memory fails."""
+    """What a MaskedTensor keeps in place of a storage: asking it for memory fails. `holds_tensors` tells
+    lantern.save to pickle the MaskedTensor's own reduction (its data and mask) instead of a storage."""
 
     _gen = 0
+    holds_tensors = True
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -123,10 +126,6 @@ class MaskedTensor(lantern.Tensor):
     def to_tensor(self, value):
         """A plain tensor: the data with masked-out elements set to `value`."""
         return self._masked_data.masked_fill(~self._masked_mask, value)
-
-    def _set_data_mask(self, data, mask):
-        self._masked_data, self._masked_mask = data, mask
-        _validate(data, mask)
 
     def is_sparse_coo(self):
         return False
@@ -206,11 +205,12 @@ class MaskedTensor(lantern.Tensor):
     __str__ = __repr__
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self._masked_data, self._masked_mask))
+        return (_wrap, (self._masked_data, self._masked_mask))
 
-
-def _rebuild(data, mask):
-    return _wrap(data, mask)
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = _wrap(copy.deepcopy(self._masked_data, memo), copy.deepcopy(self._masked_mask, memo))
+        return memo[id(self)]
 
 
 def _format(value):
