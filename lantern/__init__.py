@@ -16,6 +16,10 @@ from .core.dtype import (  # noqa: E402,F401
     bfloat16, bool, complex64, complex128, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo,
     int8, int16, int32, int64, set_default_dtype, uint8,
 )
+from .core.quantized_dtypes import (  # noqa: E402,F401
+    per_channel_affine, per_channel_affine_float_qparams, per_channel_symmetric, per_tensor_affine,
+    per_tensor_symmetric, qint8, qint32, qscheme, quint2x4, quint4x2, quint8,
+)
 from .core.device import device, get_default_device, set_default_device  # noqa: E402,F401
 from .core.layout import (  # noqa: E402,F401
     channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,
@@ -69,6 +73,8 @@ from .ops import (  # noqa: E402,F401  (more ops: registered before Tensor's met
     out_variants as _out_variants,
 )
 
+from .ops import quantized as _quantized, quantized_kernels as _quantized_kernels  # noqa: E402,F401
+
 from ._tensor import Tensor  # noqa: E402
 from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401
 from ._functions import *  # noqa: E402,F401,F403
@@ -106,6 +112,7 @@ from . import sparse  # noqa: E402,F401
 from .ops.sparse_coo import sparse_coo_tensor  # noqa: E402,F401
 from .ops.sparse_math import spmm  # noqa: E402,F401
 from .ops.sparse_csr import sparse_csr_tensor  # noqa: E402,F401
+from .ops.quantized import dequantize, quantize_per_tensor  # noqa: E402,F401  (frontends over the overloads)
 from .ops.random_distributions import _sample_dirichlet, _standard_gamma, _standard_gamma_grad  # noqa: E402,F401,E501
 from . import masked  # noqa: E402,F401  (last: it gives every registered op a MaskedTensor kernel)
 

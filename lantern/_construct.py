@@ -15,6 +15,7 @@ from multiprocessing.reduction import DupFd, ForkingPickler
 import numpy as np
 
 from .core import dtype as dt
+from .core.quantized_dtypes import QuantizedDtype
 from .core.device import CPU, device as _device
 from .core.layout import preserve_format
 from .core.promotion import promote_types
@@ -234,6 +235,9 @@ def _from_array_copy(arr, dtype, device):
 def _check_dtype_arg(dtype):
     if dtype is not None and not isinstance(dtype, dt.dtype):
         raise TypeError(f"tensor(): argument 'dtype' must be lantern.dtype, not {type(dtype).__name__}")
+    if isinstance(dtype, QuantizedDtype):
+        raise RuntimeError(f"store_scalar: invalid type (lantern.tensor cannot hold {dtype.name}: quantize a float "
+                           "tensor with lantern.quantize_per_tensor)")
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):

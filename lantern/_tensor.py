@@ -65,6 +65,9 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
 
     def tolist(self):
         _traced_python_value("list")
+        if self.is_quantized:
+            raise RuntimeError("load_scalar: invalid type (tolist() of a quantized tensor: take "
+                               ".dequantize().tolist() or .int_repr().tolist())")
         return self._host_array().tolist()
 
     def _host_array(self):
@@ -83,6 +86,9 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         if self.device.type != "cpu":
             raise TypeError(f"can't convert {self.device.type} device type tensor to numpy. Use Tensor.cpu() to copy "
                             "the tensor to host memory first.")
+        if self.is_quantized:
+            raise TypeError(f"Got unsupported ScalarType {self.dtype.legacy} (numpy() of a quantized tensor: take "
+                            ".dequantize().numpy() or .int_repr().numpy())")
         _traced_python_value("NumPy array")
         return self._backend.host_array(self)
 

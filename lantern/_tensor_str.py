@@ -61,7 +61,7 @@ def tensor_repr(t, tensor_contents=None):
         return sparse_repr(t)
     prefix = f"{type(t).__name__}(" if not _is_plain(t) else "tensor("
     indent = len(prefix)
-    body, suffixes = _body_and_suffixes(t, indent)
+    body, suffixes = _quantized_body_and_suffixes(t, indent) if t.is_quantized else _body_and_suffixes(t, indent)
     suffixes.extend(_autograd_suffixes(t))
     return _add_suffixes(prefix + (body if tensor_contents is None else tensor_contents), suffixes, indent)
 
@@ -94,6 +94,19 @@ def _body_and_suffixes(t, indent):
     if not _has_default_dtype(t):
         suffixes.append(dtype)
     return _data_str(t, indent), suffixes
+
+
+def _quantized_body_and_suffixes(t, indent):
+    """A quantized tensor prints its dequantized values, then its size, dtype and quantizer."""
+    values = t.dequantize()
+    body = _data_str(values, indent) if values.numel() else "[]"
+    suffixes = [f"size={tuple(t._size)}", f"dtype={t.dtype!r}", f"quantization_scheme={t.qscheme()!r}"]
+    if t.qscheme().name.startswith("per_tensor"):
+        suffixes += [f"scale={t.q_scale()}", f"zero_point={t.q_zero_point()}"]
+    else:
+        suffixes += [f"scale={t.q_per_channel_scales()!r}", f"zero_point={t.q_per_channel_zero_points()!r}",
+                     f"axis={t.q_per_channel_axis()}"]
+    return body, suffixes
 
 
 def _has_default_dtype(t):

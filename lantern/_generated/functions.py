@@ -544,6 +544,12 @@ def make_deg2rad(op, op_out):
     return deg2rad
 
 
+def make_dequantize(op, op_out):
+    def dequantize(input):
+        return (op.scan or entry(op))((input,))
+    return dequantize
+
+
 def make_diag_embed(op, op_out):
     def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         return (op.scan or entry(op))((input, offset, dim1, dim2))
@@ -983,6 +989,12 @@ def make_indices(op, op_out):
     def indices(input):
         return (op.scan or entry(op))((input,))
     return indices
+
+
+def make_int_repr(op, op_out):
+    def int_repr(input):
+        return (op.scan or entry(op))((input,))
+    return int_repr
 
 
 def make_isclose(op, op_out):
@@ -1596,6 +1608,54 @@ def make_prod(op, op_out):
             return (op.scan or entry(op))((input, dim, keepdim, dtype))
         return call(op_out, (input, dim, keepdim, dtype, out))
     return prod
+
+
+def make_q_per_channel_axis(op, op_out):
+    def q_per_channel_axis(input):
+        return (op.scan or entry(op))((input,))
+    return q_per_channel_axis
+
+
+def make_q_per_channel_scales(op, op_out):
+    def q_per_channel_scales(input):
+        return (op.scan or entry(op))((input,))
+    return q_per_channel_scales
+
+
+def make_q_per_channel_zero_points(op, op_out):
+    def q_per_channel_zero_points(input):
+        return (op.scan or entry(op))((input,))
+    return q_per_channel_zero_points
+
+
+def make_q_scale(op, op_out):
+    def q_scale(input):
+        return (op.scan or entry(op))((input,))
+    return q_scale
+
+
+def make_q_zero_point(op, op_out):
+    def q_zero_point(input):
+        return (op.scan or entry(op))((input,))
+    return q_zero_point
+
+
+def make_qscheme(op, op_out):
+    def qscheme(input):
+        return (op.scan or entry(op))((input,))
+    return qscheme
+
+
+def make_quantize_per_channel(op, op_out):
+    def quantize_per_channel(input, scales, zero_points, axis, dtype):
+        return (op.scan or entry(op))((input, scales, zero_points, axis, dtype))
+    return quantize_per_channel
+
+
+def make_quantize_per_tensor_dynamic(op, op_out):
+    def quantize_per_tensor_dynamic(input, dtype, reduce_range):
+        return (op.scan or entry(op))((input, dtype, reduce_range))
+    return quantize_per_tensor_dynamic
 
 
 def make_rad2deg(op, op_out):

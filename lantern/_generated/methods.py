@@ -551,6 +551,12 @@ def make_deg2rad_(op, op_out):
     return deg2rad_
 
 
+def make_dequantize(op, op_out):
+    def dequantize(self):
+        return (op.scan or entry(op))((self,))
+    return dequantize
+
+
 def make_diag_embed(op, op_out):
     def diag_embed(self, offset=0, dim1=-2, dim2=-1):
         return (op.scan or entry(op))((self, offset, dim1, dim2))
@@ -969,6 +975,12 @@ def make_indices(op, op_out):
     def indices(self):
         return (op.scan or entry(op))((self,))
     return indices
+
+
+def make_int_repr(op, op_out):
+    def int_repr(self):
+        return (op.scan or entry(op))((self,))
+    return int_repr
 
 
 def make_isclose(op, op_out):
@@ -1436,6 +1448,42 @@ def make_prod(op, op_out):
             dim, keepdim = _resolve_aliases('prod', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         return (op.scan or entry(op))((self, dim, keepdim, dtype))
     return prod
+
+
+def make_q_per_channel_axis(op, op_out):
+    def q_per_channel_axis(self):
+        return (op.scan or entry(op))((self,))
+    return q_per_channel_axis
+
+
+def make_q_per_channel_scales(op, op_out):
+    def q_per_channel_scales(self):
+        return (op.scan or entry(op))((self,))
+    return q_per_channel_scales
+
+
+def make_q_per_channel_zero_points(op, op_out):
+    def q_per_channel_zero_points(self):
+        return (op.scan or entry(op))((self,))
+    return q_per_channel_zero_points
+
+
+def make_q_scale(op, op_out):
+    def q_scale(self):
+        return (op.scan or entry(op))((self,))
+    return q_scale
+
+
+def make_q_zero_point(op, op_out):
+    def q_zero_point(self):
+        return (op.scan or entry(op))((self,))
+    return q_zero_point
+
+
+def make_qscheme(op, op_out):
+    def qscheme(self):
+        return (op.scan or entry(op))((self,))
+    return qscheme
 
 
 def make_rad2deg(op, op_out):

@@ -9,6 +9,7 @@ numbers"). A weaker tier only matters when its category (bool < integral < float
 """
 from . import dtype as dt
 from .dtype import BOOL, COMPLEX, FLOATING, INTEGRAL
+from .quantized_dtypes import QuantizedDtype
 
 _INT_ORDER = {dt.int8: 1, dt.int16: 2, dt.int32: 3, dt.int64: 4}
 _FLOAT_ORDER = {dt.float16: 1, dt.bfloat16: 1, dt.float32: 2, dt.float64: 3}
@@ -39,7 +40,13 @@ _TABLE = {(a, b): _promote_uncached(a, b) for a in dt.ALL for b in dt.ALL}
 
 def promote_types(a, b):
     """The smallest dtype both a and b convert to safely, as torch.promote_types."""
-    return _TABLE[a, b]
+    try:
+        return _TABLE[a, b]
+    except KeyError:
+        if not (isinstance(a, QuantizedDtype) or isinstance(b, QuantizedDtype)):
+            raise
+        raise RuntimeError(f"promoteTypes with quantized numbers is not handled yet; figure out what the correct "
+                           f"rules should be, offending types: {a.legacy} {b.legacy}") from None
 
 
 def wrapped_scalar_dtype(value):

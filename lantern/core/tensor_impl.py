@@ -7,6 +7,7 @@ A tensor is (storage, sizes, strides, storage_offset, dtype, device, layout) plu
 >>> x.size(), x.stride(), x.storage_offset()
 (lantern.Size([2, 3]), (16, 1), 9)
 """
+from .dispatch_keys import DispatchKey
 from .layout import channels_last, channels_last_3d, contiguous_format, preserve_format, sparse_coo, sparse_csr
 from .size import Size, wrap_dim
 
@@ -146,7 +147,10 @@ class TensorImpl:
     def is_sparse_csr(self):
         return self._backend.layout is sparse_csr
 
-    is_quantized = False
+    @property
+    def is_quantized(self):
+        return self._backend.key is DispatchKey.QuantizedCPU
+
     is_mkldnn = False
     is_nested = False
     # Devices lantern has no backend for, as in PyTorch's CPU build: no tensor is ever on them.

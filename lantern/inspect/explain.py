@@ -279,4 +279,7 @@ def explain(t):
         raise TypeError(f"explain: expected a Tensor, got {type(t).__name__}")
     if t.layout is not strided:
         return SparseTensorExplanation(t)
+    if t.is_quantized:
+        from .explain_quantized import QuantizedTensorExplanation  # a subclass of TensorExplanation: imports this
+        return QuantizedTensorExplanation(t)
     return TensorExplanation(t)

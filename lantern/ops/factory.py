@@ -15,6 +15,7 @@ import numpy as np
 from ..core import determinism, dtype as dt
 from ..core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format, strided
 from ..core.promotion import wrapped_scalar_dtype
+from ..core.quantized_dtypes import refuse_quantized_dtype
 from ..core.tensor_impl import TensorImpl, contiguous_strides
 from .dispatcher import call
 from .meta_util import iterator_strides, strides_in_order
@@ -159,6 +160,7 @@ def new_tensor(backend, fn, size, dtype, layout=None, pin_memory=None, memory_fo
     check_options(layout, pin_memory)
     size = size_arg(fn, size)
     dtype = dtype or dt.get_default_dtype()
+    refuse_quantized_dtype(dtype)
     if memory_format is None or memory_format is contiguous_format:
         return backend.empty(size, dtype)
     return backend.empty_strided(size, format_strides(size, memory_format), dtype)
@@ -199,6 +201,7 @@ def _empty_strided(backend, size, stride, dtype=None, layout=None, device=None, 
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
                            f"({len(stride)})")
+    refuse_quantized_dtype(dtype)
     t = backend.empty_strided(size, stride, dtype or dt.get_default_dtype())
     if determinism.fills_uninitialized_memory():
         backend.fill(t, determinism.uninitialized_fill_value(t.dtype))
@@ -374,6 +377,8 @@ def empty_like_of(fn, input, dtype=None, layout=None, device=None, pin_memory=No
     _require_tensor(fn, input)
     if (layout or input.layout) is not strided:
         return empty_sparse_like(input, dtype, layout)
+    if input.is_quantized and dtype in (None, input.dtype):  # same quantizer, integers uninitialised (as torch)
+        return input._backend.empty(input._size, input.dtype)
     return call(get("empty_strided"), (input._size, like_strides(input, memory_format), dtype or input.dtype,
                                        layout, device or input.device, pin_memory, False))
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format
+from ..core.quantized_dtypes import refuse_quantized_dtype
 from ..core.tensor_impl import TensorImpl, contiguous_strides
 from .meta_util import (
     PARTIAL, broadcast_shapes, iterator_strides, operands_result_type, overlap_status, shape_str, strides_in_order,
@@ -272,6 +273,7 @@ composite("resize_as_", resize_as_, method=False)  # the method is Tensor's own
 def _to_copy_kernel(backend, self, dtype=None, device=None, memory_format=preserve_format):
     target = backend if device is None else backend_for_device(device)
     dtype = dtype or self.dtype
+    refuse_quantized_dtype(dtype)
     out = empty_like_strided(target, self, dtype, memory_format)
     if target.device.type == "meta":
         return out

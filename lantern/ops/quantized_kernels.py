@@ -1,0 +1,252 @@
+"""The QuantizedCPU kernels of general ops: views, copies and comparisons of quantized tensors; every other op
+refuses, with the exception class torch's dispatcher raises for it.
+
+A view of a quantized tensor shares its storage and its quantizer, so views are the same arithmetic on sizes and
+strides as for any tensor. A per-channel quantizer follows its axis: selecting one channel leaves a per-tensor
+quantizer, slicing the channel dim slices the scales, unsqueeze/squeeze move the axis; views that would reorder
+strides (t, permute, expand, as_strided, ...) are refused, as torch refuses them.
+
+>>> q = lantern.quantize_per_tensor(lantern.tensor([[1.0, 2.0], [3.0, 4.0]]), 0.5, 0, lantern.quint8)
+>>> q.t().int_repr(), q[1].q_scale()
+(tensor([[2, 6],
+        [4, 8]], dtype=lantern.uint8), 0.5)
+>>> q + q
+Traceback (most recent call last):
+NotImplementedError: Could not run 'add' with arguments from the 'QuantizedCPU' backend: lantern has no quantized kernel for add (torch has few). Compute on q.dequantize() and quantize the result again.
+"""
+import numbers
+
+import numpy as np
+
+from ..backends.cpu import cpu
+from ..backends.quantized import (PerChannelAffine, PerTensorAffine, QuantizedCPUBackend, int_array, quantize_array,
+                                  quantize_float_qparams_array, write_int_array)
+from ..core import dtype as dt
+from ..core.dispatch_keys import DispatchKey
+from ..core.size import wrap_dim
+from ..core.tensor_impl import TensorImpl, make_tensor
+from . import registry
+from .dispatcher import call
+from .op_kinds import OpKind
+
+QUANTIZED = DispatchKey.QuantizedCPU
+_STRUCTURED = (OpKind.STRUCTURED, OpKind.STRUCTURED_INPLACE, OpKind.STRUCTURED_OUT)
+# arithmetic that promotes its operands' dtypes (a quantized one fails there) and wraps Python numbers into tensors
+# (a quantized operand then fails at allocating the output)
+_WRAPS_NUMBERS = {"add", "sub", "mul", "div", "true_divide", "rsub"}
+
+
+# ---- views -------------------------------------------------------------------------------------------------------
+
+def _view_kernel(op, args):
+    base = args[0]
+    view = op.meta(*args)
+    size, stride, offset = view[0], view[1], view[2]
+    if len(view) == 4 and view[3] is not base.dtype:
+        raise RuntimeError(f"{op.name}: a quantized tensor's elements cannot be reinterpreted as {view[3].name} "
+                           "(take .int_repr() or .dequantize() first)")
+    if base.dtype.elements_per_byte > 1:
+        _check_packed_view(op, base, size, stride, offset)
+    quantizer = base._backend.quantizer
+    backend = base._backend
+    if isinstance(quantizer, PerChannelAffine):
+        backend = QuantizedCPUBackend(_per_channel_view(op, args, quantizer, size))
+    root = base._base if base._base is not None else base
+    return make_tensor(base._storage, size, stride, offset, base.dtype, backend, None, base._vc,
+                       root if op.sets_base else None)
+
+
+def _check_packed_view(op, base, size, stride, offset):
+    """Packed elements (two or four per byte) are reachable in their stored order only."""
+    from ..core.tensor_impl import contiguous_strides
+    if offset != base._offset or (any(size) and tuple(stride) != contiguous_strides(tuple(size))):
+        raise NotImplementedError(
+            f"{op.name} of a {base.dtype.name} tensor: its elements are packed {base.dtype.elements_per_byte} to a "
+            "byte, so only views that keep them in order (view, reshape, flatten, unsqueeze, squeeze) can address "
+            "them")
+
+
+def _uniform_only(op):
+    return RuntimeError(f"Setting strides is possible only on uniformly quantized tensor ({op.name} of a "
+                        "per-channel quantized tensor: dequantize() it, or quantize per tensor)")
+
+
+def _per_channel_view(op, args, quantizer, size):
+    """The quantizer of a view of a per-channel quantized tensor: PerChannelAffine with the axis moved or the scales
+    sliced, or PerTensorAffine when one channel is left."""
+    base, axis, name = args[0], quantizer.axis, op.schema.name
+    if name in ("alias",):
+        return quantizer
+    if name == "select":
+        dim = wrap_dim(args[1], base.dim())
+        if dim == axis:
+            return _one_channel(quantizer, wrap_index(args[2], base._size[dim]))
+        return PerChannelAffine(quantizer.scales, quantizer.zero_points, axis - (dim < axis))
+    if name in ("slice", "narrow"):
+        dim = wrap_dim(args[1], base.dim())
+        if dim != axis:
+            return quantizer
+        if name == "narrow":
+            start = args[2] if args[2] >= 0 else args[2] + base._size[dim]
+            channels = range(start, start + args[3])
+        else:
+            channels = range(*slice(args[2], args[3], args[4]).indices(base._size[dim]))
+        if len(channels) == 1:
+            return _one_channel(quantizer, channels[0])
+        pick = list(channels)
+        return PerChannelAffine(quantizer.scales[pick], quantizer.zero_points[pick], axis)
+    if name == "unsqueeze":
+        dim = wrap_dim(args[1], base.dim() + 1)
+        return PerChannelAffine(quantizer.scales, quantizer.zero_points, axis + (dim <= axis))
+    if name == "squeeze":
+        removed = _squeezed_dims(base, args[1])
+        if axis in removed:
+            return _one_channel(quantizer, 0)
+        return PerChannelAffine(quantizer.scales, quantizer.zero_points, axis - sum(d < axis for d in removed))
+    if name in ("view", "_unsafe_view", "unflatten"):
+        channels = quantizer.scales.numel()
+        if axis >= len(size) or size[axis] != channels:
+            raise RuntimeError(f"length of scales must equal to channel, expected "
+                               f"{size[axis] if axis < len(size) else 'a dim ' + str(axis)} got, {channels}")
+        return quantizer
+    raise _uniform_only(op)
+
+
+def wrap_index(index, n):
+    return index + n if index < 0 else index
+
+
+def _squeezed_dims(t, dim):
+    if dim is None:
+        dims = range(t.dim())
+    else:
+        dims = [wrap_dim(d, t.dim()) for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+    return [d for d in dims if t._size[d] == 1]
+
+
+def _one_channel(quantizer, channel):
+    if quantizer.zero_points.dtype.is_floating_point:
+        raise RuntimeError("a view keeping one channel of a per_channel_affine_float_qparams tensor has no per-tensor "
+                           "quantizer with a float zero point (dequantize() it first)")
+    return PerTensorAffine(quantizer.scales[channel].item(), int(quantizer.zero_points[channel].item()))
+
+
+# ---- copies ------------------------------------------------------------------------------------------------------
+
+def _clone_kernel(op, args):
+    """A contiguous copy of the integers, with the same quantizer (torch's quantized clone is contiguous)."""
+    q = args[0]
+    out = q._backend.empty(q._size, q.dtype)
+    write_int_array(out, int_array(q))
+    return out
+
+
+def _copy_kernel(op, args):
+    """copy_ into a quantized tensor: float values are quantized with its quantizer; a quantized source brings its
+    integers and its quantizer (as torch does)."""
+    self, src = args[0], args[1]
+    if self.dtype.elements_per_byte > 1:
+        raise NotImplementedError(f'"copy_" not implemented for \'{self.dtype.legacy}\'')
+    if not isinstance(src, TensorImpl):
+        return _fill_kernel(op, (self, src))
+    if src._size != self._size:
+        raise RuntimeError(f"copy_ into a quantized tensor needs a source of its shape: got {list(src._size)} for "
+                           f"{list(self._size)} (quantized copies do not broadcast)")
+    if src.is_quantized:
+        if src.dtype is not self.dtype:
+            raise RuntimeError("Expected self.scalar_type() == src.scalar_type() to be true, but got false.  (copy_ "
+                               f"of a {src.dtype.name} tensor into a {self.dtype.name} one)")
+        int_array(self)[...] = int_array(src)
+        self._backend = QuantizedCPUBackend(src._backend.quantizer)
+    else:
+        if src.dtype is not dt.float32:
+            raise RuntimeError(f"Quantize only works on Float Tensor, got {src.dtype.legacy}")
+        int_array(self)[...] = _quantize_like(self, cpu.array(src))
+    self._bump_version()
+    return self
+
+
+def _fill_kernel(op, args):
+    """fill_ a quantized tensor with a number (or a 0-dim tensor's): the number, quantized."""
+    self, value = args
+    if self.dtype.elements_per_byte > 1:
+        raise NotImplementedError(f'"fill_" not implemented for \'{self.dtype.legacy}\'')
+    if isinstance(value, TensorImpl):
+        value = value.item()
+    int_array(self)[...] = _quantize_like(self, np.full(self._size, value, dtype=np.float32))
+    self._bump_version()
+    return self
+
+
+def _quantize_like(q, values):
+    """float32 `values` (q's shape) as integers under q's quantizer."""
+    quantizer = q._backend.quantizer
+    if isinstance(quantizer, PerTensorAffine):
+        return quantize_array(values, q.dtype, quantizer.scale, quantizer.zero_point, fused=q.dtype.bits == 8)
+    shape = [1] * q.dim()
+    shape[quantizer.axis] = -1
+    scales = cpu.array(quantizer.scales).reshape(shape)
+    zero_points = cpu.array(quantizer.zero_points).reshape(shape)
+    if zero_points.dtype.kind == "f":
+        return quantize_float_qparams_array(values, q.dtype, scales, zero_points)
+    return quantize_array(values, q.dtype, scales, zero_points, fused=False)
+
+
+def _to_copy_kernel(op, args):
+    q, dtype = args[0], args[1]
+    if dtype is not None and dtype is not q.dtype:
+        raise RuntimeError(f"Creation of quantized tensor requires quantized dtype like lantern.quint8 (a "
+                           f"{q.dtype.name} tensor converts to {dtype.name} only through .dequantize())")
+    if args[2] is not None and str(args[2]) != "cpu":
+        raise NotImplementedError(f"Could not run '_to_copy' with arguments from the 'QuantizedCPU' backend: "
+                                  f"lantern keeps quantized tensors on the CPU only (asked for {args[2]})")
+    return _clone_kernel(op, args[:1])
+
+
+# ---- comparisons: on the values ----------------------------------------------------------------------------------
+
+def _compare_kernel(op, args):
+    """eq/ne/lt/le/gt/ge of quantized tensors compare their dequantized values (a bool result)."""
+    values = tuple(a.dequantize() if isinstance(a, TensorImpl) and a.is_quantized else a for a in args)
+    return call(op, values)
+
+
+# ---- everything else refuses -------------------------------------------------------------------------------------
+
+def _refuse(op, args):
+    """No quantized kernel: the error torch's dispatcher gives for the same call."""
+    tensors = [args[i] for i in op.tensor_positions if isinstance(args[i], TensorImpl)]
+    tensors += [t for i in op.list_positions for t in args[i] if isinstance(t, TensorImpl)]
+    if op.kind in _STRUCTURED and op.functional.schema.name in _WRAPS_NUMBERS:
+        plain = [t for t in tensors if not t.is_quantized]
+        if plain:
+            first, second = (tensors[0], plain[0]) if tensors[0].is_quantized else \
+                (tensors[0], next(t for t in tensors if t.is_quantized))
+            raise RuntimeError(f"promoteTypes with quantized numbers is not handled yet; figure out what the correct "
+                               f"rules should be, offending types: {first.dtype.legacy} {second.dtype.legacy} ({op.name}"
+                               f": dequantize() the quantized operand first)")
+        if any(isinstance(args[i], numbers.Number) for i in op.tensor_positions):
+            raise RuntimeError("empty_strided not supported on quantized tensors yet see "
+                               f"https://github.com/pytorch/pytorch/issues/74540 ({op.name} of a quantized tensor and "
+                               "a number: compute on .dequantize())")
+    raise NotImplementedError(f"Could not run '{op.name}' with arguments from the 'QuantizedCPU' backend: lantern has "
+                              f"no quantized kernel for {op.name} (torch has few). Compute on q.dequantize() and "
+                              "quantize the result again.")
+
+
+def _install(op):
+    """The QuantizedCPU kernel of `op` (a registry listener: ops registered later get theirs too)."""
+    if QUANTIZED in op.kernels:
+        return
+    name = op.schema.name
+    if op.kind is OpKind.VIEW:
+        op.kernels[QUANTIZED] = _view_kernel
+    elif op.kind is OpKind.STRUCTURED and name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        op.kernels[QUANTIZED] = _compare_kernel
+    else:
+        op.kernels[QUANTIZED] = _KERNELS.get(op.name, _refuse)
+
+
+_KERNELS = {"clone": _clone_kernel, "copy_": _copy_kernel, "fill_": _fill_kernel, "_to_copy": _to_copy_kernel}
+registry.on_register(_install)
+
