@@ -156,3 +156,19 @@ def test_complex_logcumsumexp_values_and_gradient():
         (t.logcumsumexp(1) * weights.to(t.dtype)).sum().abs().backward()
         return t.grad
     check(gradient, x.astype(np.complex128))
+
+
+# ---- quantile's gradient reaches q ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "midpoint", "lower"])
+def test_quantile_gradient_reaches_q(name, interpolation):
+    x = _random((3, 7), np.float64)
+    x[0, 2] = np.nan
+
+    def gradients(m, t, q):
+        t, q = t.clone().requires_grad_(), q.clone().requires_grad_()
+        out = getattr(m, name)(t, q, dim=1, interpolation=interpolation)
+        (m.nan_to_num(out) * m.arange(1.0, 7.0, dtype=m.float64).reshape(2, 3)).sum().backward()
+        return t.grad, q.grad
+    check(gradients, x, np.array([0.3, 0.75]))

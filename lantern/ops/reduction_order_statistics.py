@@ -190,6 +190,9 @@ for _name, _node in (("median.dim", "MedianBackward1"), ("nanmedian.dim", "Nanme
 
 
 # ---- quantile / nanquantile: ranks in the sorted slice (a kernel), then a gather and a lerp (differentiable) ----
+# The rank of quantile q is q * scale, scale = n - 1 (nanquantile: the count of non-nan values - 1), except in a
+# slice that pins it (quantile: one holding nan, at n - 1; nanquantile: all nan, at 0). The frontend forms the
+# linear weight from q itself, as torch does, so that q gets its gradient: (above - below) * scale, 0 where pinned.
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
@@ -212,8 +215,9 @@ def _quantile_ranks_check(name, input, q, dim, interpolation):
 
 
 def _quantile_ranks(backend, input, q, dim, interpolation, ignore_nan):
-    """For each slice and quantile: (index below, index above, weight), positions along the slice (`input`
-    flattened, or with `dim` moved last); shaped (other dims..., len(q)), or (other dims...) for a 0-dim q."""
+    """For each slice and quantile: (index below, index above, scale of the rank, whether it is pinned), indices
+    being positions along the slice (`input` flattened, or with `dim` moved last); shaped (other dims..., len(q)), or (other
+    dims...) for a 0-dim q."""
     name = "nanquantile" if ignore_nan else "quantile"
     _quantile_ranks_check(name, input, q, dim, interpolation)
     xp, a, qa = backend.xp, backend.array(input), backend.array(q)
@@ -223,16 +227,20 @@ def _quantile_ranks(backend, input, q, dim, interpolation, ignore_nan):
     order = xp.argsort(a, axis=-1, kind="stable")
     n, valid = a.shape[-1], _nan_count(xp, xp.take_along_axis(a, order, axis=-1), a.ndim - 1)
     qa = qa.reshape((1,) * (a.ndim - 1) + (qa.size,))
+    scale = (valid - 1 if ignore_nan else xp.full_like(valid, n - 1)).astype(a.dtype)
+    ranks = qa * scale
     if ignore_nan:
-        ranks = xp.maximum(qa * (valid - 1).astype(a.dtype), 0)
+        pinned = ranks < 0  # an all-nan slice: rank 0
+        ranks = xp.where(pinned, a.dtype.type(0), ranks)
     else:
-        ranks = xp.where(valid < n, a.dtype.type(n - 1), qa * a.dtype.type(n - 1))
+        pinned = xp.broadcast_to(valid < n, ranks.shape)  # a slice holding nan: rank n - 1, where nan sorts
+        ranks = xp.where(pinned, scale, ranks)
     ranks = {"lower": xp.floor, "higher": xp.ceil, "nearest": xp.round}.get(interpolation, lambda r: r)(ranks)
     below, above = xp.floor(ranks).astype(np.int64), xp.ceil(ranks).astype(np.int64)
-    weight = xp.full(ranks.shape, 0.5, a.dtype) if interpolation == "midpoint" else ranks - below
     results = []
     for arr, dtype in ((xp.take_along_axis(order, below, -1), dt.int64),
-                       (xp.take_along_axis(order, above, -1), dt.int64), (weight, input.dtype)):
+                       (xp.take_along_axis(order, above, -1), dt.int64),
+                       (xp.broadcast_to(scale, ranks.shape), input.dtype), (pinned, dt.bool)):
         arr = arr if q.dim() else arr[..., 0]
         t = backend.empty(arr.shape, dtype)
         t._nd[...] = arr
@@ -244,11 +252,12 @@ def _quantile_ranks_meta(backend, input, q, dim, interpolation, ignore_nan):
     _quantile_ranks_check("nanquantile" if ignore_nan else "quantile", input, q, dim, interpolation)
     others = () if dim is None or input.dim() == 0 else reduced_shape(input._size, (dim % input.dim(),), False)
     shape = others + q._size
-    return backend.empty(shape, dt.int64), backend.empty(shape, dt.int64), backend.empty(shape, input.dtype)
+    return (backend.empty(shape, dt.int64), backend.empty(shape, dt.int64), backend.empty(shape, input.dtype),
+            backend.empty(shape, dt.bool))
 
 
 custom("_quantile_ranks(Tensor input, Tensor q, int? dim, str interpolation, bool ignore_nan) -> (Tensor, Tensor, "
-       "Tensor)", _quantile_ranks, _quantile_ranks_meta)
+       "Tensor, Tensor)", _quantile_ranks, _quantile_ranks_meta)
 
 
 def _gather_last(x, index):
@@ -269,11 +278,13 @@ def _quantile(name, ignore_nan):
             if not 0 <= q <= 1:
                 raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
             q = call(get("full"), ((), q, input.dtype, None, input.device, None, False))
-        below, above, weight = call(get("_quantile_ranks"), (input, q, dim, interpolation, ignore_nan))
+        below, above, scale, pinned = call(get("_quantile_ranks"), (input, q, dim, interpolation, ignore_nan))
         flat = dim is None or input.dim() == 0
         x = input.reshape(-1) if flat else input.movedim(dim, -1)
         result = _gather_last(x, below)
         if interpolation in ("linear", "midpoint"):
+            rank = call(get("where"), (pinned, 0.0 if ignore_nan else scale, q * scale))
+            weight = rank - rank.floor() if interpolation == "linear" else 0.5
             result = result + weight * (_gather_last(x, above) - result)
         if keepdim:  # the result is computed with the quantiles last, then moved first, as PyTorch lays it out
             kept = list(input._size)
