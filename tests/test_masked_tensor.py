@@ -143,6 +143,7 @@ def test_reductions(call):
     lambda lib, mt: lib.cat([mt, mt], 1), lambda lib, mt: lib.stack([mt, mt]), lambda lib, mt: mt.unfold(1, 2, 1),
     lambda lib, mt: mt.clone(), lambda lib, mt: mt.detach(), lambda lib, mt: mt.float(), lambda lib, mt: mt.int(),
     lambda lib, mt: mt.softmax(1), lambda lib, mt: lib.where(mt.get_data() > 0.5, mt, mt.get_data()),
+    lambda lib, mt: lib.where(mt.get_mask(), mt, 0.0), lambda lib, mt: mt.isfinite(),
     lambda lib, mt: mt.to_tensor(0), lambda lib, mt: mt.t().contiguous(),
     lambda lib, mt: mt.clone().copy_(mt * 2), lambda lib, mt: mt.clone().copy_(make(lib, DATA, ~MASK)),
 ])
@@ -150,10 +151,12 @@ def test_pass_through_ops(call):
     compare(lambda lib: call(lib, make(lib)))
 
 
-@pytest.mark.parametrize("call", [
+@pytest.mark.parametrize("call", [   # and Python values
     lambda lib, mt: mt.permute(1, 0), lambda lib, mt: lib.fft.fft(mt), lambda lib, mt: mt.log_softmax(1),
     lambda lib, mt: lib.linalg.vector_norm(mt), lambda lib, mt: mt.masked_fill(mt.get_mask(), 0),
-    lambda lib, mt: mt.numpy(), lambda lib, mt: lib.matmul(mt, mt.t()),
+    lambda lib, mt: mt.numpy(), lambda lib, mt: lib.matmul(mt, mt.t()), lambda lib, mt: mt.tolist(),
+    lambda lib, mt: mt.item(), lambda lib, mt: mt[0, 1].item(), lambda lib, mt: float(mt[0, 0]),
+    lambda lib, mt: bool(mt[1, 2] > 0.1),
 ])
 def test_ops_torch_refuses(call):
     compare(lambda lib: call(lib, make(lib)))

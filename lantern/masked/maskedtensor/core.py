@@ -180,8 +180,9 @@ class MaskedTensor(lantern.Tensor):
         return _wrap(self._masked_data.detach(), self._masked_mask)
 
     # ---- Python values --------------------------------------------------------------------------------------------
-    def item(self):
-        if not self._masked_mask.all():
+    def _scalar(self):
+        """The one element's value, for item(), bool(), float() and the like: only a kept element has one."""
+        if not self._masked_mask.item():
             raise ValueError("__torch_dispatch__, aten._local_scalar_dense: expected a mask tensor")
         return self._masked_data.item()
 
@@ -189,10 +190,7 @@ class MaskedTensor(lantern.Tensor):
         raise RuntimeError(".numpy() is not supported for tensor subclasses.")
 
     def tolist(self):
-        raise TypeError("a MaskedTensor has no list of values: use .get_data().tolist() and .get_mask().tolist()")
-
-    def __bool__(self):
-        return bool(self.item())
+        raise RuntimeError(".tolist() is not supported for tensor subclasses, got MaskedTensor")
 
     def __repr__(self, *, tensor_contents=None):
         if self.dim() == 0:

@@ -44,11 +44,11 @@ def to_copy(op, args):
 
 
 def where(op, args):
-    """where(condition, x, y) on the data and on the masks; a plain tensor among x and y counts as all kept."""
+    """where(condition, x, y) on the data and on the masks; a plain tensor or a number among x and y counts as
+    kept everywhere."""
     condition, x, y = data_of(args[0]), args[1], args[2]
-    x_mask = x.get_mask() if is_masked_tensor(x) else lantern.ones_like(x, dtype=lantern.bool)
-    y_mask = y.get_mask() if is_masked_tensor(y) else lantern.ones_like(y, dtype=lantern.bool)
-    return wrap_result(call_on(op, (condition, data_of(x), data_of(y))), call_on(op, (condition, x_mask, y_mask)))
+    masks = [v.get_mask() if is_masked_tensor(v) else True for v in (x, y)]
+    return wrap_result(lantern.where(condition, data_of(x), data_of(y)), lantern.where(condition, *masks))
 
 
 def softmax(op, args):

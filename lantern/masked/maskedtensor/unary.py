@@ -16,9 +16,10 @@ UNARY_NAMES = ["abs", "acos", "acosh", "angle", "asin", "asinh", "atan", "atanh"
                "conj_physical", "cos", "cosh", "deg2rad", "digamma", "erf", "erfc", "erfinv", "exp", "exp2", "expm1",
                "floor", "frac", "lgamma", "log", "log10", "log1p", "log2", "logit", "i0", "isnan", "nan_to_num",
                "neg", "positive", "pow", "rad2deg", "reciprocal", "round", "rsqrt", "sigmoid", "sign", "sgn",
-               "signbit", "sin", "sinc", "sinh", "sqrt", "square", "tan", "tanh", "trunc"]
+               "signbit", "sin", "sinc", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
+               "isfinite"]   # torch's isfinite is no aten op but a composite of ops of this list; lantern's is an op
 # torch has no in-place form of these (angle, isnan, positive, signbit: no such op; the rest as torch lists them)
-NO_INPLACE = {"angle", "isnan", "positive", "signbit"}
+NO_INPLACE = {"angle", "isnan", "positive", "signbit", "isfinite"}
 
 
 def unary(op, args):
