@@ -96,7 +96,7 @@ from ._nn_functions import *  # noqa: E402,F401,F403
 from ._jit_names import *  # noqa: E402,F401,F403
 from ._sparse_products import *  # noqa: E402,F401,F403
 from . import distributed, distributions, func, functional, return_types, special, testing  # noqa: E402,F401
-from . import fft, signal  # noqa: E402,F401
+from . import fft, signal, library  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401  (torch.compile over lantern's JIT)
 from ._dynamo.eval_frame import compile  # noqa: E402,F401

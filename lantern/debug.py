@@ -62,8 +62,10 @@ def _describe(x):
 
 def _kernel_name(op, key):
     """Which code runs: the backend's runner for the op's kind, and the op's own impl or meta function (the
-    Meta backend runs only meta functions); a sparse layout's key runs the kernel registered for it."""
-    sparse_kernel = getattr(op.kernels.get(key), "sparse_kernel", None)
+    Meta backend runs only meta functions); a sparse layout's key, and a lantern.library op, run the kernel
+    registered for them."""
+    runner = op.kernels.get(key)
+    sparse_kernel = getattr(runner, "sparse_kernel", None) or getattr(runner, "library_kernel", None)
     if sparse_kernel is not None:
         name = sparse_kernel.__qualname__.replace(".<locals>", "")
         return f"{key.name}:{sparse_kernel.__module__.rpartition('.')[2]}.{name}"

@@ -11,6 +11,7 @@ tensor([10., 10.], grad_fn=<AsStridedBackward0>)
 >>> y.grad_fn.name()
 'CopySlices'
 """
+from ..core.dispatch_keys import DispatchKey
 from ..core.reference import mode, specialisation
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
@@ -30,7 +31,10 @@ _new = object.__new__
 
 def autograd_kernel(op, args, backend):
     """Check the call, compute below Autograd, then record: build the node, save what its formulas read, and set
-    the outputs' history."""
+    the outputs' history. An op with its own Autograd kernel (a lantern.library registration) runs that instead."""
+    own = op.kernels.get(DispatchKey.Autograd)
+    if own is not None:
+        return own(op, args, backend)
     inplace = _check(op, args)
     d = op.derivative
     edges = _differentiable_edges(d, args)
@@ -316,20 +320,27 @@ def _rebase_inplace(self_, node):
 
 
 class NotImplementedBackward(Node):
-    """Recorded for an op with no declared derivative: fails, naming the op, only if backward reaches it."""
+    """Recorded for an op with no declared derivative: fails with its message only if backward reaches it."""
 
-    __slots__ = ("op_name",)
+    __slots__ = ("message",)
 
     def apply(self, grads):
-        raise RuntimeError(f"derivative for aten::{self.op_name} is not implemented: the derivative for "
-                           f"'{self.op_name}' is not implemented in lantern; compute it outside autograd (under "
-                           "lantern.no_grad()) or write an autograd.Function for it.")
+        raise RuntimeError(self.message)
 
 
 NotImplementedBackward.__name__ = "NotImplemented"  # type(grad_fn).__name__ as in PyTorch
 
 
 def _record_not_implemented(op, args, result):
+    name = op.schema.name if "::" in op.schema.name else f"aten::{op.schema.name}"
+    return record_without_derivative(op, args, result, (
+        f"derivative for {name} is not implemented: the derivative for '{op.schema.name}' is not implemented in "
+        "lantern; compute it outside autograd (under lantern.no_grad()) or write an autograd.Function for it."))
+
+
+def record_without_derivative(op, args, result, message):
+    """Give the outputs a node that raises `message` if backward reaches it (an op with no derivative; a
+    lantern.library op with no autograd formula)."""
     tensors = [a for i in op.tensor_positions for a in (args[i],) if isinstance(a, TensorImpl)]
     tensors += [t for i in op.list_positions for t in args[i] if isinstance(t, TensorImpl)]
     if not any(t._requires_grad for t in tensors):
@@ -337,7 +348,7 @@ def _record_not_implemented(op, args, result):
     outputs = result if isinstance(result, tuple) else (result,)
     node = NotImplementedBackward(tuple(gradient_edge(t) if t._requires_grad else _NO_EDGE for t in tensors),
                                   tuple(InputMeta(o) for o in outputs if isinstance(o, TensorImpl)))
-    node.op_name = op.schema.name
+    node.message = message
     for nr, o in enumerate(outputs):
         if isinstance(o, TensorImpl) and (o.dtype.is_floating_point or o.dtype.is_complex):
             _set_output_history(o, node, nr)

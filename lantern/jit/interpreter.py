@@ -568,7 +568,7 @@ class Interpreter:
             ins_regs = [self._reg_of(v) for v in node.inputs()]
             out_regs = [self._register(v) for v in node.outputs()]
             dying = {id(v) for v in list(node.inputs()) + list(node.outputs())} - after
-            op_name = _attr(node, "op") if kind.startswith("aten::") else None
+            op_name = _attr(node, "op") if kind.startswith("aten::") or kind == _attr(node, "op") else None
             resolved = None
             if op_name is not None and (kind not in _PYTHON_OPS or any(_holds_tensor(v.type()) for v in node.inputs())):
                 resolved = self._resolve_op(node, kind, op_name)

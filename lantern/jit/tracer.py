@@ -29,6 +29,7 @@ from ..core.tensor_impl import TensorImpl
 from ..nn.modules import module as nn_module
 from ..nn.modules.module import Module
 from ..ops import dispatcher
+from ..ops.schema import qualified_name
 from . import types as T
 from .ir import Graph
 from .module import ScriptFunction, ScriptModule, TopLevelTracedModule, TracedModule
@@ -151,7 +152,7 @@ class TracingState:
     def record(self, op, inputs, result, location=None):
         """Append the node for one op call whose argument Values are `inputs` and whose result is `result`."""
         returns = op.schema.returns
-        node = self.graph.create("aten::" + op.schema.name, inputs, max(len(returns), 1))
+        node = self.graph.create(qualified_name(op.schema.name), inputs, max(len(returns), 1))
         node.attrs["op"] = op.name
         self.graph.insertNode(node)
         node.setSourceRange(location)

@@ -9,9 +9,10 @@
 import re
 from dataclasses import dataclass
 
+from ..core import dtype as dt
 from .op_kinds import AliasKind
 
-_ARG = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?\??(?:\[\d*\])?\??)\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
+_ARG = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]\d*!?\))?\??(?:\[\d*\])?\??)\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
 _LITERALS = {"None": None, "True": True, "False": False, "[]": (), "contiguous_format": "contiguous_format"}
 
 
@@ -59,6 +60,12 @@ class Schema:
         return self.text
 
 
+def qualified_name(name):
+    """An op's name with its namespace, as PyTorch's profiler and graphs print it: 'add' -> 'aten::add'; a
+    lantern.library op's 'mylib::foo' already has one."""
+    return name if "::" in name else f"aten::{name}"
+
+
 def _parse_default(text, type_):
     text = text.strip()
     if text in _LITERALS:
@@ -67,6 +74,8 @@ def _parse_default(text, type_):
         return tuple(int(x) for x in text[1:-1].split(",") if x.strip())
     if text.startswith(("'", '"')):
         return text[1:-1]
+    if type_ == "ScalarType":  # a dtype's name: ScalarType dtype=float32
+        return getattr(dt, text)
     try:
         return int(text)
     except ValueError:

@@ -20,6 +20,7 @@ from time import perf_counter_ns
 
 from ..core.allocator import cpu_allocator
 from ..core.tensor_impl import TensorImpl
+from ..ops.schema import qualified_name
 from .events import EventList, FunctionEvent
 from .watchers import Watcher, overload_frontend
 
@@ -133,8 +134,8 @@ class Recorder(Watcher):
                 events.append(engine)
                 outer = engine
             else:
-                name = (what if kind == RANGE else "aten::" + what if kind == COMPOSITE
-                        else "aten::" + what.name.partition(".")[0])
+                name = (what if kind == RANGE else qualified_name(what) if kind == COMPOSITE
+                        else qualified_name(what.name.partition(".")[0]))
             evt = FunctionEvent(len(events), name, start, end, shapes, mem, is_user_annotation=kind == RANGE)
             if outer is not None:
                 outer.append_cpu_child(evt)
