@@ -92,6 +92,7 @@ from . import debug, random, linalg, nn, optim, utils, serialization, vision, ji
 from .nn.modules.rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402,F401  (what nn.LSTM & co.'s TorchScript calls)
 from . import futures  # noqa: E402,F401
 from .jit.language import Future, fork, wait  # noqa: E402,F401  (torch.Future, torch.fork, torch.wait: jit's)
+from .testing import FileCheck  # noqa: E402,F401
 from ._nn_functions import *  # noqa: E402,F401,F403
 from ._jit_names import *  # noqa: E402,F401,F403
 from ._sparse_products import *  # noqa: E402,F401,F403

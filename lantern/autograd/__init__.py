@@ -25,7 +25,8 @@ from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 from . import functional  # noqa: F401
 from .grad_mode import (  # noqa: F401
-    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+    enable_grad, enforce_grad_layout_policy, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled, set_multithreading_enabled,
 )
 from .kernel import autograd_entry
 from .variable import Variable  # noqa: F401

@@ -1,7 +1,8 @@
 """Adding a gradient into a leaf's `.grad`, as PyTorch's AccumulateGrad does.
 
 The first gradient is kept as is when the engine owns it (no one else can see it) and it is laid out like the leaf;
-otherwise it is copied into a tensor with the leaf's strides (PyTorch's "layout contract"). Later ones are added in
+otherwise it is copied into a tensor with the leaf's strides (PyTorch's "layout contract"; under
+`enforce_grad_layout_policy(False)` an owned gradient is kept whatever its layout). Later ones are added in
 place, or out of place when building a graph (create_graph) so that the sum stays differentiable.
 
 >>> x = lantern.ones(2, requires_grad=True)
@@ -14,6 +15,7 @@ from ..core.layout import contiguous_format, sparse_coo, strided
 from ..core.state import tls
 from ..core.contiguity import has_cached_contiguous_strides
 from ..core.tensor_impl import contiguous_strides
+from .grad_mode import is_grad_layout_enforced
 
 
 def accumulate_grad(variable, grad, owned):
@@ -24,7 +26,7 @@ def accumulate_grad(variable, grad, owned):
             variable._grad = unmarked_alias(grad if owned else grad.clone())
         elif owned and not tls.grad_enabled and (
                 (has_cached_contiguous_strides(grad) and variable._stride is grad._stride)  # both row-major
-                or _obeys_layout_contract(grad, variable)):
+                or _obeys_layout_contract(grad, variable) or not is_grad_layout_enforced()):
             variable._grad = grad.detach() if grad._requires_grad else grad
         else:
             variable._grad = _clone_obey_contract(grad, variable)

@@ -1,4 +1,5 @@
-"""Grad modes (thread-local): no_grad, enable_grad, set_grad_enabled, inference_mode.
+"""Grad modes (thread-local): no_grad, enable_grad, set_grad_enabled, inference_mode; and two engine settings,
+set_multithreading_enabled and enforce_grad_layout_policy.
 
 Each is a context manager and a decorator. With grad mode off the dispatcher leaves out the Autograd key, so ops
 record nothing.
@@ -11,6 +12,7 @@ record nothing.
 """
 import functools
 import inspect
+import threading
 
 from ..core.state import tls
 
@@ -130,3 +132,64 @@ def is_grad_enabled():
 
 def is_inference_mode_enabled():
     return tls.inference_mode
+
+
+class _EngineSettings(threading.local):
+    multithreading = True        # set_multithreading_enabled
+    grad_layout_enforced = True  # enforce_grad_layout_policy
+
+
+_engine_settings = _EngineSettings()
+
+
+def is_multithreading_enabled():
+    return _engine_settings.multithreading
+
+
+def is_grad_layout_enforced():
+    return _engine_settings.grad_layout_enforced
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """set_multithreading_enabled(mode): whether backward may run on per-device worker threads (thread-local; a
+    function, a context manager and a decorator). lantern's engine runs every backward on the calling thread, which
+    is what torch does for CPU tensors in either mode, so the setting changes where nothing runs."""
+
+    def __init__(self, mode):
+        self.prev = _engine_settings.multithreading
+        _engine_settings.multithreading = mode
+        self.mode = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _engine_settings.multithreading = self.prev
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+class enforce_grad_layout_policy(_DecoratorContextManager):
+    """enforce_grad_layout_policy(enable=True): whether a leaf's first gradient must follow the layout contract
+    (the leaf's strides, accumulate.py). With enable=False a gradient the engine owns becomes `.grad` as it is,
+    whatever its strides (a new gradient is still made in the contract's layout). Thread-local; a function, a
+    context manager and a decorator."""
+
+    def __init__(self, enable=True):
+        self.prev = _engine_settings.grad_layout_enforced
+        _engine_settings.grad_layout_enforced = enable
+        self.mode = enable
+
+    def __call__(self, fn):
+        _engine_settings.grad_layout_enforced = self.prev  # as a decorator: the policy applies inside fn only
+        return super().__call__(fn)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _engine_settings.grad_layout_enforced = self.prev
+
+    def clone(self):
+        return type(self)(self.mode)

@@ -1,4 +1,5 @@
-"""lantern.testing (torch.testing): assert_close / assert_allclose (_comparison.py) and make_tensor (_creation.py).
+"""lantern.testing (torch.testing): assert_close / assert_allclose (_comparison.py), make_tensor (_creation.py) and
+FileCheck (_file_check.py).
 
 >>> import lantern
 >>> from lantern.testing import assert_close, make_tensor
@@ -8,5 +9,6 @@
 """
 from ._comparison import assert_allclose, assert_close
 from ._creation import make_tensor
+from ._file_check import FileCheck
 
-__all__ = ["assert_close", "assert_allclose", "make_tensor"]
+__all__ = ["assert_close", "assert_allclose", "make_tensor", "FileCheck"]
