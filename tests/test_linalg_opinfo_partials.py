@@ -118,8 +118,9 @@ def test_vector_norm_gradient_at_zero_for_orders_below_one(ord):
 
 
 def test_the_sweep_compares_decompositions_up_to_sign():
-    """tools/opinfo_sweep.py compares a decomposition's outputs through its sample's output_process_fn_grad
-    when they differ as they are (as torch's own tests do): vectors of other signs pass, other values do not."""
+    """tools/opinfo_sweep.py compares the outputs of the decompositions whose vectors are unique only up to sign
+    through their samples' output_process_fn_grad when they differ as they are (as torch's own tests do): vectors
+    of other signs pass, other values do not; other OpInfos' functions (linalg.lu's drops P) are never used so."""
     import opinfo_sweep
     op = opinfo_sweep.in_scope_ops()["linalg.svd"]
     runner = opinfo_sweep.OpRunner(op, opinfo_sweep.Translator(), "quick", report=None)
@@ -136,3 +137,13 @@ def test_the_sweep_compares_decompositions_up_to_sign():
 
     assert runner._forward_sample(flipped, sample) is None
     assert runner._forward_sample(scaled, sample).startswith("through output_process_fn_grad: mismatch")
+
+    lu = opinfo_sweep.in_scope_ops()["linalg.lu"]
+    lu_runner = opinfo_sweep.OpRunner(lu, opinfo_sweep.Translator(), "quick", report=None)
+    lu_sample = next(s for s in lu.sample_inputs("cpu", torch.float64) if s.input.numel() and s.input.dim() == 2)
+
+    def reversed_permutation(A, pivot=True):
+        P, L, U = lantern.linalg.lu(A, pivot=pivot)
+        return P.flip(-1), L, U
+
+    assert lu_runner._forward_sample(reversed_permutation, lu_sample).startswith("mismatch")
