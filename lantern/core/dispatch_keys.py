@@ -1,9 +1,9 @@
-"""Dispatch keys, highest priority first: Autocast > Tracer (JIT) > Autograd > the backends Masked / SparseCsrCPU /
-SparseCPU / CUDA / CPU / Meta. A sparse key outranks the dense ones: dense + sparse runs the sparse kernel. Masked
-(a MaskedTensor's ops: lantern/masked/maskedtensor) outranks them all: MaskedTensor + Tensor runs the masked kernel.
-QuantizedCPU (a quantized tensor's ops: lantern/ops/quantized*.py) outranks CPU, so float + quantized runs the
-quantized kernel, which refuses as torch's does. (torch ranks it below the sparse keys; lantern's numbers were taken,
-and no op mixes those layouts.)
+"""Dispatch keys, highest priority first: Autocast > Tracer (JIT) > Autograd > the backends Masked / QuantizedCPU /
+SparseCsrCPU / SparseCPU / CUDA / CPU / Meta. A sparse key outranks the dense ones: dense + sparse runs the sparse
+kernel. Masked (a MaskedTensor's ops: lantern/masked/maskedtensor) outranks them all, as torch's Python key does:
+MaskedTensor + Tensor runs the masked kernel. QuantizedCPU (a quantized tensor's ops: lantern/ops/quantized*.py)
+outranks CPU, so float + quantized runs the quantized kernel, which refuses as torch's does. (torch ranks it below
+the sparse keys; lantern's numbers were taken, and no op mixes those layouts.)
 
 >>> DispatchKey.Autograd > DispatchKey.CPU
 True
@@ -17,8 +17,8 @@ class DispatchKey(enum.IntEnum):
     CUDA = 3
     SparseCPU = 4
     SparseCsrCPU = 5
-    Masked = 6
     QuantizedCPU = 7
+    Masked = 8
     Autograd = 10
     Tracer = 20
     Autocast = 30

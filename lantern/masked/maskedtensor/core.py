@@ -1,8 +1,8 @@
 """MaskedTensor: a tensor that carries a boolean mask saying which of its elements exist.
 
 A MaskedTensor holds two ordinary tensors of one shape, `data` and a bool `mask`. It is a lantern.Tensor with a
-backend of its own (`MaskedBackend`, dispatch key Masked, above the dense and sparse keys), so every op the
-dispatcher runs on it reaches a masked kernel: the unary, binary, reduction and pass-through rules in this package,
+backend of its own (`MaskedBackend`, dispatch key Masked, above every backend key), so every op the dispatcher runs
+on it reaches a masked kernel: the unary, binary, reduction and pass-through rules in this package,
 each saying what happens to the data and to the mask (torch runs the same rules from MaskedTensor's
 __torch_dispatch__). An op without a rule raises TypeError, as torch's does.
 
