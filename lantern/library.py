@@ -33,9 +33,10 @@ from .ops import op_namespaces
 from .ops.dispatcher import redispatch
 from .ops.registry import REGISTRY, custom
 from .ops.schema import parse_schema
+from .library_opcheck import OpCheckError, opcheck  # noqa: F401  (part of the namespace)
 
 __all__ = ["Library", "CustomOpDef", "custom_op", "define", "impl", "register_kernel", "register_fake",
-           "register_autograd", "infer_schema", "fallthrough_kernel"]
+           "register_autograd", "infer_schema", "fallthrough_kernel", "opcheck"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 _BACKEND_DISPATCH_KEYS = {"CPU": DispatchKey.CPU, "CUDA": DispatchKey.CUDA, "Meta": DispatchKey.Meta}

@@ -213,3 +213,31 @@ def test_the_op_shows_in_the_profiler_the_dispatch_trace_and_the_jit_graph():
     traced = lantern.jit.trace(lambda a: op(a) * 2, lantern.ones(3))
     assert f"{ns}::numpy_sin" in str(traced.graph)
     np.testing.assert_allclose(traced(lantern.full((3,), 0.5)).numpy(), np.sin(np.full(3, 0.5, np.float32)) * 2)
+
+
+def test_opcheck_passes_a_good_op_and_names_what_a_bad_one_breaks():
+    def run(lib):
+        Tensor = lib.Tensor
+        ns = _ns()
+        good = _with_autograd(_sin_op(lib, ns))
+        good.register_fake(lambda x, k=1.0: lib.empty_like(x))
+
+        @lib.library.custom_op(f"{ns}::liar", mutates_args=())
+        def liar(x: Tensor) -> None:
+            x.add_(1)
+
+        @lib.library.custom_op(f"{ns}::badfake", mutates_args=())
+        def badfake(x: Tensor) -> Tensor:
+            return x.sum(0)
+        badfake.register_fake(lambda x: lib.empty_like(x))
+
+        ok = lib.library.opcheck(good, (lib.tensor([0.5, 1.0], requires_grad=True),))
+        schema = lib.library.opcheck(liar, (lib.ones(3),), raise_exception=False)["test_schema"]
+        fake = lib.library.opcheck(badfake, (lib.ones(3, 2),), raise_exception=False)["test_faketensor"]
+        no_formula = _error(lambda: lib.library.opcheck(_sin_op(lib, _ns()), (lib.ones(2, requires_grad=True),),
+                                                        test_utils="test_aot_dispatch_dynamic"))
+        return ok, "was mutated" in str(schema), "Shapes" in str(fake), no_formula
+
+    got, expected = run(lantern), run(torch)
+    assert got == expected
+    assert got[0] == dict.fromkeys(lantern.library_opcheck.ALL_TESTS, "SUCCESS") and got[3] == "OpCheckError"

@@ -32,8 +32,8 @@ LAYERS = [
     ("frontend", ["nn", "optim", "utils", "serialization", "_legacy_checkpoint", "_weights_only_unpickler",
                   "distributions", "amp", "random", "linalg", "special", "functional", "func", "cpu", "cuda", "xpu",
                   "mps", "accelerator", "vision", "profiler", "debug", "inspect", "testing", "version", "sparse",
-                  "fft", "signal", "masked", "library"]),
-    ("jit", ["jit", "onnx", "_dynamo", "compiler"]),
+                  "fft", "signal", "masked"]),
+    ("jit", ["jit", "onnx", "_dynamo", "compiler", "library", "library_opcheck"]),  # opcheck traces custom ops
     ("distributed", ["distributed"]),
     ("compat", ["compat"]),
     ("namespace", ["", "_codegen"]),   # lantern/__init__.py: the public namespace, which imports everything;
