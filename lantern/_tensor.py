@@ -745,6 +745,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             self._storage, self._size, self._stride, self._offset = (source._storage, source._size, source._stride,
                                                                      source._offset)
         else:
+            source = getattr(source, "_untyped_storage", source)  # a TypedStorage: the bytes under it
             self._storage = source
             self._offset = storage_offset
             self._size = tuple(size) if size is not None else (source.nbytes() // self.dtype.itemsize,)
@@ -754,7 +755,15 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         return self
 
     def storage(self):
-        return self._storage
+        """This tensor's memory as a TypedStorage of its dtype (deprecated by torch: use untyped_storage())."""
+        from .storage import TypedStorage, _warn_typed_storage_removal
+        _warn_typed_storage_removal()
+        return TypedStorage(wrap_storage=self._storage, dtype=self.dtype, _internal=True)
+
+    def storage_type(self):
+        """The legacy storage class of this tensor's dtype (lantern.FloatStorage for float32)."""
+        from .storage import legacy_storage_class
+        return legacy_storage_class(self.dtype)
 
     def dim_order(self):
         return tuple(sorted(range(self.dim()), key=lambda d: -self._stride[d]))

@@ -13,6 +13,7 @@ from threadpoolctl import threadpool_info
 from .core.device import device as _device
 from .core.storage import UntypedStorage
 from .core.tensor_impl import TensorImpl
+from .storage import TypedStorage
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
 newaxis = None
@@ -44,7 +45,7 @@ def typename(obj):
 
 def is_storage(obj):
     """Whether obj is a storage (what tensor.untyped_storage() and tensor.storage() give)."""
-    return isinstance(obj, UntypedStorage)
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def get_device_module(device=None):
