@@ -223,6 +223,50 @@ CASES = {
     "tensor with a quantized dtype": lambda T: T.tensor([1.0], dtype=T.quint8),
     "where": lambda T: T.where(T.tensor(X) > 0, per_tensor(T), per_tensor(T)),
     "tolist": lambda T: per_tensor(T).tolist(),
+    # ops with quantized kernels: on the integers, or on the values and quantized again
+    "relu": lambda T: T.relu(per_tensor(T)),
+    "relu_": lambda T: per_tensor(T).clone().relu_(),
+    "functional relu": lambda T: T.nn.functional.relu(per_tensor(T, T.qint8, 0.05, -3)),
+    "hardtanh": lambda T: T.nn.functional.hardtanh(per_tensor(T), -0.5, 0.5),
+    "clamp": lambda T: per_tensor(T).clamp(0, 1),
+    "clamp min": lambda T: T.clamp(per_tensor(T), min=0.25),
+    "clamp_": lambda T: per_tensor(T).clone().clamp_(max=0.3),
+    "masked_fill": lambda T: per_tensor(T).masked_fill(T.tensor(X) > 0, 1.23),
+    "masked_fill_": lambda T: per_tensor(T).clone().masked_fill_(T.tensor(X) > 0, -0.77),
+    "flip": lambda T: per_tensor(T).flip(1),
+    "repeat": lambda T: per_tensor(T).repeat(1, 2),
+    "index_select": lambda T: per_tensor(T).index_select(1, T.tensor([2, 0])),
+    "index with a list": lambda T: per_tensor(T)[[1, 0]],
+    "index with a mask": lambda T: per_tensor(T)[T.tensor(X) > 0],
+    "sort": lambda T: per_tensor(T).sort(1),
+    "sort descending qint32": lambda T: per_tensor(T, T.qint32, 0.1, 7).sort(0, descending=True),
+    "topk": lambda T: per_tensor(T, T.qint8, 0.05, -3).topk(2),
+    "max": lambda T: per_tensor(T).max(),
+    "min": lambda T: per_tensor(T).min(),
+    "max dim": lambda T: per_tensor(T).max(0),
+    "min dim keepdim": lambda T: per_tensor(T).min(1, keepdim=True),
+    "cat": lambda T: T.cat([per_tensor(T), per_tensor(T, scale=0.2, zero_point=3)]),
+    "cat dim 1": lambda T: T.cat([per_tensor(T, T.qint8, 0.1, 0), per_tensor(T, T.qint8, 0.03, 5)], 1),
+    "cat of two dtypes": lambda T: T.cat([per_tensor(T), per_tensor(T, T.qint8, 0.1, 0)]),
+    "cat with a float tensor": lambda T: T.cat([per_tensor(T), T.tensor(X)]),
+    "clamp_min": lambda T: per_tensor(T).clamp_min(0.3),
+    "hardtanh_": lambda T: T.nn.functional.hardtanh_(per_tensor(T).clone()),
+    "stack of two dtypes": lambda T: T.stack([per_tensor(T), per_tensor(T, T.qint8, 0.1, 0)]),
+    "stack": lambda T: T.stack([per_tensor(T), per_tensor(T, scale=0.2, zero_point=3)]),
+    "max_pool2d": lambda T: T.nn.functional.max_pool2d(
+        T.quantize_per_tensor(T.arange(32.).view(1, 2, 4, 4) / 3, 0.5, 2, T.quint8), 2),
+    "max_pool1d": lambda T: T.nn.functional.max_pool1d(
+        T.quantize_per_tensor(T.arange(12.).view(2, 6) - 4, 0.5, 2, T.qint8), 3, 2),
+    "per_channel relu": lambda T: T.relu(per_channel(T)),
+    "per_channel flip": lambda T: per_channel(T).flip(0),
+    "per_channel cat": lambda T: T.cat([per_channel(T), per_channel(T)]),
+    "per_channel max": lambda T: per_channel(T).max(),
+    "per_channel sort": lambda T: per_channel(T).sort(),
+    "per_channel clamp": lambda T: per_channel(T).clamp(0, 1),
+    "per_channel index_select": lambda T: per_channel(T).index_select(0, T.tensor([1])),
+    "per_channel masked_fill": lambda T: per_channel(T).masked_fill(T.tensor(X) > 0, 1.0),
+    "per_channel index with a list": lambda T: per_channel(T)[[0]],
+    "roll": lambda T: per_tensor(T).roll(1),
 }
 
 
@@ -234,10 +278,11 @@ def test_quantized_matches_torch(name):
 
 # torch succeeds here, lantern refuses: ops with quantized kernels in torch that lantern has not written
 LANTERN_REFUSES = {
-    "relu": lambda T: T.relu(per_tensor(T)),
-    "cat": lambda T: T.cat([per_tensor(T), per_tensor(T)]),
-    "max": lambda T: per_tensor(T).max(),
-    "flip": lambda T: per_tensor(T).flip(0),
+    "mean": lambda T: per_tensor(T).mean(),
+    "sigmoid": lambda T: T.sigmoid(per_tensor(T)),
+    "tanh": lambda T: per_tensor(T).tanh(),
+    "adaptive_avg_pool2d": lambda T: T.nn.functional.adaptive_avg_pool2d(
+        T.quantize_per_tensor(T.ones(1, 1, 4, 4), 0.5, 2, T.quint8), 2),
 }
 
 

@@ -34,6 +34,8 @@ _STRUCTURED = (OpKind.STRUCTURED, OpKind.STRUCTURED_INPLACE, OpKind.STRUCTURED_O
 # arithmetic that promotes its operands' dtypes (a quantized one fails there) and wraps Python numbers into tensors
 # (a quantized operand then fails at allocating the output)
 _WRAPS_NUMBERS = {"add", "sub", "mul", "div", "true_divide", "rsub"}
+# clamp's other forms, which torch's quantized clamp does not cover: they fail at type promotion
+_PROMOTES_NUMBERS = {"clamp_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_"}
 
 
 # ---- views -------------------------------------------------------------------------------------------------------
@@ -211,6 +213,84 @@ def _compare_kernel(op, args):
     return call(op, values)
 
 
+# ---- ops torch has quantized kernels for (per tensor only) --------------------------------------------------------
+
+def _per_tensor_source(op, args):
+    """The first quantized tensor among args (lists too), after refusing per-channel ones as torch does."""
+    tensors = [a for a in args if isinstance(a, TensorImpl)]
+    tensors += [t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, TensorImpl)]
+    quantized = [t for t in tensors if t.is_quantized]
+    for t in quantized:
+        if not isinstance(t._backend.quantizer, PerTensorAffine):
+            raise RuntimeError(f"Only per-tensor quantization is supported in '{op.name}' (this tensor is quantized "
+                               f"{t.qscheme().name}: dequantize() it first)")
+        if t.dtype.elements_per_byte > 1:
+            raise NotImplementedError(f'"{op.name}" not implemented for \'{t.dtype.legacy}\'')
+    return quantized[0]
+
+
+def _replace_quantized(args, convert):
+    return tuple(convert(a) if isinstance(a, TensorImpl) and a.is_quantized else
+                 type(a)(convert(t) if isinstance(t, TensorImpl) and t.is_quantized else t for t in a)
+                 if isinstance(a, (list, tuple)) else a for a in args)
+
+
+def _map_results(result, convert):
+    if type(result) is tuple or type(result) is list:
+        return type(result)(convert(r) for r in result)
+    if isinstance(result, tuple):  # a named return type: sort's (values, indices)
+        return type(result)(*(convert(r) for r in result))
+    return convert(result)
+
+
+def _integer_kernel(op, args):
+    """Ops that only pick, order or repeat elements (flip, sort, topk, max, index_select, ...) run on the integers;
+    the integer results are the quantized result, under the input's quantizer (indices stay plain). With a
+    positive scale, integers order as their values do."""
+    source = _per_tensor_source(op, args)
+    ints = source.dtype.int_dtype
+
+    def wrap(t):
+        if not isinstance(t, TensorImpl) or t.dtype is not ints:
+            return t
+        return make_tensor(t._storage, t._size, t._stride, t._offset, source.dtype, source._backend)
+    return _map_results(call(op, _replace_quantized(args, lambda q: q.int_repr())), wrap)
+
+
+def _values_kernel(op, args):
+    """Ops that compute new values (relu, clamp, masked_fill, max pooling, cat) run on the dequantized values, and
+    the result is quantized again with the first quantized input's scale and zero point, as torch's quantized
+    kernels requantize (cat brings every input to the first one's)."""
+    source = _per_tensor_source(op, args)
+    if op.schema.name in ("cat", "stack"):
+        tensors = args[0]
+        if any(not t.is_quantized for t in tensors):
+            _refuse(op, args)
+        if len({t.dtype for t in tensors}) > 1:
+            raise RuntimeError("All dtypes must be the same.")
+    functional = _FUNCTIONAL.get(op.name, op.functional)
+    result = call(functional, _replace_quantized(args, lambda q: q.dequantize()))
+    if functional is not op:  # in place: the new values go into self's integers
+        self = args[0]
+        int_array(self)[...] = _quantize_like(self, cpu.array(result))
+        self._bump_version()
+        return self
+
+    def requantize(t):
+        if not isinstance(t, TensorImpl) or t.dtype is not dt.float32:
+            return t
+        out = source._backend.empty(t._size, source.dtype)
+        write_int_array(out, _quantize_like(out, cpu.array(t)))
+        return out
+    return _map_results(result, requantize)
+
+
+_INTEGER_OPS = ("flip", "repeat", "index_select", "index.Tensor", "sort", "topk", "max", "min", "max.dim", "min.dim")
+_VALUE_OPS = ("relu", "relu_", "clamp", "hardtanh", "hardtanh_", "masked_fill.Scalar", "masked_fill_.Scalar", "cat",
+              "stack", "max_pool2d_with_indices")
+_FUNCTIONAL = {"masked_fill_.Scalar": registry.get("masked_fill.Scalar")}
+
+
 # ---- everything else refuses -------------------------------------------------------------------------------------
 
 def _refuse(op, args):
@@ -229,6 +309,11 @@ def _refuse(op, args):
             raise RuntimeError("empty_strided not supported on quantized tensors yet see "
                                f"https://github.com/pytorch/pytorch/issues/74540 ({op.name} of a quantized tensor and "
                                "a number: compute on .dequantize())")
+    if op.name in _PROMOTES_NUMBERS:
+        quantized = next(t for t in tensors if t.is_quantized)
+        raise RuntimeError(f"promoteTypes with quantized numbers is not handled yet; figure out what the correct "
+                           f"rules should be, offending types: {quantized.dtype.legacy} Float ({op.name} of a "
+                           "quantized tensor: torch quantizes clamp(min, max) only out of place)")
     raise NotImplementedError(f"Could not run '{op.name}' with arguments from the 'QuantizedCPU' backend: lantern has "
                               f"no quantized kernel for {op.name} (torch has few). Compute on q.dequantize() and "
                               "quantize the result again.")
@@ -247,6 +332,7 @@ def _install(op):
         op.kernels[QUANTIZED] = _KERNELS.get(op.name, _refuse)
 
 
-_KERNELS = {"clone": _clone_kernel, "copy_": _copy_kernel, "fill_": _fill_kernel, "_to_copy": _to_copy_kernel}
+_KERNELS = {"clone": _clone_kernel, "copy_": _copy_kernel, "fill_": _fill_kernel, "_to_copy": _to_copy_kernel,
+            **{name: _integer_kernel for name in _INTEGER_OPS}, **{name: _values_kernel for name in _VALUE_OPS}}
 registry.on_register(_install)
 
