@@ -211,7 +211,8 @@ def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, devic
         top = cpu.array(indices).max(axis=1) + 1 if nnz else xp.zeros(sparse_dim, np.int64)
         size = tuple(int(n) for n in top) + tuple(values._size[1:])
     size = tuple(size)
-    if check_invariants:
+    from ..sparse._checks import checks_invariants  # cycle: lantern.sparse imports the dispatcher
+    if checks_invariants(check_invariants):
         check_coo_invariants(indices, values, size)
     dense_dim = values.dim() - 1
     result = call(get("_sparse_coo_tensor_with_dims_and_tensors"),

@@ -205,11 +205,18 @@ def _check_csr_invariants(crow, col, size):
     if crow_a.shape[0] != size[0] + 1:
         raise RuntimeError(f"`crow_indices.size(-1) == nrows + 1` is not satisfied ({crow_a.shape[0]} != "
                            f"{size[0] + 1})")
-    if crow_a[0] != 0 or crow_a[-1] != col_a.shape[0] or (xp.diff(crow_a) < 0).any():
-        raise RuntimeError("`crow_indices[..., 0] == 0`, `crow_indices[..., -1] == nnz` and "
-                           "`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` must be satisfied")
-    if col_a.size and (col_a.min() < 0 or col_a.max() >= size[1]):
-        raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
+    steps = xp.diff(crow_a)
+    for failed, condition in ((crow_a[0] != 0, "`crow_indices[..., 0] == 0`"),
+                              (crow_a[-1] != col_a.shape[0], "`crow_indices[..., -1] == nnz`"),
+                              ((steps < 0).any() or (steps > size[1]).any(),
+                               "`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols`"),
+                              (col_a.size and (col_a.min() < 0 or col_a.max() >= size[1]),
+                               "`0 <= col_indices < ncols`"),
+                              (any((xp.diff(col_a[crow_a[i]:crow_a[i + 1]]) <= 0).any() for i in range(size[0])),
+                               "`col_indices[..., crow_indices[..., i - 1]:crow_indices[..., i]] for all i = 1, "
+                               "..., nrows are sorted and distinct along the last dimension values`")):
+        if failed:
+            raise RuntimeError(f"{condition} is not satisfied.")
 
 
 def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
@@ -228,7 +235,8 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
         size = (crow._size[0] - 1, int(_array(col).max()) + 1 if col.numel() else 0)
     size = tuple(size)
     _check_csr(crow, col, values, size)
-    if check_invariants:
+    from ..sparse._checks import checks_invariants  # cycle: lantern.sparse imports the dispatcher
+    if checks_invariants(check_invariants):
         _check_csr_invariants(crow, col, size)
     result = call(get("_sparse_csr_tensor_unsafe"), (crow, col, values, size))
     if requires_grad:

@@ -11,6 +11,7 @@ in lantern.ops.sparse_coo, sparse_csr and sparse_math. This module is the namesp
 """
 from ..ops.dispatcher import call as _call
 from ..ops.registry import get as _get
+from ._checks import as_sparse_gradcheck, check_sparse_tensor_invariants  # noqa: F401
 
 
 def mm(mat1, mat2, reduce="sum"):
