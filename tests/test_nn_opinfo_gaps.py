@@ -19,7 +19,20 @@ def crandn(*shape):
     return (randn(*shape) + 1j * randn(*shape)).astype(np.complex64)
 
 
+def uniform9(seed, *shape):
+    """Values in [-9, 9] (as torch's make_tensor draws them): sums large enough that summation order shows."""
+    return np.random.default_rng(seed).uniform(-9, 9, shape).astype(np.float32)
+
+
 FORWARD = {
+    # a stride-1 conv_transpose3d summed as a correlation rounded away from torch's GEMM + col2vol by > tolerance
+    "conv_transpose3d_float32_sums_in_torch_order": (lambda m, x, w: m.nn.functional.conv_transpose3d(x, w),
+                                                     uniform9(0, 1, 4, 5, 5, 5), uniform9(1, 4, 8, 3, 3, 3)),
+    # torch computes a complex convolution as three real ones (Gauss's trick); one complex product rounds otherwise
+    "conv2d_complex_as_three_real_convolutions": (
+        lambda m, x, w: m.nn.functional.conv2d(x, w, groups=4),
+        (uniform9(0, 1, 4, 6, 6) + 1j * uniform9(1, 1, 4, 6, 6)).astype(np.complex64),
+        (uniform9(2, 8, 1, 3, 3) + 1j * uniform9(3, 8, 1, 3, 3)).astype(np.complex64)),
     # int64 average pooling truncates toward zero, also with a negative divisor_override
     "avg_pool2d_int64_negative_divisor": (
         lambda m, x: m.nn.functional.avg_pool2d(x, (2, 2), divisor_override=-2),
@@ -185,3 +198,19 @@ def test_linear_cross_entropy_warns_when_options_cannot_chunk():
     with pytest.warns(UserWarning, match="options.. ignored"):
         lantern.nn.functional.linear_cross_entropy(x, w, t, label_smoothing=0.1,
                                                    options=lantern.nn.LinearCrossEntropyOptions())
+
+
+def test_complex_conv2d_gradients_match_torch():
+    """The three real convolutions carry the complex input's, weight's and bias's gradients (complex128)."""
+    x = randn(2, 3, 5, 5, dtype=np.float64) + 1j * randn(2, 3, 5, 5, dtype=np.float64)
+    w = randn(4, 3, 3, 3, dtype=np.float64) + 1j * randn(4, 3, 3, 3, dtype=np.float64)
+    b = randn(4, dtype=np.float64) + 1j * randn(4, dtype=np.float64)
+    g = randn(2, 4, 5, 5, dtype=np.float64) + 1j * randn(2, 4, 5, 5, dtype=np.float64)
+    grads = []
+    for lib in (torch, lantern):
+        leaves = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        out = lib.nn.functional.conv2d(*leaves, padding=1)
+        assert type(out.grad_fn).__name__ == "AddBackward0"  # a - b + i (c - a - b), as torch builds it
+        (out * lib.tensor(g)).real.sum().backward()
+        grads.append([leaf.grad for leaf in leaves])
+    assert_same(grads[1], grads[0])

@@ -30,7 +30,6 @@ from .registry import composite, custom
 from .shape import channels_last_strides
 from .derivative import derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
-from .complex_numbers import complex as complex_from_parts
 from .nn_common import _op
 from .nn_windows import _compute_dtype, _tuple, col2im_array, pad_array, windows
 
@@ -309,7 +308,7 @@ def _gauss_convolution(input, weight, bias, stride, padding, dilation, transpose
     a = real_conv(x_r, w_r, b_r)
     b = real_conv(x_i, w_i, None)
     c = real_conv(x_r + x_i, w_r + w_i, None if bias is None else b_r + b_i)
-    return complex_from_parts(a - b, c - a - b)
+    return a - b + (c - a - b) * 1j
 
 
 def _batched(name, input, nd):
