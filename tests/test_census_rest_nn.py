@@ -119,3 +119,17 @@ def test_adaptive_log_softmax_errors_like_torch(make, call):
             call(lib, module)
         messages.append((type(info.value), str(info.value).replace("torch.", "lantern.")))
     assert messages[1] == messages[0]
+
+
+# ---- factory_kwargs ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs", [None, {}, {"dtype": "float64"}, {"device": "cpu", "memory_format": None},
+                                    {"dtype": 1, "factory_kwargs": {"device": "cpu"}}, {"bias": True},
+                                    {"dtype": 1, "factory_kwargs": {"dtype": 2}}])
+def test_factory_kwargs_like_torch(kwargs):
+    outcomes = []
+    for lib in (torch, lantern):
+        try:
+            outcomes.append(lib.nn.factory_kwargs(kwargs))
+        except TypeError as exc:
+            outcomes.append(str(exc))
+    assert outcomes[1] == outcomes[0]

@@ -8,3 +8,4 @@ from . import functional, init, utils, parallel  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .parameter import *  # noqa: F401,F403
 from .parallel import DataParallel  # noqa: F401
+from ._factory_kwargs import factory_kwargs  # noqa: F401
