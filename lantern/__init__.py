@@ -98,6 +98,8 @@ from ._jit_names import *  # noqa: E402,F401,F403
 from ._sparse_products import *  # noqa: E402,F401,F403
 from .storage import LEGACY_STORAGE_CLASSES as _LEGACY_STORAGE_CLASSES, TypedStorage  # noqa: E402,F401
 globals().update({_cls.__name__: _cls for _cls in _LEGACY_STORAGE_CLASSES})  # lantern.FloatStorage, LongStorage, ...
+from ._streams import Event, Stream  # noqa: E402,F401
+from .core.dispatch_keys import DispatchKey  # noqa: E402,F401  (lantern's dispatch keys, by torch's names)
 from . import distributed, distributions, func, functional, return_types, special, testing  # noqa: E402,F401
 from . import fft, signal, library  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401

@@ -1,5 +1,5 @@
 """torch's sparse-times-dense products with sparse results (torch.hspmm, smm, sspaddmm and the old names hsmm,
-saddmm, dsmm), plus slice_inverse.
+saddmm, dsmm), native_norm (a sparse tensor's norm), plus slice_inverse.
 
 A sparse (n, k) matrix times a dense (k, m) one gives nonzeros only in the rows where the sparse matrix has any:
 hspmm returns those rows as a hybrid COO tensor (one sparse dim over rows, a dense dim of m values), smm and
@@ -17,7 +17,7 @@ from .core.tensor_impl import TensorImpl
 from .ops.dispatcher import call
 from .ops.registry import get
 
-__all__ = ["hspmm", "hsmm", "smm", "sspaddmm", "saddmm", "dsmm", "slice_inverse"]
+__all__ = ["hspmm", "hsmm", "smm", "sspaddmm", "saddmm", "dsmm", "native_norm", "slice_inverse"]
 
 
 def _check_product(name, mat1, mat2):
@@ -80,6 +80,22 @@ def smm(input, mat):
 def dsmm(input, mat2, *, out=None):
     """A matrix product with a dense result: torch's old name for mm."""
     return call(get("mm"), (input, mat2)) if out is None else call(get("mm.out"), (input, mat2, out))
+
+
+def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
+    """The p-norm of all of a sparse tensor's elements (its coalesced values: duplicates add up first). torch has
+    it for sparse tensors only, and only as a full reduction."""
+    if input.layout is not sparse_coo:
+        raise NotImplementedError("Could not run 'aten::native_norm' with arguments from the 'CPU' backend: "
+                                  "native_norm takes sparse tensors only (use linalg.vector_norm)")
+    if dim is not None and sorted(input._wrap_dim(d) for d in dim) != list(range(input.dim())):
+        raise RuntimeError("norm_sparse currently only supports full reductions, so 'dim' must either be empty or "
+                           "contain all dimensions of the input")
+    if keepdim:
+        raise RuntimeError("norm_sparse currently does not support keepdim=True")
+    if dtype is not None:
+        raise RuntimeError("norm_sparse currently does not support 'dtype' argument")
+    return call(get("linalg_vector_norm"), (input.coalesce()._values(), p, None, False, None))
 
 
 def slice_inverse(input, src, dim=0, start=None, end=None, step=1):

@@ -206,3 +206,21 @@ def test_slice_inverse():
     check(run, rng.standard_normal((4, 3)))
     raises_like(lambda lib, x, y: lib.slice_inverse(y, x, 0, 1, 3), rng.standard_normal((4, 3)),
                 rng.standard_normal((2, 3)))
+
+
+def test_native_norm_of_sparse_tensors():
+    def run(lib, p):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 0, 1], [1, 1, 2]]), lib.tensor([3.0, 4.0, 5.0]), (2, 3))
+        return lib.native_norm(s, p), lib.native_norm(s.coalesce(), p), lib.native_norm(s, p, [0, 1], False, None)
+    for p in (2, 1, 0, 3.5, float("inf")):
+        check(lambda lib: run(lib, p))
+    check(lambda lib: lib.native_norm(lib.sparse_coo_tensor(lib.tensor([[0, 1]]), lib.tensor([3.0, 4.0]), (3,))))
+
+
+def test_native_norm_errors():
+    def sparse(lib):
+        return lib.sparse_coo_tensor(lib.tensor([[0, 1], [1, 2]]), lib.tensor([3.0, 4.0]), (2, 3))
+    raises_like(lambda lib: lib.native_norm(lib.ones(2, 3)))
+    raises_like(lambda lib: lib.native_norm(sparse(lib), 2, [1], False, None))
+    raises_like(lambda lib: lib.native_norm(sparse(lib), 2, [0, 1], True, None))
+    raises_like(lambda lib: lib.native_norm(sparse(lib), 2, [0, 1], False, lib.float64))

@@ -250,3 +250,30 @@ def test_range():
         warnings.simplefilter("ignore")
         for args in ((0, 1, 0), (3, 1, 1), (1, 3, -1), (5,)):
             raises_like(lambda lib: lib.range(*args))
+
+
+def test_cpu_streams_and_events():
+    def describe(s):
+        return s.device, s.device_type, s.device_index, s.stream_id, s.query(), s.synchronize(), s.is_capturing()
+
+    def run(lib):
+        s, e = lib.Stream(), lib.Event()
+        with lib.Stream("cpu") as entered:
+            inside = describe(entered)
+        return (describe(s), describe(lib.Stream("meta")), inside, s == lib.Stream(), hash(s) == hash(lib.Stream()),
+                s == 3, e.device, e.query(), e.event_id, e.synchronize(), e.wait(), s.wait_event(e),
+                lib.Event(device="meta").device)
+    check(run)
+    raises_like(lambda lib: lib.Event().record())
+    raises_like(lambda lib: lib.Stream().record_event())
+    raises_like(lambda lib: lib.Stream().wait_stream(lib.Stream()))
+    raises_like(lambda lib: lib.Event(enable_timing=True).elapsed_time(lib.Event()))
+    raises_like(lambda lib: lib.Event(enable_timing=True).elapsed_time(lib.Event(enable_timing=True)))
+    raises_like(lambda lib: lib.Stream(3))
+
+
+def test_dispatch_key_is_lanterns():
+    from lantern.core.dispatch_keys import DispatchKey
+    assert lantern.DispatchKey is DispatchKey
+    for name in ("CPU", "CUDA", "Meta", "SparseCPU", "SparseCsrCPU", "QuantizedCPU", "Autograd"):
+        assert getattr(lantern.DispatchKey, name).name == getattr(torch.DispatchKey, name).name == name
