@@ -214,3 +214,17 @@ def test_complex_conv2d_gradients_match_torch():
         (out * lib.tensor(g)).real.sum().backward()
         grads.append([leaf.grad for leaf in leaves])
     assert_same(grads[1], grads[0])
+
+
+def test_sweep_translator_converts_stateless_modules_and_settings_records():
+    """The OpInfo sweep passes nn.PairwiseDistance() and nn.LinearCrossEntropyOptions(...) arguments over to
+    lantern's classes of the same torch.nn name, with the same settings; a module holding parameters is refused."""
+    from opinfo_sweep import Missing, Translator
+    translator = Translator()
+    distance = translator.value(torch.nn.PairwiseDistance(p=1.0, keepdim=True))
+    assert type(distance) is lantern.nn.PairwiseDistance
+    assert (distance.norm, distance.keepdim) == (1.0, True)
+    options = translator.value(torch.nn.LinearCrossEntropyOptions(batch_chunk_size=3, acc_dtype=torch.float32))
+    assert options == lantern.nn.LinearCrossEntropyOptions(batch_chunk_size=3, acc_dtype=lantern.float32)
+    with pytest.raises(Missing, match="holding parameters"):
+        translator.value(torch.nn.Linear(2, 2))
