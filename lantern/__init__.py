@@ -73,7 +73,9 @@ from .ops import (  # noqa: E402,F401  (more ops: registered before Tensor's met
     out_variants as _out_variants,
 )
 
-from .ops import quantized as _quantized, quantized_kernels as _quantized_kernels  # noqa: E402,F401
+from .ops import (  # noqa: E402,F401
+    quantized as _quantized, quantized_fake as _quantized_fake, quantized_kernels as _quantized_kernels,
+)
 
 from ._tensor import Tensor  # noqa: E402
 from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401

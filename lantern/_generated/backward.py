@@ -1283,6 +1283,26 @@ def backward_of_exponential_(node, grads):
     )
 
 
+def backward_of_fake_quantize_per_channel_affine_cachemask(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    mask = unpack(saved.get('mask'), node)
+    needs = node.needs
+    return (
+        (grad * mask) if needs[0] else None,
+    )
+
+
+def backward_of_fake_quantize_per_tensor_affine_cachemask(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    mask = unpack(saved.get('mask'), node)
+    needs = node.needs
+    return (
+        (grad * mask) if needs[0] else None,
+    )
+
+
 def backward_of_fill_(node, grads):
     grad = grads[0]
     saved = node.saved

@@ -709,6 +709,18 @@ def make_eye(op, op_out):
     return eye
 
 
+def make_fake_quantize_per_channel_affine_cachemask(op, op_out):
+    def fake_quantize_per_channel_affine_cachemask(input, scale, zero_point, axis, quant_min, quant_max):
+        return (op.scan or entry(op))((input, scale, zero_point, axis, quant_min, quant_max))
+    return fake_quantize_per_channel_affine_cachemask
+
+
+def make_fake_quantize_per_tensor_affine_cachemask(op, op_out):
+    def fake_quantize_per_tensor_affine_cachemask(input, scale, zero_point, quant_min, quant_max):
+        return (op.scan or entry(op))((input, scale, zero_point, quant_min, quant_max))
+    return fake_quantize_per_tensor_affine_cachemask
+
+
 def make_fill_(op, op_out):
     def fill_(input, value):
         return (op.scan or entry(op))((input, value))
