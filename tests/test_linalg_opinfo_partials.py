@@ -147,3 +147,35 @@ def test_the_sweep_compares_decompositions_up_to_sign():
         return P.flip(-1), L, U
 
     assert lu_runner._forward_sample(reversed_permutation, lu_sample).startswith("mismatch")
+
+
+@pytest.mark.parametrize("function", ["pinv", "matrix_rank"])
+@pytest.mark.parametrize("argname", ["atol", "rtol"])
+def test_complex_tolerance_tensors_are_refused(function, argname):
+    raises_like(lambda m, a, tol: getattr(m.linalg, function)(a, **{argname: tol}), rand(3, 3),
+                np.array(0.5 + 0j, dtype=np.complex64), match=f"{argname} tensor of complex type is not supported")
+
+
+@pytest.mark.parametrize("function", ["pinv", "matrix_rank"])
+@pytest.mark.parametrize("tolerances", [dict(atol=1.0, rtol="per matrix"), dict(atol="per matrix", rtol=0.5),
+                                        dict(atol=1.0, rtol="0-d"), dict(atol="per matrix", rtol="per matrix")])
+def test_a_number_beside_a_tensor_of_tolerances(function, tolerances):
+    """Numbers or tensors for both: a number beside a per-matrix tensor is a TypeError (no signature of torch's
+    takes it); a 0-d tensor passes for a number."""
+    values = {"per matrix": noncontig(np.array([0.5, 2.0])), "0-d": np.array(0.5)}
+    names = [k for k, v in tolerances.items() if isinstance(v, str)]
+
+    def call(m, a, *tensors):
+        given = {**tolerances, **dict(zip(names, tensors))}
+        return getattr(m.linalg, function)(a, **given)
+    inputs = (noncontig(rand(2, 4, 3) * 3), *[values[tolerances[k]] for k in names])
+    if any(isinstance(v, float) for v in tolerances.values()) and "per matrix" in tolerances.values():
+        raises_like(call, *inputs)
+    else:
+        check(call, *inputs, strides=False)
+
+
+def test_a_tensor_tol_in_the_positional_form():
+    """matrix_rank(A, tol) takes a tensor of one tolerance per matrix too (rtol 0 beside it)."""
+    check(lambda m, a, tol: m.linalg.matrix_rank(a, tol), noncontig(rand(2, 4, 3) * 3), np.array([0.5, 2.0]))
+

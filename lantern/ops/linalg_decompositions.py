@@ -259,6 +259,23 @@ def _cutoff(S, atol, rtol, shape, dtype):
     return call(get("maximum"), (atol, rtol * largest))
 
 
+def _check_tolerance_kinds(function, atol, rtol):
+    """torch takes both tolerances as numbers or both as tensors: a number beside a tensor of one value per matrix
+    matches neither of its signatures (a 0-d tensor passes for a number)."""
+    numbers = [t for t in (atol, rtol) if isinstance(t, (int, float))]
+    batched = [t for t in (atol, rtol) if hasattr(t, "dim") and t.dim()]
+    if numbers and batched:
+        raise TypeError(f"{function}() received an invalid combination of arguments: atol and rtol must both be "
+                        "numbers or both be tensors")
+
+
+def _check_tolerances(name, atol, rtol):
+    for argname, tolerance in (("atol", atol), ("rtol", rtol)):
+        if hasattr(tolerance, "dim") and tolerance.dtype.is_complex:
+            raise RuntimeError(f"{name}: {argname} tensor of complex type is not supported. Got "
+                               f"{tolerance.dtype.legacy}")
+
+
 def _per_matrix(tolerance, largest):
     """A tolerance as a tensor that broadcasts against `largest` (..., 1): a float as a 0-d tensor, a tensor of
     one value per matrix with a trailing dimension."""
@@ -278,6 +295,7 @@ def _pinv(backend, A, atol=None, rtol=None, hermitian=False):
     """The pseudo-inverse's value, computed outside autograd: its gradient is pinv_backward's, which holds where
     the SVD's does not (repeated zero singular values of a rank-deficient A)."""
     _check_pinv("linalg.pinv", A)
+    _check_tolerances("torch.linalg.pinv", atol, rtol)
     from ..autograd.grad_mode import no_grad
     with no_grad():
         if hermitian:
@@ -302,6 +320,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     >>> lantern.linalg.pinv(lantern.tensor([[2., 0.], [0., 0.]])).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
     """
+    _check_tolerance_kinds("linalg_pinv", atol, rtol)
     if rcond is not None:
         rtol = rcond
     return _into(out, call(get("linalg_pinv"), (A, atol, rtol, hermitian)), "linalg.pinv")
@@ -327,12 +346,14 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     >>> lantern.linalg.matrix_rank(lantern.tensor([[1., 0.], [0., 1e-3]]), 0.01).item()
     1
     """
+    _check_tolerance_kinds("linalg_matrix_rank", atol, rtol)
     if tol is not None:
         atol, rtol = tol, 0.0
     name = "torch.linalg.matrix_rank"
     _require_tensor(name, A)
     if A.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor input must have at least 2 dimensions.")
+    _check_tolerances(name, atol, rtol)
     from ..autograd.grad_mode import no_grad
     with no_grad():
         S = eigvalsh(A).abs() if hermitian else svdvals(A)
