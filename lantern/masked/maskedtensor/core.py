@@ -25,9 +25,10 @@ import warnings
 import lantern
 from ...core.dispatch_keys import DispatchKey
 from ...core.device import device as _device
-from ...core.layout import strided
+from ...core.layout import sparse_coo, sparse_csr, strided
 from ...core.tensor_impl import TensorImpl
 from ...ops import dispatcher, registry
+from . import _sparse
 
 __all__ = ["MaskedTensor", "is_masked_tensor"]
 
@@ -48,15 +49,15 @@ def is_masked_tensor(obj, /):
 
 
 class MaskedBackend:
-    """The backend of MaskedTensors on one device: its key's kernels are the masked rules; it has no array of its
-    own to hand a dense kernel (the data and the mask have)."""
+    """The backend of MaskedTensors of one layout (their data's: strided, sparse_coo or sparse_csr) on one device:
+    its key's kernels are the masked rules; it has no array of its own to hand a dense kernel (the data and the mask
+    have)."""
 
     key = DispatchKey.Masked
-    layout = strided
     xp = None   # derivative fast paths read arrays only where a backend has an array library
 
-    def __init__(self, device):
-        self.device = device
+    def __init__(self, device, layout):
+        self.device, self.layout = device, layout
 
     def array(self, t):
         raise TypeError("a MaskedTensor has no array of its own: use .get_data() and .get_mask()")
@@ -70,8 +71,8 @@ class MaskedBackend:
 _BACKENDS = {}
 
 
-def _backend(device):
-    return _BACKENDS.setdefault(device, MaskedBackend(device))
+def _backend(device, layout):
+    return _BACKENDS.setdefault((device, layout), MaskedBackend(device, layout))
 
 
 class _NoStorage:
@@ -107,6 +108,8 @@ class MaskedTensor(lantern.Tensor):
                           "this, you can use data.detach().clone()", UserWarning, stacklevel=2)
         if data.layout != mask.layout:
             raise TypeError("data and mask must have the same layout.")
+        if data.layout in (sparse_coo, sparse_csr):
+            data, mask = _sparse.aligned(data, mask)
         data = data.detach().clone()
         if requires_grad:
             data.requires_grad_(True)
@@ -128,14 +131,42 @@ class MaskedTensor(lantern.Tensor):
         return self._masked_data.masked_fill(~self._masked_mask, value)
 
     def is_sparse_coo(self):
-        return False
+        return self.layout is sparse_coo
 
     def is_sparse_csr(self):
-        return False
+        return self.layout is sparse_csr
 
     @property
     def is_sparse(self):
-        return False
+        return self.layout in (sparse_coo, sparse_csr)
+
+    # ---- layouts: data and mask convert together ------------------------------------------------------------------
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        if self.layout is strided:
+            return self
+        return _wrap(self._masked_data.to_dense(), self._masked_mask.to_dense())
+
+    def to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
+        return self.to_sparse_csr() if layout is sparse_csr else self.to_sparse_coo()
+
+    def to_sparse_coo(self, sparse_dim=None):
+        """A COO MaskedTensor: from a strided one, the kept elements become the specified ones."""
+        if self.layout is sparse_coo:
+            return self
+        if self.layout is sparse_csr:
+            return _wrap(self._masked_data.to_sparse_coo(), self._masked_mask.to_sparse_coo())
+        kept = self._masked_mask.to_sparse_coo().coalesce()
+        return _wrap(self._masked_data.sparse_mask(kept), kept)
+
+    def to_sparse_csr(self, dense_dim=None):
+        """A CSR MaskedTensor (of a 2-d one): from a strided one, the kept elements become the specified ones."""
+        if self.layout is sparse_csr:
+            return self
+        if self._masked_data.dim() != 2:
+            raise ValueError(f"Only 2D tensors can be converted to the SparseCsr layout but got shape: "
+                             f"{self._masked_data.size()}")
+        coo = self.to_sparse_coo()
+        return _wrap(coo._masked_data.to_sparse_csr(), coo._masked_mask.to_sparse_csr())
 
     # ---- autograd, on the data ------------------------------------------------------------------------------------
     @property
@@ -197,7 +228,8 @@ class MaskedTensor(lantern.Tensor):
             value = self._masked_data.item()
             text = _format(value) if self._masked_mask.item() else "--"
             return f"MaskedTensor({text}, {self._masked_mask.item()})"
-        lines = _masked_tensor_str(self._masked_data, self._masked_mask).split("\n")
+        dense = self.to_dense()
+        lines = _masked_tensor_str(dense._masked_data, dense._masked_mask).split("\n")
         return "MaskedTensor(\n" + "\n".join("  " + line for line in lines) + "\n)"
 
     __str__ = __repr__
@@ -227,9 +259,10 @@ def _masked_tensor_str(data, mask):
 
 
 def _validate(data, mask):
-    if data.layout != strided or mask.layout != strided:
-        raise TypeError(f"data layout of {data.layout} is not supported (lantern's MaskedTensor holds strided data "
-                        "and masks).")
+    if data.layout != mask.layout:
+        raise TypeError("data and mask must have the same layout.")
+    if data.layout in (sparse_coo, sparse_csr):
+        _sparse.check_positions(data, mask)
     if mask.dtype != lantern.bool:
         raise TypeError("mask must have dtype bool.")
     if data.dtype not in SUPPORTED_DTYPES:
@@ -247,7 +280,7 @@ def _wrap(data, mask):
     t._storage = _NoStorage()
     t._size, t._stride, t._offset = data._size, data._stride, 0
     t.dtype = data.dtype
-    t._backend = _backend(_device(data.device))
+    t._backend = _backend(_device(data.device), data.layout)
     t._nd, t._nd_gen, t._vc, t._base = None, 0, [0], None
     t._masked_data, t._masked_mask = data, mask
     return t
@@ -284,6 +317,8 @@ def masks_match(a, b):
     """Two MaskedTensors' masks are equal (anything else matches)."""
     if is_masked_tensor(a) and is_masked_tensor(b):
         ma, mb = a._masked_mask, b._masked_mask
+        if ma.layout is not strided or mb.layout is not strided:
+            return _sparse.masks_equal(ma, mb)
         return ma.dim() == mb.dim() and bool(lantern.eq(ma, mb).all())
     return True
 

@@ -6,9 +6,11 @@ arccos runs its op's rule, acos).
 >>> mt.sqrt().get_data(), lantern.sqrt(mt).get_mask()
 (tensor([0., 2.]), tensor([False,  True]))
 """
+from ...core.layout import strided
 from ...core.tensor_impl import TensorImpl
 from ...ops.op_kinds import AliasKind
-from .core import call_on, data_of, register_masked_kernel, with_inplace_variants, wrap_result
+from . import _sparse
+from .core import call_on, register_masked_kernel, with_inplace_variants, wrap_result
 
 __all__ = []
 
@@ -26,7 +28,13 @@ def unary(op, args):
     """op(data, *rest) under the input's mask; an in-place op writes the data and returns the MaskedTensor."""
     if any(isinstance(a, TensorImpl) for a in args[1:]):
         raise TypeError("MaskedTensor unary ops do not support additional Tensor arguments")
-    result = call_on(op, data_of(args))
+    data, rest = args[0].get_data(), args[1:]
+    if data.layout is not strided:   # the op runs on the values; the positions stay
+        if op.schema.alias is AliasKind.INPLACE:
+            call_on(op, (_sparse.values(data), *rest))
+            return args[0]
+        return wrap_result(_sparse.map_values(data, lambda v: call_on(op, (v, *rest))), args[0].get_mask())
+    result = call_on(op, (data, *rest))
     if op.schema.alias is AliasKind.INPLACE:
         return args[0]
     return wrap_result(result, args[0].get_mask())
