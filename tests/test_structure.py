@@ -32,7 +32,7 @@ LAYERS = [
     ("frontend", ["nn", "optim", "utils", "serialization", "_legacy_checkpoint", "_weights_only_unpickler",
                   "distributions", "amp", "random", "linalg", "special", "functional", "func", "cpu", "cuda", "xpu",
                   "mps", "accelerator", "vision", "profiler", "debug", "inspect", "testing", "version", "sparse",
-                  "fft", "signal", "masked"]),
+                  "fft", "signal", "masked", "futures"]),
     ("jit", ["jit", "onnx", "_dynamo", "compiler", "library", "library_opcheck"]),  # opcheck traces custom ops
     ("distributed", ["distributed"]),
     ("compat", ["compat"]),

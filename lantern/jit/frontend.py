@@ -358,18 +358,7 @@ class _Compiler:
                 subs[name] = self.compile_module(child)
         params = {k: v for k, v in mod._parameters.items() if v is not None}
         buffers = {k: v for k, v in mod._buffers.items() if v is not None}
-        attrs = {}
-        for k, v in vars(mod).items():
-            if k.startswith("_") or k == "training" or k in subs:
-                continue
-            if isinstance(v, Attribute):  # declared type: the scripted module holds the value
-                attrs[k] = v.value
-                continue
-            try:
-                type_of(v)
-            except RuntimeError:
-                continue
-            attrs[k] = v
+        attrs = _plain_attributes(mod, subs)
         methods = {}
         self.modules[id(mod)] = (None, methods, mod)
         names = []
@@ -423,16 +412,7 @@ class _Compiler:
                 return emitter.const(None)
             return _named(emitter.node1("prim::GetAttr", [mv.value], TensorType.get(), {"name": name}, src), name)
         if name in mod._modules:
-            child = mod._modules[name]
-            if child is None:
-                return emitter.const(None)
-            self.compile_module(child)
-            attrs = {"name": name}
-            declared = vars(type(mod)).get("__annotations__", {}).get(name)
-            if getattr(declared, "__torch_script_interface__", None):
-                attrs["interface"] = declared.__torch_script_interface__  # calls on it stay calls (swappable)
-            v = emitter.node1("prim::GetAttr", [mv.value], ClassType(_class_name(type(child))), attrs, src)
-            return ModuleValue(_named(v, name), child, self)
+            return self.submodule_value(emitter, mv, name, src)
         if name == "training":
             return emitter.node1("prim::GetAttr", [mv.value], BoolType.get(), {"name": name}, src)
         cls_attr = getattr(type(mod), name, None)
@@ -462,6 +442,20 @@ class _Compiler:
                 self.private_attributes.setdefault(id(mod), set()).add(name)
             return emitter.node1("prim::GetAttr", [mv.value], t, {"name": name}, src)
         raise error(f"Module '{type(mod).__name__}' has no attribute '{name}'", src)
+
+    def submodule_value(self, emitter, mv, name, src):
+        """`self.<name>` for a submodule: compiled, read with prim::GetAttr (marked when the attribute is declared
+        with a jit.interface type, so that calls through it stay calls and another module may be assigned)."""
+        child = mv.module._modules[name]
+        if child is None:
+            return emitter.const(None)
+        self.compile_module(child)
+        attrs = {"name": name}
+        declared = vars(type(mv.module)).get("__annotations__", {}).get(name)
+        if getattr(declared, "__torch_script_interface__", None):
+            attrs["interface"] = declared.__torch_script_interface__
+        v = emitter.node1("prim::GetAttr", [mv.value], ClassType(_class_name(type(child))), attrs, src)
+        return ModuleValue(_named(v, name), child, self)
 
     def module_children(self, emitter, mv, src):
         items = []
@@ -505,6 +499,24 @@ class _Compiler:
 
 
 _CONSTANT_TYPES = (bool, int, float, str, type(None))
+
+
+def _plain_attributes(mod, submodules):
+    """The module's public attributes that TorchScript can type (an Attribute(value, type) gives its value), which
+    the scripted module keeps as they are."""
+    attrs = {}
+    for k, v in vars(mod).items():
+        if k.startswith("_") or k == "training" or k in submodules:
+            continue
+        if isinstance(v, Attribute):
+            attrs[k] = v.value
+            continue
+        try:
+            type_of(v)
+        except RuntimeError:
+            continue
+        attrs[k] = v
+    return attrs
 
 
 def _constant_attribute(mod, name):

@@ -21,6 +21,7 @@ from .derivative import derivative, nondifferentiable
 from .dispatcher import call
 from .meta_util import shape_str
 from .registry import custom, get
+from .sparse_invariants import checks_invariants
 
 xp = cpu.xp  # the sparse kernels compute on their dense parts, tensors of the CPU backend (backends/sparse.py)
 
@@ -211,7 +212,6 @@ def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, devic
         top = cpu.array(indices).max(axis=1) + 1 if nnz else xp.zeros(sparse_dim, np.int64)
         size = tuple(int(n) for n in top) + tuple(values._size[1:])
     size = tuple(size)
-    from ..sparse._checks import checks_invariants  # cycle: lantern.sparse imports the dispatcher
     if checks_invariants(check_invariants):
         check_coo_invariants(indices, values, size)
     dense_dim = values.dim() - 1

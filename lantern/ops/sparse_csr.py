@@ -23,6 +23,7 @@ from .derivative import derivative, nondifferentiable
 from .dispatcher import call
 from .meta_util import operands_result_type, shape_str
 from .registry import custom, get
+from .sparse_invariants import checks_invariants
 from .sparse_coo import coo_from_arrays, dense_from_array, empty_sparse_like
 from .sparse_math import scipy_matrix, sparse_sum_kernel, transpose_kernel
 
@@ -235,7 +236,6 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
         size = (crow._size[0] - 1, int(_array(col).max()) + 1 if col.numel() else 0)
     size = tuple(size)
     _check_csr(crow, col, values, size)
-    from ..sparse._checks import checks_invariants  # cycle: lantern.sparse imports the dispatcher
     if checks_invariants(check_invariants):
         _check_csr_invariants(crow, col, size)
     result = call(get("_sparse_csr_tensor_unsafe"), (crow, col, values, size))

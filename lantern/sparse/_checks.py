@@ -1,5 +1,6 @@
-"""Checking sparse tensors: the invariants switch of the sparse constructors and gradcheck over sparse inputs
-(torch.sparse.check_sparse_tensor_invariants, torch.sparse.as_sparse_gradcheck).
+"""Checking sparse tensors: the invariants switch of the sparse constructors (kept beside them,
+lantern.ops.sparse_invariants) and gradcheck over sparse inputs (torch.sparse.check_sparse_tensor_invariants,
+torch.sparse.as_sparse_gradcheck).
 
 >>> import lantern
 >>> with lantern.sparse.check_sparse_tensor_invariants():
@@ -11,61 +12,10 @@ RuntimeError: size is inconsistent with indices: for dim 0, size is 3 but found 
 >>> gradcheck(lambda s: (s * s).to_dense(), x)
 True
 """
-import threading
+import lantern
+from ..ops.sparse_invariants import check_sparse_tensor_invariants
 
 __all__ = ["check_sparse_tensor_invariants", "as_sparse_gradcheck"]
-
-
-class _Switch(threading.local):
-    enabled = False
-
-
-_switch = _Switch()
-
-
-class check_sparse_tensor_invariants:
-    """Whether the sparse constructors (sparse_coo_tensor, sparse_csr_tensor) check their indices when their
-    `check_invariants` argument is left None. Off by default; `enable()` / `disable()` set it, and an instance is a
-    context manager (entered once at a time) and a decorator that switch it for a block or a call."""
-
-    @staticmethod
-    def is_enabled():
-        return _switch.enabled
-
-    @staticmethod
-    def enable():
-        _switch.enabled = True
-
-    @staticmethod
-    def disable():
-        _switch.enabled = False
-
-    def __init__(self, enable=True):
-        self.state = enable
-        self.saved_state = None
-
-    def __enter__(self):
-        if self.saved_state is not None:
-            raise RuntimeError("This context manager instance is already activated. Use a different context manager "
-                               "instance for context nesting.")
-        self.saved_state = self.is_enabled()
-        _switch.enabled = self.state
-
-    def __exit__(self, *exc):
-        _switch.enabled = self.saved_state
-        self.saved_state = None
-
-    def __call__(self, method):
-        def checked(*args, **kwargs):
-            with type(self)(self.state):
-                return method(*args, **kwargs)
-        return checked
-
-
-def checks_invariants(check_invariants):
-    """What a constructor's `check_invariants` argument means: itself, or the switch when it is None."""
-    return _switch.enabled if check_invariants is None else check_invariants
-
 
 _STRIDED_REPRESENTATION = "__STRIDED_REPRESENTATION__"
 
@@ -90,14 +40,12 @@ def as_sparse_gradcheck(gradcheck):
 
 
 def _is_sparse_input(obj):
-    import lantern
     return isinstance(obj, lantern.Tensor) and obj.requires_grad and obj.layout in (lantern.sparse_coo,
                                                                                       lantern.sparse_csr)
 
 
 def _as_values(args, masked):
     """Each differentiable sparse tensor becomes (marker, its structure, its values as a new leaf)."""
-    import lantern
     out = []
     for obj in args if isinstance(args, (list, tuple)) else (args,):
         if not _is_sparse_input(obj):
@@ -125,7 +73,6 @@ def _as_values(args, masked):
 
 def _restore(args):
     """The inverse of _as_values: sparse tensors rebuilt around the values gradcheck varies."""
-    import lantern
     out, args = [], list(args)
     while args:
         item = args.pop(0)
