@@ -11,6 +11,7 @@ import torch
 from torch.masked.maskedtensor import binary as torch_binary, unary as torch_unary
 
 import lantern
+from lantern.ops import dispatcher, registry
 from oracle import assert_same, same_error_class, to_lib
 
 rng = np.random.default_rng(0)
@@ -259,3 +260,12 @@ def test_sparse_in_place_ops_and_other_positions():
     assert mt.exp_() is mt and mt.get_data().to_dense()[1, 2].item() == pytest.approx(np.exp(5.0))
     with pytest.raises(ValueError, match="Input masks must match"):
         sparse(lantern) + sparse(lantern, "coo", SPARSE_DATA, SPARSE_DATA != 0)
+
+
+def test_ops_registered_later_refuse_masked_tensors_too():
+    op = registry.custom("_test_masked_later(Tensor self) -> Tensor", lambda backend, self: self, backends=("cpu",))
+    try:
+        with pytest.raises(TypeError, match="_test_masked_later is not implemented for MaskedTensor"):
+            dispatcher.call(op, (make(lantern),))
+    finally:  # a throwaway op: later tests walk the registry
+        del registry.REGISTRY["_test_masked_later"]

@@ -344,10 +344,8 @@ def with_inplace_variants(names, no_inplace):
 
 
 def refuse_unsupported_ops():
-    """Every registered op without a masked rule raises TypeError on a MaskedTensor, naming the op."""
-    for name, op in registry.REGISTRY.items():
-        if DispatchKey.Masked not in op.kernels:
-            op.kernels[DispatchKey.Masked] = _refuse
+    """Every op without a masked rule, registered now or later, raises TypeError on a MaskedTensor, naming the op."""
+    registry.on_register(lambda op: op.kernels.setdefault(DispatchKey.Masked, _refuse))
 
 
 def _refuse(op, args):
