@@ -18,13 +18,14 @@ from .core.state import tls
 from .core.warn_always import warn_once
 from .nn import functional as F
 from .nn.modules.rnn import _gru_cell, _linear, _lstm_cell
+from .ops.nn_extra import _bag_layout
 from .ops.nn_misc import _dropout, _renorm_rows
 
 __all__ = ["cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
            "triplet_margin_loss", "ctc_loss", "rrelu", "rrelu_", "dropout_", "alpha_dropout_", "feature_dropout",
            "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "rnn_tanh_cell",
            "rnn_relu_cell", "lstm_cell", "gru_cell", "frobenius_norm", "nuclear_norm", "norm_except_dim", "conv_tbc",
-           "embedding_renorm_", "affine_grid_generator"]
+           "embedding_renorm_", "affine_grid_generator", "embedding_bag"]
 
 _NONE = 0
 
@@ -219,3 +220,45 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
 def affine_grid_generator(theta, size, align_corners):
     """affine_grid's grid: the sampling positions of the affine maps theta over an output of `size`."""
     return F.affine_grid(theta, size, align_corners)
+
+
+_BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
+_FAST_SUM_DTYPES = (dt.float32, dt.float16, dt.bfloat16)
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """ATen's embedding_bag: (output, offset2bag, bag_size, max_indices). The output is nn.functional.embedding_bag's
+    (mode 0 sum, 1 mean, 2 max); the rest is what ATen's backward reads, laid out as its CPU kernel leaves it:
+    - sum: offset2bag the bag of each index, but empty on ATen's fast path (float32 and half-precision weights
+      without a padding_idx); bag_size and max_indices zeros, one per offset (one per bag when the weights
+      require grad, which takes ATen's differentiable path);
+    - mean: offset2bag the bag of each index, bag_size the indices (not padding_idx) in each bag, max_indices the
+      same counts;
+    - max: offset2bag and bag_size as mean's, max_indices the row each output element came from (0 for an empty
+      bag)."""
+    if offsets is None or not hasattr(offsets, "dim"):
+        raise TypeError(f"embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
+                        f"{type(offsets).__name__}")
+    output = F.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq, _BAG_MODES[mode], sparse,
+                             per_sample_weights, include_last_offset, padding_idx)
+    _, bag, bags = _bag_layout(indices, offsets, include_last_offset)
+    bag = bag.to(indices.dtype)
+    if mode == 0:
+        fast_path = weight.dtype in _FAST_SUM_DTYPES and padding_idx is None
+        offset2bag = indices.new_zeros(0) if fast_path else bag
+        recorded = weight.requires_grad or (per_sample_weights is not None and per_sample_weights.requires_grad)
+        zeros = indices.new_zeros(bags if recorded else offsets.numel())
+        return output, offset2bag, zeros, zeros.clone()
+    counted = indices if padding_idx is None else indices != padding_idx % weight._size[0]
+    ones = indices.new_ones(indices.numel()) if padding_idx is None else counted.to(indices.dtype)
+    bag_size = indices.new_zeros(bags).index_add(0, bag, ones)
+    if mode == 1:
+        return output, bag, bag_size, bag_size.clone()
+    max_indices = indices.new_zeros((bags, weight._size[1]))
+    table = weight.detach()
+    for b in range(bags):
+        members = indices[(bag == b) & (counted if padding_idx is not None else True)]
+        if members.numel():
+            max_indices[b] = members[table[members].argmax(0)]
+    return output, bag, bag_size, max_indices

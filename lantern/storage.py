@@ -7,10 +7,12 @@ with the tensors over them, so writing an element changes them. A legacy class m
 every float32 TypedStorage.
 
 >>> import warnings, lantern as torch
->>> warnings.simplefilter("ignore")
 >>> x = torch.tensor([1.0, 2.0])
->>> s = x.storage()
->>> s[0] = 9; x.tolist(), s.dtype, isinstance(s, torch.FloatStorage), torch.LongStorage([1, 2]).tolist()
+>>> with warnings.catch_warnings():
+...     warnings.simplefilter("ignore")
+...     s = x.storage()
+...     s[0] = 9
+...     x.tolist(), s.dtype, isinstance(s, torch.FloatStorage), torch.LongStorage([1, 2]).tolist()
 ([9.0, 2.0], lantern.float32, True, [1, 2])
 """
 import numpy as np

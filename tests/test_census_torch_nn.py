@@ -175,3 +175,32 @@ def test_embedding_renorm_():
 def test_affine_grid_generator():
     check(lambda lib, theta: lib.affine_grid_generator(theta, [2, 1, 3, 4], False), _r(2, 2, 3))
     check(lambda lib, theta: lib.affine_grid_generator(theta, [1, 1, 2, 3, 2], True), _r(1, 3, 4))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("padding_idx", [None, 2])
+@pytest.mark.parametrize("include_last_offset", [False, True])
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_embedding_bag(mode, include_last_offset, padding_idx, dtype):
+    weight = rng.standard_normal((5, 3)).astype(dtype)
+    indices = np.array([0, 2, 1, 3, 3, 4, 2])
+
+    def run(lib, weight, indices, offsets, requires_grad):
+        weight.requires_grad_(requires_grad)
+        result = lib.embedding_bag(weight, indices, offsets, False, mode, False, None, include_last_offset,
+                                   padding_idx)
+        if requires_grad:
+            result[0].sum().backward()
+        return result, weight.grad
+    # With include_last_offset the last offset is the end of the input: torch's kernels disagree with one another
+    # on offsets that stop short of it, and crash on a lone offset.
+    for offsets in ([[0, 2, 2, 7], [0, 3, 7]] if include_last_offset else [[0, 2, 2, 5], [0, 3], [0]]):
+        for requires_grad in (False, True):
+            check(lambda lib, w, i, o: run(lib, w, i, o, requires_grad), weight, indices, np.array(offsets))
+    if mode == 0:
+        check(lambda lib, w, i, o, p: lib.embedding_bag(w, i, o, False, 0, False, p, include_last_offset, padding_idx),
+              weight, indices, np.array([0, 3, 7] if include_last_offset else [0, 3]), rng.random(7).astype(dtype))
+
+
+def test_embedding_bag_needs_offsets():
+    raises_like(lambda lib, w, i: lib.embedding_bag(w, i, None), rng.standard_normal((5, 3)), np.array([[0, 1]]))
