@@ -119,7 +119,9 @@ from . import sparse  # noqa: E402,F401
 from .ops.sparse_coo import sparse_coo_tensor  # noqa: E402,F401
 from .ops.sparse_math import spmm  # noqa: E402,F401
 from .ops.sparse_csr import sparse_csr_tensor  # noqa: E402,F401
-from .ops.quantized import dequantize, quantize_per_tensor  # noqa: E402,F401  (frontends over the overloads)
+from .ops.quantized import (  # noqa: E402,F401  (frontends over the overloads, and torch's private makers)
+    _make_per_channel_quantized_tensor, _make_per_tensor_quantized_tensor, dequantize, quantize_per_tensor,
+)
 from .ops.random_distributions import _sample_dirichlet, _standard_gamma, _standard_gamma_grad  # noqa: E402,F401,E501
 from . import masked  # noqa: E402,F401  (last: it gives every registered op a MaskedTensor kernel)
 

@@ -36,6 +36,7 @@ from .ops.sparse_coo import SparseCooMethods
 from .ops.sparse_csr import SparseCsrMethods
 from .ops.views import infer_size, view_strides
 from .sparse._checkpoint import reduce_sparse_tensor
+from .backends.quantized_checkpoint import reduce_quantized
 
 _op = registry.get
 
@@ -156,6 +157,8 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     def __reduce_ex__(self, protocol):
         if self.layout is not strided:
             return reduce_sparse_tensor(self)
+        if self.is_quantized:
+            return reduce_quantized(self)
         # The storage pickles once per pickle (memoised), so views pickled together stay views of one storage.
         return (rebuild_tensor, (self._storage, self._offset, self._size, self._stride, self.dtype,
                                  self._requires_grad, {k: v for k, v in self.__dict__.items()

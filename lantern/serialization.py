@@ -26,6 +26,7 @@ import codecs
 import collections
 import contextlib
 import io
+import math
 import os
 import pathlib
 import pickle
@@ -43,9 +44,11 @@ from ._weights_only_unpickler import Unpickler, _ascii
 from .core import dtype as dt
 from .core.device import device as _device
 from .core.layout import layout, sparse_coo, sparse_csr, strided
+from .core.quantized_dtypes import QSCHEMES, QUANTIZED, QuantizedDtype, qscheme
 from .core.size import Size
 from .core.storage import UntypedStorage
-from .core.tensor_impl import TensorImpl, make_tensor
+from .core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
+from .backends.quantized_checkpoint import quantizer_params, rebuild_qtensor
 from .nn.parameter import Parameter
 from .ops.dispatcher import backend_for_device
 from .sparse._checkpoint import rebuild_sparse_tensor, reduce_sparse_tensor
@@ -86,7 +89,7 @@ class _TypedStorage:
         self.storage, self.dtype = storage, dtype
 
 
-_STORAGE_TYPES = {d: StorageType(d) for d in dt.ALL}
+_STORAGE_TYPES = {d: StorageType(d) for d in (*dt.ALL, *QUANTIZED)}
 _UNTYPED_STORAGE = StorageType(dt.uint8)
 
 
@@ -200,10 +203,28 @@ def _torch_names():
         ("torch", "UntypedStorage"): _UNTYPED_STORAGE,
         ("torch.storage", "UntypedStorage"): _UNTYPED_STORAGE,  # listed last: the spelling lantern.save writes
     }
-    for d in dt.ALL:
+    for d in (*dt.ALL, *QUANTIZED):
         names[("torch", d.name)] = d
         names[("torch", d.legacy + "Storage")] = _STORAGE_TYPES[d]
+    names.update({("torch", scheme.name): scheme for scheme in QSCHEMES.values()})
+    names[("torch._utils", "_rebuild_qtensor")] = _rebuild_qtensor
     return names
+
+
+def _rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params, requires_grad, backward_hooks):
+    """torch._utils._rebuild_qtensor: a quantized tensor over a loaded storage (lantern.backends.quantized_checkpoint)."""
+    return rebuild_qtensor(_typed(storage), storage_offset, size, stride, quantizer_params, requires_grad,
+                           backward_hooks, _checked_quantized_geometry)
+
+
+def _checked_quantized_geometry(storage, offset, size, stride, dtype):
+    size, stride, offset = _ints(size, "size"), _ints(stride, "stride"), _ints((offset,), "storage offset")[0]
+    packed = dtype.elements_per_byte > 1
+    if packed and (offset or stride != contiguous_strides(size)):
+        raise RuntimeError(f"invalid {dtype.name} tensor in checkpoint: packed elements must be contiguous")
+    _check_bounds(storage, offset, (dtype.storage_bytes(math.prod(size)),) if packed else size, (1,) if packed else stride,
+                  dtype)
+    return size, stride, offset
 
 
 _NAMES = {}     # (module, name) -> object, filled on first use (Parameter lives in lantern.nn, imported later)
@@ -319,7 +340,7 @@ class _TorchPickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         cls = type(obj)
-        if cls is dt.dtype:
+        if cls is dt.dtype or cls is QuantizedDtype or cls is qscheme:
             return obj.name
         if cls is StorageType:
             return _SPELLING[id(obj)][1]
@@ -334,6 +355,10 @@ class _TorchPickler(pickle._Pickler):
     def _reduce_tensor(self, t):
         if t.layout is not strided:
             return reduce_sparse_tensor(t)
+        if t.is_quantized:
+            args = (_TypedStorage(t._storage, t.dtype), t._offset, tuple(t._size), tuple(t._stride),
+                    quantizer_params(t), False, collections.OrderedDict())
+            return (_rebuild_qtensor, args)
         if getattr(t._storage, "holds_tensors", False):   # made of other tensors (a MaskedTensor): they pickle
             return t.__reduce_ex__(2)
         state = {k: v for k, v in t.__dict__.items() if k not in TensorImpl.__dict__}

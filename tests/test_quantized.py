@@ -82,6 +82,10 @@ CASES = {
     "dynamic zeros": lambda T: T.quantize_per_tensor_dynamic(T.zeros(3), T.quint8, False),
     "dynamic tiny range": lambda T: T.quantize_per_tensor_dynamic(T.tensor([0.0, 1e-4]), T.quint8, False),
     "dynamic float16": lambda T: T.quantize_per_tensor_dynamic(T.tensor(X), T.float16, False),
+    "from integers": lambda T: T._make_per_tensor_quantized_tensor(T.tensor(X).mul(10).to(T.uint8).t(), 0.5, 1),
+    "from int8 integers per channel": lambda T: T._make_per_channel_quantized_tensor(
+        T.tensor([[1, 2], [3, 4]], dtype=T.int8), T.tensor([0.1, 0.2], dtype=T.float64), T.tensor([0, 1]), 1),
+    "from float values": lambda T: T._make_per_tensor_quantized_tensor(T.tensor(X), 0.5, 1),
     # refused arguments
     "float64 input": lambda T: T.quantize_per_tensor(T.tensor(X, dtype=T.float64), 0.1, 0, T.quint8),
     "int input": lambda T: T.quantize_per_tensor(T.tensor([1, 2]), 0.1, 0, T.quint8),

@@ -103,6 +103,17 @@ def make_quantized(int_values, dtype, quantizer):
     return out
 
 
+def from_integers(ints, dtype, quantizer, size):
+    """A new quantized tensor of `size` whose integers are the plain tensor `ints` (for packed dtypes: their
+    bytes, 1-d, as int_repr gives them)."""
+    out = QuantizedCPUBackend(quantizer).empty(tuple(size), dtype)
+    if dtype.elements_per_byte > 1:
+        _packed_bytes(out)[...] = cpu.array(ints).reshape(-1)
+    else:
+        write_int_array(out, cpu.array(ints).reshape(tuple(size)))
+    return out
+
+
 def with_quantizer(t, quantizer, size=None, stride=None, offset=None):
     """t's memory (or a view of it: size, stride, offset) read through another quantizer."""
     return make_tensor(t._storage, t._size if size is None else size, t._stride if stride is None else stride,

@@ -20,15 +20,15 @@ import warnings
 import numpy as np
 
 from ..backends.cpu import cpu
-from ..backends.quantized import (PerChannelAffine, PerTensorAffine, dequantize_array, int_array, make_quantized,
-                                  packed_bytes_tensor, quantize_array, quantize_float_qparams_array)
+from ..backends.quantized import (PerChannelAffine, PerTensorAffine, dequantize_array, from_integers, int_array,
+                                  make_quantized, packed_bytes_tensor, quantize_array, quantize_float_qparams_array)
 from ..core import dtype as dt
 from ..core.dispatch_keys import DispatchKey
-from ..core.quantized_dtypes import QuantizedDtype, qint8, quint8
+from ..core.quantized_dtypes import QuantizedDtype, qint8, qint32, quint8
 from ..core.tensor_impl import TensorImpl
 from .derivative import nondifferentiable
 from .dispatcher import call
-from .registry import custom, get
+from .registry import composite, custom, get
 
 QUANTIZED = DispatchKey.QuantizedCPU
 _DEPRECATION = ("torch.quantize_per_tensor, torch.quantize_per_channel and other quantized tensor creation functions "
@@ -330,6 +330,41 @@ for _text, _reader in (("q_scale(Tensor self) -> float", _q_scale),
                        ("q_per_channel_axis(Tensor self) -> int", _q_per_channel_axis),
                        ("qscheme(Tensor self) -> QScheme", _qscheme)):
     _register(_text, {QUANTIZED: _reader, DispatchKey.CPU: _not_quantized})
+
+# ---- integers that are already quantized -------------------------------------------------------------------------
+
+_QUANTIZED_OF = {dt.uint8: quint8, dt.int8: qint8, dt.int32: qint32}
+
+
+def _quantized_dtype_of(ints):
+    dtype = _QUANTIZED_OF.get(ints.dtype)
+    if dtype is None:
+        raise RuntimeError("Creation of quantized tensor requires quantized dtype like lantern.quint8 (the integers "
+                           f"must be uint8, int8 or int32, not {ints.dtype.name})")
+    return dtype
+
+
+def _make_per_tensor_quantized_tensor(input, scale, zero_point):
+    """A quantized tensor holding a copy of the integers `input` (uint8 -> quint8, int8 -> qint8, int32 -> qint32).
+
+    >>> lantern._make_per_tensor_quantized_tensor(lantern.tensor([1, 4], dtype=lantern.uint8), 0.5, 1).dequantize()
+    tensor([0.0000, 1.5000])
+    """
+    dtype = _quantized_dtype_of(input)
+    _warn_deprecated_once()
+    return from_integers(input.contiguous(), dtype, PerTensorAffine(scale, zero_point), input._size)
+
+
+def _make_per_channel_quantized_tensor(input, scale, zero_point, axis):
+    """The per-channel form: scale (float64) and zero_point (int64) tensors, one entry per index of `axis`."""
+    dtype = _quantized_dtype_of(input)
+    _warn_deprecated_once()
+    quantizer = PerChannelAffine(scale.detach().to(dt.float64).clone(), zero_point.detach().to(dt.int64).clone(), axis)
+    return from_integers(input.contiguous(), dtype, quantizer, input._size)
+
+
+composite("_make_per_tensor_quantized_tensor", _make_per_tensor_quantized_tensor, method=False)
+composite("_make_per_channel_quantized_tensor", _make_per_channel_quantized_tensor, method=False)
 
 nondifferentiable("quantize_per_tensor.default", "quantize_per_tensor.tensor_qparams", "quantize_per_tensor.tensors",
                   "quantize_per_tensor_dynamic", "quantize_per_channel", "dequantize", "dequantize.tensors",
