@@ -75,6 +75,7 @@ from .ops import (  # noqa: E402,F401  (more ops: registered before Tensor's met
 
 from .ops import (  # noqa: E402,F401
     quantized as _quantized, quantized_fake as _quantized_fake, quantized_kernels as _quantized_kernels,
+    quantized_nn as _quantized_nn,
 )
 
 from ._tensor import Tensor  # noqa: E402

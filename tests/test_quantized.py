@@ -376,3 +376,31 @@ def test_factories_refuse_quantized_dtypes():
                  lambda: lantern.ones(2).to(lantern.qint32)):
         with pytest.raises(RuntimeError, match="quantize_per_tensor"):
             make()
+
+
+NN_CASES = {
+    "quantized_max_pool2d": lambda T: T.quantized_max_pool2d(
+        T.quantize_per_tensor(T.arange(32.).view(1, 2, 4, 4) / 3, 0.5, 2, T.quint8), [2, 2], [1, 1]),
+    "quantized_max_pool2d 3-d input": lambda T: T.quantized_max_pool2d(
+        T.quantize_per_tensor(T.arange(32.).view(2, 4, 4) - 9, 0.5, 2, T.qint8), [3, 3], [2, 2], [1, 1]),
+    "quantized_max_pool1d": lambda T: T.quantized_max_pool1d(
+        T.quantize_per_tensor(T.arange(12.).view(2, 6) - 4, 0.5, 2, T.qint8), [3], [2]),
+    "quantized_max_pool3d": lambda T: T.quantized_max_pool3d(
+        T.quantize_per_tensor(T.arange(128.).view(1, 2, 4, 4, 4) / 7, 0.25, 3, T.quint8), [2, 2, 2], [2, 2, 2]),
+    "quantized_max_pool3d rank 4": lambda T: T.quantized_max_pool3d(
+        T.quantize_per_tensor(T.arange(64.).view(1, 4, 4, 4), 0.5, 2, T.quint8), [2, 2, 2]),
+    "quantized_max_pool2d of a float tensor": lambda T: T.quantized_max_pool2d(T.ones(1, 1, 4, 4), [2, 2]),
+    "quantized_batch_norm": lambda T: T.quantized_batch_norm(
+        T.quantize_per_tensor(T.linspace(-3, 3, 48).view(2, 3, 2, 4), 0.05, 128, T.quint8),
+        T.tensor([1.0, 0.5, 2.0]), T.tensor([0.0, 0.1, -0.2]), T.tensor([0.1, 0.0, -0.3]), T.tensor([1.0, 2.0, 0.5]),
+        1e-5, 0.03, 100),
+    "quantized_batch_norm of a float tensor": lambda T: T.quantized_batch_norm(
+        T.ones(1, 3, 2, 2), None, None, T.zeros(3), T.ones(3), 1e-5, 0.1, 0),
+    "empty_quantized": lambda T: [(e.shape, e.dtype, e.q_scale(), e.q_zero_point()) for e in
+                                  [T.empty_quantized([2, 5], per_tensor(T))]],
+}
+
+
+@pytest.mark.parametrize("name", NN_CASES)
+def test_quantized_functions_match_torch(name):
+    assert outcome(NN_CASES[name], lantern) == outcome(NN_CASES[name], torch)

@@ -1670,6 +1670,30 @@ def make_quantize_per_tensor_dynamic(op, op_out):
     return quantize_per_tensor_dynamic
 
 
+def make_quantized_batch_norm(op, op_out):
+    def quantized_batch_norm(input, weight, bias, mean, var, eps, output_scale, output_zero_point):
+        return (op.scan or entry(op))((input, weight, bias, mean, var, eps, output_scale, output_zero_point))
+    return quantized_batch_norm
+
+
+def make_quantized_max_pool1d(op, op_out):
+    def quantized_max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        return (op.scan or entry(op))((input, kernel_size, stride, padding, dilation, ceil_mode))
+    return quantized_max_pool1d
+
+
+def make_quantized_max_pool2d(op, op_out):
+    def quantized_max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        return (op.scan or entry(op))((input, kernel_size, stride, padding, dilation, ceil_mode))
+    return quantized_max_pool2d
+
+
+def make_quantized_max_pool3d(op, op_out):
+    def quantized_max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        return (op.scan or entry(op))((input, kernel_size, stride, padding, dilation, ceil_mode))
+    return quantized_max_pool3d
+
+
 def make_rad2deg(op, op_out):
     def rad2deg(input, *, out=None):
         if out is None:
