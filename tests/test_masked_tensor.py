@@ -177,6 +177,14 @@ def test_gradients_under_the_leafs_mask(call):
     compare(grad)
 
 
+def test_autograd_grad_of_masked_tensors_is_a_clear_error():
+    mt = make(lantern, requires_grad=True)
+    with pytest.raises(TypeError, match="call .backward"):
+        lantern.autograd.grad((mt * mt).sum(), mt)
+    grad, = lantern.autograd.grad((mt * mt).sum().get_data(), mt.get_data())
+    assert grad.tolist() == (2 * DATA * MASK).tolist()
+
+
 def test_autograd_state_follows_the_data():
     mt = make(lantern, requires_grad=True)
     assert mt.requires_grad and mt.is_leaf and mt.grad_fn is None and mt.grad is None

@@ -64,8 +64,16 @@ class MaskedBackend:
 
     array_or_none = host_array = array
 
+    def __getattr__(self, name):
+        """Code that takes this for a dense backend (to allocate, say) gets a clear error instead of a missing
+        attribute: lantern.autograd.grad/backward given a MaskedTensor come here."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise TypeError(f"a MaskedTensor's backend has no {name}(): compute on .get_data() and .get_mask() (for "
+                        "gradients, call .backward() on the MaskedTensor, or autograd.grad on the data)")
+
     def __repr__(self):
-        return f"<lantern Masked backend on {self.device}>"
+        return f"<lantern Masked backend on {self.device} ({self.layout.name})>"
 
 
 _BACKENDS = {}
