@@ -335,13 +335,7 @@ def register_masked_kernel(op_names, rule):
     """Run `rule(op, args)` for each op of `op_names` (lantern's registry names) when an input is a MaskedTensor.
     Grad mode stays as it is: the rule's ops on the data are what autograd records."""
     for name in op_names:
-        op = registry.get(name)
-
-        def masked_kernel(op, args):
-            return rule(op, args)
-
-        masked_kernel.masked_rule = rule
-        op.kernels[DispatchKey.Masked] = masked_kernel
+        registry.get(name).kernels[DispatchKey.Masked] = rule
 
 
 def with_inplace_variants(names, no_inplace):
