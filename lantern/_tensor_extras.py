@@ -19,6 +19,7 @@ from . import _sparse_products
 from ._construct import legacy_new
 from ._legacy_types import type_string
 from .core import dtype as dt
+from .core.layout import sparse_coo
 from .core.tensor_impl import TensorImpl
 from .ops.dispatcher import call
 from .ops.registry import get
@@ -158,6 +159,16 @@ class TensorExtras:
     def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
         return _sparse_products.slice_inverse(self, src, dim, start, end, step)
 
+    # ---- resizing a sparse COO tensor ----------------------------------------------------------------------------
+    def sparse_resize_(self, size, sparse_dim, dense_dim):
+        """Give a COO tensor a new size and split into sparse and dense dims. With entries, only the sparse sizes
+        may change, and only grow (every index stays valid); an empty one may change anything."""
+        return _sparse_resize(self, "sparse_resize_", size, sparse_dim, dense_dim, keep_entries=True)
+
+    def sparse_resize_and_clear_(self, size, sparse_dim, dense_dim):
+        """Drop every entry of a COO tensor, then give it a new size and split into sparse and dense dims."""
+        return _sparse_resize(self, "sparse_resize_and_clear_", size, sparse_dim, dense_dim, keep_entries=False)
+
     # ---- legacy --------------------------------------------------------------------------------------------------
     def new(self, *args, **kwargs):
         """The legacy constructor, in this tensor's dtype: new(2, 3) uninitialised, new([1, 2]) from data."""
@@ -198,3 +209,39 @@ def _resized(self, sizes):
                            "autograd's resize can only change the shape of a given tensor, while preserving the "
                            "number of elements. ")
     return self.contiguous().view(sizes)
+
+
+def _sparse_resize(self, name, size, sparse_dim, dense_dim, keep_entries):
+    if self.layout is not sparse_coo:
+        raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the '{self.device.type.upper()}' "
+                                  f"backend: {name} resizes sparse COO tensors only")
+    size = tuple(size)
+    if len(size) != sparse_dim + dense_dim:
+        raise RuntimeError(f"number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim ({dense_dim}), but "
+                           f"got {len(size)}")
+    parts = self._storage
+    old_sparse = parts.sparse_dim
+    if keep_entries and parts.values._size[0] > 0:
+        advice = ("\nIf you need an empty sparse tensor of this size, call `x = torch.sparse_coo_tensor(size)`; to "
+                  "keep the entries, make a new sparse tensor from x's indices and values.")
+        if sparse_dim != old_sparse:
+            raise RuntimeError(f"changing the number of sparse dimensions (from {old_sparse} to {sparse_dim}) on a "
+                               "non-empty sparse tensor is not supported." + advice)
+        if dense_dim != self.dim() - old_sparse:
+            raise RuntimeError(f"changing the number of dense dimensions (from {self.dim() - old_sparse} to "
+                               f"{dense_dim}) on a non-empty sparse tensor is not supported." + advice)
+        if any(new < old for new, old in zip(size[:sparse_dim], self._size[:sparse_dim])):
+            raise RuntimeError(f"shrinking the size of sparse dimensions (from {list(self._size[:sparse_dim])} to "
+                               f"{list(size[:sparse_dim])}) on a non-empty sparse tensor is not supported." + advice)
+        if size[sparse_dim:] != self._size[sparse_dim:]:
+            raise RuntimeError(f"shrinking or growing the size of dense dimensions (from "
+                               f"{list(self._size[sparse_dim:])} to {list(size[sparse_dim:])}) on a non-empty sparse "
+                               "tensor is not supported." + advice)
+    else:
+        parts.indices = parts.indices.new_zeros((sparse_dim, 0))
+        parts.values = parts.values.new_zeros((0,) + size[sparse_dim:])
+        parts.sparse_dim = sparse_dim
+        parts.coalesced = parts.coalesced if keep_entries else True
+    self._size = size
+    self._bump_version()
+    return self

@@ -206,3 +206,34 @@ def test_volatile_and_reinforce():
         warnings.simplefilter("ignore")
         check(run, np.zeros(2))
     raises_like(lambda lib: lib.ones(2).reinforce(1))
+
+
+def _coo(lib):
+    return lib.sparse_coo_tensor(lib.tensor([[0, 1], [2, 0]]), lib.tensor([3.0, 4.0]), (2, 3))
+
+
+def test_sparse_resize():
+    def describe(s):
+        return (tuple(s.shape), s.sparse_dim(), s.dense_dim(), s._indices(), s._values(), s.is_coalesced(),
+                s._version, s.to_dense())
+
+    def run(lib):
+        grown = _coo(lib)
+        same = grown.sparse_resize_((4, 5), 2, 0)
+        cleared = _coo(lib)
+        cleared.sparse_resize_and_clear_((2, 3, 4), 1, 2)
+        empty = lib.sparse_coo_tensor(lib.zeros(2, 0, dtype=lib.int64), lib.zeros(0), (2, 3))
+        empty.sparse_resize_((5, 2), 1, 1)
+        return same is grown, describe(grown), describe(cleared), describe(empty)
+    check(run)
+
+
+@pytest.mark.parametrize("size,sparse_dim,dense_dim", [((1, 5), 2, 0), ((4, 5, 2), 2, 1), ((4, 5, 2), 3, 0),
+                                                       ((4,), 1, 0), ((4, 5), 1, 0)])
+def test_sparse_resize_errors(size, sparse_dim, dense_dim):
+    raises_like(lambda lib: _coo(lib).sparse_resize_(size, sparse_dim, dense_dim))
+
+
+def test_sparse_resize_of_a_dense_tensor():
+    raises_like(lambda lib: lib.ones(2).sparse_resize_((3,), 1, 0))
+    raises_like(lambda lib: lib.ones(2).sparse_resize_and_clear_((3,), 1, 0))
