@@ -241,7 +241,8 @@ def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
 
 
 def _total_and_count(input, dim, keepdim, dtype, mask):
-    """The masked sum of input over `dim` and how many elements it added (every element where mask is None)."""
+    """The masked sum of input over `dim` and how many elements it added. Where mask is None that is every
+    element, a MaskedTensor's masked-out ones included, as torch counts (MaskedTensor.mean passes its mask)."""
     if mask is None:
         count = sum(lantern.ones(input.shape, dtype=lantern.int64, device=input.device), dim, keepdim=keepdim)
         return sum(input, dim, keepdim=keepdim, dtype=dtype), count
