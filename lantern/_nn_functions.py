@@ -8,8 +8,8 @@ ATen's forms of what lantern.nn.functional computes, with ATen's argument conven
 - The RNN cells take their weights as arguments: one step of nn.RNNCell / LSTMCell / GRUCell.
 
 >>> import lantern as torch
->>> a, b = torch.tensor([[1.0, 0.0]]), torch.tensor([[0.0, 1.0]])
->>> torch.cosine_embedding_loss(a, b, torch.tensor([1.0])).tolist(), torch.cosine_embedding_loss(a, b, torch.tensor([1.0]), 0.0, 1).item()
+>>> a, b, same = torch.tensor([[1.0, 0.0]]), torch.tensor([[0.0, 1.0]]), torch.tensor([1.0])
+>>> torch.cosine_embedding_loss(a, b, same).tolist(), torch.cosine_embedding_loss(a, b, same, 0.0, 1).item()
 ([1.0], 1.0)
 """
 from .autograd.kernel import _check_inplace_allowed

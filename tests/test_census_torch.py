@@ -137,8 +137,8 @@ JIT_NAMES = {"Graph": "ir.Graph", "Node": "ir.Node", "Value": "ir.Value", "Block
              "BoolType": "types.BoolType", "NoneType": "types.NoneType", "NumberType": "types.NumberType",
              "AnyType": "types.AnyType", "ListType": "types.ListType", "TupleType": "types.TupleType",
              "OptionalType": "types.OptionalType", "DictType": "types.DictType", "ClassType": "types.ClassType",
-             "StringType": "types.StrType", "DeviceObjType": "types.DeviceType", "ScriptFunction": "module.ScriptFunction",
-             "ScriptMethod": "module.ScriptMethod", "CompilationUnit": "frontend.CompilationUnit",
+             "StringType": "types.StrType", "DeviceObjType": "types.DeviceType",
+             "ScriptFunction": "module.ScriptFunction", "ScriptMethod": "module.ScriptMethod", "CompilationUnit": "frontend.CompilationUnit",
              "JITException": "interpreter.Error", "parse_ir": "ir_text.parse_ir"}
 
 

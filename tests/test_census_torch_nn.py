@@ -4,9 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
 
-import lantern
 from oracle import check, noncontig, raises_like
 
 rng = np.random.default_rng(2)
