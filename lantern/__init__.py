@@ -13,7 +13,7 @@ import numpy as _np
 _np.seterr(all="ignore")
 
 from .core.dtype import (  # noqa: E402,F401
-    bfloat16, bool, complex64, complex128, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo,
+    bfloat16, bool, complex32, complex64, complex128, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo,
     int8, int16, int32, int64, set_default_dtype, uint8,
 )
 from .core.quantized_dtypes import (  # noqa: E402,F401
@@ -70,7 +70,7 @@ from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  
 from .ops import (  # noqa: E402,F401  (more ops: registered before Tensor's methods are bound)
     complex_numbers as _complex_numbers, math_functions as _math_functions, differences as _differences,
     index_functions as _index_functions, split_copies as _split_copies, nn_shuffle_pool as _nn_shuffle_pool,
-    out_variants as _out_variants,
+    out_variants as _out_variants, out_overlap as _out_overlap,
 )
 
 from .ops import (  # noqa: E402,F401
@@ -128,7 +128,7 @@ from . import masked  # noqa: E402,F401  (last: it gives every registered op a M
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
-cfloat, cdouble = complex64, complex128
+chalf, cfloat, cdouble = complex32, complex64, complex128
 
 from . import version  # noqa: E402
 from .version import __version__  # noqa: E402,F401

@@ -292,6 +292,9 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     def bool(self, memory_format=preserve_format):
         return self.to(dt.bool, memory_format=memory_format)
 
+    def chalf(self, memory_format=preserve_format):
+        return self.to(dt.complex32, memory_format=memory_format)
+
     def cfloat(self, memory_format=preserve_format):
         return self.to(dt.complex64, memory_format=memory_format)
 

@@ -164,7 +164,7 @@ def _shown_values(arr, summarize):
         for axis, n in enumerate(arr.shape):
             if n > 2 * edge:
                 arr = arr.take(np.r_[0:edge, n - edge:n], axis=axis)
-    if arr.dtype.kind == "c":
+    if dt.holds_complex(arr.dtype):
         return arr.astype(np.complex128)
     if arr.dtype.kind in "biu":
         return arr

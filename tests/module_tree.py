@@ -225,7 +225,7 @@ RULES = [
     ("torch", r"(sparse_.*|.*smm|spmm|hspmm|sspaddmm|.*indices_copy|values_copy|resize_as_sparse_)",
      "sparse tensors: lantern builds COO and CSR only (no CSC/BSR/BSC), without the *_copy forms or hybrid products"),
     ("torch", r"(Sym.*|sym_.*)", "symbolic shapes (torch.compile's dynamic shapes): lantern has no Dynamo"),
-    ("torch", r"(float8_.*|float4_.*|bits.*|int[1-7]|uint[1-7]|uint16|uint32|uint64|complex32|chalf)",
+    ("torch", r"(float8_.*|float4_.*|bits.*|int[1-7]|uint[1-7]|uint16|uint32|uint64)",
      "a dtype lantern does not have (NumPy has no such type)"),
     ("torch", _is_value, "a constant lantern does not define yet"),
     ("torch", r".*_copy", "a view op's copying variant: not implemented yet"),

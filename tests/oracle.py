@@ -89,14 +89,18 @@ def to_lib(lib, x):
 
 
 def as_numpy(x):
-    """A torch or lantern tensor as a NumPy array (bfloat16 widened to float32)."""
+    """A torch or lantern tensor as a NumPy array (bfloat16 widened to float32, complex32 to complex64)."""
     if isinstance(x, torch.Tensor):
         x = x.detach().resolve_conj().resolve_neg()  # lazy conj/neg views that numpy() refuses
         if x.dtype == torch.bfloat16:
             x = x.float()
+        if x.dtype == torch.complex32:
+            x = x.to(torch.complex64)
         return x.numpy()
     if x.dtype is lantern.bfloat16:
         x = x.float()
+    if x.dtype is lantern.complex32:
+        x = x.to(lantern.complex64)
     return np.array(x.tolist(), dtype=x.dtype.np).reshape(tuple(x.shape))
 
 

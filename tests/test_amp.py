@@ -27,7 +27,6 @@ DTYPES_ONLY = {"matrix_exp"} if DIFFERENCES["matrix_exp in half precision"] else
 # their cases out: each is a kernel or dtype lantern lacks, named here so that the list cannot grow (or shrink)
 # silently.
 KNOWN_HALF_PRECISION_GAPS = [
-    ("complex", "float16"), ("view_as_complex", "float16"),   # the result would be complex32: lantern has none
     ("linalg.det", "bfloat16"), ("linalg.det", "float16"),     # LAPACK has no half-precision LU
     ("linalg.svd", "bfloat16"), ("linalg.svd", "float16"), ("svd", "bfloat16"), ("svd", "float16"),
 ]

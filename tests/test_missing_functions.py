@@ -365,10 +365,7 @@ def test_function_and_its_methods_exist(name):
         assert hasattr(lantern.Tensor, method) == hasattr(torch.Tensor, method), method
 
 
-def test_view_as_complex_of_half_names_the_missing_complex32():
-    """torch gives complex32 (ComplexHalf); lantern has no such dtype and must not read the halves as complex64."""
-    x = lantern.ones(3, 2, dtype=lantern.float16)
-    with pytest.raises(NotImplementedError, match="complex32"):
-        lantern.view_as_complex(x)
-    with pytest.raises(NotImplementedError, match="complex32"):
-        lantern.complex(x[:, 0], x[:, 1])
+def test_view_as_complex_of_half_is_complex32():
+    """Pairs of halves are complex32 (ComplexHalf) numbers, as in torch, never read as complex64."""
+    pairs = np.array([[1.0, 2.0], [0.5, -0.25], [3.0, 0.0]], dtype=np.float16)
+    check(lambda m, x: (m.view_as_complex(x), m.complex(x[:, 0], x[:, 1])), pairs)

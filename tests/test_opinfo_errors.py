@@ -1,6 +1,8 @@
 """Regression tests for the error_inputs and shape samples of torch 2.13's op_db (area errors+shapes), each compared
 with torch: the exception class and the message's gist, values, dtypes and shapes.
 """
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -9,7 +11,6 @@ import lantern
 from oracle import check, raises_like
 
 RNG = np.random.default_rng(1604)
-OVERLAP = "single memory location"
 
 
 def f32(*shape):
@@ -165,3 +166,62 @@ def test_resize_as_():
         result = m.resize_as_(x, template)
         return result is x, x.shape, x._version
     check(resized, f32(2), f32(3, 2))
+
+
+# ---- complex32 (chalf): a real dtype, ml_dtypes' ----
+
+C64 = np.array([[1 + 2j, 0.1 - 0.7j], [3.25 + 0j, -2 + 0.5j]], np.complex64)
+COMPLEX32_CASES = {
+    "chalf": lambda m, x: x.chalf(),
+    "chalf of reals": lambda m, x: x.real.chalf(memory_format=m.contiguous_format),
+    "back to complex64 and float32": lambda m, x: (x.chalf().to(m.complex64), x.chalf().float()),
+    "real, imag, view_as_real": lambda m, x: (x.chalf().real, x.chalf().imag, m.view_as_real(x.chalf())),
+    "view_as_complex and complex of halves": lambda m, x: (m.view_as_complex(m.view_as_real(x).half()),
+                                                           m.complex(x.real.half(), x.imag.half())),
+    "arithmetic": lambda m, x: (x.chalf() + x.chalf(), x.chalf() * 2.5, 1j - x.chalf(), -x.chalf()),
+    "promotion": lambda m, x: (x.chalf() + x.real, x.chalf() * x.real.half(), x.real.half() * 1j,
+                               x.chalf() + x.double()),
+    "comparisons and predicates": lambda m, x: (x.chalf() == x.chalf().conj(), x.chalf().isfinite()),
+    "abs, sgn, var": lambda m, x: (x.chalf().abs(), x.chalf().sgn(), x.chalf().var()),
+    "copies and views": lambda m, x: (m.cat([x.chalf(), x.chalf()]), x.chalf().t().contiguous(), x.chalf()[:, 1],
+                                      m.where(x.real > 0, x.chalf(), x.chalf().conj())),
+    "tolist and item": lambda m, x: (x.chalf().tolist(), x.chalf()[1, 0].item()),
+}
+
+
+@pytest.mark.parametrize("case", COMPLEX32_CASES)
+def test_complex32_matches_torch(case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: "ComplexHalf support is experimental"
+        check(COMPLEX32_CASES[case], C64)
+
+
+def test_complex32_prints_as_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = repr(torch.tensor(C64).chalf()).replace("torch.", "lantern.")
+    assert repr(lantern.tensor(C64).chalf()) == expected
+
+
+def test_chalf_gradient():
+    def grad(m):
+        x = m.tensor([1.0, 2.0, -0.5], dtype=m.float64, requires_grad=True)
+        weight = m.tensor([1 + 2j, 0.5j, -1], dtype=m.complex64).chalf()
+        return m.autograd.grad(x.chalf(), x, weight)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(grad)
+
+
+def test_complex32_into_a_real_tensor_keeps_the_real_part_with_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns once per process
+        check(lambda m, x: m.zeros(2, 2).copy_(x.chalf()), C64)
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        lantern.zeros(2, 2).copy_(lantern.tensor(C64).chalf())
+
+
+def test_angle_of_complex32_is_refused_as_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raises_like(lambda m, x: x.chalf().angle(), C64, match="not implemented for 'ComplexHalf'")

@@ -138,7 +138,7 @@ SCALARS = [True, 2, -3, 2.5, 0.5 - 1j]
 def test_binary_python_scalar(op, dtype):
     for s in SCALARS:
         if dtype == "float16" and isinstance(s, complex):
-            continue  # torch computes in complex32, which lantern (over NumPy) does not have
+            continue  # complex32: most of its kernels torch's CPU build lacks, lantern computes (docs/dtypes.md)
         matches_torch(lambda m, x: getattr(m, op)(as_(m, x, dtype), s), sample(dtype))
         matches_torch(lambda m, x: getattr(as_(m, x, dtype), op)(s), sample(dtype))
 
@@ -341,7 +341,7 @@ def test_remainder_fmod_signs(dtype):
 
 # ---- pow ---------------------------------------------------------------------------------------------------------
 
-# float16 ** 1j is complex32 in torch, a dtype lantern does not have (NumPy has none): not compared
+# float16 ** 1j is complex32, whose pow torch's CPU build lacks and lantern computes (docs/dtypes.md): not compared
 _POW_CASES = [(dtype, e) for e in [0, 1, 2, 3, -1, -2, 0.5, 2.5, -0.5, True, 1j]
               for dtype in ["int32", "int64", "uint8", "float16", "float32", "float64", "complex64", "bool"]
               if not (dtype == "float16" and isinstance(e, complex))]
@@ -559,7 +559,7 @@ def test_promotion_random_operands(a, b, b_zero_dim, s, op):
         return r if s is None or op in ("maximum", "bitwise_and") else getattr(m, op)(r, s)
     try:
         if fn(torch, torch.tensor(x), torch.tensor(y)).dtype == torch.complex32:
-            return  # float16 with a complex: torch computes in complex32, which lantern (over NumPy) lacks
+            return  # float16 with a complex: complex32, whose kernels torch's CPU build mostly lacks (docs/dtypes.md)
     except Exception as e:
         if "ComplexHalf" in str(e):
             return

@@ -333,8 +333,9 @@ class Translator:
             return self._storages[key][1]
         # a clone: a NumPy array over torch's own storage would make it unresizable (an out= could not grow)
         whole = t.as_strided((t.untyped_storage().nbytes() // t.element_size(),), (1,), 0).clone()
-        if whole.dtype == torch.bfloat16:
-            storage = lantern.tensor(whole.float().numpy()).to(lantern.bfloat16)
+        if whole.dtype in (torch.bfloat16, torch.complex32):  # NumPy has neither: through float32 / complex64
+            wide = torch.float32 if whole.dtype == torch.bfloat16 else torch.complex64
+            storage = lantern.tensor(whole.to(wide).numpy()).to(self.value(whole.dtype))
         else:
             storage = lantern.tensor(whole.numpy())
         if self._storages is not None:

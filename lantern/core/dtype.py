@@ -88,18 +88,25 @@ float16 = dtype("float16", np.float16, FLOATING, True, "Half")
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, FLOATING, True, "BFloat16")
 float32 = dtype("float32", np.float32, FLOATING, True, "Float")
 float64 = dtype("float64", np.float64, FLOATING, True, "Double")
+complex32 = dtype("complex32", ml_dtypes.complex32, COMPLEX, True, "ComplexHalf")  # two float16s: ml_dtypes' type
 complex64 = dtype("complex64", np.complex64, COMPLEX, True, "ComplexFloat")
 complex128 = dtype("complex128", np.complex128, COMPLEX, True, "ComplexDouble")
 
-ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex32, complex64, complex128)
 
 # PyTorch's aliases: torch.float is float32, torch.long is int64, ...
 ALIASES = {
     "half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
-    "long": int64, "cfloat": complex64, "cdouble": complex128,
+    "long": int64, "chalf": complex32, "cfloat": complex64, "cdouble": complex128,
 }
 
-_COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
+_COMPLEX_TO_REAL = {complex32: float16, complex64: float32, complex128: float64}
+
+
+def holds_complex(np_dtype):
+    """Whether arrays of this NumPy dtype hold complex numbers: NumPy's complex kinds, and complex32 (ml_dtypes'
+    type, whose kind is 'V' and whose .real is not its real part)."""
+    return np_dtype.kind == "c" or np_dtype == complex32.np
 _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 

@@ -21,7 +21,7 @@ def _promote_uncached(a, b):
     if a.category != b.category:
         lo, hi = (a, b) if a.category < b.category else (b, a)
         if hi.category == COMPLEX and lo.category == FLOATING:
-            return dt.complex128 if dt.float64 in (lo, hi.to_real()) else hi
+            return _COMPLEX_OF[_promote_uncached(lo, hi.to_real())]  # complex32 with float32 is complex64
         return hi
     if a.category == INTEGRAL:
         if dt.uint8 in (a, b):
@@ -32,7 +32,10 @@ def _promote_uncached(a, b):
         if {a, b} == {dt.float16, dt.bfloat16}:
             return dt.float32
         return a if _FLOAT_ORDER[a] > _FLOAT_ORDER[b] else b
-    return dt.complex128  # two different complex types
+    return _COMPLEX_OF[_promote_uncached(a.to_real(), b.to_real())]  # two different complex types
+
+
+_COMPLEX_OF = {dt.float16: dt.complex32, dt.float32: dt.complex64, dt.float64: dt.complex128}
 
 
 _TABLE = {(a, b): _promote_uncached(a, b) for a in dt.ALL for b in dt.ALL}
@@ -75,8 +78,8 @@ def _combine_categories(higher, lower):
         return higher
     if higher.category == COMPLEX:
         return higher
-    if lower.category == COMPLEX:
-        return higher.to_complex() if higher.category == FLOATING else lower
+    if lower.category == COMPLEX:  # float16 with a complex number is complex32, bfloat16's complex64
+        return _COMPLEX_OF.get(higher, dt.complex64) if higher.category == FLOATING else lower
     if higher.category == FLOATING:
         return higher
     if higher is dt.bool or lower.category == FLOATING:

@@ -11,13 +11,16 @@ and `is_conj`/`is_neg` are False.
 import math
 
 from ..core import dtype as dt
+from . import autocast
 from .derivative import derivative
 from .dispatcher import call
+from .factory import not_implemented_for
 from .linalg_common import _into
 from .pointwise_common import _require_tensor
 from .registry import COMPOSITES, composite, get, structured, view
 
 _REAL_FOR_COMPLEX = (dt.float16, dt.float32, dt.float64)
+_COMPLEX_OF = {dt.float16: dt.complex32, dt.float32: dt.complex64, dt.float64: dt.complex128}  # pairs viewed as one
 
 
 # ---- view_as_real / view_as_complex ------------------------------------------------------------------------
@@ -41,11 +44,8 @@ def _view_as_complex_meta(self):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if self._offset % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    if self.dtype is dt.float16:  # torch's result would be complex32 (ComplexHalf), a dtype lantern lacks
-        raise NotImplementedError("view_as_complex of a float16 tensor gives complex32 (ComplexHalf), which lantern "
-                                  "does not support: convert the tensor to float32 first (.float())")
     return (self._size[:-1], tuple(s // 2 for s in self._stride[:-1]), self._offset // 2,
-                    self.dtype.to_complex())
+            _COMPLEX_OF[self.dtype])
 
 
 view("view_as_real(Tensor(a) self) -> Tensor(a)", _view_as_real_meta, method=False)
@@ -85,7 +85,9 @@ def complex(real, imag, *, out=None):
     """
     _check_parts(real, imag)
     real, imag = COMPOSITES["broadcast_tensors"](real, imag)
-    return _into(out, as_complex(call(get("stack"), ((real, imag), -1))), "complex")
+    pairs = call(get("stack"), ((real, imag), -1))
+    # torch's complex is one kernel: its view_as_complex step is not autocast's (which runs that view in float32)
+    return _into(out, autocast.excluded(as_complex, pairs), "complex")
 
 
 def polar(abs, angle, *, out=None):
@@ -107,6 +109,8 @@ composite("polar", polar, method=False)
 def _angle_meta(self):
     _require_tensor("angle", self)
     d = self.dtype
+    if d is dt.complex32:
+        raise not_implemented_for("angle_cpu", d)
     return (self._size,
                       d.to_real() if d.is_complex else (dt.get_default_dtype() if d.category < dt.FLOATING else d))
 

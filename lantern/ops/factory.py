@@ -31,7 +31,8 @@ FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=Non
 C_TYPE_NAMES = {
     dt.bool: "bool", dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short", dt.int32: "int",
     dt.int64: "long", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16", dt.float32: "float",
-    dt.float64: "double", dt.complex64: "c10::complex<float>", dt.complex128: "c10::complex<double>",
+    dt.float64: "double", dt.complex32: "c10::complex<c10::Half>", dt.complex64: "c10::complex<float>",
+    dt.complex128: "c10::complex<double>",
 }
 
 FLOAT_MAX = {d: dt.finfo(d).max for d in (dt.float16, dt.bfloat16, dt.float32, dt.float64)}

@@ -59,15 +59,16 @@ def _require_tensor(name, x, pos=1, argname="input"):
 
 # ---- operands as the kernel loop sees them ------------------------------------------------------------------
 
-_BF16, _INT64 = dt.bfloat16.np, dt.int64.np
+_BF16, _C32, _INT64 = dt.bfloat16.np, dt.complex32.np, dt.int64.np
 
 
 def as_dtype(xp, x, dtype):
     """x (an array or a Python number) cast to the compute dtype, unless NumPy already computes it exactly so:
-    a Python int wraps into a small integer type as PyTorch's cast does; bfloat16 has no mixed-type loops."""
+    a Python int wraps into a small integer type as PyTorch's cast does; bfloat16 and complex32 (ml_dtypes' types)
+    have no mixed-type loops."""
     d = getattr(x, "dtype", None)
     if d is None:
-        if dtype is _BF16 or (type(x) is int and dtype.kind in "iu" and dtype is not _INT64):
+        if dtype is _BF16 or dtype is _C32 or (type(x) is int and dtype.kind in "iu" and dtype is not _INT64):
             return xp.asarray(x).astype(dtype)
         return x
     return x if d == dtype else x.astype(dtype)
@@ -230,15 +231,16 @@ def _binary_meta(name, rule, check, number_other):
     return meta
 
 
-# the binary ops PyTorch also declares with a number first (remainder.Scalar_Tensor, ...); of those, only
-# floor_divide takes two numbers
+# the binary ops PyTorch also takes with a number first (remainder.Scalar_Tensor, ...; mul, whose argument parser
+# takes numbers for tensors); of those, floor_divide and mul take two numbers
 NUMBER_SELF = {"floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-               "bitwise_right_shift", "xlogy"}
+               "bitwise_right_shift", "xlogy", "mul"}
+TWO_NUMBERS = {"floor_divide", "mul"}
 
 
 def _number_self_check(name, a, b):
     """A number as `self` of a binary op: a TypeError unless PyTorch has that overload (eq(2, t) has none)."""
-    if name not in NUMBER_SELF or (not isinstance(b, TensorImpl) and name != "floor_divide"):
+    if name not in NUMBER_SELF or (not isinstance(b, TensorImpl) and name not in TWO_NUMBERS):
         raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(a).__name__}, "
                         f"{type(b).__name__}), but expected (Tensor input, Tensor other) or (Tensor input, Number "
                         "other)" + (" or (Number self, Tensor other)" if name in NUMBER_SELF else ""))

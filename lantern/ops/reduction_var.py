@@ -33,7 +33,7 @@ def _count(sizes, dim):
 
 def _wide(a):
     """a in float64 / complex128: reductions accumulate there (PyTorch's CPU accumulate type for var and norm)."""
-    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64, copy=False)
+    return a.astype(np.complex128 if dt.holds_complex(a.dtype) else np.float64, copy=False)
 
 
 def _moments(xp, a, dim, correction, keepdim):

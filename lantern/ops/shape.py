@@ -7,6 +7,7 @@ import math
 import numbers
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 from ..core import dtype as dt
@@ -145,9 +146,9 @@ def _check_copy(self, src):
 
 def copy_values(xp, dst, src):
     """dst[...] = src with PyTorch's casts: complex into real keeps the real part, with PyTorch's UserWarning."""
-    if src.dtype.kind == "c" and dst.dtype.kind != "c":
+    if dt.holds_complex(src.dtype) and not dt.holds_complex(dst.dtype):
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
-        src = src.real
+        src = src.real if src.dtype.kind == "c" else ml_dtypes.real(src)  # complex32's .real is itself
     xp.copyto(dst, src, casting="unsafe")
 
 
