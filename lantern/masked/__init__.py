@@ -9,7 +9,7 @@ tensor(2.)
 from ._ops import (amax, amin, argmax, argmin, cumprod, cumsum, log_softmax, logaddexp, logsumexp, mean, median,
                    norm, normalize, prod, softmax, softmin, std, sum, var)
 from ._ops import _canonical_dim, _input_mask, _output_mask, _reduction_identity  # noqa: F401  (torch's tests use them)
-from . import maskedtensor
+from . import maskedtensor  # noqa: F401  (torch.masked.maskedtensor)
 from .maskedtensor.core import MaskedTensor, is_masked_tensor
 from .maskedtensor.creation import as_masked_tensor, masked_tensor
 
