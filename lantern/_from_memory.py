@@ -98,5 +98,5 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     steps = call(get("arange"), (n, None, 1, dt.float64, layout, device, None, False))
     values = (steps * step + start).to(dtype or dt.get_default_dtype())
     if out is not None:
-        return out.resize_(n).copy_(values)
+        return out._resize((n,)).copy_(values)
     return finish(values, requires_grad)

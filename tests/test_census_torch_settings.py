@@ -244,7 +244,7 @@ def test_range():
                       lib.range(0, 1, 0.5, requires_grad=True)]
             out = lib.empty(0, dtype=lib.int64)
             returned = lib.range(0, 3, out=out)
-        return values, returned is out, out, len(caught)
+        return values, returned is out, out, out._version, len(caught)
     check(run)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
