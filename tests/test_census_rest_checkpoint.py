@@ -11,6 +11,9 @@ import lantern
 import lantern.utils.checkpoint  # noqa: F401
 
 
+LIBS = (torch, lantern)
+
+
 def _both(run):
     return run(torch), run(lantern)
 
@@ -184,3 +187,92 @@ def test_device_type_and_device_states_on_the_cpu_like_torch():
         finally:
             module.DefaultDeviceType.set_device_type(previous)
 
+
+
+# ---- selective activation checkpointing ---------------------------------------------------------------------------
+def _sac_context(lib, policy, **kwargs):
+    import functools
+    return functools.partial(lib.utils.checkpoint.create_selective_checkpoint_contexts, policy, **kwargs)
+
+
+def _sac_gradients(lib, policy_for):
+    """torch's documented example, fn(x, y) = sigmoid((x @ y) @ y) * y, under a selective checkpoint."""
+    lib.manual_seed(0)
+    x = lib.randn(4, 4, dtype=lib.float64, requires_grad=True)
+    y = lib.randn(4, 4, dtype=lib.float64, requires_grad=True)
+    fn = lambda a, b: lib.sigmoid(lib.matmul(lib.matmul(a, b), b)) * b  # noqa: E731
+    out = lib.utils.checkpoint.checkpoint(fn, x, y, use_reentrant=False, context_fn=_sac_context(lib, policy_for(lib)))
+    out.sum().backward()
+    return out.detach(), x.grad, y.grad
+
+
+SAC_POLICIES = {
+    "op list": lambda lib: [lib.ops.aten.mm.default],
+    "function": lambda lib: lambda ctx, op, *args, **kwargs: (
+        lib.utils.checkpoint.CheckpointPolicy.MUST_SAVE if op == lib.ops.aten.mm.default
+        else lib.utils.checkpoint.CheckpointPolicy.PREFER_RECOMPUTE),
+    "save all": lambda lib: lambda ctx, op, *args, **kwargs: lib.utils.checkpoint.CheckpointPolicy.PREFER_SAVE,
+    "booleans": lambda lib: lambda ctx, op, *args, **kwargs: "sigmoid" in op.name(),
+}
+
+
+@pytest.mark.parametrize("policy", SAC_POLICIES)
+def test_selective_checkpoint_gradients_like_torch(policy):
+    expected, got = _both(lambda lib: _sac_gradients(lib, SAC_POLICIES[policy]))
+    for g, e in zip(got, expected):
+        assert torch.allclose(torch.tensor(g.numpy()), e, rtol=1e-10, atol=1e-12)
+
+
+def _saved_random_draw(lib, save):
+    """y = x * rand_like(x) without restoring the random state: the recomputation draws anew unless the policy
+    saves the draw, so x.grad equals the forward's draw exactly when it is saved. (torch's policy sees
+    aten::rand_like, lantern's the aten::uniform_ that its composite rand_like runs.)"""
+    draws = []
+
+    def policy(ctx, op, *args, **kwargs):
+        if "rand" in op.name() or "uniform" in op.name():
+            draws.append(ctx.op_output.detach().clone())
+            return lib.utils.checkpoint.CheckpointPolicy.MUST_SAVE if save else \
+                lib.utils.checkpoint.CheckpointPolicy.MUST_RECOMPUTE
+        return lib.utils.checkpoint.CheckpointPolicy.PREFER_RECOMPUTE
+
+    x = lib.ones(5, requires_grad=True)
+    out = lib.utils.checkpoint.checkpoint(lambda t: (t * lib.rand_like(t)).exp(), x, use_reentrant=False,
+                                          preserve_rng_state=False, context_fn=_sac_context(lib, policy))
+    out.sum().backward()
+    return len(draws), bool(lib.allclose(x.grad, (draws[0] * draws[0].exp())))
+
+
+@pytest.mark.parametrize("save", [True, False])
+def test_a_saved_op_is_not_run_again_like_torch(save):
+    assert _both(lambda lib: _saved_random_draw(lib, save)) == ((1, save), (1, save))
+
+
+def test_selective_checkpoint_errors_like_torch():
+    for lib in LIBS:
+        module = lib.utils.checkpoint
+        with pytest.raises(ValueError, match="Please update the OpOverloadPacket to a specific OpOverload"):
+            module.create_selective_checkpoint_contexts([lib.ops.aten.mm])
+        with pytest.raises(TypeError, match="policy_fn_or_list must be either a function or a list of ops."):
+            module.create_selective_checkpoint_contexts(3)
+        x = lib.randn(3, 3, requires_grad=True)
+
+        def mutates(t):
+            product = t.mm(t)
+            product.add_(1)
+            return product.sin()
+
+        out = module.checkpoint(mutates, x, use_reentrant=False,
+                                context_fn=_sac_context(lib, [lib.ops.aten.mm.default]))
+        with pytest.raises(RuntimeError, match="Tensor cached during selective activation checkpoint has been mutated"):
+            out.sum().backward()
+        out = module.checkpoint(mutates, x, use_reentrant=False,
+                                context_fn=_sac_context(lib, [lib.ops.aten.mm.default], allow_cache_entry_mutation=True))
+        out.sum().backward(retain_graph=True)
+        with pytest.raises(RuntimeError, match="Trying to backward an extra time"):
+            out.sum().backward()
+        policy = module.SelectiveCheckpointContext(is_recompute=False, op_output=1)
+        assert (policy.is_recompute, policy.op_output) == (False, 1)
+        assert [p.name for p in module.CheckpointPolicy] == ["MUST_SAVE", "PREFER_SAVE", "MUST_RECOMPUTE",
+                                                              "PREFER_RECOMPUTE", "MUST_CPU_OFFLOAD",
+                                                              "PREFER_CPU_OFFLOAD"]

@@ -135,6 +135,13 @@ class OpOverload:
     def __call__(self, *args, **kwargs):
         return call(self._op, self.bind(args, kwargs))
 
+    def __eq__(self, other):
+        """Two OpOverloads of one registered op are equal (each attribute access makes a new one)."""
+        return isinstance(other, OpOverload) and other._op is self._op
+
+    def __hash__(self):
+        return id(self._op)
+
     def __repr__(self):
         packet, _, overload = self._qualified.rpartition(".")
         return f"<OpOverload(op='{packet}', overload='{overload}')>"

@@ -29,10 +29,14 @@ from ..autograd.saved_hooks import saved_tensors_hooks
 from ..core.tensor_impl import TensorImpl
 from ..profiler.watchers import Watcher, install, remove
 from ..random import fork_rng, get_rng_state, set_rng_state
+from .checkpoint_selective import (  # noqa: F401  (torch.utils.checkpoint's names)
+    SAC_IGNORED_OPS, CheckpointPolicy, SelectiveCheckpointContext, create_selective_checkpoint_contexts,
+)
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction", "check_backward_validity",
            "detach_variable", "get_device_states", "set_device_states", "noop_context_fn",
-           "set_checkpoint_early_stop", "DefaultDeviceType", "set_checkpoint_debug_enabled", "GraphExecGroup"]
+           "set_checkpoint_early_stop", "DefaultDeviceType", "set_checkpoint_debug_enabled", "CheckpointPolicy",
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS", "GraphExecGroup"]
 
 _checkpoint_debug_enabled = None
 _checkpoint_early_stop = None
@@ -201,10 +205,11 @@ def _checkpoint_by_recomputing(function, preserve_rng_state, context_fn, determi
     rng_state = get_rng_state() if preserve_rng_state else None
 
     def recompute():
-        with fork_rng(enabled=preserve_rng_state), recompute_context:
+        with fork_rng(enabled=preserve_rng_state):
             if preserve_rng_state:
                 set_rng_state(rng_state)
-            function(*args, **kwargs)
+            with recompute_context:
+                function(*args, **kwargs)
 
     if not is_grad_enabled():
         return function(*args, **kwargs)
