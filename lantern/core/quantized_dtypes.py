@@ -47,7 +47,7 @@ class QuantizedDtype(dt.dtype):
         return (numel + per - 1) // per * self.itemsize if per > 1 else numel * self.itemsize
 
     def __reduce__(self):
-        return (quantized_dtype_by_name, (self.name,))
+        return self.name  # pickled as the module global of that name
 
 
 def _slot(field):
@@ -62,11 +62,7 @@ quint4x2 = QuantizedDtype("quint4x2", dt.uint8, 4, "QUInt4x2")
 quint2x4 = QuantizedDtype("quint2x4", dt.uint8, 2, "QUInt2x4")
 
 QUANTIZED = (quint8, qint8, qint32, quint4x2, quint2x4)
-_BY_NAME = {d.name: d for d in QUANTIZED}
 
-
-def quantized_dtype_by_name(name):
-    return _BY_NAME[name]
 
 
 class qscheme:
@@ -85,7 +81,7 @@ class qscheme:
         return "lantern." + self.name
 
     def __reduce__(self):
-        return (qscheme_by_name, (self.name,))
+        return self.name
 
 
 per_tensor_affine = qscheme("per_tensor_affine")
@@ -97,9 +93,6 @@ per_channel_affine_float_qparams = qscheme("per_channel_affine_float_qparams")
 QSCHEMES = {q.name: q for q in (per_tensor_affine, per_channel_affine, per_tensor_symmetric, per_channel_symmetric,
                                 per_channel_affine_float_qparams)}
 
-
-def qscheme_by_name(name):
-    return QSCHEMES[name]
 
 
 def refuse_quantized_dtype(dtype):

@@ -280,6 +280,6 @@ def explain(t):
     if t.layout is not strided:
         return SparseTensorExplanation(t)
     if t.is_quantized:
-        from .explain_quantized import QuantizedTensorExplanation  # a subclass of TensorExplanation: imports this
-        return QuantizedTensorExplanation(t)
+        from . import explain_quantized  # cycle: inspect.explain_quantized imports inspect.explain
+        return explain_quantized.QuantizedTensorExplanation(t)
     return TensorExplanation(t)

@@ -24,7 +24,7 @@ from ..backends.quantized import (PerChannelAffine, PerTensorAffine, QuantizedCP
 from ..core import dtype as dt
 from ..core.dispatch_keys import DispatchKey
 from ..core.size import wrap_dim
-from ..core.tensor_impl import TensorImpl, make_tensor
+from ..core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
 from . import registry
 from .dispatcher import call
 from .op_kinds import OpKind
@@ -60,7 +60,6 @@ def _view_kernel(op, args):
 
 def _check_packed_view(op, base, size, stride, offset):
     """Packed elements (two or four per byte) are reachable in their stored order only."""
-    from ..core.tensor_impl import contiguous_strides
     if offset != base._offset or (any(size) and tuple(stride) != contiguous_strides(tuple(size))):
         raise NotImplementedError(
             f"{op.name} of a {base.dtype.name} tensor: its elements are packed {base.dtype.elements_per_byte} to a "

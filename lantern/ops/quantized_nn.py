@@ -16,7 +16,7 @@ from ..core.tensor_impl import make_tensor
 from .meta_util import strides_in_order
 from .quantized import _not_quantized, _register
 from .derivative import nondifferentiable
-from .registry import composite
+from .registry import COMPOSITES, composite
 
 QUANTIZED = DispatchKey.QuantizedCPU
 
@@ -26,8 +26,7 @@ def _pool(rank, name):
         q, kernel_size, stride, padding, dilation, ceil_mode = args
         if q.dim() != rank + 2 and not (rank < 3 and q.dim() == rank + 1):
             raise RuntimeError(f"Expecting the input tensor of rank {rank + 2}.")
-        import lantern.nn.functional as F
-        pool = getattr(F, f"max_pool{rank}d")
+        pool = COMPOSITES[f"max_pool{rank}d"]
         return pool(q, kernel_size, stride if stride else None, padding, dilation, ceil_mode)
     kernel.__name__ = kernel.__qualname__ = f"_{name}_kernel"
     return kernel
@@ -43,8 +42,7 @@ for _rank in (1, 2, 3):
 def _batch_norm_kernel(op, args):
     """Batch norm of the dequantized values (running statistics), quantized with the output scale and zero point."""
     q, weight, bias, mean, var, eps, output_scale, output_zero_point = args
-    import lantern.nn.functional as F
-    values = F.batch_norm(q.dequantize(), mean, var, weight, bias, False, 0.0, eps)
+    values = COMPOSITES["batch_norm"](q.dequantize(), weight, bias, mean, var, False, 0.0, eps, False)
     ints = quantize_array(cpu.array(values), q.dtype, output_scale, output_zero_point, fused=q.dtype.bits == 8)
     quantizer = PerTensorAffine(output_scale, output_zero_point)
     if q.dim() not in (4, 5):
