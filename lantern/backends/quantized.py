@@ -90,10 +90,39 @@ class QuantizedCPUBackend(CPUBackend):
         """A new contiguous quantized tensor over uninitialised storage (packed types: whole bytes)."""
         n = int(np.prod(shape, dtype=np.int64))
         holder = cpu.empty((dtype.storage_bytes(n) // dtype.itemsize,), dtype.int_dtype)
-        return make_tensor(holder._storage, tuple(shape), contiguous_strides(tuple(shape)), 0, dtype, self)
+        return guard(make_tensor(holder._storage, tuple(shape), contiguous_strides(tuple(shape)), 0, dtype, self))
 
     def __repr__(self):
         return "<lantern QuantizedCPU backend>"
+
+
+class IntegersNotValues(np.ndarray):
+    """The array cached on a quantized tensor (`t._nd`), where the kernels of other keys look first: its integers,
+    refusing arithmetic and conversion. The dispatcher lets a 0-dim CPU operand join any backend, so a dense op
+    given a 0-dim quantized tensor runs the CPU kernel; this makes that kernel fail, naming the fix, instead of
+    computing on the integers as if they were the values."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise _not_values()
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise _not_values()
+
+    def astype(self, *args, **kwargs):
+        raise _not_values()
+
+
+def _not_values():
+    return RuntimeError("a quantized tensor's integers are not its values: an op without a quantized kernel met a "
+                        "quantized operand (a 0-dim one joins dense ops). Call .dequantize() on it first.")
+
+
+def guarded_array(t):
+    """What a quantized tensor caches as its array: its integers, in an IntegersNotValues view (packed types:
+    nothing, their integers have no strided view)."""
+    if t.dtype.elements_per_byte > 1:
+        return None
+    return CPUBackend.array(cpu, _int_alias(t)).view(IntegersNotValues)
 
 
 def make_quantized(int_values, dtype, quantizer):
@@ -114,11 +143,10 @@ def from_integers(ints, dtype, quantizer, size):
     return out
 
 
-def with_quantizer(t, quantizer, size=None, stride=None, offset=None):
-    """t's memory (or a view of it: size, stride, offset) read through another quantizer."""
-    return make_tensor(t._storage, t._size if size is None else size, t._stride if stride is None else stride,
-                       t._offset if offset is None else offset, t.dtype, QuantizedCPUBackend(quantizer), None, t._vc,
-                       t._base if t._base is not None else t)
+def guard(t):
+    """t, with its cached array the guarded view of its integers (see IntegersNotValues)."""
+    t._nd = guarded_array(t)
+    return t
 
 
 # ---- integers in and out of storage ------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ scales, zero_points, axis), float zero points included.
 from ..core.quantized_dtypes import QUANTIZED, QuantizedDtype, per_channel_affine, per_channel_affine_float_qparams, \
     per_tensor_affine
 from ..core.tensor_impl import TensorImpl, make_tensor
-from .quantized import PerChannelAffine, PerTensorAffine, QuantizedCPUBackend
+from .quantized import PerChannelAffine, PerTensorAffine, QuantizedCPUBackend, guard
 
 
 def quantizer_params(t):
@@ -56,7 +56,7 @@ def rebuild_qtensor(storage, storage_offset, size, stride, params, requires_grad
     size, stride, offset = check_geometry(storage.storage, storage_offset, size, stride, dtype)
     if requires_grad:
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
-    return make_tensor(storage.storage, size, stride, offset, dtype, QuantizedCPUBackend(quantizer))
+    return guard(make_tensor(storage.storage, size, stride, offset, dtype, QuantizedCPUBackend(quantizer)))
 
 
 def reduce_quantized(t):
@@ -66,8 +66,8 @@ def reduce_quantized(t):
 
 
 def rebuild_pickled(storage, offset, size, stride, dtype_name, params):
-    return make_tensor(storage, size, stride, offset, _BY_NAME[dtype_name],
-                       QuantizedCPUBackend(quantizer_from_params(params)))
+    return guard(make_tensor(storage, size, stride, offset, _BY_NAME[dtype_name],
+                             QuantizedCPUBackend(quantizer_from_params(params))))
 
 
 _BY_NAME = {d.name: d for d in QUANTIZED}

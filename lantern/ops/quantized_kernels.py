@@ -19,8 +19,8 @@ import numbers
 import numpy as np
 
 from ..backends.cpu import cpu
-from ..backends.quantized import (PerChannelAffine, PerTensorAffine, QuantizedCPUBackend, int_array, quantize_array,
-                                  quantize_float_qparams_array, write_int_array)
+from ..backends.quantized import (PerChannelAffine, PerTensorAffine, QuantizedCPUBackend, guard, int_array,
+                                  quantize_array, quantize_float_qparams_array, write_int_array)
 from ..core import dtype as dt
 from ..core.dispatch_keys import DispatchKey
 from ..core.size import wrap_dim
@@ -54,8 +54,8 @@ def _view_kernel(op, args):
     if isinstance(quantizer, PerChannelAffine):
         backend = QuantizedCPUBackend(_per_channel_view(op, args, quantizer, size))
     root = base._base if base._base is not None else base
-    return make_tensor(base._storage, size, stride, offset, base.dtype, backend, None, base._vc,
-                       root if op.sets_base else None)
+    return guard(make_tensor(base._storage, size, stride, offset, base.dtype, backend, None, base._vc,
+                             root if op.sets_base else None))
 
 
 def _check_packed_view(op, base, size, stride, offset):
@@ -252,7 +252,7 @@ def _integer_kernel(op, args):
     def wrap(t):
         if not isinstance(t, TensorImpl) or t.dtype is not ints:
             return t
-        return make_tensor(t._storage, t._size, t._stride, t._offset, source.dtype, source._backend)
+        return guard(make_tensor(t._storage, t._size, t._stride, t._offset, source.dtype, source._backend))
     return _map_results(call(op, _replace_quantized(args, lambda q: q.int_repr())), wrap)
 
 

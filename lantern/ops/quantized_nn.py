@@ -10,7 +10,7 @@ tensor([[[[12, 16],
 import numpy as np
 
 from ..backends.cpu import cpu
-from ..backends.quantized import PerTensorAffine, make_quantized, quantize_array
+from ..backends.quantized import PerTensorAffine, guard, make_quantized, quantize_array
 from ..core.dispatch_keys import DispatchKey
 from ..core.tensor_impl import make_tensor
 from .meta_util import strides_in_order
@@ -51,7 +51,7 @@ def _batch_norm_kernel(op, args):
     order = (0, *range(2, q.dim()), 1)
     stored = make_quantized(np.ascontiguousarray(ints.transpose(order)), q.dtype, quantizer)
     strides = strides_in_order(q._size, (1, *range(q.dim() - 1, 1, -1), 0))
-    return make_tensor(stored._storage, q._size, strides, 0, q.dtype, stored._backend)
+    return guard(make_tensor(stored._storage, q._size, strides, 0, q.dtype, stored._backend))
 
 
 _register("quantized_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, "
