@@ -225,3 +225,17 @@ def test_angle_of_complex32_is_refused_as_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         raises_like(lambda m, x: x.chalf().angle(), C64, match="not implemented for 'ComplexHalf'")
+
+
+# ---- as_strided_scatter addresses self's storage ----
+
+@pytest.mark.parametrize("view", ["strided", "offset", "gapped"])
+def test_as_strided_scatter_keeps_selfs_storage_geometry(view):
+    def scattered(m):
+        base = m.arange(20.0)
+        self = {"strided": base.view(4, 5)[:, ::2], "offset": base[1:].view(1, 19)[:, :1].view(1),
+                "gapped": base[1::2].view(2, 5)[:, :3]}[view]
+        src = -m.arange(4.0).view(2, 2) - 1 if view != "offset" else m.tensor(-1.0)
+        size, stride = ((2, 2), (1, 2)) if view != "offset" else ((), ())
+        return m.as_strided_scatter(self, src, size, stride, 1 if view == "gapped" else 0)
+    check(scattered)

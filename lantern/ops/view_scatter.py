@@ -32,10 +32,34 @@ def _scatter(view_name):
 
 for _name, _args in (("slice", "int dim=0, int? start=None, int? end=None, int step=1"),
                      ("select", "int dim, int index"),
-                     ("diagonal", "int offset=0, int dim1=0, int dim2=1"),
-                     ("as_strided", "int[] size, int[] stride, int? storage_offset=None")):
+                     ("diagonal", "int offset=0, int dim1=0, int dim2=1")):
     _k = _scatter(_name)
     custom(f"{_name}_scatter(Tensor self, Tensor src, {_args}) -> Tensor", _k, _k)
+
+
+def _as_strided_scatter(backend, self, src, size, stride, storage_offset=None):
+    """as_strided addresses storage, not self's elements: the result keeps self's sizes, strides and storage offset
+    over a copy of self's whole storage, so that the view reaches the storage elements it would reach in self (a
+    non-contiguous self's gaps included), as in PyTorch."""
+    _require_tensor("as_strided_scatter", self)
+    self = self.detach()
+    whole = self.untyped_storage().nbytes() // self.dtype.itemsize
+    storage = backend.empty((whole,), self.dtype)
+    if backend.xp is not None:
+        backend.array(storage)[...] = backend.array(call(_AS_STRIDED, (self, (whole,), (1,), 0)))
+    out = call(_AS_STRIDED, (storage, self._size, self._stride, self._offset)).detach()
+    view = call(_AS_STRIDED, (out, size, stride, storage_offset))
+    if view._size != src._size:
+        raise RuntimeError(f"as_strided_scatter: expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src._size)}, slice size = {list(view._size)}")
+    if backend.xp is not None:
+        backend.array(view)[...] = backend.array(src)
+    return out
+
+
+_AS_STRIDED = get("as_strided")
+custom("as_strided_scatter(Tensor self, Tensor src, int[] size, int[] stride, int? storage_offset=None) -> Tensor",
+       _as_strided_scatter, _as_strided_scatter)
 
 
 def _unfold_backward(backend, grad, input_sizes, dimension, size, step):
