@@ -17,6 +17,7 @@ import warnings
 from ._construct import legacy_new
 from .core import dtype as dt
 from .core.layout import strided
+from .core.quantized_dtypes import QuantizedDtype
 from .core.tensor_impl import TensorImpl
 
 # The dtypes PyTorch has a legacy tensor type for (no complex ones).
@@ -49,7 +50,10 @@ class tensortype(type):
 
 
 def type_string(dtype, device_type="cpu"):
-    """The legacy type name of a dtype on a device: 'torch.FloatTensor', 'torch.cuda.LongTensor'."""
+    """The legacy type name of a dtype on a device: 'torch.FloatTensor', 'torch.cuda.LongTensor',
+    'torch.quantized.QUInt8Tensor'."""
+    if isinstance(dtype, QuantizedDtype):
+        return f"torch.quantized.{dtype.legacy}Tensor"
     prefix = "torch." if device_type == "cpu" else f"torch.{device_type}."
     return f"{prefix}{dtype.legacy}Tensor"
 

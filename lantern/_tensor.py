@@ -36,6 +36,7 @@ from .ops.sparse_coo import SparseCooMethods
 from .ops.sparse_csr import SparseCsrMethods
 from .ops.views import infer_size, view_strides
 from .sparse._checkpoint import reduce_sparse_tensor
+from .backends.quantized import quantized_equal
 from .backends.quantized_checkpoint import reduce_quantized
 
 _op = registry.get
@@ -695,7 +696,10 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         return self._is_inference
 
     def equal(self, other):
-        """Same size and same elements (values compared after type promotion)."""
+        """Same size and same elements (values compared after type promotion); quantized tensors are equal when
+        their dtypes, quantizers and integers are."""
+        if self.is_quantized or other.is_quantized:
+            return quantized_equal(self, other)
         return self._size == other._size and bool((self == other).all().item())
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):

@@ -205,6 +205,12 @@ CASES = {
     "gt scalar": lambda T: per_tensor(T) > 0,
     "lt tensor": lambda T: per_tensor(T) < per_tensor(T, scale=0.2, zero_point=3),
     "equal": lambda T: T.equal(per_tensor(T), per_tensor(T)),
+    "equal values, other quantizer": lambda T: [
+        T.equal(T.quantize_per_tensor(T.tensor([1.0, 2.0]), 0.1, 0, T.quint8),
+                T.quantize_per_tensor(T.tensor([1.0, 2.0]), s, 0, d)) for s, d in ((0.05, T.quint8), (0.1, T.qint8))],
+    "equal to a float tensor": lambda T: per_tensor(T).equal(T.tensor(X)),
+    "equal per channel": lambda T: [T.equal(per_channel(T), per_channel(T)), T.equal(per_channel(T), per_tensor(T))],
+    "type()": lambda T: [per_tensor(T).type(), per_channel(T, T.qint32).type()],
     # ops without quantized kernels
     "add": lambda T: per_tensor(T) + per_tensor(T),
     "add number": lambda T: per_tensor(T) + 1,

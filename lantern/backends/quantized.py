@@ -149,6 +149,12 @@ def guard(t):
     return t
 
 
+def quantized_equal(a, b):
+    """torch.equal of tensors one of which is quantized: the same dtype, quantizer, size and integers."""
+    return (a.is_quantized and b.is_quantized and a.dtype is b.dtype and a._size == b._size
+            and a._backend.quantizer.same_as(b._backend.quantizer) and np.array_equal(int_array(a), int_array(b)))
+
+
 # ---- integers in and out of storage ------------------------------------------------------------------------------
 
 
