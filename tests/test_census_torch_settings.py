@@ -101,8 +101,10 @@ def _in_fresh_interpreters(script):
                            text=True).stdout for lib in ("torch", "lantern")]
 
 
-def test_warn_always_repeats_once_per_process_warnings():
-    script = """import warnings
+# What depends on process-wide state (warnings already given, settings made once), checked in one fresh interpreter
+# per library: set_warn_always repeats torch's once-per-process warnings, the inter-op thread count is set once,
+# TypedStorage warns once.
+PROCESS_WIDE_SCRIPT = """import warnings
 x = lib.ones(64)
 for always in (True, False, False):
     lib.set_warn_always(always)
@@ -110,10 +112,24 @@ for always in (True, False, False):
         warnings.simplefilter("always")
         for _ in range(2):
             lib.stft(x, 16, return_complex=True)
-    print(lib.is_warn_always_enabled(), len(caught))
+    print("warn_always", lib.is_warn_always_enabled(), len(caught))
+lib.set_num_interop_threads(3)
+print("interop", lib.get_num_interop_threads())
+try:
+    lib.set_num_interop_threads(4)
+except RuntimeError as e:
+    print("interop again", type(e).__name__)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    lib.ones(2).storage(); lib.ones(2).storage(); lib.FloatStorage(2)
+print("storage warnings", sum("TypedStorage is deprecated" in str(w.message) for w in caught))
 """
-    expected, got = _in_fresh_interpreters(script)
-    assert got == expected == "True 2\nFalse 1\nFalse 0\n"
+
+
+def test_process_wide_state_in_fresh_interpreters():
+    expected, got = _in_fresh_interpreters(PROCESS_WIDE_SCRIPT)
+    assert got == expected == ("warn_always True 2\nwarn_always False 1\nwarn_always False 0\ninterop 3\n"
+                               "interop again RuntimeError\nstorage warnings 1\n")
     raises_like(lambda lib: lib.set_warn_always(1))
 
 
@@ -123,13 +139,6 @@ def test_thread_and_denormal_settings():
     for bad in (0, -2, "a"):
         raises_like(lambda lib: lib.set_num_interop_threads(bad))
     assert lantern.set_flush_denormal(True) is False  # NumPy cannot flush denormals (torch: True on x86 with SSE3)
-
-
-def test_set_num_interop_threads_once_per_process():
-    script = ("lib.set_num_interop_threads(3)\nprint(lib.get_num_interop_threads())\n"
-              "try:\n    lib.set_num_interop_threads(4)\nexcept RuntimeError as e:\n    print(type(e).__name__)")
-    expected, got = _in_fresh_interpreters(script)
-    assert got == expected == "3\nRuntimeError\n"
 
 
 def test_constants():

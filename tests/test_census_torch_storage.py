@@ -95,15 +95,3 @@ def test_from_buffer_and_set():
     check(lambda lib: (lib.FloatStorage.from_buffer(b"\x00\x00\x80\x3f", "native").tolist(),
                        lib.IntStorage.from_buffer(b"\x00\x00\x00\x02", "big").tolist(),
                        lib.tensor([], dtype=lib.float32).set_(lib.FloatStorage([1, 2]))))
-
-
-def test_storage_warns_once_per_process():
-    import subprocess
-    import sys
-    script = ("import warnings\nwarnings.simplefilter('always')\nimport {lib} as lib\n"
-              "with warnings.catch_warnings(record=True) as caught:\n    warnings.simplefilter('always')\n"
-              "    lib.ones(2).storage(); lib.ones(2).storage(); lib.FloatStorage(2)\n"
-              "print(sum('TypedStorage is deprecated' in str(w.message) for w in caught))")
-    outputs = [subprocess.run([sys.executable, "-c", script.format(lib=lib)], capture_output=True, text=True).stdout
-               for lib in ("torch", "lantern")]
-    assert outputs[0] == outputs[1] == "1\n"
