@@ -280,6 +280,13 @@ CASES = {
     "per_channel masked_fill": lambda T: per_channel(T).masked_fill(T.tensor(X) > 0, 1.0),
     "per_channel index with a list": lambda T: per_channel(T)[[0]],
     "roll": lambda T: per_tensor(T).roll(1),
+    "sigmoid": lambda T: T.sigmoid(per_tensor(T)),
+    "tanh qint8": lambda T: per_tensor(T, T.qint8, 0.05, -3).tanh(),
+    "hardsigmoid qint32": lambda T: T.nn.functional.hardsigmoid(per_tensor(T, T.qint32, 0.1, 7)),
+    "sigmoid_": lambda T: per_tensor(T).clone().sigmoid_(),
+    "gelu": lambda T: T.nn.functional.gelu(per_tensor(T, T.qint8, 0.1, 2)),
+    "nearest upsampling": lambda T: T.nn.functional.interpolate(
+        T.quantize_per_tensor(T.arange(8.).view(1, 2, 2, 2) - 4, 0.5, 3, T.qint8), scale_factor=2, mode="nearest"),
 }
 
 
@@ -292,8 +299,9 @@ def test_quantized_matches_torch(name):
 # torch succeeds here, lantern refuses: ops with quantized kernels in torch that lantern has not written
 LANTERN_REFUSES = {
     "mean": lambda T: per_tensor(T).mean(),
-    "sigmoid": lambda T: T.sigmoid(per_tensor(T)),
-    "tanh": lambda T: per_tensor(T).tanh(),
+    "leaky_relu": lambda T: T.nn.functional.leaky_relu(per_tensor(T), 0.1),
+    "bilinear upsampling": lambda T: T.nn.functional.interpolate(
+        T.quantize_per_tensor(T.ones(1, 1, 2, 2), 0.5, 2, T.quint8), scale_factor=2, mode="bilinear"),
     "adaptive_avg_pool2d": lambda T: T.nn.functional.adaptive_avg_pool2d(
         T.quantize_per_tensor(T.ones(1, 1, 4, 4), 0.5, 2, T.quint8), 2),
 }
@@ -413,3 +421,18 @@ NN_CASES = {
 @pytest.mark.parametrize("name", NN_CASES)
 def test_quantized_functions_match_torch(name):
     assert outcome(NN_CASES[name], lantern) == outcome(NN_CASES[name], torch)
+
+
+@pytest.mark.parametrize("name", ["sigmoid", "tanh", "hardsigmoid", "gelu"])
+@pytest.mark.parametrize("dtype", ["quint8", "qint8"])
+def test_value_kernels_give_torchs_integers_on_random_inputs(name, dtype):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((4, 50)) * 3).astype(np.float32)
+    results = []
+    for T in (torch, lantern):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            q = T.quantize_per_tensor(T.tensor(x), 0.05, 3, getattr(T, dtype))
+            fn = getattr(T.nn.functional, name) if name in ("hardsigmoid", "gelu") else getattr(T, name)
+            results.append(fn(q).int_repr().tolist())
+    assert results[0] == results[1]

@@ -284,6 +284,44 @@ def _values_kernel(op, args):
     return _map_results(result, requantize)
 
 
+# torch's fixed output grids of the bounded functions: (scale, zero_point) per dtype, covering [0, 1] or [-1, 1]
+_UNIT = {"quint8": (1 / 256, 0), "qint8": (1 / 256, -128), "qint32": (2.0 ** -32, 0)}
+_FIXED_QPARAMS = {"sigmoid": _UNIT, "hardsigmoid": _UNIT,
+                  "tanh": {"quint8": (2 / 256, 128), "qint8": (2 / 256, 0), "qint32": (2.0 ** -31, 0)}}
+
+
+def _fixed_grid_kernel(op, args):
+    """sigmoid, tanh, hardsigmoid: computed on the values, quantized onto the fixed grid torch's kernels use for
+    their bounded output, whatever the input's scale."""
+    source = _per_tensor_source(op, args)
+    scale, zero_point = _FIXED_QPARAMS[op.schema.name][source.dtype.name]
+    values = call(op, _replace_quantized(args, lambda q: q.dequantize()))
+    return _quantized_values(values, source.dtype, PerTensorAffine(scale, zero_point))
+
+
+def _gelu_kernel(op, args):
+    """gelu on the values, quantized with the input's zero point and its scale rounded to float32 (as torch's)."""
+    source = _per_tensor_source(op, args)
+    quantizer = source._backend.quantizer
+    values = call(op, _replace_quantized(args, lambda q: q.dequantize()))
+    return _quantized_values(values, source.dtype, PerTensorAffine(float(np.float32(quantizer.scale)),
+                                                                    quantizer.zero_point))
+
+
+def _upsample_kernel(op, args):
+    """Nearest upsampling picks elements (exact on the values, quantized again). The interpolating modes, whose
+    rounding torch does in integers, are not written."""
+    if not args[2].startswith("nearest"):
+        _refuse(op, args)
+    return _values_kernel(op, args)
+
+
+def _quantized_values(values, dtype, quantizer):
+    out = QuantizedCPUBackend(quantizer).empty(values._size, dtype)
+    write_int_array(out, _quantize_like(out, cpu.array(values)))
+    return out
+
+
 _INTEGER_OPS = ("flip", "repeat", "index_select", "index.Tensor", "sort", "topk", "max", "min", "max.dim", "min.dim")
 _VALUE_OPS = ("relu", "relu_", "clamp", "hardtanh", "hardtanh_", "masked_fill.Scalar", "masked_fill_.Scalar", "cat",
               "stack", "max_pool2d_with_indices")
@@ -332,6 +370,7 @@ def _install(op):
 
 
 _KERNELS = {"clone": _clone_kernel, "copy_": _copy_kernel, "fill_": _fill_kernel, "_to_copy": _to_copy_kernel,
+            "gelu": _gelu_kernel, "_upsample": _upsample_kernel, **{name: _fixed_grid_kernel for name in _FIXED_QPARAMS},
             **{name: _integer_kernel for name in _INTEGER_OPS}, **{name: _values_kernel for name in _VALUE_OPS}}
 registry.on_register(_install)
 
