@@ -88,3 +88,32 @@ def test_second_order_the_backward_is_linear_in_the_gradient():
         lambda t: lantern.fake_quantize_per_channel_affine(t, lantern.tensor([0.1, 0.05]),
                                                            lantern.tensor([0, 3], dtype=lantern.int32), 0, -128, 127),
         (x,))
+
+
+def observe_and_fake_quantize(T, seed, per_row, symmetric, quant_min, quant_max):
+    """Three steps of torch.ao's fused observer: fake quantization off in the first. Every output and every state
+    tensor after each step."""
+    rng = np.random.default_rng(seed)
+    rows = 4 if per_row else None
+    running_min = T.full((rows,), float("inf")) if per_row else T.tensor(float("inf"))
+    running_max = T.full((rows,), float("-inf")) if per_row else T.tensor(float("-inf"))
+    scale, zero_point = T.ones(rows or 1), T.zeros(rows or 1, dtype=T.int32)
+    steps = []
+    for step, spread in enumerate((3, 1, 5)):
+        x = T.tensor((rng.standard_normal((4, 5)) * spread).astype(np.float32), requires_grad=True)
+        y = T.fused_moving_avg_obs_fake_quant(x, T.tensor([1]), T.tensor([int(step > 0)]), running_min, running_max,
+                                              scale, zero_point, 0.01, quant_min, quant_max, 0, per_row, symmetric)
+        y.sum().backward()
+        steps.append([t.detach().numpy().copy() for t in (y, x.grad, running_min, running_max, scale, zero_point)])
+    return steps
+
+
+@pytest.mark.parametrize("per_row", [False, True])
+@pytest.mark.parametrize("symmetric", [False, True])
+@pytest.mark.parametrize("quant_min, quant_max", [(0, 255), (-128, 127)])
+def test_fused_moving_average_observer_matches_torch(per_row, symmetric, quant_min, quant_max):
+    expected = observe_and_fake_quantize(torch, 1, per_row, symmetric, quant_min, quant_max)
+    got = observe_and_fake_quantize(lantern, 1, per_row, symmetric, quant_min, quant_max)
+    for want, have in zip(expected, got):
+        for a, b in zip(want, have):
+            assert np.array_equal(a, b)

@@ -139,7 +139,7 @@ def quantize_per_tensor(input, scale, zero_point, dtype):
 _SMALL_SCALE = np.float32(6.1e-5)
 
 
-def choose_qparams(x_min, x_max, qmin, qmax, reduce_range):
+def choose_qparams(x_min, x_max, qmin, qmax, reduce_range, preserve_sparsity=False):
     """(scale, zero_point) mapping [min(x_min, 0), max(x_max, 0)] onto [qmin, qmax], as torch's dynamic
     quantization chooses them: the zero point is where 0 lands, taken from whichever end loses less to rounding.
 
@@ -148,6 +148,10 @@ def choose_qparams(x_min, x_max, qmin, qmax, reduce_range):
     """
     if reduce_range:
         qmin, qmax = qmin // 2, qmax // 2
+    if x_min < 0 < x_max and preserve_sparsity:  # symmetric around 0: zero lands mid-range
+        symmetric_qmin, symmetric_qmax = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2
+        widest = max(abs(x_min / symmetric_qmin), abs(x_max / symmetric_qmax))
+        x_min, x_max = widest * symmetric_qmin, widest * symmetric_qmax
     x_min, x_max = np.float32(min(x_min, 0.0)), np.float32(max(x_max, 0.0))
     scale = (float(x_max) - float(x_min)) / (qmax - qmin)
     if np.float32(scale) == 0 or math.isinf(np.float32(1) / np.float32(scale)):
@@ -164,6 +168,8 @@ def choose_qparams(x_min, x_max, qmin, qmax, reduce_range):
     error_min, error_max = abs(qmin) - abs(float(x_min) / scale), abs(qmax) - abs(float(x_max) / scale)
     initial = from_min if error_min < error_max else from_max
     zero_point = qmin if initial < qmin else qmax if initial > qmax else int(np.rint(initial))
+    if x_min < 0 < x_max and preserve_sparsity:
+        zero_point = (qmin + qmax) // 2 + 1
     return scale, zero_point
 
 

@@ -15,8 +15,10 @@ do.
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.state import tls
 from .derivative import derivative
 from .dispatcher import call
+from .quantized import choose_qparams
 from .registry import composite, custom, get
 
 
@@ -129,3 +131,51 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
 
 composite("fake_quantize_per_tensor_affine", fake_quantize_per_tensor_affine, method=False)
 composite("fake_quantize_per_channel_affine", fake_quantize_per_channel_affine, method=False)
+
+
+# ---- the observer and fake quantization in one op (torch.ao's FusedMovingAvgObsFakeQuantize) -----------------------
+
+def _moving_average(running, observed, averaging_const):
+    """running += averaging_const * (observed - running); a running value still at ±inf takes the observation."""
+    fresh = running.isinf()
+    running.copy_(running.where(~fresh, observed) + (averaging_const * (observed - running)).where(~fresh, 0.0))
+
+
+def _qparams(x_min, x_max, quant_min, quant_max, symmetric):
+    """(scale, zero_point) of each (min, max) pair, as the observer chooses them (lantern.ops.quantized)."""
+    pairs = [choose_qparams(lo, hi, quant_min, quant_max, False, symmetric)
+             for lo, hi in zip(x_min.reshape(-1).tolist(), x_max.reshape(-1).tolist())]
+    return [s for s, _ in pairs], [z for _, z in pairs]
+
+
+def fused_moving_avg_obs_fake_quant(input, observer_on, fake_quant_on, running_min, running_max, scale, zero_point,
+                                    averaging_const, quant_min, quant_max, ch_axis, per_row_fake_quant=False,
+                                    symmetric_quant=False):
+    """Observe input's range into running_min/running_max (a moving average; per row along ch_axis with
+    per_row_fake_quant), choose scale and zero_point from it (both updated in place), and fake-quantize input with
+    them. observer_on and fake_quant_on are one-element tensors switching each step."""
+    enabled, tls.grad_enabled = tls.grad_enabled, False  # the observer's updates are not part of the graph
+    try:
+        if observer_on.item():
+            if per_row_fake_quant:
+                rows = input.detach().movedim(ch_axis, 0).reshape(input.size(ch_axis), -1)
+                x_min, x_max = rows.amin(1), rows.amax(1)
+            else:
+                x_min, x_max = input.detach().min(), input.detach().max()
+            _moving_average(running_min, x_min, averaging_const)
+            _moving_average(running_max, x_max, averaging_const)
+        fake_quantizing = bool(fake_quant_on.item())
+        if fake_quantizing:
+            scales, zero_points = _qparams(running_min, running_max, quant_min, quant_max, symmetric_quant)
+            scale.copy_(scale.new_tensor(scales).reshape(scale.shape))
+            zero_point.copy_(zero_point.new_tensor(zero_points).reshape(zero_point.shape))
+    finally:
+        tls.grad_enabled = enabled
+    if not fake_quantizing:
+        return input.clone()  # a new tensor, as torch's op returns
+    if per_row_fake_quant:
+        return fake_quantize_per_channel_affine(input, scale, zero_point, ch_axis, quant_min, quant_max)
+    return fake_quantize_per_tensor_affine(input, scale.item(), int(zero_point.item()), quant_min, quant_max)
+
+
+composite("fused_moving_avg_obs_fake_quant", fused_moving_avg_obs_fake_quant, method=False)
