@@ -51,6 +51,10 @@ OUT_ALLOWED = {
     "cat into a fresh out": lambda m, x: m.cat([x[:3], x[3:]], out=m.empty(0)),
     "index_select, expanded out that is resized": lambda m, x: m.index_select(x.view(2, 3), 1, m.tensor([0, 1]),
                                                                               out=m.zeros(1, 6).expand(1, 6)[:, :4]),
+    "masked_select into a separate part of the same storage": lambda m, x: m.masked_select(x[:3], x[:3] > 0,
+                                                                                            out=x[3:]),
+    "conj_physical into its input": lambda m, x: m.conj_physical(x, out=x),
+    "bernoulli into its input": lambda m, x: m.bernoulli((x > 0).float(), out=x),
 }
 
 

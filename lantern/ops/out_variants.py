@@ -12,6 +12,7 @@ dtype= is given; the other ops want out's dtype to be the result's (bernoulli ca
 """
 from .dispatcher import call
 from .linalg_common import _into
+from .out_overlap import refuse_overlap
 from .registry import custom, get
 
 _FACTORY = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, " \
@@ -33,6 +34,11 @@ _OUT_FORMS = [
 ]
 
 
+# ATen's masked_select.out asserts that out shares no memory with its inputs; the others compute first, then write
+# (torch.bernoulli(x, out=x) is fine)
+_REFUSES_OVERLAP = {"masked_select"}
+
+
 def _dtype_from_out(name, args, out):
     """The factory's arguments with dtype= filled from out (or checked against it)."""
     position = [a.name for a in get(name).schema.args].index("dtype")
@@ -45,13 +51,14 @@ def _dtype_from_out(name, args, out):
 
 
 def _out_kernel(name, rule):
+    names = [a.name for a in get(name).schema.args]
+
     def kernel(backend, *args):
         *args, out = args
         args = tuple(args)
-        if any(getattr(a, "_storage", None) is out._storage for a in args):
-            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
-                               "refer to a single memory location. Please clone() the tensor before performing the "
-                               "operation.")
+        if name in _REFUSES_OVERLAP:
+            for argument, value in zip(names, args):
+                refuse_overlap(name, out, argument, value)
         if rule == "factory":
             args = _dtype_from_out(name, args, out)
         result = call(get(name), args)

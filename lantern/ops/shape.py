@@ -54,7 +54,8 @@ def _cat_meta(tensors, dim=0):
         if t._size == (0,):
             continue
         if t.dim() != ref.dim():
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.dim()} and {t.dim()}")
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.dim()} and {t.dim()} (cat: "
+                               f"tensor {i} of shape {list(t._size)} beside one of shape {list(ref._size)})")
         for k in range(ref.dim()):
             if k != d and t._size[k] != ref._size[k]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "

@@ -105,7 +105,9 @@ def _method(name):
 
 def _narrow(input, dim, start, length):
     if dim >= max(input.dim(), 1):  # narrow_copy checks the dim with an assertion of its own
-        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.")
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false. "
+                           f"(narrow_copy: dim {dim} of a tensor of shape {list(input.shape)}; give a dim below "
+                           f"{max(input.dim(), 1)})")
     return input.narrow(dim, start, length)
 
 

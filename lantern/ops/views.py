@@ -296,7 +296,8 @@ def _narrow_meta(self, dim, start, length):
     d = wrap_dim(dim, n)
     size = self._size[d]
     if hasattr(start, "dim") and (start.dim() or start.dtype.category != dt.INTEGRAL):
-        raise RuntimeError("start must be an 0-dim integral Tensor.")
+        raise RuntimeError(f"start must be an 0-dim integral Tensor. (narrow: got a {start.dtype} tensor of shape "
+                           f"{list(start._size)}; pass an int or a 0-dim integer tensor)")
     start = start.__index__()  # a 0-d integer tensor (narrow.Tensor) gives its value: sizes hold ints only
     if start < -size or start > size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
