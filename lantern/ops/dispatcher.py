@@ -52,11 +52,12 @@ def set_autocast_kernel(fn, explain):
 
 
 def _mixed_devices(op, tensors):
-    """Pick the backend when inputs sit on several devices: CPU 0-dim tensors may join any device, and copy_
-    runs on its destination's device (it is how data moves between devices)."""
+    """Pick the backend when inputs sit on several devices: dense CPU 0-dim tensors may join any device (a
+    0-dim sparse, masked or quantized one still chooses its key), and copy_ runs on its destination's device (it
+    is how data moves between devices)."""
     if op.name == "copy_":
         return tensors[0]._backend
-    backends = {t._backend for t in tensors if t._size or t._backend.device.type != "cpu"}
+    backends = {t._backend for t in tensors if t._size or t._backend.key is not DispatchKey.CPU}
     if len(backends) == 1:
         return backends.pop()
     if not backends:
