@@ -928,7 +928,12 @@ def _sub(self, other):
 
 
 def _rsub(self, other):
-    return call(_RSUB, (self, other, 1))
+    """number - tensor. A TypeError (called unbound on two numbers, say) is NotImplemented, as PyTorch's
+    __rsub__ answers, so Python raises its own TypeError for an operand neither side takes."""
+    try:
+        return call(_RSUB, (self, other, 1))
+    except TypeError:
+        return NotImplemented
 
 
 def _isub(self, other):

@@ -243,3 +243,22 @@ def test_as_strided_scatter_keeps_selfs_storage_geometry(view):
         size, stride = ((2, 2), (1, 2)) if view != "offset" else ((), ())
         return m.as_strided_scatter(self, src, size, stride, 1 if view == "gapped" else 0)
     check(scattered)
+
+
+# ---- complex add/sub scale the second operand by alpha as a complex product, as PyTorch's kernel ----
+
+INF = float("inf")
+EXTREMAL = np.array([1 + 0j, complex(INF, 0), complex(0, INF), complex(INF, INF), complex(-INF, INF), 0j],
+                    np.complex64)
+
+
+@pytest.mark.parametrize("form", ["add", "sub", "rsub", "radd", "alpha"])
+def test_complex_add_with_infinite_parts(form):
+    a, b = np.repeat(EXTREMAL, len(EXTREMAL)), np.tile(EXTREMAL, len(EXTREMAL))
+    run = {"add": lambda m, a, b: a + b, "sub": lambda m, a, b: a - b, "rsub": lambda m, a, b: m.rsub(a, b),
+           "radd": lambda m, a, b: b.__radd__(a), "alpha": lambda m, a, b: m.add(a, b, alpha=2)}[form]
+    check(run, a, b)
+
+
+def test_rsub_dunder_on_numbers_is_not_implemented():
+    check(lambda m, t: (m.Tensor.__rsub__(2, t), 2 - t), np.array([1, 2, 3]))

@@ -63,14 +63,16 @@ def _add_sub_impl(name):
     """add or subtract (the ufunc xp.<name>) with `alpha` scaling the second operand."""
     def impl(xp, out, dtype, a, b, alpha=1):
         if alpha.__class__ is int and alpha == 1 and getattr(a, "dtype", None) is dtype and \
-                getattr(b, "dtype", None) is dtype:  # the common case: no casts, no scaling
+                getattr(b, "dtype", None) is dtype and dtype.kind != "c":  # the common case: no casts, no scaling
             getattr(xp, name)(a, b, out=out)
             return
         if getattr(a, "dtype", None) is not dtype:
             a = as_dtype(xp, a, dtype)
         if getattr(b, "dtype", None) is not dtype:
             b = as_dtype(xp, b, dtype)
-        if alpha != 1:
+        # complex: PyTorch's kernel always computes a + b * alpha as a complex product, even for alpha 1, so an
+        # infinite part of b meets a zero and gives nan ((inf+0j) * (1+0j) is inf+nanj)
+        if alpha != 1 or dtype.kind == "c":
             b = xp.multiply(b, as_dtype(xp, alpha, dtype), dtype=dtype, casting="unsafe")
         getattr(xp, name)(a, b, out=out, dtype=dtype, casting="unsafe")
     return impl
