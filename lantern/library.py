@@ -220,6 +220,10 @@ class CustomOpDef:
         function = _autograd_function(self, backward, setup_context)
         self._lib.impl(self._name, lambda *args: function.apply(*args), "Autograd")
 
+    def _destroy(self):
+        """Take the op out of the registry (PyTorch's CustomOpDef._destroy, for tests that define it again)."""
+        self._lib._destroy()
+
     def _no_autograd(self, *args):
         result = redispatch(self._opoverload._op, args, DispatchKey.Autograd)
         return record_without_derivative(self._opoverload._op, args, result, _NO_FORMULA.format(
