@@ -16,6 +16,7 @@ from .autograd.kernel import _check_inplace_allowed
 from .core import dtype as dt
 from .core.state import tls
 from .core.warn_always import warn_once
+from . import linalg
 from .nn import functional as F
 from .nn.modules.rnn import _gru_cell, _linear, _lstm_cell
 from .ops.nn_extra import _bag_layout
@@ -168,7 +169,6 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
     warn_once("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
               "a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead",
               stacklevel=3)
-    from . import linalg
     return linalg.vector_norm(input, 2.0, dim, keepdim, out=out)
 
 
@@ -180,7 +180,6 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     warn_once("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
               "future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead",
               stacklevel=3)
-    from . import linalg
     return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, out=out)
 
 

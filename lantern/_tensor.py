@@ -36,6 +36,7 @@ from .ops.sparse_coo import SparseCooMethods
 from .ops.sparse_csr import SparseCsrMethods
 from .ops.views import infer_size, view_strides
 from .sparse._checkpoint import reduce_sparse_tensor
+from .storage import TypedStorage, _warn_typed_storage_removal, legacy_storage_class
 from .backends.quantized import quantized_equal
 from .backends.quantized_checkpoint import reduce_quantized
 
@@ -766,13 +767,11 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
 
     def storage(self):
         """This tensor's memory as a TypedStorage of its dtype (deprecated by torch: use untyped_storage())."""
-        from .storage import TypedStorage, _warn_typed_storage_removal
         _warn_typed_storage_removal()
         return TypedStorage(wrap_storage=self._storage, dtype=self.dtype, _internal=True)
 
     def storage_type(self):
         """The legacy storage class of this tensor's dtype (lantern.FloatStorage for float32)."""
-        from .storage import legacy_storage_class
         return legacy_storage_class(self.dtype)
 
     def dim_order(self):
@@ -967,7 +966,14 @@ def _install_methods():
     for name in registry.COMPOSITE_METHODS:
         if name not in Tensor.__dict__:
             setattr(Tensor, name, registry.COMPOSITES[name])
-    dunders = {
+    for name, fn in _dunder_methods().items():
+        setattr(Tensor, name, fn)
+    _install_aliases()
+
+
+def _dunder_methods():
+    """Python's operator protocol: `a + b` is `Tensor.__add__(a, b)`, and so on."""
+    return {
         "__add__": _add, "__radd__": _radd, "__iadd__": _iadd,
         "__sub__": _sub, "__rsub__": _rsub, "__isub__": _isub,
         "__mul__": _binary("mul"), "__rmul__": _commuted("mul", "__rmul__"), "__imul__": _inplace("mul"),
@@ -993,8 +999,10 @@ def _install_methods():
         "__abs__": lambda s: call(_op("abs"), (s,)),
         "__invert__": _invert,
     }
-    for name, fn in dunders.items():
-        setattr(Tensor, name, fn)
+
+
+def _install_aliases():
+    """NumPy's names for the methods (absolute, multiply, ...) and their in-place forms."""
     aliases = {"absolute": "abs", "negative": "neg", "arctan2": "atan2", "arcsin": "asin", "arccos": "acos",
                "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "greater": "gt",
                "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne", "fix": "trunc",

@@ -10,6 +10,7 @@ import math
 
 from threadpoolctl import threadpool_info
 
+from . import accelerator
 from .core.device import device as _device
 from .core.storage import UntypedStorage
 from .core.tensor_impl import TensorImpl
@@ -52,7 +53,6 @@ def get_device_module(device=None):
     """The module of a device type: lantern.cuda for "cuda" or "cuda:1", lantern.cpu for None on a machine without
     an accelerator."""
     if device is None:
-        from . import accelerator
         found = accelerator.current_accelerator()
         kind = found.type if found is not None else "cpu"
     elif isinstance(device, (str, _device)):

@@ -22,6 +22,8 @@ from .core.device import CPU, device as _device
 from .core.storage import UntypedStorage
 from .core.tensor_impl import TensorImpl, make_tensor
 from .core.warn_always import warn_once
+from ._construct import tensor
+from .ops.dispatcher import backend_for_device
 
 __all__ = ["TypedStorage", "UntypedStorage"]
 
@@ -122,7 +124,6 @@ class TypedStorage:
     # ---- elements ----------------------------------------------------------------------------------------------
     def _flat(self):
         """A 1-D tensor over all the elements (no copy)."""
-        from .ops.dispatcher import backend_for_device
         return make_tensor(self._untyped_storage, (self.size(),), (1,), 0, self.dtype,
                            backend_for_device(self.device))
 
@@ -237,7 +238,6 @@ def _is_size(value):
 
 def _elements(data, dtype, place):
     """A tensor holding `data`'s values in `dtype` (torch's sequence constructor: a copy)."""
-    from ._construct import tensor
     if isinstance(data, str):
         raise TypeError("new(): invalid data type 'str'")
     if isinstance(data, TensorImpl):

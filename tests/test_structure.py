@@ -28,12 +28,14 @@ LAYERS = [
     ("ops", ["ops", "_generated"]),  # _generated: the ops' bindings, entries, runners, backwards (make codegen)
     ("backends", ["backends"]),
     ("autograd", ["autograd"]),
-    ("tensor", ["_tensor", "_tensor_str", "_construct", "_indexing", "_functions", "_legacy_types", "return_types"]),
+    ("tensor", ["_tensor", "_tensor_str", "_construct", "_indexing", "_functions", "_legacy_types", "return_types",
+                "_tensor_extras", "_inplace_views", "storage", "_sparse_products"]),
     ("frontend", ["nn", "optim", "utils", "serialization", "_legacy_checkpoint", "_weights_only_unpickler",
                   "distributions", "amp", "random", "linalg", "special", "functional", "func", "cpu", "cuda", "xpu",
                   "mps", "accelerator", "vision", "profiler", "debug", "inspect", "testing", "version", "sparse",
-                  "fft", "signal", "masked", "futures"]),
-    ("jit", ["jit", "onnx", "_dynamo", "compiler", "library", "library_opcheck"]),  # opcheck traces custom ops
+                  "fft", "signal", "masked", "futures", "_inplace_functions", "_nn_functions", "_from_memory",
+                  "_sym_functions", "_toplevel", "_streams"]),
+    ("jit", ["jit", "onnx", "_dynamo", "compiler", "library", "library_opcheck", "_jit_names"]),  # opcheck traces custom ops
     ("distributed", ["distributed"]),
     ("compat", ["compat"]),
     ("namespace", ["", "_codegen"]),   # lantern/__init__.py: the public namespace, which imports everything;
@@ -71,6 +73,16 @@ ALLOWED_UPWARD = {
     ("ops.sparse_math", "backends.sparse"): "sparse kernels (in progress)",
     ("_tensor_str", "sparse._print"): "printing sparse tensors (in progress)",
     ("_tensor", "sparse._checkpoint"): "rebuilding sparse tensors from checkpoints (in progress)",
+    ("ops.out_overlap", "backends.base"): "resize_out and the cast check of out= arguments",
+    ("ops.nn_activation", "autograd.grad_mode"): "no_grad in a composite kernel",
+    # Quantized tensors: an integer tensor plus a quantizer held by its backend (QuantizedCPU); the quantized ops
+    # read and build that quantizer, and compute on the integers through the CPU backend.
+    ("ops.quantized", "backends.cpu"): "quantized kernels compute on the integers through the CPU backend",
+    ("ops.quantized", "backends.quantized"): "quantized kernels read and make the backend's quantizer",
+    ("ops.quantized_kernels", "backends.cpu"): "quantized kernels compute on the integers through the CPU backend",
+    ("ops.quantized_kernels", "backends.quantized"): "quantized kernels read and make the backend's quantizer",
+    ("ops.quantized_nn", "backends.cpu"): "quantized kernels compute on the integers through the CPU backend",
+    ("ops.quantized_nn", "backends.quantized"): "quantized kernels read and make the backend's quantizer",
     ("ops.sparse_csr", "backends.cpu"): "sparse kernels (in progress)",
     ("ops.sparse_csr", "backends.sparse"): "sparse kernels (in progress)",
     ("ops.sparse_csr", "_construct"): "sparse kernels (in progress)",
@@ -128,7 +140,6 @@ LONG_FUNCTIONS = {
     "nn.modules.module.Module.__setattr__": 49,
     "nn.modules.rnn.RNNBase._forward": 49,
     "onnx.convert._Converter.aten": 49,
-    "_tensor._install_methods": 47,
     "optim.optimizer.Optimizer.add_param_group": 47,
     "jit.frontend_emit.FunctionEmitter.stmt_For": 46,
     "optim.optimizer.Optimizer.load_state_dict": 46,
