@@ -172,3 +172,39 @@ def test_quantile_gradient_reaches_q(name, interpolation):
         (m.nan_to_num(out) * m.arange(1.0, 7.0, dtype=m.float64).reshape(2, 3)).sum().backward()
         return t.grad, q.grad
     check(gradients, x, np.array([0.3, 0.75]))
+
+
+# ---- special functions computed as ATen computes them --------------------------------------------------------------
+
+def test_trigamma_is_atens_reflection_recurrence_and_series():
+    """float32 trigamma of negative x: ATen rounds pi * x in float32 before the sine, far from the true value."""
+    x = np.array([-7.950587, -3.0336847, -3.973022, -0.5, 0.0, 0.25, 3.0, 40.0, np.inf, -np.inf, np.nan],
+                 np.float32)
+    check(lambda m, t: m.polygamma(1, t), x)
+    check(lambda m, t: m.special.polygamma(1, t), x.astype(np.float64))
+    check(lambda m, t: m.polygamma(1, t), _random((200,), np.float32))
+
+
+@pytest.mark.parametrize("name", ["hermite_polynomial_he", "hermite_polynomial_h"])
+def test_hermite_recurrence_fuses_its_multiply_add_in_float32(name):
+    x = np.array([3.7644825, -3.327921, 0.5, -2.0], np.float32)
+    n = np.array([7.958866, 6.7917824, 12.0, 20.0], np.float32)
+    check(lambda m, t, k: getattr(m.special, name)(t, k), x, n)
+    check(lambda m, t, k: getattr(m.special, name)(t, k), _random((400,), np.float32), RNG.integers(0, 30, 400)
+          .astype(np.float32))
+
+
+def test_hurwitz_zeta_and_higher_polygamma_follow_atens_cephes_zeta():
+    """ATen's first term q^-x is a power in the input dtype (float32 digits go near negative q); q = inf is NaN;
+    a q far below 0 sums millions of terms, in order."""
+    q = np.array([-0.49933505, -0.4998715, 2.5, 1.0, np.inf, -3.0, 0.0, -2.5, np.nan, -13437.7], np.float32)
+    for n in (2, 3, 4):
+        check(lambda m, t: m.polygamma(n, t), q)
+    check(lambda m, t: m.special.zeta(t, m.tensor(-0.49933505)), np.array([2.0, 3.0, 5.0, 0.5, 1.0], np.float32))
+    check(lambda m, t, u: m.special.zeta(t, u), np.array([2.0, 5.0, 4.0, 2.5]), np.array([-4988429.3, 3.0, -2.5,
+                                                                                        np.inf]))
+    check(lambda m, t: m.special.zeta(t, 2.0), np.array([3.0, 1.0, 0.5], np.float32))
+
+
+def test_mvlgamma_of_minus_infinity_is_infinity():
+    check(lambda m, t: m.mvlgamma(t, 1), np.array([-np.inf, 2.5], np.float32))

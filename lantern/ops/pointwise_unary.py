@@ -19,6 +19,7 @@ from .dispatcher import call
 from .registry import composite, custom, get, structured
 from .nn_common import _op
 from .meta_util import iterator_strides
+from .special_aten_forms import hurwitz_zeta
 from .pointwise_common import (
     BOOL, FLOAT, INT_FOR_BOOL, KEEP, REAL, _computed, _ints_only, _kernel_check, _no_complex, _not_for,
     _not_for_complex, _predicate_impl, _require_tensor, _special_impl, _ufunc_impl, special,
@@ -285,9 +286,36 @@ def _polygamma_meta(a, n):
     return a._size, FLOAT(a.dtype)
 
 
+def _trigamma(xp, x):
+    """polygamma(1, x) as ATen computes it, in x's dtype: reflection below 1/2 (pi^2 / sin(pi x)^2, with pi x
+    rounded in float32 too, which is where float32 loses digits for negative x), six steps of the recurrence, then
+    the asymptotic series."""
+    one = x.dtype.type(1)
+    pi = x.dtype.type(math.pi)
+    reflect = x < x.dtype.type(0.5)
+    with xp.errstate(divide="ignore"):
+        sin_pi_x = xp.sin(pi * x)
+        result = xp.where(reflect, -(pi * pi) / (sin_pi_x * sin_pi_x), x.dtype.type(0))
+        x = xp.where(reflect, one - x, x)
+        for _ in range(6):
+            result = result + one / (x * x)
+            x = x + one
+        ixx = one / (x * x)
+        series = one + one / (x.dtype.type(2) * x) + ixx * (x.dtype.type(1 / 6) - ixx * (x.dtype.type(1 / 30) - ixx
+                                                                                            * x.dtype.type(1 / 42)))
+        result = result + series / x
+    return xp.where(reflect, -result, result)
+
+
 def _polygamma(xp, a, n):
-    sp = special(xp)
-    return sp.psi(a) if n == 0 else sp.polygamma(n, a)
+    """digamma for n = 0 (SciPy's psi); otherwise as ATen computes it: trigamma by its own series, higher n as
+    (-1)^(n+1) n! zeta(n + 1, x), n! being exp(lgamma(n + 1)) in x's dtype."""
+    if n == 0:
+        return special(xp).psi(a)
+    if n == 1:
+        return _trigamma(xp, a)
+    factorial = xp.exp(a.dtype.type(math.lgamma(n + 1)))
+    return a.dtype.type(1 if n % 2 else -1) * factorial * hurwitz_zeta(xp, n + 1, a)
 
 
 # Declared self first, as its methods x.polygamma(n) and x.polygamma_(n) take it (PyTorch's schema puts n first);

@@ -3,7 +3,8 @@ functions, the normal distribution's log-CDF and quantile, entropy, Hurwitz zeta
 incomplete gamma functions igamma/igammac and the multivariate log-gamma mvlgamma) and their derivatives.
 
 The kernels are scipy.special's ufuncs on host arrays (cupyx.scipy.special on CuPy ones), with the values PyTorch
-gives where SciPy's differ (at the edges of the domain: igamma at 0 and infinity, zeta at q = inf, Airy far out).
+gives where SciPy's differ (at the edges of the domain: igamma at 0 and infinity, Airy far out); Hurwitz zeta is
+computed as ATen computes it (special_aten_forms.py).
 SciPy is often the more accurate of the two inside the domain: torch's own OpInfos compare its Bessel functions
 with SciPy's at 1e-5 in float64. The orthogonal polynomials are in special_polynomials.py.
 
@@ -24,6 +25,8 @@ from .pointwise_common import (
     FLOAT, KEEP, _binary_meta, _computed, _is_tensor, _kernel_check, _require_tensor, _special_impl, special,
 )
 from .registry import structured
+from .pointwise_unary import _lgamma
+from .special_aten_forms import hurwitz_zeta
 
 
 def _refuse(kernel, half=False, integers=True):
@@ -107,8 +110,8 @@ def i1e_backward(grad, self, result):
 # ---- binary: zeta, xlog1py, igamma, igammac --------------------------------------------------------------------
 
 def _zeta(xp, x, q):
-    """Hurwitz zeta; PyTorch gives NaN at q = +inf for x != 1 (SciPy 0)."""
-    return xp.where((q == math.inf) & (x != 1), math.nan, special(xp).zeta(x, q))
+    """Hurwitz zeta, as ATen computes it (special_aten_forms.hurwitz_zeta)."""
+    return hurwitz_zeta(xp, x, q)
 
 
 def _incomplete_gamma(xp, a, x, upper):
@@ -196,10 +199,9 @@ def _mvlgamma_meta(a, p):
 
 def _mvlgamma(xp, x, p):
     """sum over j < p of lgamma(x - j/2), plus p (p - 1) / 4 log(pi)."""
-    gammaln = special(xp).gammaln
     total = xp.zeros_like(x)
     for j in reversed(range(p)):
-        total += gammaln(x - j / 2)
+        total += _lgamma(xp, x - j / 2)
     return total + p * (p - 1) / 4 * math.log(math.pi)
 
 

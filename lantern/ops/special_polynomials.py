@@ -131,16 +131,26 @@ def _hermite_limit(dtype):
     return 128 if dtype == np.float32 else 512
 
 
+def _fused_multiply_subtract(xp, a, b, c):
+    """a * b - c rounded once, as the fused multiply-add PyTorch's vectorised CPU build compiles a * b - c into.
+    Done in float64 for float32 operands, where their product is exact (for float64 operands: a * b - c)."""
+    if a.dtype != np.float32:
+        return a * b - c
+    return (a.astype(np.float64) * b - c).astype(np.float32)
+
+
 def _hermite_h(xp, x, degree):
     """H_m = 2x H_(m-1) - 2(m-1) H_(m-2)."""
     cases = [(degree < 0, 0.0), (degree > _hermite_limit(x.dtype), math.nan)]
-    return _by_cases(xp, x, degree, cases, lambda v: v + v, lambda v, m, q, p: (v + v) * q - 2 * (m - 1) * p)
+    return _by_cases(xp, x, degree, cases, lambda v: v + v,
+                     lambda v, m, q, p: _fused_multiply_subtract(xp, v + v, q, 2 * (m - 1) * p))
 
 
 def _hermite_he(xp, x, degree):
     """He_m = x He_(m-1) - (m-1) He_(m-2)."""
     cases = [(degree < 0, 0.0), (degree > _hermite_limit(x.dtype), math.nan)]
-    return _by_cases(xp, x, degree, cases, lambda v: v, lambda v, m, q, p: v * q - (m - 1) * p)
+    return _by_cases(xp, x, degree, cases, lambda v: v,
+                     lambda v, m, q, p: _fused_multiply_subtract(xp, v, q, (m - 1) * p))
 
 
 def _laguerre_l(xp, x, degree):
