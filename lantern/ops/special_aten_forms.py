@@ -4,9 +4,9 @@ from torch's beyond assert_close's tolerance.
 - Hurwitz zeta(x, q), under special.zeta and polygamma(n >= 2): Cephes' algorithm in float64 (ATen's accumulation
   type), except that its first term q^-x is a power in q's own dtype, which costs float32 digits near negative q;
   and q = +inf gives NaN (the Euler-Maclaurin tail multiplies 0 by inf).
-- Bessel J0, J1, Y0, Y1 beyond x = 5: Cephes' asymptotic form, but with each denominator polynomial (Cephes'
-  p1evl, whose leading coefficient 1 is implicit) evaluated without that leading term, as ATen's loops do, which
-  moves the values near the zeros by up to ~1e-6.
+- Bessel J0, J1, Y0, Y1 beyond x = 5: Cephes' asymptotic form, but with the denominator of Q (Cephes' p1evl,
+  whose leading coefficient 1 is implicit) evaluated without that leading term, as ATen's loops do, which moves
+  the values near the zeros by up to ~1e-6; infinity gives NaN.
 
 The coefficients are Cephes' (Stephen L. Moshier's Cephes Math Library, as SciPy also ships them).
 
@@ -96,3 +96,58 @@ def _direct_sum(xp, x, a, total, result, open_):
         else:
             total[where], term[where], a[where] = totals[-1], terms[-1], points[-1]
     return result, open_, total, term, a
+
+
+# ---- Bessel J0, J1, Y0, Y1 beyond x = 5 ------------------------------------------------------------------------
+
+_BESSEL_ASYMPTOTIC = {  # order: (PP, PQ, QP, QQ without its leading 1, z(x) as ATen rounds it, the phase)
+    0: ((7.96936729297347051624e-04, 8.28352392107440799803e-02, 1.23953371646414299388e+00,
+         5.44725003058768775090e+00, 8.74716500199817011941e+00, 5.30324038235394892183e+00,
+         9.99999999999999997821e-01),
+        (9.24408810558863637013e-04, 8.56288474354474431428e-02, 1.25352743901058953537e+00,
+         5.47097740330417105182e+00, 8.76190883237069594232e+00, 5.30605288235394617618e+00,
+         1.00000000000000000218e+00),
+        (-1.13663838898469149931e-02, -1.28252718670509318512e+00, -1.95539544257735972385e+01,
+         -9.32060152123768231369e+01, -1.77681167980488050595e+02, -1.47077505154951170175e+02,
+         -5.14105326766599330220e+01, -6.05014350600728481186e+00),
+        (6.43178256118178023184e+01, 8.56430025976980587198e+02, 3.88240183605401609683e+03,
+         7.24046774195652478189e+03, 5.93072701187316984827e+03, 2.06209331660327847417e+03,
+         2.42005740240291393179e+02),
+        lambda x: 25.0 / (x * x), math.pi / 4),
+    1: ((7.62125616208173112003e-04, 7.31397056940917570436e-02, 1.12719608129684925192e+00,
+         5.11207951146807644818e+00, 8.42404590141772420927e+00, 5.21451598682361504063e+00,
+         1.00000000000000000254e+00),
+        (5.71323128072548699714e-04, 6.88455908754495404082e-02, 1.10514232634061696926e+00,
+         5.07386386128601488557e+00, 8.39985554327604159757e+00, 5.20982848682361821619e+00,
+         9.99999999999999997461e-01),
+        (5.10862594750176621635e-02, 4.98213872951233449420e+00, 7.58238284132545283818e+01,
+         3.66779609360150777800e+02, 7.10856304998926107277e+02, 5.97489612400613639965e+02,
+         2.11688757100572135698e+02, 2.52070205858023719784e+01),
+        (7.42373277035675149943e+01, 1.05644886038262816351e+03, 4.98641058337653607651e+03,
+         9.56231892404756170795e+03, 7.99704160447350683650e+03, 2.82619278517639096600e+03,
+         3.36093607810698293419e+02),
+        lambda x: 5.0 / x * (5.0 / x), 3 * math.pi / 4),
+}
+
+
+def _polynomial(coefficients, z):
+    """Horner's rule from 0, as ATen's loops run it (highest power first)."""
+    total = 0.0
+    for c in coefficients:
+        total = total * z + c
+    return total
+
+
+def bessel_asymptotic(xp, x, order, second_kind):
+    """J_order(x) (Y_order with `second_kind`) for x > 5 as ATen computes it: Cephes' P and Q forms,
+    sqrt(2 / (pi x)) (P cos(x - phase) - 5/x Q sin(x - phase)) (for Y: P sin + 5/x Q cos), with the denominator
+    of Q lacking Cephes' leading z^7 term."""
+    pp, pq, qp, qq, z_of, phase = _BESSEL_ASYMPTOTIC[order]
+    z = z_of(x)
+    p, q = _polynomial(pp, z) / _polynomial(pq, z), _polynomial(qp, z) / _polynomial(qq, z)
+    shifted = x - phase
+    if second_kind:
+        wave = p * xp.sin(shifted) + 5.0 / x * q * xp.cos(shifted)
+    else:
+        wave = p * xp.cos(shifted) - 5.0 / x * q * xp.sin(shifted)
+    return wave * 0.797884560802865355879892119868763737 / xp.sqrt(x)

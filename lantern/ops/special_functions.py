@@ -4,7 +4,7 @@ incomplete gamma functions igamma/igammac and the multivariate log-gamma mvlgamm
 
 The kernels are scipy.special's ufuncs on host arrays (cupyx.scipy.special on CuPy ones), with the values PyTorch
 gives where SciPy's differ (at the edges of the domain: igamma at 0 and infinity, Airy far out); Hurwitz zeta is
-computed as ATen computes it (special_aten_forms.py).
+computed as ATen computes it, and so are the Bessel functions J0, J1, Y0, Y1 beyond x = 5 (special_aten_forms.py).
 SciPy is often the more accurate of the two inside the domain: torch's own OpInfos compare its Bessel functions
 with SciPy's at 1e-5 in float64. The orthogonal polynomials are in special_polynomials.py.
 
@@ -26,7 +26,7 @@ from .pointwise_common import (
 )
 from .registry import structured
 from .pointwise_unary import _lgamma
-from .special_aten_forms import hurwitz_zeta
+from .special_aten_forms import bessel_asymptotic, hurwitz_zeta
 
 
 def _refuse(kernel, half=False, integers=True):
@@ -57,13 +57,27 @@ def _spherical_bessel_j0(xp, x):
     return xp.where(x == 0, 1, xp.where(xp.isinf(x), 0, xp.sin(safe) / safe))
 
 
+def _bessel(order, second_kind):
+    """J_order (Y_order with `second_kind`): SciPy's Cephes values up to |x| = 5, beyond it ATen's asymptotic form
+    (special_aten_forms.bessel_asymptotic: up to ~1e-6 off SciPy's near the zeros, NaN at infinity)."""
+    def kernel(xp, x):
+        near = getattr(special(xp), ("y" if second_kind else "j") + str(order))(x)
+        far = x > 5 if second_kind else xp.abs(x) > 5
+        value = bessel_asymptotic(xp, xp.where(far, xp.abs(x), 6.0), order, second_kind)
+        if order == 1 and not second_kind:
+            value = xp.where(x < 0, -value, value)  # J1 is odd, J0 even
+        return xp.where(far, value, near)
+    kernel.__name__ = ("bessel_y" if second_kind else "bessel_j") + str(order)
+    return kernel
+
+
 # aten name, kernel, computes float16/bfloat16 (in float32), the derivative of self (None: no gradient flows)
 UNARY = [
     ("special_airy_ai", _computed(_airy_ai), False, None),
-    ("special_bessel_j0", _special_impl("j0"), False, None),
-    ("special_bessel_j1", _special_impl("j1"), False, None),
-    ("special_bessel_y0", _special_impl("y0"), False, None),
-    ("special_bessel_y1", _special_impl("y1"), False, None),
+    ("special_bessel_j0", _computed(_bessel(0, False)), False, None),
+    ("special_bessel_j1", _computed(_bessel(1, False)), False, None),
+    ("special_bessel_y0", _computed(_bessel(0, True)), False, None),
+    ("special_bessel_y1", _computed(_bessel(1, True)), False, None),
     ("special_modified_bessel_i0", _special_impl("i0"), False, None),
     ("special_modified_bessel_i1", _special_impl("i1"), False, None),
     ("special_modified_bessel_k0", _special_impl("k0"), False, None),
