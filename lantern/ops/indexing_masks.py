@@ -174,7 +174,7 @@ def nonzero(input, *, out=None, as_tuple=False):
             raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar type"
                                f"{out.dtype.legacy}")
         result = call(get("nonzero.default"), (input,))
-        out.resize_(result._size[::-1])  # laid out as nonzero's own result: (ndim, n) transposed
+        out._resize(result._size[::-1])  # laid out as nonzero's own result: (ndim, n) transposed
         out.set_(out.untyped_storage(), out.storage_offset(), result._size, out.stride()[::-1])
         return out.copy_(result)
     if not as_tuple:

@@ -331,7 +331,7 @@ def with_out(name, input, compute, out):
             raise RuntimeError(f"{name}(): Expected out tensor to have dtype {r.dtype}, but got {target.dtype} "
                                f"instead (give an out tensor of dtype {r.dtype})")
         if target._size != r._size:
-            target.resize_(r._size)
+            target._resize(r._size)
         target.copy_(r)
     return out_return_type(type(result))(*out) if multi else out
 
