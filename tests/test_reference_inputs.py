@@ -28,3 +28,18 @@ def test_ops_without_a_number_overload_still_refuse_one(name):
         getattr(torch, name)(2.0, torch.ones(2))
     with pytest.raises(TypeError):
         getattr(lantern, name)(2.0, lantern.ones(2))
+
+
+def test_complex_to_bool_is_nonzero_of_either_part():
+    """Found by bool's reference inputs: a complex value with only an imaginary part is True."""
+    values = [0 - 0.001j, 0j, 1 + 0j, complex("nan")]
+    assert_same(lantern.tensor(values).bool(), torch.tensor(values).bool())
+    assert_same(lantern.empty(4, dtype=lantern.bool).copy_(lantern.tensor(values)),
+                torch.empty(4, dtype=torch.bool).copy_(torch.tensor(values)))
+
+
+def test_ldexp_refuses_a_number_input():
+    with pytest.raises(TypeError):
+        torch.ldexp(2, torch.tensor([1, 2]))
+    with pytest.raises(TypeError, match="ldexp"):
+        lantern.ldexp(2, lantern.tensor([1, 2]))

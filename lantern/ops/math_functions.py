@@ -48,6 +48,7 @@ def ldexp(input, other, *, out=None):
     >>> lantern.ldexp(lantern.tensor([3]), lantern.tensor([2])).tolist()
     [12.0]
     """
+    _require_tensor("ldexp", input)  # torch's ldexp has no number overload (mul, which it calls, has)
     scale = call(get("pow"), (2.0, other))
     return call(get("mul"), (input, scale)) if out is None else call(get("mul.out"), (input, scale, out))
 

@@ -146,7 +146,11 @@ def _check_copy(self, src):
 
 
 def copy_values(xp, dst, src):
-    """dst[...] = src with PyTorch's casts: complex into real keeps the real part, with PyTorch's UserWarning."""
+    """dst[...] = src with PyTorch's casts: complex into bool is "nonzero" (either part), complex into another real
+    dtype keeps the real part, with PyTorch's UserWarning."""
+    if dt.holds_complex(src.dtype) and dst.dtype == bool:
+        xp.copyto(dst, src != 0)
+        return
     if dt.holds_complex(src.dtype) and not dt.holds_complex(dst.dtype):
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
         src = src.real if src.dtype.kind == "c" else ml_dtypes.real(src)  # complex32's .real is itself
