@@ -19,6 +19,7 @@ from .core.warn_always import warn_once
 from . import linalg
 from .nn import functional as F
 from .nn.modules.rnn import _gru_cell, _linear, _lstm_cell
+from .ops.keyword_aliases import with_keyword_aliases
 from .ops.nn_extra import _bag_layout
 from .ops.nn_misc import _dropout, _renorm_rows
 
@@ -164,6 +165,7 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 # ---- norms -------------------------------------------------------------------------------------------------------
 
+@with_keyword_aliases  # axis=, keepdims= as torch's argument parser takes them
 def frobenius_norm(input, dim, keepdim=False, *, out=None):
     """The 2-norm over `dim` (deprecated by torch: use linalg.vector_norm)."""
     warn_once("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
@@ -172,6 +174,7 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
     return linalg.vector_norm(input, 2.0, dim, keepdim, out=out)
 
 
+@with_keyword_aliases
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     """The sum of the singular values of the matrices over `dim` (the last two dims of a matrix by default;
     deprecated by torch: use linalg.matrix_norm(A, 'nuc'))."""

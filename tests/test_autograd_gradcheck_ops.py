@@ -333,8 +333,10 @@ NO_DERIVATIVE = {"floor_divide", "heaviside", "scatter.reduce", "scatter.value_r
 
 
 def test_every_op_with_tensor_inputs_declares_its_derivative():
+    # lantern's own ops: those a user defines through lantern.library ("mylib::op", as the doctests do) take
+    # their gradient from register_autograd, and tests' probe ops ("_test_...") none
     missing = {op.name for op in REGISTRY.values() if op.functional is op and op.derivative is None
-               and _has_tensor_inputs(op)}
+               and _has_tensor_inputs(op) and "::" not in op.name and not op.name.startswith("_test_")}
     assert missing == NO_DERIVATIVE
 
 

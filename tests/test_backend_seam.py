@@ -37,7 +37,10 @@ HOST_SIDE = {"random_draws.py": "the generator's Mersenne Twister words become v
                                 "output (backend.from_host on a device)",
              "linalg_lapack.py": "SciPy's LAPACK and BLAS wrappers (LU, triangular and Cholesky solves, Householder QR, "
                                  "LDL, expm: routines NumPy lacks) take host NumPy arrays; the linalg kernels hand "
-                                 "them backend.host_array(t) and bring results back with backend.from_host"}
+                                 "them backend.host_array(t) and bring results back with backend.from_host",
+             **dict.fromkeys(("quantized.py", "quantized_fake.py", "quantized_kernels.py", "quantized_nn.py"),
+                             "the QuantizedCPU key's kernels: quantized tensors are CPU-only (as in torch's CPU "
+                             "build), and these compute on their host integer arrays with torch's rounding")}
 
 
 def dotted_name(node):

@@ -7,6 +7,7 @@ A tensor is (storage, sizes, strides, storage_offset, dtype, device, layout) plu
 >>> x.size(), x.stride(), x.storage_offset()
 (lantern.Size([2, 3]), (16, 1), 9)
 """
+from .dispatch_keys import DispatchKey
 from .layout import channels_last, channels_last_3d, contiguous_format, preserve_format, sparse_coo, sparse_csr
 from .size import Size, wrap_dim
 
@@ -149,7 +150,7 @@ class TensorImpl:
     @property
     def is_quantized(self):
         """Whether a quantizer reads this tensor's integers (its backend, QuantizedCPU, holds one)."""
-        return getattr(self._backend, "quantizer", None) is not None
+        return self._backend.key is DispatchKey.QuantizedCPU
 
     is_mkldnn = False
     is_nested = False

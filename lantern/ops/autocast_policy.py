@@ -35,7 +35,7 @@ FLOAT32 = frozenset({
     "prod", "trace", "cdist", "quantile", "nanquantile",
     # pooling, unpooling and sampling
     "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-    "grid_sample", "fractional_max_pool2d", "fractional_max_pool3d",
+    "grid_sample", "grid_sampler_2d", "grid_sampler_3d", "fractional_max_pool2d", "fractional_max_pool3d",
     # complex numbers built from real ones
     "polar", "view_as_complex",
     # linear algebra: the torch.linalg functions ("linalg.<name>") and the registered ops beneath them

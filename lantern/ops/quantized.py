@@ -272,16 +272,16 @@ _register("dequantize.tensors(Tensor[] tensors) -> Tensor[]",
 _register("int_repr(Tensor self) -> Tensor", {QUANTIZED: _int_repr_kernel, DispatchKey.CPU: _not_quantized})
 
 
-def dequantize(tensor):
+def dequantize(input):
     """float32 values of a quantized tensor, (q - zero_point) * scale; a list of tensors gives a list. A float
     tensor gives itself in float32.
 
     >>> lantern.dequantize(lantern.quantize_per_tensor(lantern.tensor([0.3]), 0.25, 0, lantern.quint8))
     tensor([0.2500])
     """
-    if isinstance(tensor, (list, tuple)):
-        return call(get("dequantize.tensors"), (list(tensor),))
-    return call(get("dequantize"), (tensor,))
+    if isinstance(input, (list, tuple)):
+        return call(get("dequantize.tensors"), (list(input),))
+    return call(get("dequantize"), (input,))
 
 
 # ---- the quantizer, read out -------------------------------------------------------------------------------------
