@@ -8,7 +8,7 @@ the same dtype, shape and strides, and the outputs are compared (Python types, d
 torch.testing's default tolerances; strides are left out). The checks, each with a stable sample id:
 
     <dtype>/<i>       sample i of op.sample_inputs for dtype (float32, float64, int64, bool, complex64); in the
-                      full tier, of op.reference_inputs where the OpInfo has them (its sample_inputs, then more); only
+                      full tier, op.reference_inputs follow, numbered after the sample_inputs; only
                       types, dtypes and shapes where the OpInfo has_nondeterministic_output (empty, empty_like);
                       the outputs of UNIQUE_UP_TO_SIGN's decompositions, when they differ, are compared again
                       through the sample's output_process_fn_grad, as torch's tests compare them
@@ -451,14 +451,15 @@ class OpRunner:
 
     def _samples(self, dtype_name, requires_grad, limit, reference=False):
         """The first `limit` samples (all for None), made before anything runs so that ids are stable. With
-        `reference`, the whole tier takes the OpInfo's reference_inputs where it has them: its sample_inputs
-        first (the same ids), then the larger hand-picked inputs torch's reference tests run."""
+        `reference`, the whole tier also takes the OpInfo's reference_inputs where it has them, numbered after its
+        sample_inputs (which keep their ids in every tier): torch's reference tests' larger hand-picked inputs."""
         _seed(self.torch, self.lantern)
         dtype = getattr(self.torch, dtype_name)
-        use_reference = reference and limit is None and self.op.reference_inputs_func is not None
-        make = self.op.reference_inputs if use_reference else self.op.sample_inputs
         with _quiet():
-            return list(itertools.islice(make("cpu", dtype, requires_grad=requires_grad), limit))
+            samples = list(itertools.islice(self.op.sample_inputs("cpu", dtype, requires_grad=requires_grad), limit))
+            if reference and limit is None and self.op.reference_inputs_func is not None:
+                samples += self.op.reference_inputs("cpu", dtype, requires_grad=requires_grad)
+        return samples
 
     def _check(self, sample_id, check, *args):
         if sample_id in self.skip:
