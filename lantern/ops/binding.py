@@ -149,10 +149,11 @@ def binding_source(name, method=False):
 
 
 def functional_ops():
-    """The registered ops with a public functional form (lantern.<name>)."""
+    """The registered ops with a public functional form (lantern.<name>); a lantern.library op ("mylib::f") is
+    reached as lantern.ops.mylib.f instead."""
     return [op for op in REGISTRY.values()
             if op.kind not in (OpKind.STRUCTURED_INPLACE, OpKind.STRUCTURED_OUT) and "." not in op.name
-            and not op.name.startswith("_")]
+            and "::" not in op.name and not op.name.startswith("_")]
 
 
 def method_ops():
