@@ -1,5 +1,5 @@
-"""Special functions computed the way ATen's CPU kernels compute them, where SciPy's (more accurate) values differ
-from torch's beyond assert_close's tolerance.
+"""Special functions computed the way ATen's CPU kernels compute them, where SciPy's (more accurate) values and
+torch's differ beyond assert_close's tolerance.
 
 - Hurwitz zeta(x, q), under special.zeta and polygamma(n >= 2): Cephes' algorithm in float64 (ATen's accumulation
   type), except that its first term q^-x is a power in q's own dtype, which costs float32 digits near negative q;
