@@ -51,7 +51,8 @@ from .ops import (  # noqa: E402,F401  (importing an ops module registers its op
     nn_misc as _nn_misc, nn_loss as _nn_loss,
     nn_loss_classification as _nn_loss_classification, nn_loss_margin as _nn_loss_margin,
     nn_extra as _nn_extra, nn_attention as _nn_attention, sparse_coo as _sparse_coo, sparse_math as _sparse_math,
-    sparse_csr as _sparse_csr, random_distributions as _random_distributions, fft as _fft_ops,
+    sparse_csr as _sparse_csr, sparse_csr_products as _sparse_csr_products,
+    random_distributions as _random_distributions, fft as _fft_ops,
     spectral_windows as _spectral_windows, stft as _stft,
 )
 from .backends import cpu as _cpu_backend, meta as _meta_backend  # noqa: E402,F401

@@ -302,12 +302,18 @@ class Translator:
 
     def _tensor(self, t, leaves):
         torch, lantern = self.torch, self.lantern
-        if t.layout == torch.sparse_coo:
-            return lantern.sparse_coo_tensor(self._tensor(t._indices(), None), self._tensor(t._values(), None),
-                                             tuple(t.shape))
-        if t.layout == torch.sparse_csr:
-            return lantern.sparse_csr_tensor(*(self._tensor(part, None) for part in
-                                               (t.crow_indices(), t.col_indices(), t.values())), tuple(t.shape))
+        if t.layout in (torch.sparse_coo, torch.sparse_csr):
+            if t.layout == torch.sparse_coo:
+                result = lantern.sparse_coo_tensor(self._tensor(t._indices(), None), self._tensor(t._values(), None),
+                                                   tuple(t.shape))
+            else:
+                result = lantern.sparse_csr_tensor(*(self._tensor(part.detach(), None) for part in
+                                                     (t.crow_indices(), t.col_indices(), t.values())), tuple(t.shape))
+            if t.requires_grad:
+                result.requires_grad_(True)  # a sparse leaf, as torch's
+                if leaves is not None:
+                    leaves.append(result)
+            return result
         if t.layout != torch.strided:
             raise Missing(f"cannot convert a {t.layout} tensor (lantern converts strided, COO and CSR tensors)")
         if t.device.type == "meta":

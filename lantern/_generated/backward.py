@@ -58,6 +58,7 @@ from lantern.ops.scan import cummaxmin_backward, cumprod_backward, cumsum_backwa
 from lantern.ops.sorting import sort_backward
 from lantern.ops.sparse_coo import embedding_sparse_backward, sparse_constructor_values_backward, values_backward
 from lantern.ops.sparse_csr import csr_values_backward, to_dense_backward
+from lantern.ops.sparse_csr_products import mm_reduce_other_backward, mm_reduce_self_backward, sampled_grad
 from lantern.ops.sparse_math import sparse_mat1_backward, sparse_softmax_backward, sparse_sum_backward
 from lantern.ops.special_functions import (
     i1e_backward, igamma_other_backward, mvlgamma_backward, not_implemented, xlog1py_self_backward,
@@ -320,6 +321,19 @@ def backward_of__sparse_log_softmax(node, grads):
     needs = node.needs
     return (
         (sparse_softmax_backward(grad, result, dim, True)) if needs[0] else None,
+    )
+
+
+def backward_of__sparse_mm_reduce_impl(node, grads):
+    saved = node.saved
+    self = unpack(saved.get('self'), node)
+    other = unpack(saved.get('other'), node)
+    reduce = saved['reduce']
+    result1 = unpack(saved.get('result1'), node)
+    needs = node.needs
+    return (
+        (mm_reduce_self_backward(grads[0], self, other, reduce, result1)) if needs[0] else None,
+        (mm_reduce_other_backward(grads[0], self, other, reduce, result1)) if needs[1] else None,
     )
 
 
@@ -2919,6 +2933,22 @@ def backward_of_sparse_mask(node, grads):
     needs = node.needs
     return (
         (grad.to_dense()) if needs[0] else None,
+    )
+
+
+def backward_of_sparse_sampled_addmm(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    beta = saved['beta']
+    self = unpack(saved.get('self'), node)
+    mat2 = unpack(saved.get('mat2'), node)
+    alpha = saved['alpha']
+    mat1 = unpack(saved.get('mat1'), node)
+    needs = node.needs
+    return (
+        (grad * beta.conjugate() if beta != 1 else grad) if needs[0] else None,
+        (sampled_grad(grad, self).mm(mat2.mH) * alpha.conjugate()) if needs[1] else None,
+        (mat1.mH.mm(sampled_grad(grad, self)) * alpha.conjugate()) if needs[2] else None,
     )
 
 

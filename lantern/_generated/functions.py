@@ -1972,6 +1972,12 @@ def make_sparse_mask(op, op_out):
     return sparse_mask
 
 
+def make_sparse_sampled_addmm(op, op_out):
+    def sparse_sampled_addmm(input, mat1, mat2, *, beta=1, alpha=1):
+        return (op.scan or entry(op))((input, mat1, mat2, beta, alpha))
+    return sparse_sampled_addmm
+
+
 def make_special_airy_ai(op, op_out):
     def special_airy_ai(x, *, out=None):
         if out is None:

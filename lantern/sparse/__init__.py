@@ -14,10 +14,12 @@ from ..ops.registry import get as _get
 from ._checks import as_sparse_gradcheck, check_sparse_tensor_invariants  # noqa: F401
 
 
-def mm(mat1, mat2, reduce="sum"):
-    """mat1 @ mat2 with mat1 sparse (COO) and mat2 dense or sparse; mat1's gradient is sparse, in mat1's pattern."""
-    if reduce != "sum":
-        raise NotImplementedError(f"torch.sparse.mm(reduce={reduce!r}): lantern computes the 'sum' reduction only")
+def mm(mat1, mat2, reduce=None):
+    """mat1 @ mat2 with mat1 sparse (COO) and mat2 dense or sparse; mat1's gradient is sparse, in mat1's pattern.
+    With `reduce` ('sum', 'mean', 'amax', 'amin'; a CSR mat1 and a dense mat2 only), each result element reduces
+    the products over the specified entries of mat1's row (lantern.ops.sparse_csr_products)."""
+    if reduce is not None:
+        return _call(_get("_sparse_mm_reduce_impl"), (mat1, mat2, reduce))[0]
     if mat1.layout.name == "sparse_csr":
         return mat1 @ mat2
     zeros = mat1.new_zeros((mat1.shape[0], mat2.shape[-1])) if mat1.dim() == 2 else None
@@ -27,6 +29,13 @@ def mm(mat1, mat2, reduce="sum"):
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     """beta * mat + alpha * (mat1 @ mat2), mat1 sparse; mat1's gradient is sparse."""
     return _call(_get("_sparse_addmm"), (mat, mat1, mat2, beta, alpha))
+
+
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """beta * input + alpha * (mat1 @ mat2) at the specified entries of `input` (a CSR matrix) only: a CSR result
+    with input's pattern."""
+    result = _call(_get("sparse_sampled_addmm"), (input, mat1, mat2, beta, alpha))
+    return result if out is None else out.copy_(result)
 
 
 def sum(input, dim=None, dtype=None):
