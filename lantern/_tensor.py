@@ -26,11 +26,12 @@ from .autograd.meta import autograd_meta, current_grad_fn
 
 from .core import determinism, dtype as dt
 from .core.device import device as _device
+from .core.dispatch_keys import DispatchKey
 from .core.layout import contiguous_format, preserve_format, strided
 from .core.state import tls as _tls
 from .core.storage import UntypedStorage
 from .core.tensor_impl import TensorImpl, contiguous_strides, make_tensor, register_tensor_class
-from .ops import binding, keyword_aliases, registry
+from .ops import binding, keyword_aliases, python_key, registry
 from .ops.dispatcher import call, entry
 from .ops.sparse_coo import SparseCooMethods
 from .ops.sparse_csr import SparseCsrMethods
@@ -49,6 +50,8 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
 
     __slots__ = ()
     __array_priority__ = 1000  # NumPy defers to Tensor: np.float32(2) * t is a Tensor, not an ndarray
+    __torch_dispatch__ = staticmethod(python_key.disabled_torch_dispatch_impl)  # subclasses define their own
+    _make_wrapper_subclass = staticmethod(python_key.make_wrapper_subclass)
 
     def __new__(cls, *args, **kwargs):
         return legacy_tensor_new(cls, *args, **kwargs)
@@ -657,7 +660,9 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         _ag.backward(self, gradient, retain_graph, create_graph, None, inputs)
 
     def detach(self):
-        """A tensor sharing storage and version counter, outside autograd."""
+        """A tensor sharing storage and version counter, outside autograd (a wrapper subclass's handler makes it)."""
+        if self._backend.key is DispatchKey.Python:
+            return python_key.detach(self)
         return _alias_detached(self)
 
     def detach_(self):

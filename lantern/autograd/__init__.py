@@ -11,10 +11,12 @@ records a graph node (see kernel.py), and `backward` / `grad` run the engine (en
 import warnings
 
 from ..core import dtype as dt
+from ..core.dispatch_keys import DispatchKey
 from ..core.size import Size
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher
+from ..ops import python_key
 from ..ops.derivative_helpers import zeros_like
 from . import engine, graph
 from .accumulate import accumulate_grad
@@ -52,6 +54,8 @@ def _ones_seed(o):
         if o.dtype.category != dt.FLOATING:
             raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {o.dtype}")
     backend = o._backend
+    if backend.key is DispatchKey.Python:  # a wrapper subclass holds no memory to fill: its handler makes ones
+        return python_key.ones_like(o)
     g = backend.empty(o._size, o.dtype)
     nd = g._nd
     if nd is not None and not o._size:  # a 0-d array (a loss): one item to set

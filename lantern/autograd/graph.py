@@ -13,7 +13,9 @@ import re
 import weakref
 
 from ..core.dtype import is_differentiable
+from ..core.dispatch_keys import DispatchKey
 from ..core.tensor_impl import make_tensor
+from ..ops import python_key
 from .accumulate import accumulate_grad
 from .meta import Hooks, autograd_meta, current_grad_fn
 from .saved_hooks import current_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (public here, as in torch)
@@ -190,7 +192,7 @@ class SavedTensor:
             self.tensor, self.hooks_packed = pack(t), True
             return
         if is_output:
-            t = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
+            t = _alias(t)
         self.tensor, self.hooks_packed, self.unpack_hook = t, False, None
 
     def unpack(self, node):
@@ -201,12 +203,20 @@ class SavedTensor:
             raise RuntimeError(_modified_message(t, self, node))
         if self.is_output and node is not None and t._grad_fn is None and is_differentiable(t.dtype):
             # an integer output (frexp's exponent) never carries a gradient
-            out = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
+            out = _alias(t)
             out._requires_grad = True
             out._grad_fn = node
             out._output_nr = self.output_nr
             return out
         return t
+
+
+def _alias(t):
+    """A new tensor object over t's memory and metadata, without t's history (a wrapper subclass's keeps its class
+    and what it wraps: lantern.ops.python_key.alias)."""
+    if t._backend.key is DispatchKey.Python:
+        return python_key.alias(t)
+    return make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
 
 
 def _modified_message(t, saved, node):

@@ -19,6 +19,7 @@ class DispatchKey(enum.IntEnum):
     SparseCsrCPU = 5
     QuantizedCPU = 7
     Masked = 8
+    Python = 9       # __torch_dispatch__ of wrapper subclasses and dispatch modes (lantern/ops/python_key.py)
     Autograd = 10
     Tracer = 20
     Autocast = 30

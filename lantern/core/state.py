@@ -20,10 +20,11 @@ class _DispatchState(threading.local):
     observed = False       # the dispatcher's one hot-path test: anything above needs the slow path
     default_device = None  # factories' device when they are given none (lantern.set_default_device); None: CPU
     outer_default_devices = ()  # the defaults that enclosing `with lantern.device(...)` blocks will restore
+    dispatch_modes = ()    # the TorchDispatchModes on (lantern.utils._python_dispatch), innermost last
 
     def refresh(self):
         self.observed = (self.tracer is not None or self.dispatch_trace is not None or self.inference_mode
-                         or self.autocast is not None)
+                         or self.autocast is not None or bool(self.dispatch_modes))
 
 
 tls = _DispatchState()

@@ -25,6 +25,7 @@ _BACKENDS = {}          # device type -> Backend
 _AUTOGRAD_KERNEL = [None]  # the generic autograd kernel, installed by lantern.autograd
 _TRACER_KERNEL = [None]    # the JIT tracer kernel, installed by lantern.jit
 _AUTOCAST = [None, None]   # the autocast kernel and its explain(op), installed by lantern.ops.autocast
+_MODE_BACKEND = [None]     # backend -> it behind the dispatch modes (Python key), installed by lantern.ops.python_key
 
 
 def register_backend(device_type, backend):
@@ -51,10 +52,17 @@ def set_autocast_kernel(fn, explain):
     _AUTOCAST[:] = [fn, explain]
 
 
+def set_mode_backend(fn):
+    _MODE_BACKEND[0] = fn
+
+
 def _mixed_devices(op, tensors):
     """Pick the backend when inputs sit on several devices: dense CPU 0-dim tensors may join any device (a
     0-dim sparse, masked or quantized one still chooses its key), and copy_ runs on its destination's device (it
-    is how data moves between devices)."""
+    is how data moves between devices). A wrapper subclass among them takes the call (its __torch_dispatch__)."""
+    wrapper = next((t._backend for t in tensors if t._backend.key is DispatchKey.Python), None)
+    if wrapper is not None:  # a wrapper subclass's __torch_dispatch__ takes the call, whatever the other devices
+        return wrapper
     if op.name == "copy_":
         return tensors[0]._backend
     backends = {t._backend for t in tensors if t._size or t._backend.key is not DispatchKey.CPU}
@@ -259,6 +267,8 @@ def redispatch(op, args, below):
     if below > DispatchKey.Tracer and tls.tracer is not None and _TRACER_KERNEL[0] is not None:
         return _TRACER_KERNEL[0](op, args)
     backend, needs_grad = _scan(op, args)
+    if tls.dispatch_modes:  # a TorchDispatchMode is on: the Python key runs below autograd (ops/python_key.py)
+        backend = _MODE_BACKEND[0](backend)
     if below > DispatchKey.Autograd and needs_grad and tls.grad_enabled and _AUTOGRAD_KERNEL[0] is not None:
         return _AUTOGRAD_KERNEL[0](op, args, backend)
     kernel = op.kernels.get(backend.key)

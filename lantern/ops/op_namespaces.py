@@ -13,6 +13,8 @@ tensor([3., 3.])
 >>> lantern.ops.aten.add.overloads()   # lantern's overload names: `default` where torch says `Tensor`
 ['default', 'out']
 """
+import weakref
+
 from .dispatcher import call
 from .registry import REGISTRY
 
@@ -90,6 +92,13 @@ class OpOverloadPacket:
             return call(overload._op, bound)
         raise TypeError(f"{self._qualified}() takes none of its schemas for these arguments:\n" + "\n".join(errors))
 
+    def __eq__(self, other):
+        """Packets of one qualified name are equal (each attribute access makes a new one)."""
+        return isinstance(other, OpOverloadPacket) and other._qualified == self._qualified
+
+    def __hash__(self):
+        return hash(self._qualified)
+
     def __repr__(self):
         return f"<OpOverloadPacket(op='{self._qualified}')>"
 
@@ -104,6 +113,32 @@ class OpOverload:
         self._op = op
         self._qualified = qualified
         self._schema = op.schema
+
+    @property
+    def namespace(self):
+        return self._qualified.partition(".")[0]
+
+    @property
+    def _opname(self):
+        return self._qualified.split(".")[1]
+
+    @property
+    def _overloadname(self):
+        return self._qualified.rpartition(".")[2]
+
+    @property
+    def __name__(self):
+        """'add.default', as torch names an overload ('add.Tensor')."""
+        return f"{self._opname}.{self._overloadname}"
+
+    @property
+    def overloadpacket(self):
+        """The packet this overload belongs to: lantern.ops.aten.add for aten.add.default (an op outside the
+        registry, such as the Python key's detach, is a packet of its own)."""
+        try:
+            return getattr(OpNamespace(self.namespace), self._opname)
+        except AttributeError:
+            return OpOverloadPacket(self.namespace, self._opname, {self._overloadname: self._op})
 
     def name(self):
         """The schema's name: 'aten::add.Tensor', 'mylib::foo'."""
@@ -148,3 +183,21 @@ class OpOverload:
 
     def __str__(self):
         return self._qualified
+
+
+_OVERLOADS = weakref.WeakKeyDictionary()  # an op a library removes takes its overload with it
+
+
+def overload_of(op):
+    """The OpOverload a program names the registered `op` by (lantern.ops.aten.mm.default for 'mm'), made once.
+
+    >>> from lantern.ops.registry import REGISTRY
+    >>> overload_of(REGISTRY["add.out"])
+    <OpOverload(op='aten.add', overload='out')>
+    """
+    overload = _OVERLOADS.get(op)
+    if overload is None:
+        qualified, _, name = op.name.partition(".")
+        namespace, _, base = qualified.rpartition("::")
+        overload = _OVERLOADS[op] = OpOverload(op, f"{namespace or ATEN}.{base}.{name or 'default'}")
+    return overload

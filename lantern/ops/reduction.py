@@ -14,6 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.dispatch_keys import DispatchKey
 from ..core.promotion import can_cast
 from ..core.reference import specialisation
 from ..core.state import tls
@@ -130,8 +131,9 @@ derivative("sum", name=lambda args: "SumBackward0" if args[1] is None else "SumB
 
 
 def full_sum(grad, dim):
-    """The sums sum_backward_as_view serves: over every dim, so that grad is 0-d."""
-    return dim is None and not grad._size
+    """The sums sum_backward_as_view serves: over every dim, so that grad is 0-d, and grad not a wrapper subclass
+    (whose __torch_dispatch__ makes its expand)."""
+    return dim is None and not grad._size and grad._backend.key is not DispatchKey.Python
 
 
 @specialisation(replaces="sum's derivative sum_backward (the expand op)",
