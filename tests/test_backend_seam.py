@@ -36,7 +36,7 @@ HOST_SIDE = {"random_draws.py": "the generator's Mersenne Twister words become v
                                 "kernels make them, so a seed gives torch's numbers; random.py copies them into the "
                                 "output (backend.from_host on a device)",
              "linalg_lapack.py": "SciPy's LAPACK and BLAS wrappers (LU, triangular and Cholesky solves, Householder QR, "
-                                 "LDL, expm: routines NumPy lacks) take host NumPy arrays; the linalg kernels hand "
+                                 "LDL: routines NumPy lacks) take host NumPy arrays; the linalg kernels hand "
                                  "them backend.host_array(t) and bring results back with backend.from_host",
              **dict.fromkeys(("quantized.py", "quantized_fake.py", "quantized_kernels.py", "quantized_nn.py"),
                              "the QuantizedCPU key's kernels: quantized tensors are CPU-only (as in torch's CPU "

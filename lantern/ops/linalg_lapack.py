@@ -143,10 +143,3 @@ def sytrs(ld, pivots, b, batch, hermitian):
     for i in matrices(b.shape):
         x[i] = sytrs_(ld[i], pivots[i], b[i], lower=1)[0]
     return x
-
-
-def expm(a):
-    """exp(A) by SciPy's Padé approximation with scaling and squaring, in double precision and rounded back:
-    closer to torch's single-precision results than expm's own float32 path, and the only path for half."""
-    wide = np.complex128 if np.iscomplexobj(a) else np.float64
-    return scipy.linalg.expm(a.astype(wide)).astype(a.dtype)
