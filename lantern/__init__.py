@@ -95,6 +95,7 @@ from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
 from . import debug, random, linalg, nn, optim, utils, serialization, vision, jit, onnx, inspect, profiler  # noqa: E402,F401,E501
 from .nn.modules.rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402,F401  (what nn.LSTM & co.'s TorchScript calls)
 from . import futures  # noqa: E402,F401
+from . import _C, overrides  # noqa: E402,F401  (the __torch_function__ protocol: lantern.core.torch_function)
 from .jit.language import Future, fork, wait  # noqa: E402,F401  (torch.Future, torch.fork, torch.wait: jit's)
 from .testing import FileCheck  # noqa: E402,F401
 from ._nn_functions import *  # noqa: E402,F401,F403

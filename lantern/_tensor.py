@@ -20,6 +20,7 @@ from ._construct import legacy_tensor_new, rebuild_tensor, tensor
 from ._indexing import getitem, setitem
 from ._inplace_views import InplaceViewMethods
 from ._tensor_extras import TensorExtras
+from ._tensor_subclasses import TensorSubclassMethods
 from ._legacy_types import convert_type, type_string
 from .autograd.graph import RemovableHandle
 from .autograd.meta import autograd_meta, current_grad_fn
@@ -44,7 +45,7 @@ from .backends.quantized_checkpoint import reduce_quantized
 _op = registry.get
 
 
-class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods, TensorExtras):
+class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods, TensorExtras, TensorSubclassMethods):
     """A strided view over an UntypedStorage (see lantern.core.tensor_impl for the metadata), or a sparse tensor
     over its indices and values (lantern.backends.sparse)."""
 

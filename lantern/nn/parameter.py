@@ -16,6 +16,7 @@ tensor([1., 2.], requires_grad=True)
 """
 import lantern
 from ..core.tensor_impl import TensorImpl
+from ..core.torch_function import _disabled_torch_function_impl
 from .._tensor import Tensor
 
 __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "UninitializedBuffer",
@@ -49,6 +50,8 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
     """A Tensor that a Module treats as a learnable weight: assigning one to a Module attribute registers it.
 
     `Parameter(data=None, requires_grad=True)`; with no data it holds an empty float tensor."""
+
+    __torch_function__ = _disabled_torch_function_impl  # ops on a Parameter return plain Tensors, as in torch
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -110,6 +113,8 @@ class Buffer(Tensor, metaclass=_BufferMeta):
     """Marks a tensor as module state that is not a parameter: `self.x = Buffer(t, persistent=False)` registers a
     buffer. `Buffer(t)` returns a detached alias of t (a plain Tensor) flagged as a buffer."""
 
+    __torch_function__ = _disabled_torch_function_impl
+
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
             data = lantern.empty(0)
@@ -120,6 +125,7 @@ class UninitializedTensorMixin:
     """Shared by the lazy placeholders: a tensor with no shape yet, made real by `materialize(shape)`."""
 
     cls_to_become = None
+    __torch_function__ = _disabled_torch_function_impl  # ops on a placeholder see its empty tensor
 
     def materialize(self, shape, device=None, dtype=None):
         """Give the placeholder real (uninitialised) storage of `shape` and turn it into `cls_to_become`."""

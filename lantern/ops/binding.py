@@ -6,17 +6,22 @@ dispatcher; nothing is parsed per call. The generated source is kept for reading
 >>> print(binding_source("add"))
 def make_add(op, op_out):
     def add(input, other, *, alpha=1, out=None):
+        if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
+            return _handle_torch_function(add, (input, other, out), (input, other), {'alpha': alpha, 'out': out})
         if out is None:
             return (op.scan or entry(op))((input, other, alpha))
         return call(op_out, (input, other, alpha, out))
     return add
 <BLANKLINE>
 
-(`op.scan or entry(op)` is the op's generated dispatcher entry: the same as call(op, args), one call shorter.)
+(`op.scan or entry(op)` is the op's generated dispatcher entry: the same as call(op, args), one call shorter.
+`_TORCH_FUNCTION[0]` is False unless a TorchFunctionMode is on or a class overriding `__torch_function__` exists:
+see lantern.core.torch_function.)
 `make codegen` writes every binding into lantern/_generated/functions.py and methods.py, where lantern takes them
 from at start-up (see lantern.ops.generated).
 """
 from . import generated, keyword_aliases
+from ..core.torch_function import handle_torch_function
 from .dispatcher import call, entry
 from .op_kinds import OpKind
 from .registry import REGISTRY
@@ -85,7 +90,8 @@ def _params(schema, method):
 
 # The names a generated binding reads besides its op: the header of lantern/_generated/{functions,methods}.py
 BINDING_IMPORTS = """\
-from lantern.ops.binding import _int_list
+from lantern.core.torch_function import ACTIVE as _TORCH_FUNCTION, has_torch_function as _has_torch_function
+from lantern.ops.binding import _handle_torch_function, _int_list
 from lantern.ops.dispatcher import call, entry
 from lantern.ops.keyword_aliases import REQUIRED as _REQUIRED, missing as _missing, resolve as _resolve_aliases
 """
@@ -111,14 +117,49 @@ def generated_source(op, method=False, name=None, out_op=None):
     if varargs:
         lines.append(f"    {varargs} = _int_list({varargs}, {name!r}, {varargs!r})")
     packed = ", ".join(names) + ("," if len(names) == 1 else "")
+    lines += _torch_function_lines(op.schema, name, names, method, out_op is not None)
     if out_op is not None:
         lines.append("    if out is None:")
         lines.append(f"        return (op.scan or entry(op))(({packed}))")
         lines.append(f"    return call(op_out, ({', '.join(names)}, out))")
     else:
         lines.append(f"    return (op.scan or entry(op))(({packed}))")
+    if name in names:  # a parameter named as the function (threshold's threshold): the handler reads it as public
+        lines.append(f"public = {name}")
     body = "".join(f"    {line}\n" for line in lines)
     return f"def make_{generated.identifier(op.name)}(op, op_out):\n{body}    return {name}\n"
+
+
+def _torch_function_lines(schema, name, names, method, has_out):
+    """The binding's first test: hand the call to `__torch_function__` (lantern.core.torch_function) when a mode is
+    on or a tensor argument's class overrides it. The handler gets the positional parameters as positional
+    arguments and the keyword-only ones as keywords."""
+    args = [a for a in schema.args if not (a.name == "out" and a.kwarg_only)]
+    tensors = [n for a, n in zip(args, names) if a.is_tensor] + (["out"] if has_out else [])
+    positional = [n for a, n in zip(args, names) if not a.kwarg_only]
+    keywords = [n for a, n in zip(args, names) if a.kwarg_only] + (["out"] if has_out else [])
+    relevant = "(" + ", ".join(tensors) + ("," if len(tensors) == 1 else "") + ")"
+    packed = "(" + ", ".join(positional) + ("," if len(positional) == 1 else "") + ")"
+    kwargs = "{" + ", ".join(f"{k!r}: {k}" for k in keywords) + "}"
+    public = "public" if name in names else name
+    return [f"    if _TORCH_FUNCTION[0] and _has_torch_function({relevant}):",
+            f"        return _handle_torch_function({public}, {relevant}, {packed}, {kwargs})"]
+
+
+def _handle_torch_function(binding, relevant, args, kwargs):
+    """A binding's call handed to `__torch_function__`: trailing positional arguments and keywords left at their
+    defaults are dropped, so the handler sees the call much as it was written (`add(a, b)`, not `add(a, b,
+    alpha=1, out=None)`); kwargs is None when none remain, as PyTorch passes it from its C++ bindings."""
+    code = binding.__code__
+    defaults = binding.__defaults__ or ()
+    first_default = code.co_argcount - len(defaults)
+    n = len(args)
+    if n <= code.co_argcount:
+        while n > first_default and args[n - 1] is defaults[n - 1 - first_default]:
+            n -= 1
+    kwdefaults = binding.__kwdefaults__ or {}
+    kept = {k: v for k, v in kwargs.items() if k not in kwdefaults or v is not kwdefaults[k]}
+    return handle_torch_function(binding, relevant, args[:n], kept or None)
 
 
 def make_binding(op, method=False, name=None, out_op=None):

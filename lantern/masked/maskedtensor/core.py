@@ -27,6 +27,7 @@ from ...core.dispatch_keys import DispatchKey
 from ...core.device import device as _device
 from ...core.layout import sparse_coo, sparse_csr, strided
 from ...core.tensor_impl import TensorImpl
+from ...core.torch_function import _disabled_torch_function_impl
 from ...ops import dispatcher, registry
 from . import _sparse
 
@@ -102,6 +103,10 @@ class MaskedTensor(lantern.Tensor):
     data and mask are copied; the mask must be bool and of data's shape, and data one of float16/32/64, bool and
     int8/16/32/64, as torch requires.
     """
+
+    # Operations reach the MaskedTensor through its own dispatch key (MaskedBackend above), not through
+    # torch's Python-level __torch_function__; opting out keeps the plain-tensor calls free of the check.
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data, mask, requires_grad=False):
         if is_masked_tensor(data) or not isinstance(data, TensorImpl):
