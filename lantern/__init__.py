@@ -83,6 +83,7 @@ from ._tensor import Tensor  # noqa: E402
 from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401
 from ._functions import *  # noqa: E402,F401,F403
 from ._inplace_functions import *  # noqa: E402,F401,F403
+from ._functions import _conj, _neg_view  # noqa: E402,F401  (torch's private conjugate and negative views)
 from ._from_memory import frombuffer, from_file, range  # noqa: E402,F401
 from ._sym_functions import *  # noqa: E402,F401,F403
 from ._toplevel import *  # noqa: E402,F401,F403

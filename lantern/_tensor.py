@@ -96,6 +96,11 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         if self.is_quantized:
             raise TypeError(f"Got unsupported ScalarType {self.dtype.legacy} (numpy() of a quantized tensor: take "
                             ".dequantize().numpy() or .int_repr().numpy())")
+        for bit, is_set, resolve in (("conjugate", self.is_conj(), "resolve_conj"),
+                                     ("negative", self.is_neg(), "resolve_neg")):
+            if is_set:  # the array would show the memory, not the values
+                raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. Use tensor.{resolve}()"
+                                   ".numpy() instead.")
         _traced_python_value("NumPy array")
         return self._backend.host_array(self)
 
@@ -193,6 +198,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
                                "https://github.com/pytorch/pytorch/pull/103001")
         storage = copy.deepcopy(self._storage, memo)
         new = make_tensor(storage, self._size, self._stride, self._offset, self.dtype, self._backend)
+        new = new.resolve_conj().resolve_neg()  # a conjugate/negative view's copy holds its values, as torch's
         if type(self) is not Tensor:
             new.__class__ = type(self)
         new._requires_grad = self._requires_grad
@@ -307,17 +313,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     def cdouble(self, memory_format=preserve_format):
         return self.to(dt.complex128, memory_format=memory_format)
 
-    def conj(self):
-        """The complex conjugate: a new tensor (PyTorch returns a lazy view with a conj bit; lantern copies).
-        Real tensors are returned as they are, as in PyTorch."""
-        return call(_op("conj_physical"), (self,)) if self.dtype.is_complex else self
-
-    def is_conj(self):
-        return False
-
-    def resolve_conj(self):
-        return self
-
     def adjoint(self):
         """The conjugate transpose of the last two dims."""
         return self.mT.conj()
@@ -332,9 +327,6 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
                                f"{self.dim()}-D tensor.")
         return self.T.conj()
-
-    def resolve_neg(self):
-        return self
 
     # ---- overloaded op frontends -------------------------------------------------------------------------------
     def view(self, *size):

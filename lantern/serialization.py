@@ -48,6 +48,7 @@ from .core.quantized_dtypes import QSCHEMES, QUANTIZED, QuantizedDtype, qscheme
 from .core.size import Size
 from .core.storage import UntypedStorage
 from .core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
+from .backends.math_bits import set_tensor_metadata, tensor_metadata
 from .backends.quantized_checkpoint import quantizer_params, rebuild_qtensor
 from .nn.parameter import Parameter
 from .ops.dispatcher import backend_for_device
@@ -132,9 +133,13 @@ def _typed(storage):
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
-    """torch._utils._rebuild_tensor_v2: a tensor over a loaded storage (hooks and metadata are not restored)."""
+    """torch._utils._rebuild_tensor_v2: a tensor over a loaded storage, with the conjugate/negative bits `metadata`
+    records (hooks are not restored)."""
     storage = _typed(storage)
-    return _tensor_from(storage.storage, storage_offset, size, stride, storage.dtype, requires_grad)
+    t = _tensor_from(storage.storage, storage_offset, size, stride, storage.dtype, requires_grad)
+    if metadata:
+        set_tensor_metadata(t, metadata)
+    return t
 
 
 def _rebuild_tensor(storage, storage_offset, size, stride):
@@ -373,6 +378,9 @@ class _TorchPickler(pickle._Pickler):
             return (_rebuild_meta_tensor_no_storage, args)
         args = (_TypedStorage(t._storage, t.dtype), t._offset, tuple(t._size), tuple(t._stride), t.requires_grad,
                 collections.OrderedDict())
+        metadata = tensor_metadata(t)
+        if metadata:  # a conjugate or negative view: its memory as stored, and the bits to read it through
+            args += (metadata,)
         if state:
             return (_rebuild_from_type_v2, (_rebuild_tensor_v2, Tensor, args, state))
         return (_rebuild_tensor_v2, args)

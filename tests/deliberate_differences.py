@@ -39,10 +39,6 @@ DIFFERENCES = {
         "lantern's meta functions make every dtype check, so a meta tensor refuses what the CPU refuses "
         "(bitwise_not of a float); torch's meta kernels leave those checks to the device kernels and accept. "
         "Test: test_meta_device.py (DTYPE_CHECKED_ON_CPU_ONLY).",
-    "conj() of a complex tensor is a copy":
-        "torch's conj() is a lazy view with a conjugate bit (sharing storage, the input's strides); lantern has no "
-        "conjugate bit, so conj(), mH, adjoint() and H of a complex tensor are new tensors with their own strides. "
-        "Values agree. Test: test_tensor_basics.py::test_conjugates_and_adjoints.",
     "isinf/isfinite of an empty integer tensor":
         "torch answers isinf/isfinite of an integer tensor with zeros_like/ones_like(self), which keep the input's "
         "strides even when it is empty (a stride-0 empty input gives stride 0); lantern runs them as pointwise ops, "

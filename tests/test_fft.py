@@ -235,8 +235,7 @@ def _gradients(lib, case):
 @pytest.mark.parametrize("case", GRADIENT_CASES)
 def test_gradients_match_torch(case):
     got, expected = _gradients(lantern, case), _gradients(torch, case)
-    if expected[1] == "ConjBackward0":  # torch's conj is a lazy view; lantern's conj materialises (conj_physical)
-        expected = (expected[0], "ConjPhysicalBackward0", expected[2])
+    assert got[0].is_conj() == expected[0].is_conj()
     assert_same(got, expected, atol=1e-9, rtol=1e-9)
 
 

@@ -130,6 +130,15 @@ def backward_of__coalesce(node, grads):
     )
 
 
+def backward_of__conj(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    needs = node.needs
+    return (
+        (grad.conj()) if needs[0] else None,
+    )
+
+
 def backward_of__cross_entropy_index(node, grads):
     saved = node.saved
     target = unpack(saved.get('target'), node)
@@ -239,6 +248,15 @@ def backward_of__mha_unpack(node, grads):
     needs = node.needs
     return (
         (_stack_grads(grads, packed_meta)) if needs[0] else None,
+    )
+
+
+def backward_of__neg_view(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    needs = node.needs
+    return (
+        (grad._neg_view()) if needs[0] else None,
     )
 
 

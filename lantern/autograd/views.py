@@ -21,12 +21,25 @@ from .meta import autograd_meta
 
 
 class _Geometry:
-    __slots__ = ("size", "stride", "offset", "dtype", "device")
+    """Where a tensor lies in its base's memory, and whether it reads that memory conjugated or negated where the
+    base does not (a conjugate view: lantern/ops/math_bits.py)."""
+
+    __slots__ = ("size", "stride", "offset", "dtype", "device", "conj", "neg")
 
     def __init__(self, t, relative_to=None):
         self.size, self.stride = t._size, t._stride
         self.offset = t._offset - (relative_to._offset if relative_to is not None else 0)
         self.dtype, self.device = t.dtype, t.device
+        self.conj, self.neg = t.is_conj(), t.is_neg()
+        if relative_to is not None:
+            self.conj, self.neg = self.conj != relative_to.is_conj(), self.neg != relative_to.is_neg()
+
+    def through_bits(self, grad):
+        """grad passed through this view's bits relative to its base: a gradient of the view's values becomes one
+        of the base memory's, and back (conjugation and negation are their own inverses)."""
+        if self.conj:
+            grad = grad.conj_physical()
+        return grad.neg() if self.neg else grad
 
 
 def _base_shaped(grad, geometry):
@@ -61,8 +74,8 @@ class CopySlices(Node):
         result = _base_shaped(grads[0], self.base)
         v = self.view
         region = result.as_strided(v.size, v.stride, v.offset)
-        res = self.fn.apply((region.clone(),))
-        inner = res[0] if res[0] is not None else zeros_like(region)
+        res = self.fn.apply((v.through_bits(region.clone()),))
+        inner = v.through_bits(res[0]) if res[0] is not None else zeros_like(region)
         result = call(get("as_strided_scatter"), (result, inner, v.size, v.stride, v.offset))
         return (result,) + tuple(res[1:])
 
@@ -80,7 +93,7 @@ class AsStridedBackward0(Node):
     def apply(self, grads):
         v, b = self.view, self.base
         zeros = call(get("empty_strided"), (b.size, b.stride, b.dtype, None, b.device, None, False)).zero_()
-        return (call(get("as_strided_scatter"), (zeros, grads[0], v.size, v.stride, v.offset)),)
+        return (call(get("as_strided_scatter"), (zeros, v.through_bits(grads[0]), v.size, v.stride, v.offset)),)
 
 
 def record_view(view):

@@ -3,7 +3,9 @@ SparseCsrCPU / SparseCPU / CUDA / CPU / Meta. A sparse key outranks the dense on
 kernel. Masked (a MaskedTensor's ops: lantern/masked/maskedtensor) outranks them all, as torch's Python key does:
 MaskedTensor + Tensor runs the masked kernel. QuantizedCPU (a quantized tensor's ops: lantern/ops/quantized*.py)
 outranks CPU, so float + quantized runs the quantized kernel, which refuses as torch's does. (torch ranks it below
-the sparse keys; lantern's numbers were taken, and no op mixes those layouts.)
+the sparse keys; lantern's numbers were taken, and no op mixes those layouts.) Conjugate and Negative (a tensor whose
+memory is read through a conjugate or negative bit: `x.conj()`, `x._neg_view()`) outrank the dense and sparse keys,
+so that any op given such a tensor runs their fallback, which resolves the bit first (as torch's fallbacks do).
 
 >>> DispatchKey.Autograd > DispatchKey.CPU
 True
@@ -20,7 +22,9 @@ class DispatchKey(enum.IntEnum):
     QuantizedCPU = 7
     Masked = 8
     Python = 9       # __torch_dispatch__ of wrapper subclasses and dispatch modes (lantern/ops/python_key.py)
-    Autograd = 10
+    Conjugate = 10   # a conjugate view's ops (lantern/ops/math_bits.py): the bit is resolved, then they run below it
+    Negative = 11    # a negative view's ops, as Conjugate's
+    Autograd = 12
     Tracer = 20
     Autocast = 30
 

@@ -1,8 +1,8 @@
 """Complex numbers from real ones and back: view_as_real / view_as_complex (views that reinterpret the bytes),
 complex and polar (built from two real tensors), angle, isreal, and the conjugate/negative-bit functions.
 
-lantern keeps no lazy conjugate or negative bit: `conj` copies, so `resolve_conj`/`resolve_neg` return their input
-and `is_conj`/`is_neg` are False.
+`conj` is a lazy view (a conjugate bit on the view's backend, see lantern/ops/math_bits.py and
+docs/internals/conj-views.md); `resolve_conj`/`resolve_neg` materialise the bits, `is_conj`/`is_neg` report them.
 
 >>> z = lantern.complex(lantern.tensor([1.0, 0.0]), lantern.tensor([0.0, 2.0]))
 >>> z.tolist(), lantern.view_as_real(z).tolist(), lantern.angle(z).tolist()
@@ -10,12 +10,14 @@ and `is_conj`/`is_neg` are False.
 """
 import math
 
+from ..backends.math_bits import bits
 from ..core import dtype as dt
 from . import autocast
 from .derivative import derivative
 from .dispatcher import call
 from .factory import not_implemented_for
 from .linalg_common import _into
+from . import math_bits  # noqa: F401  (registers _conj, _neg_view and the Conjugate/Negative fallback)
 from .pointwise_common import _require_tensor
 from .registry import COMPOSITES, composite, get, structured, view
 
@@ -154,29 +156,62 @@ def isreal(input):
 composite("isreal", isreal)
 
 
-# ---- conjugate and negative bits (lantern has neither: conj copies) -----------------------------------------
+# ---- conjugate and negative bits (lantern/ops/math_bits.py sets and resolves them) ---------------------------
 
 def conj(input):
-    """The complex conjugate (a copy for complex tensors; a real tensor itself)."""
-    return input.conj()
+    """The complex conjugate as a lazy view: same memory, sizes and strides, read conjugated (`is_conj()`); a real
+    tensor itself.
+
+    >>> x = lantern.tensor([1 + 2j])
+    >>> y = lantern.conj(x)
+    >>> y, y.is_conj(), y.data_ptr() == x.data_ptr()
+    (tensor([1.-2.j]), True, True)
+    """
+    if not input.dtype.is_complex:
+        return input
+    return call(get("_conj"), (input,))
 
 
-def resolve_conj(input):
-    """input itself: lantern's conj already materialises, so there is no conjugate bit to resolve."""
-    return input
+def _conj(input):
+    """A conjugate view of input whatever its dtype (torch's private form of conj; conj leaves a real tensor as it
+    is)."""
+    return call(get("_conj"), (input,))
 
 
-def resolve_neg(input):
-    """input itself: lantern has no lazy negative bit."""
-    return input
+def _neg_view(input):
+    """A lazy negation: a view of input's memory, read negated (`is_neg()`).
+
+    >>> n = lantern._neg_view(lantern.tensor([1.0, -2.0]))
+    >>> n, n.is_neg()
+    (tensor([-1.,  2.]), True)
+    """
+    return call(get("_neg_view"), (input,))
 
 
 def is_conj(input):
-    return False
+    """Whether input is a conjugate view (its memory is read conjugated)."""
+    return bits(input)[0]
 
 
 def is_neg(input):
-    return False
+    """Whether input is a negative view (its memory is read negated)."""
+    return bits(input)[1]
+
+
+def resolve_conj(input):
+    """input with its conjugate bit applied: a new tensor holding the values if input is a conjugate view (it no
+    longer aliases input's memory), else input itself.
+
+    >>> y = lantern.tensor([1 + 2j]).conj().resolve_conj()
+    >>> y, y.is_conj()
+    (tensor([1.-2.j]), False)
+    """
+    return input.clone() if bits(input)[0] else input
+
+
+def resolve_neg(input):
+    """input with its negative bit applied (a new tensor), or input itself if it has none."""
+    return input.clone() if bits(input)[1] else input
 
 
 def conj_physical_(self):
@@ -185,9 +220,11 @@ def conj_physical_(self):
     return self.copy_(self.conj_physical())
 
 
-composite("conj", conj, method=False)
-composite("resolve_conj", resolve_conj, method=False)
-composite("resolve_neg", resolve_neg, method=False)
-composite("is_conj", is_conj, method=False)
+composite("conj", conj)
+composite("_conj", _conj)
+composite("_neg_view", _neg_view)
+composite("resolve_conj", resolve_conj)
+composite("resolve_neg", resolve_neg)
+composite("is_conj", is_conj)
 composite("is_neg", is_neg)
 composite("conj_physical_", conj_physical_)

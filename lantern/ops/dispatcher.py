@@ -302,12 +302,27 @@ def explain_keys(op, args):
     if needs_grad and _AUTOGRAD_KERNEL[0] is not None:
         if tls.grad_enabled:
             keys.append((DispatchKey.Autograd, "an input requires grad and grad mode is on"))
+    if backend.key is DispatchKey.Conjugate or backend.key is DispatchKey.Negative:
+        keys += _math_bit_keys(op, args)
+        backend = backend.under  # the fallback resolves the bit, then the device's kernel runs
     has_tensors = any(isinstance(args[i], TensorImpl) for i in op.tensor_positions) or \
         any(isinstance(t, TensorImpl) for i in op.list_positions for t in args[i])
     why = f"inputs are on {backend.device}" if has_tensors else f"no tensor inputs; device argument {backend.device}"
     if backend.layout is not strided:
         why = _layout_reason(op, args, backend.layout)
     keys.append((backend.key, why))
+    return keys
+
+
+def _math_bit_keys(op, args):
+    """[(key, why)] for the Negative and Conjugate keys that a call's views put in its key set, highest first:
+    "input 0 is a conjugate view" (lantern/ops/math_bits.py)."""
+    tensors = [args[i] for i in op.tensor_positions] + [t for i in op.list_positions for t in args[i]]
+    keys = []
+    for key, bit, name in ((DispatchKey.Negative, "neg", "negative"), (DispatchKey.Conjugate, "conj", "conjugate")):
+        having = [i for i, t in enumerate(tensors) if isinstance(t, TensorImpl) and getattr(t._backend, bit, False)]
+        if having:
+            keys.append((key, f"input {having[0]} is a {name} view"))
     return keys
 
 
