@@ -71,9 +71,11 @@ class detect_anomaly:
     def __enter__(self):
         self.prev = (tls.anomaly, _check_nan.value)
         tls.anomaly, _check_nan.value = True, self.check_nan
+        tls.refresh()
 
     def __exit__(self, *exc):
         tls.anomaly, _check_nan.value = self.prev
+        tls.refresh()
 
     def __call__(self, fn):
         def wrapper(*args, **kwargs):
@@ -88,12 +90,14 @@ class set_detect_anomaly:
     def __init__(self, mode, check_nan=True):
         self.prev = (tls.anomaly, _check_nan.value)
         tls.anomaly, _check_nan.value = bool(mode), bool(check_nan)
+        tls.refresh()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         tls.anomaly, _check_nan.value = self.prev
+        tls.refresh()
 
 
 def is_anomaly_enabled():

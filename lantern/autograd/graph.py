@@ -14,12 +14,12 @@ import weakref
 
 from ..core.dtype import is_differentiable
 from ..core.dispatch_keys import DispatchKey
+from ..core.state import tls
 from ..core.tensor_impl import make_tensor
 from ..ops import python_key
 from .accumulate import accumulate_grad
 from .meta import Hooks, autograd_meta, current_grad_fn
 from .saved_hooks import current_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (public here, as in torch)
-from .saved_hooks import _hooks as _hook_stack
 
 _sequence = itertools.count()
 
@@ -187,7 +187,7 @@ class SavedTensor:
         self.version = t._vc[0]
         self.is_output = is_output
         self.output_nr = output_nr
-        if _hook_stack.stack:  # pack gets the tensor itself, outputs included, as in PyTorch
+        if tls.saved_tensor_hooks:  # pack gets the tensor itself, outputs included, as in PyTorch
             pack, self.unpack_hook = current_hooks()
             self.tensor, self.hooks_packed = pack(t), True
             return

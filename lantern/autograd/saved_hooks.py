@@ -8,18 +8,11 @@
 >>> y.sum().backward(); len(packed), x.grad.tolist()
 (2, [2.0, 2.0])
 """
-import threading
-
-
-class _HookStack(threading.local):
-    stack = ()
-
-
-_hooks = _HookStack()
+from ..core.state import tls
 
 
 def current_hooks():
-    return _hooks.stack[-1] if _hooks.stack else None
+    return tls.saved_tensor_hooks[-1] if tls.saved_tensor_hooks else None
 
 
 class saved_tensors_hooks:
@@ -30,10 +23,12 @@ class saved_tensors_hooks:
         self.pair = (pack_hook, unpack_hook)
 
     def __enter__(self):
-        _hooks.stack = _hooks.stack + (self.pair,)
+        tls.saved_tensor_hooks += (self.pair,)
+        tls.refresh()
 
     def __exit__(self, *exc):
-        _hooks.stack = _hooks.stack[:-1]
+        tls.saved_tensor_hooks = tls.saved_tensor_hooks[:-1]
+        tls.refresh()
 
 
 class save_on_cpu(saved_tensors_hooks):

@@ -21,10 +21,14 @@ class _DispatchState(threading.local):
     default_device = None  # factories' device when they are given none (lantern.set_default_device); None: CPU
     outer_default_devices = ()  # the defaults that enclosing `with lantern.device(...)` blocks will restore
     dispatch_modes = ()    # the TorchDispatchModes on (lantern.utils._python_dispatch), innermost last
+    saved_tensor_hooks = ()  # the (pack, unpack) pairs of enclosing saved_tensors_hooks blocks, innermost last
+    plain_recording = True   # the autograd kernel's one hot-path test: no anomaly mode, no saved-tensor hooks
 
     def refresh(self):
+        """Recompute the two summary flags after a setting above changed."""
         self.observed = (self.tracer is not None or self.dispatch_trace is not None or self.inference_mode
                          or self.autocast is not None or bool(self.dispatch_modes))
+        self.plain_recording = not (self.anomaly or self.saved_tensor_hooks)
 
 
 tls = _DispatchState()
