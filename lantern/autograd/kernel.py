@@ -209,10 +209,11 @@ def _build_node(d, args, edges, result):
 
 def _node_class(d, args):
     """MulBackward0 & co.: made once per name, then kept on the derivative; a derivative whose name depends on the
-    call (SumBackward0 / SumBackward1) asks each time."""
+    call (SumBackward0 / SumBackward1) keeps one per name."""
     if callable(d._name):
-        return node_class(d._name(args))
-    d.node_cls = node_class(d._name)
+        name = d._name(args)
+        return d.node_classes.get(name) or d.node_classes.setdefault(name, node_class(name, d))
+    d.node_cls = node_class(d._name, d)
     return d.node_cls
 
 

@@ -19,6 +19,7 @@ then modify in place); `result` saves them all.
 ('MulBackward0', ['other', 'self'])
 """
 import ast
+import functools
 
 from . import generated
 from .registry import get
@@ -100,6 +101,7 @@ class Derivative:
         self._plans = {}
         self.tensor_names = tuple(self._readers)
         self.node_cls = None  # filled by the autograd layer when the node name does not depend on the call
+        self.node_classes = {}  # ... and when it does: {name: class}
         base = op.functional.schema.name
         self._name = name or "".join(part.capitalize() for part in base.strip("_").split("_")) + "Backward0"
         self.function_name = f"backward_of_{generated.identifier(op.name)}"
@@ -111,13 +113,12 @@ class Derivative:
         """What the formulas may read: lantern.ops.derivative_helpers, then the op module's own helpers."""
         return {**_HELPERS, **self.helpers}
 
-    def __getattr__(self, name):
-        """`backward`, the function applying the formulas, is made on first use: from lantern/_generated/backward.py
-        (which imports helpers from the op modules, so it is read once they have all loaded), or compiled."""
-        if name != "backward":
-            raise AttributeError(f"'Derivative' object has no attribute {name!r}")
-        self.backward = generated.define("backward", self.function_name, self.source, self.namespace)
-        return self.backward
+    @functools.cached_property
+    def backward(self):
+        """The function applying the formulas, made on first use: from lantern/_generated/backward.py (which imports
+        helpers from the op modules, so it is read once they have all loaded), or compiled. (A cached property, not
+        a __getattr__: that would send every attribute read of a derivative through the slow generic path.)"""
+        return generated.define("backward", self.function_name, self.source, self.namespace)
 
     def global_names(self):
         """{name: object} of the helpers and ops `backward` reads (the imports of lantern/_generated/backward.py)."""
