@@ -36,6 +36,7 @@ from ..core.reference import on_switch
 
 dispatcher.set_autograd_kernel(autograd_entry())
 on_switch(lambda: dispatcher.set_autograd_kernel(autograd_entry()))
+_PYTHON_KEY = DispatchKey.Python  # read per call: an enum class attribute costs ~70 ns (see autograd/kernel.py)
 
 
 def _as_tuple(x):
@@ -54,7 +55,7 @@ def _ones_seed(o):
         if o.dtype.category != dt.FLOATING:
             raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {o.dtype}")
     backend = o._backend
-    if backend.key is DispatchKey.Python:  # a wrapper subclass holds no memory to fill: its handler makes ones
+    if backend.key is _PYTHON_KEY:  # a wrapper subclass holds no memory to fill: its handler makes ones
         return python_key.ones_like(o)
     g = backend.empty(o._size, o.dtype)
     nd = g._nd
