@@ -175,6 +175,10 @@ class TensorExplanation:
         add("strides", f"{list(t._stride)}{note}")
         add("is_contiguous", _contiguity(t))
         add("location", " at ".join(address_formula(t._size, t._stride, t._offset)))
+        bits = [name for name, on in (("conjugated", t.is_conj()), ("negated", t.is_neg())) if on]
+        if bits:  # a conjugate or negative view (lantern/ops/math_bits.py)
+            keys = " and ".join(key for key, on in (("Conjugate", t.is_conj()), ("Negative", t.is_neg())) if on)
+            add("reads", f"each element {' and '.join(bits)} (dispatch key {keys})")
         if t.numel() <= _SHOW_INDEX_MAP:
             text = np.array2string(storage_index_map(t._size, t._stride, t._offset), separator=", ")
             first, *rest = text.split("\n")
