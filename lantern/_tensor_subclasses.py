@@ -1,5 +1,6 @@
 """What Tensor gives its Python subclasses: the default `__torch_function__`, which runs the function and wraps
-tensor results into the caller's class (PyTorch's torch._tensor._convert), and `as_subclass`.
+tensor results into the caller's class (PyTorch's torch._tensor._convert), and the check of the hand-written
+methods while `__torch_function__` is in use.
 
 A subclass that does not define `__torch_function__` inherits this one, so its instances survive operations:
 
@@ -16,8 +17,6 @@ A subclass that does not define `__torch_function__` inherits this one, so its i
 import inspect
 
 from .core import tensor_impl, torch_function
-from .ops import registry
-from .ops.dispatcher import call
 
 
 def _convert(result, cls):
@@ -52,17 +51,6 @@ class TensorSubclassMethods:
             return NotImplemented
         with torch_function.DisableTorchFunctionSubclass():
             return _convert(func(*args, **kwargs), cls)
-
-    def as_subclass(self, cls):
-        """This tensor's data as an instance of cls (a Tensor subclass): an alias that shares storage and stays in
-        the autograd graph (its grad_fn is AliasBackward0)."""
-        if not (isinstance(cls, type) and issubclass(cls, tensor_impl.tensor_class)):
-            raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not "
-                            "possible. Make sure your class inherits from Tensor.")
-        with torch_function.DisableTorchFunction():
-            alias = call(registry.get("alias"), (self,))
-        alias.__class__ = cls
-        return alias
 
 
 # ---- the hand-written methods' check -------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import functools
 import inspect
 
 import lantern
+from . import _overridable_functions as _functions
 from ._tensor_subclasses import hand_written_methods
 from .core import tensor_impl
 from .core import torch_function as _tf
@@ -83,19 +84,23 @@ def _tensor_methods():
 
 def get_overridable_functions():
     """{namespace: [functions]} of what reaches `__torch_function__`: lantern's functions generated from the op
-    registry and every Tensor method and operator (lantern's hand-written functions, such as lantern.max or
-    nn.functional, do not take part yet)."""
-    functions = [getattr(lantern, op.name) for op in binding.functional_ops()
-                 if hasattr(getattr(lantern, op.name, None), "lantern_op")]
-    return {lantern: functions, tensor_impl.tensor_class: list(_tensor_methods().values())}
+    registry, the hand-written ones of lantern, nn.functional, linalg, fft and special (but those that
+    get_ignored_functions names), and every Tensor method and operator."""
+    overridable = {lantern: [getattr(lantern, op.name) for op in binding.functional_ops()
+                             if hasattr(getattr(lantern, op.name, None), "lantern_op")]}
+    for namespace in _functions.namespaces():
+        overridable.setdefault(namespace, []).extend(
+            getattr(namespace, name) for name in _functions.hand_written_functions(namespace))
+    overridable[tensor_impl.tensor_class] = list(_tensor_methods().values())
+    return overridable
 
 
 def _names():
-    names = {getattr(lantern, op.name): f"lantern.{op.name}" for op in binding.functional_ops()
-             if hasattr(getattr(lantern, op.name, None), "lantern_op")}
-    for name, fn in _tensor_methods().items():  # an alias (multiply) names its function only if nothing else does
-        if fn not in names or name == fn.__name__:
-            names[fn] = f"lantern.Tensor.{name}"
+    names = {}
+    for namespace, functions in get_overridable_functions().items():
+        prefix = "lantern.Tensor" if namespace is tensor_impl.tensor_class else namespace.__name__
+        for fn in functions:  # an alias (Tensor.multiply) names its function only if nothing else does
+            names.setdefault(fn, f"{prefix}.{fn.__name__}")
     return names
 
 
@@ -110,11 +115,10 @@ def is_tensor_method_or_property(func):
 
 
 def get_ignored_functions():
-    """The public lantern functions that never reach `__torch_function__`: every function in the lantern namespace
-    that is not in get_overridable_functions()."""
-    overridable = set(get_overridable_functions()[lantern])
-    return {v for name, v in vars(lantern).items()
-            if not name.startswith("_") and inspect.isroutine(v) and v not in overridable}
+    """The public functions that never reach `__torch_function__` (settings, storage, tensor construction from
+    Python data, ...), as torch.overrides names them."""
+    return {getattr(namespace, name) for namespace in _functions.namespaces()
+            for name in _functions.IGNORED[namespace.__name__] if hasattr(namespace, name)}
 
 
 def get_testing_overrides():

@@ -34,7 +34,8 @@ LAYERS = [
                   "distributions", "amp", "random", "linalg", "special", "functional", "func", "cpu", "cuda", "xpu",
                   "mps", "accelerator", "vision", "profiler", "debug", "inspect", "testing", "version", "sparse",
                   "fft", "signal", "masked", "futures", "_inplace_functions", "_nn_functions", "_from_memory",
-                  "_sym_functions", "_toplevel", "_streams", "overrides", "_C"]),
+                  "_sym_functions", "_toplevel", "_streams", "overrides", "_C",
+                  "_overridable_functions"]),
     ("jit", ["jit", "onnx", "_dynamo", "compiler", "library", "library_opcheck", "_jit_names"]),  # opcheck traces custom ops
     ("distributed", ["distributed"]),
     ("compat", ["compat"]),

@@ -241,18 +241,45 @@ def test_overridable_functions_and_testing_overrides():
     assert dummies[lantern.add](1, 2) == -1
 
 
-def test_every_generated_function_reaches_a_mode():
-    """Each overridable lantern function hands its call to the mode before any argument check."""
+def test_every_overridable_function_reaches_a_mode():
+    """Each overridable lantern function (generated or hand-written, in every namespace) hands its call to the mode
+    before its own argument checks."""
     class Refuse(lantern.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             return ("handled", func)
-    functions = lantern.overrides.get_overridable_functions()[lantern]
-    dummies = lantern.overrides.get_testing_overrides()
     with Refuse():
+        overridable = lantern.overrides.get_overridable_functions()
+        functions = [fn for namespace, fns in overridable.items() if namespace is not lantern.Tensor for fn in fns]
+        assert len(functions) > 800
         for fn in functions:
-            required = [p for p in inspect.signature(dummies[fn]).parameters.values()
-                        if p.default in (inspect.Parameter.empty, REQUIRED)]
-            args = [None for p in required if p.kind is p.POSITIONAL_OR_KEYWORD]
-            args += [1 for p in inspect.signature(dummies[fn]).parameters.values() if p.kind is p.VAR_POSITIONAL]
+            parameters = inspect.signature(fn).parameters.values()
+            required = [p for p in parameters if p.default in (inspect.Parameter.empty, REQUIRED)]
+            args = [None for p in required if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            args += [1 for p in parameters if p.kind is p.VAR_POSITIONAL]
             kwargs = {p.name: None for p in required if p.kind is p.KEYWORD_ONLY}
             assert fn(*args, **kwargs) == ("handled", fn), fn.__name__
+
+
+def test_hand_written_functions_follow_torch_on_what_is_ignored():
+    """lantern's list of functions that never reach __torch_function__ holds every one torch ignores, and only
+    functions that torch does not list as overridable."""
+    from lantern import _overridable_functions
+    torch_ignored = torch.overrides.get_ignored_functions()
+    torch_overridable = {f for fns in torch.overrides.get_overridable_functions().values() for f in fns}
+    for namespace in _overridable_functions.namespaces():
+        torch_namespace = torch
+        for part in namespace.__name__.split(".")[1:]:
+            torch_namespace = getattr(torch_namespace, part)
+        ignored = _overridable_functions.IGNORED[namespace.__name__]
+        written = set(_overridable_functions.hand_written_functions(namespace)) | ignored
+        assert {n for n in written if getattr(torch_namespace, n, None) in torch_ignored} <= ignored
+        assert not {n for n in ignored if getattr(torch_namespace, n, None) in torch_overridable}
+
+
+def test_a_subclass_survives_hand_written_functions():
+    got = []
+    for lib in LIBS:
+        s = lib.tensor([[1., 5.], [3., 2.]]).as_subclass(_subclass(lib))
+        results = (lib.max(s, 0), lib.matmul(s, s), lib.nn.functional.relu(s), lib.linalg.norm(s), lib.fft.fft(s))
+        got.append(_class_names(results))
+    assert got[1] == got[0]
