@@ -266,14 +266,20 @@ def affine_grid(theta, size, align_corners=False):
     return grid.view((size[0],) + spatial + (nd,))
 
 
-def _unnormalize(coord, n, align_corners):
+# PyTorch samples 4-D input with a vectorized kernel and 5-D input with a scalar one; their coordinate formulas
+# are the same maps, rounded differently, and each is kept here as it is there (`vectorized` picks the 4-D one).
+
+def _unnormalize(coord, n, align_corners, vectorized):
+    """A grid coordinate in [-1, 1] as a pixel coordinate of an axis of n pixels."""
     if align_corners:
         return (coord + 1) / 2 * (n - 1)
+    if vectorized:
+        return _fused_multiply_add(coord + 1, n / 2, -0.5)
     return ((coord + 1) * n - 1) / 2
 
 
 def _reflect(coord, low2, high2):
-    """PyTorch's reflect_coordinates: fold coord into [low2/2, high2/2] by mirroring at the ends."""
+    """PyTorch's scalar reflect_coordinates: fold coord into [low2/2, high2/2] by mirroring at the ends."""
     if low2 == high2:
         return coord * 0
     low, span = low2 / 2, (high2 - low2) / 2
@@ -284,10 +290,25 @@ def _reflect(coord, low2, high2):
     return _op("where", even, extra + low, span - extra + low)
 
 
-def _fold_in(coord, n, padding_mode, align_corners):
+def _reflect_vectorized(coord, low, twice_span):
+    """The vectorized kernel's reflect_coordinates: the distance from `low` modulo twice the span, mirrored back
+    when past the span (on a tie it stays, as the kernel's gradient chooses)."""
+    if twice_span <= 0:
+        return coord * 0
+    distance = (coord - low).abs()
+    extra = distance - (distance.detach() / twice_span).trunc() * twice_span
+    mirrored = twice_span - extra
+    return _op("where", extra > mirrored, mirrored, extra) + low
+
+
+def _fold_in(coord, n, padding_mode, align_corners, vectorized):
     """A pixel coordinate folded into the input by the padding mode (PyTorch's compute_coordinates)."""
     if padding_mode == "reflection":
-        coord = _reflect(coord, 0, 2 * (n - 1)) if align_corners else _reflect(coord, -1, 2 * n - 1)
+        if vectorized:
+            coord = _reflect_vectorized(coord, 0, 2 * (n - 1)) if align_corners else _reflect_vectorized(coord, -0.5,
+                                                                                                         2 * n)
+        else:
+            coord = _reflect(coord, 0, 2 * (n - 1)) if align_corners else _reflect(coord, -1, 2 * n - 1)
     if padding_mode in ("border", "reflection"):
         coord = coord.clamp(0, n - 1)
     return coord
@@ -313,14 +334,25 @@ def _round_half_even(x):
 
 
 def _cubic_taps(t):
+    """The 4 cubic convolution weights (a = -0.75) of taps -1, 0, 1, 2 at fraction t, rounded as the 4-D kernel's
+    compiled code rounds them (the near taps' steps fused, the far taps' not)."""
     a = -0.75
 
     def near(x):
-        return ((x * (a + 2) - (a + 3)) * x) * x + 1
+        return _fused_multiply_add(_fused_multiply_add(x, a + 2, -(a + 3)) * x, x, 1)
 
     def far(x):
         return ((x * a - 5 * a) * x + 8 * a) * x - 4 * a
     return (far(t + 1), near(t), near(1 - t), far(2 - t))
+
+
+def _fused_multiply_add(a, b, c):
+    """a * b + c rounded once, as the 4-D kernel's compiled code computes it (its compiler fuses a product into the
+    sum that takes it): float32 through float64, where the product is exact; float64 as a * b + c (NumPy has no
+    fused multiply-add). Differentiable: lantern ops."""
+    if getattr(a, "dtype", None) is dt.float32:
+        return (a.to(dt.float64) * b + c).to(dt.float32)
+    return a * b + c
 
 
 def _check_grid_sample(input, grid, mode, padding_mode):
@@ -370,34 +402,61 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 def _sample(input, grid, mode, padding_mode, align_corners):
     sizes = input._size[2:]
     nd = len(sizes)
+    vectorized = nd == 2
     # the grid's last dim lists x (width), y (height)[, z (depth)]: the spatial dims in reverse
-    coords = [_unnormalize(grid.select(-1, nd - 1 - d), size, align_corners) for d, size in enumerate(sizes)]
-    if mode != "bicubic":  # bicubic folds each tap instead, as PyTorch's does
-        coords = [_fold_in(c, size, padding_mode, align_corners) for c, size in zip(coords, sizes)]
+    coords = [_unnormalize(grid.select(-1, nd - 1 - d), size, align_corners, vectorized)
+              for d, size in enumerate(sizes)]
+    if mode == "bicubic":  # 4-D only: it folds each tap instead, as PyTorch's does
+        out = _bicubic(input, coords, padding_mode, align_corners)
+        return out.permute(0, 3, 1, 2).contiguous()
+    coords = [_fold_in(c, size, padding_mode, align_corners, vectorized) for c, size in zip(coords, sizes)]
     if mode == "nearest":
         out = _tap(input, [_round_half_even(c.detach()).to(dt.int64) for c in coords], padding_mode)
         zero = sum(c * 0 for c in coords)
         out = out + zero.unsqueeze(-1)  # the grid's gradient is zero, not absent, as in PyTorch
     else:
         lows = [c.detach().floor() for c in coords]
-        fractions = [c - low for c, low in zip(coords, lows)]
+        weights = [(1 - (c - low), c - low) for c, low in zip(coords, lows)]
         lows = [low.to(dt.int64) for low in lows]
-        if mode == "bilinear":
-            weights, offsets = [(1 - t, t) for t in fractions], (0, 1)
-        else:
-            weights, offsets = [_cubic_taps(t) for t in fractions], (-1, 0, 1, 2)
         out = None
-        for taps in itertools.product(range(len(offsets)), repeat=nd):
-            positions = [low + offsets[k] for low, k in zip(lows, taps)]
-            if mode == "bicubic" and padding_mode != "zeros":
-                positions = [_fold_in(p.to(grid.dtype), size, padding_mode, align_corners).to(dt.int64)
-                             for p, size in zip(positions, sizes)]
+        for taps in itertools.product((0, 1), repeat=nd):
             weight = weights[0][taps[0]]
             for d in range(1, nd):
                 weight = weight * weights[d][taps[d]]
-            term = _tap(input, positions, padding_mode) * weight.unsqueeze(-1)
-            out = term if out is None else out + term
+            value = _tap(input, [low + k for low, k in zip(lows, taps)], padding_mode)
+            out = value * weight.unsqueeze(-1) if out is None else _accumulate(out, value, weight, vectorized)
     return out.permute((0, nd + 1) + tuple(range(1, nd + 1))).contiguous()
+
+
+def _bicubic(input, coords, padding_mode, align_corners):
+    """Bicubic sampling (N, Ho, Wo, C) summed as PyTorch's kernel sums it: each of the 4 rows interpolated along x
+    first, then the 4 row values along y; each tap folded into the input by the padding mode."""
+    (height, width), (y, x) = input._size[2:], coords
+    y_low, x_low = y.detach().floor(), x.detach().floor()
+    y_weights, x_weights = _cubic_taps(y - y_low), _cubic_taps(x - x_low)
+
+    def taps(low, n):
+        positions = [low + offset for offset in (-1, 0, 1, 2)]
+        if padding_mode != "zeros":
+            positions = [_fold_in(p, n, padding_mode, align_corners, True) for p in positions]
+        return [p.to(dt.int64) for p in positions]
+    rows, columns = taps(y_low, height), taps(x_low, width)
+    out = None
+    for row, y_weight in zip(rows, y_weights):
+        along_x = None
+        for column, x_weight in zip(columns, x_weights):
+            value = _tap(input, [row, column], padding_mode)
+            along_x = value * x_weight.unsqueeze(-1) if along_x is None else _accumulate(along_x, value, x_weight,
+                                                                                           True)
+        out = along_x * y_weight.unsqueeze(-1) if out is None else _accumulate(out, along_x, y_weight, True)
+    return out
+
+
+def _accumulate(total, value, weight, vectorized):
+    """total + value * weight (value (N, *out, C), weight (N, *out)); one fused step in the 4-D kernel."""
+    if vectorized:
+        return _fused_multiply_add(value, weight.unsqueeze(-1), total)
+    return total + value * weight.unsqueeze(-1)
 
 
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
