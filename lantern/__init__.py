@@ -94,6 +94,7 @@ from .core.determinism import (  # noqa: E402,F401
 from .core.warn_always import is_warn_always_enabled, set_warn_always  # noqa: E402,F401
 from ._tensor_str import get_printoptions, set_printoptions  # noqa: E402,F401
 from . import debug, random, linalg, nn, optim, utils, serialization, vision, jit, onnx, inspect, profiler  # noqa: E402,F401,E501
+from .utils.backend_registration import _register_device_module  # noqa: E402,F401  (a device from outside)
 from .nn.modules.rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402,F401  (what nn.LSTM & co.'s TorchScript calls)
 from . import futures  # noqa: E402,F401
 from . import _C, overrides  # noqa: E402,F401  (the __torch_function__ protocol: lantern.core.torch_function)

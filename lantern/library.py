@@ -25,7 +25,7 @@ import weakref
 from .autograd.function import Function
 from .autograd.kernel import record_without_derivative
 from .core import dtype as dt
-from .core.device import device as _device
+from .core.device import device as _device, privateuse1_name
 from .core.dispatch_keys import BACKEND_KEYS, DispatchKey
 from .core.tensor_impl import TensorImpl
 from . import ops
@@ -39,8 +39,9 @@ __all__ = ["Library", "CustomOpDef", "custom_op", "define", "impl", "register_ke
            "register_autograd", "infer_schema", "fallthrough_kernel", "opcheck"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
-_BACKEND_DISPATCH_KEYS = {"CPU": DispatchKey.CPU, "CUDA": DispatchKey.CUDA, "Meta": DispatchKey.Meta}
-_DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta"}
+_BACKEND_DISPATCH_KEYS = {"CPU": DispatchKey.CPU, "CUDA": DispatchKey.CUDA, "Meta": DispatchKey.Meta,
+                          "PrivateUse1": DispatchKey.PrivateUse1}
+_DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "privateuseone": "PrivateUse1"}
 _ALL_BACKENDS = ("CompositeExplicitAutograd", "")  # a kernel for every backend
 
 
@@ -145,8 +146,8 @@ def _install(op, fn, key):
     elif key in _BACKEND_DISPATCH_KEYS:
         keys = {_BACKEND_DISPATCH_KEYS[key]: _backend_kernel(fn)}
     else:
-        raise NotImplementedError(f"lantern.library: no dispatch key {key!r} (lantern has CPU, CUDA, Meta, Autograd, "
-                                  "CompositeExplicitAutograd and CompositeImplicitAutograd)")
+        raise NotImplementedError(f"lantern.library: no dispatch key {key!r} (lantern has CPU, CUDA, Meta, "
+                                  "PrivateUse1, Autograd, CompositeExplicitAutograd and CompositeImplicitAutograd)")
     op.kernels.update(keys)
     return list(keys)
 
@@ -206,7 +207,7 @@ class CustomOpDef:
             self._lib.impl(self._name, self._no_fake, "Meta")
         else:
             for device_type in ((device_types,) if isinstance(device_types, str) else device_types):
-                self._lib.impl(self._name, fn, _DEVICE_KEYS[_device(device_type).type])
+                self._lib.impl(self._name, fn, _device_key(device_type))
         return fn
 
     def register_fake(self, fn):
@@ -284,8 +285,14 @@ def impl(qualname, types, func=None, *, lib=None):
     namespace, _, name = qualname.partition("::")
     library = lib if lib is not None else _forever(namespace)
     for key in ((types,) if isinstance(types, str) else types):
-        library.impl(name, func, _DEVICE_KEYS.get(key, key))
+        library.impl(name, func, _device_key(key) if key in _DEVICE_KEYS or key == privateuse1_name() else key)
     return func
+
+
+def _device_key(device_type):
+    """The dispatch key of a device type's kernels ('cpu' -> 'CPU'; the PrivateUse1 device's, renamed or not)."""
+    kind = _device(device_type).type
+    return "PrivateUse1" if kind == privateuse1_name() else _DEVICE_KEYS[kind]
 
 
 def _as_custom(op):

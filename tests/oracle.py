@@ -228,8 +228,16 @@ def check(fn, *inputs, atol=None, rtol=None, strides=True, aliasing=True):
     return _lantern_matches(expected, fn, torch_inputs, lantern_inputs, atol, rtol, strides, aliasing)
 
 
+# The device lantern's side runs on while a device-generic test runs on another (tests/device_generic.py): its
+# inputs are made there (as the default device) and every tensor it returns must be there too.
+ON_DEVICE = [None]
+
+
 def _lantern_matches(expected, fn, torch_inputs, lantern_inputs, atol, rtol, strides, aliasing=True):
     got = fn(lantern, *lantern_inputs)
+    if ON_DEVICE[0] is not None:
+        devices = {str(t.device) for t in _tensors(got)} - {ON_DEVICE[0]}
+        assert not devices, f"a result on {devices.pop()}, not on {ON_DEVICE[0]} where the inputs were"
     assert_same(got, expected, atol=atol, rtol=rtol, strides=strides)
     if not aliasing:
         return got

@@ -12,6 +12,9 @@ import torch
 
 import lantern
 from oracle import check, noncontig, raises_like
+from device_generic import lantern_device  # noqa: F401  (the fixture: these tests run on cpu and openreg)
+
+pytestmark = pytest.mark.usefixtures("lantern_device")
 
 X = noncontig(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
 MASK_2x3 = np.array([[True, False, True], [False, True, True]])

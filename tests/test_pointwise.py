@@ -10,6 +10,9 @@ import torch
 from lantern.ops import pointwise_binary, pointwise_unary
 from deliberate_differences import DIFFERENCES
 from oracle import DTYPE_PAIRS, check, matches_torch, noncontig, raises_like
+from device_generic import lantern_device  # noqa: F401  (the fixture: these tests run on cpu and openreg)
+
+pytestmark = pytest.mark.usefixtures("lantern_device")
 
 NAMES = [str(t).replace("torch.", "") for t, _ in DTYPE_PAIRS]
 UNARY = [row[0] for row in pointwise_unary.UNARY]

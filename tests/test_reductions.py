@@ -8,6 +8,9 @@ import torch
 import lantern
 from deliberate_differences import DIFFERENCES
 from oracle import DTYPE_PAIRS, check, matches_torch, noncontig, raises_like
+from device_generic import lantern_device  # noqa: F401  (the fixture: these tests run on cpu and openreg)
+
+pytestmark = pytest.mark.usefixtures("lantern_device")
 
 NAMES = [str(t).replace("torch.", "") for t, _ in DTYPE_PAIRS]
 DIMS = [None, 0, 1, -1, (0, 2), (-1, 0), (), (2,)]

@@ -7,6 +7,9 @@ import torch
 
 import lantern
 from oracle import DTYPE_PAIRS, check, matches_torch, noncontig, raises_like
+from device_generic import lantern_device  # noqa: F401  (the fixture: these tests run on cpu and openreg)
+
+pytestmark = pytest.mark.usefixtures("lantern_device")
 
 NAMES = [str(t).replace("torch.", "") for t, _ in DTYPE_PAIRS]
 
@@ -244,7 +247,8 @@ def test_to_keeps_dense_strides(src):
     check(fn, sample("float32").copy() if src != "noncontig" else sample("float32"))
 
 
-def test_to_variants():
+@pytest.mark.parametrize("lantern_device", ["cpu"])  # moves to and from the CPU itself
+def test_to_variants(lantern_device):
     def fn(m, x, y):
         return (x.to(y), x.to("cpu") is x, x.to(m.device("cpu")) is x, x.to("cpu", m.float16),
                 x.to(device="cpu", dtype=m.int8), x.to(m.float32, copy=True) is x, x.type_as(y),
@@ -263,8 +267,9 @@ def test_dtype_shorthands(name):
                                                         "int": "int32", "bool": "bool"}.get(name, "float32")))
 
 
+@pytest.mark.parametrize("lantern_device", ["cpu"])  # the CPU's type strings (a device's are torch.<device>.*)
 @pytest.mark.parametrize("dtype", NAMES)
-def test_type_strings(dtype):
+def test_type_strings(dtype, lantern_device):
     check(lambda m, x: as_(m, x, dtype).type(), sample(dtype))
     check(lambda m, x: m.zeros(2, dtype=getattr(m, dtype)).type(), sample(dtype))
 

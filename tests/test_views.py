@@ -7,6 +7,9 @@ import torch
 
 import lantern
 from oracle import check, matches_torch, noncontig, raises_like
+from device_generic import lantern_device  # noqa: F401  (the fixture: these tests run on cpu and openreg)
+
+pytestmark = pytest.mark.usefixtures("lantern_device")
 
 
 def arange(m, *shape, dtype=None):

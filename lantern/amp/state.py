@@ -10,7 +10,7 @@ their settings as PyTorch's CPU build does.
 """
 import warnings
 
-from ..core.device import device as _device
+from ..core.device import device as _device, privateuse1_name
 from ..core.dtype import dtype as _dtype_class
 from ..ops import autocast as _autocast
 
@@ -23,11 +23,17 @@ __all__ = [
 
 def is_autocast_available(device_type):
     """Whether autocast knows the device type `device_type` (cpu, cuda, mps, xpu, ...)."""
-    return _device(device_type).type in _autocast.DEFAULT_DTYPES
+    return _autocast_type(device_type) in _autocast.DEFAULT_DTYPES
+
+
+def _autocast_type(device_type):
+    """The device type autocast files settings under: the PrivateUse1 device's is 'privateuseone', renamed or not."""
+    kind = _device(device_type).type
+    return "privateuseone" if kind == privateuse1_name() else kind
 
 
 def _device_type(device_type, unknown_message):
-    kind = _device(device_type).type
+    kind = _autocast_type(device_type)
     if kind not in _autocast.DEFAULT_DTYPES:
         raise RuntimeError(unknown_message)
     return kind

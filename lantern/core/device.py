@@ -16,6 +16,8 @@ from .state import tls
 # Every device type PyTorch's device parser knows, in the order its error message lists them.
 KNOWN_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
                "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_privateuse1 = ["privateuseone", False]  # the PrivateUse1 device's name, and whether it was set
+_on_rename = []                          # what to call with (old, new) when it is renamed
 
 
 class device:
@@ -46,7 +48,9 @@ class device:
             if not idx.isdigit() or (len(idx) > 1 and idx[0] == "0"):
                 raise RuntimeError(f"Invalid device string: '{type_or_str}'")
             index = int(idx)
-        if kind not in KNOWN_TYPES:
+        if kind == "privateuseone" or kind == _privateuse1[0]:
+            kind = _privateuse1[0]  # the PrivateUse1 device answers to its own name and to its new one
+        elif kind not in KNOWN_TYPES:
             raise RuntimeError(f"Expected one of {', '.join(KNOWN_TYPES)} device type at start of device string: "
                                f"{type_or_str}")
         if index is not None and index < 0:
@@ -94,6 +98,31 @@ def _type_name(value):
 
 CPU = device("cpu")
 META = device("meta")
+
+
+def privateuse1_name():
+    """The name of the device from outside lantern (the PrivateUse1 key): 'privateuseone' until renamed."""
+    return _privateuse1[0]
+
+
+def on_privateuse1_rename(call):
+    """Have call(old_name, new_name) run when the PrivateUse1 device is renamed (a registered device re-files)."""
+    _on_rename.append(call)
+
+
+def rename_privateuse1(name):
+    """Give the PrivateUse1 device its name, once per process (again with the same name is allowed, as in torch)."""
+    if _privateuse1[1]:
+        if name != _privateuse1[0]:
+            raise RuntimeError("torch.register_privateuse1_backend() has already been set! Current backend: "
+                               f"{_privateuse1[0]}")
+        return
+    if name in KNOWN_TYPES and name != "privateuseone":
+        raise RuntimeError(f"Cannot register privateuse1 backend with in-tree device name: {name}")
+    old = _privateuse1[0]
+    _privateuse1[:] = [name, True]
+    for call in _on_rename:
+        call(old, name)
 
 
 def set_default_device(dev):

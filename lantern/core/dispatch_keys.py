@@ -6,6 +6,8 @@ outranks CPU, so float + quantized runs the quantized kernel, which refuses as t
 the sparse keys; lantern's numbers were taken, and no op mixes those layouts.) Conjugate and Negative (a tensor whose
 memory is read through a conjugate or negative bit: `x.conj()`, `x._neg_view()`) outrank the dense and sparse keys,
 so that any op given such a tensor runs their fallback, which resolves the bit first (as torch's fallbacks do).
+PrivateUse1 is the key of a device from outside lantern (lantern.backends.privateuse1; its name is
+lantern.utils.rename_privateuse1_backend's).
 
 >>> DispatchKey.Autograd > DispatchKey.CPU
 True
@@ -19,6 +21,7 @@ class DispatchKey(enum.IntEnum):
     CUDA = 3
     SparseCPU = 4
     SparseCsrCPU = 5
+    PrivateUse1 = 6
     QuantizedCPU = 7
     Masked = 8
     Python = 9       # __torch_dispatch__ of wrapper subclasses and dispatch modes (lantern/ops/python_key.py)
@@ -29,4 +32,5 @@ class DispatchKey(enum.IntEnum):
     Autocast = 30
 
 
-BACKEND_KEYS = {"cpu": DispatchKey.CPU, "cuda": DispatchKey.CUDA, "meta": DispatchKey.Meta}
+BACKEND_KEYS = {"cpu": DispatchKey.CPU, "cuda": DispatchKey.CUDA, "meta": DispatchKey.Meta,
+                "privateuseone": DispatchKey.PrivateUse1}

@@ -17,6 +17,12 @@ from .device import CPU, device as _device, device_unavailable_error
 _ALLOCATORS = {"cpu": cpu_allocator, "meta": meta_allocator}
 
 
+def register_allocator(device_type, allocator):
+    """Storages on `device_type` get their bytes from `allocator` (PyTorch's SetAllocator / REGISTER_ALLOCATOR):
+    how a device from outside brings its memory (lantern.backends.privateuse1)."""
+    _ALLOCATORS[device_type] = allocator
+
+
 def allocator_for(dev):
     try:
         return _ALLOCATORS[dev.type]

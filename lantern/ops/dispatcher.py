@@ -280,9 +280,10 @@ def redispatch(op, args, below):
 def raise_missing_kernel(op, backend):
     fix = "Move the inputs to a device it supports (e.g. .cpu())." if backend.layout is strided else \
         f"Convert the {backend.layout.name} inputs with .to_dense() first."
+    key = backend.device.type if backend.key is DispatchKey.PrivateUse1 else backend.key.name  # torch names it so
     raise NotImplementedError(
-        f"Could not run '{op.name}' with arguments from the '{backend.key.name}' backend: lantern has no "
-        f"{backend.key.name} kernel for this op. {fix}")
+        f"Could not run '{op.name}' with arguments from the '{key}' backend: lantern has no {key} kernel for this "
+        f"op. {fix}")
 
 
 def dispatch_keys(op, args):

@@ -165,8 +165,8 @@ def _copy_kernel(backend, self, src, non_blocking=False):
     if src.device.type == "meta":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     s = src._backend.array(src)
-    if src.device != self.device:
-        s = backend.from_host(s) if hasattr(backend, "from_host") else s
+    if src.device != self.device:  # between devices: through the host
+        s = backend.from_host(src._backend.to_host(s))
     copy_values(backend.xp, dst, s)
     self._bump_version()
     return self
@@ -286,7 +286,7 @@ def _to_copy_kernel(backend, self, dtype=None, device=None, memory_format=preser
     if self.device.type == "meta":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     src = backend.array(self)
-    copy_values(target.xp, target.array(out), target.from_host(src) if target is not backend else src)
+    copy_values(target.xp, target.array(out), target.from_host(backend.to_host(src)) if target is not backend else src)
     return out
 
 
