@@ -162,7 +162,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.dim() == 0:
+        if self.dim() == 0 and not self.is_meta and type(self) is Tensor:  # a subclass formats as its str, as torch
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 

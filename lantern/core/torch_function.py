@@ -213,14 +213,15 @@ def overloaded_args(values):
 
 
 class _PoppedMode:
-    """The innermost mode, off the stack while its own `__torch_function__` runs (so calls inside it go below)."""
+    """The innermost mode, off the stack while its own `__torch_function__` runs (so calls inside it go below).
+    It still counts as pushed: the check stays on, rather than being switched off and on around every call."""
 
     def __enter__(self):
-        self.mode = pop_mode()
+        self.mode = _modes().pop()
         return self.mode
 
     def __exit__(self, *exc):
-        push_mode(self.mode)
+        _modes().append(self.mode)
 
 
 def handle_torch_function(public_api, relevant_args, args, kwargs):
