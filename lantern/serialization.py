@@ -48,7 +48,7 @@ from .core.quantized_dtypes import QSCHEMES, QUANTIZED, QuantizedDtype, qscheme
 from .core.size import Size
 from .core.storage import UntypedStorage
 from .core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
-from .backends.math_bits import set_tensor_metadata, tensor_metadata
+from .core.math_bits import set_tensor_metadata, tensor_metadata
 from .backends.quantized_checkpoint import quantizer_params, rebuild_qtensor
 from .nn.parameter import Parameter
 from .ops.dispatcher import backend_for_device
