@@ -41,6 +41,21 @@ class TensorSubclassMethods:
         if TensorSubclassMethods not in cls.__bases__:  # lantern.Tensor itself is no subclass of Tensor
             torch_function.note_tensor_subclass(cls)
 
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False, dispatch_sizes_strides_policy=None, dispatch_device=False,
+                       dispatch_layout=False):
+        """A new leaf of class cls over data's storage (data detached, so sharing its version counter), how
+        subclasses' __new__ build their instances: `Tensor._make_subclass(cls, data, requires_grad)`."""
+        if not (isinstance(cls, type) and issubclass(cls, tensor_impl.tensor_class)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+                            "possible. Make sure your class inherits from Tensor.")
+        with torch_function.DisableTorchFunction():
+            made = data.detach()
+        made.__class__ = cls
+        if require_grad:
+            made.requires_grad_(True)
+        return made
+
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """Run func as on plain tensors, then return its tensors as instances of cls (unless a type in `types` is

@@ -194,6 +194,29 @@ def test_as_subclass_is_an_alias_in_the_graph():
     assert facts[1] == facts[0]
 
 
+def test_make_subclass_and_the_legacy_constructor_of_a_subclass():
+    facts = []
+    for lib in LIBS:
+        class Made(lib.Tensor):
+            @staticmethod
+            def __new__(cls, data, requires_grad=False):
+                return lib.Tensor._make_subclass(cls, data, requires_grad)
+        x = lib.ones(2)
+        m = Made(x, True)
+        x.add_(1)
+        fact = [type(m).__name__, m.requires_grad, m.is_leaf, m._base is None, m.data_ptr() == x.data_ptr(),
+                m._version, m.tolist()]
+        Plain = _subclass(lib)
+        y = lib.ones(2, requires_grad=True)
+        aliased, fresh = Plain(y), Plain([1., 2.])
+        fact += [type(aliased).__name__, aliased._base is y, type(aliased.grad_fn).__name__,
+                 type(fresh).__name__, fresh._base is None, repr(fresh), type(Plain(2, 3)).__name__]
+        with pytest.raises(TypeError, match="does not inherit from Tensor"):
+            lib.Tensor._make_subclass(int, x)
+        facts.append(fact)
+    assert facts[1] == facts[0]
+
+
 def test_parameter_opts_out_and_stays_plain():
     for lib in LIBS:
         p = lib.nn.Parameter(lib.ones(2))
