@@ -93,6 +93,15 @@ def test_the_device_method_refuses_another_device_as_torch(target):
     assert outcome(lambda: lantern.ones(2).openreg(target)) == outcome(lambda: torch.ones(2).openreg(target))
 
 
+def test_modules_packed_sequences_and_storages_move_with_the_generated_methods():
+    model = lantern.nn.Linear(2, 2).openreg()
+    assert all(p.is_openreg for p in model.parameters()) and model(lantern.ones(1, 2, device=NAME)).is_openreg
+    packed = lantern.nn.utils.rnn.pack_sequence([lantern.ones(3, 2), lantern.ones(2, 2)]).openreg()
+    assert packed.is_openreg and packed.data.device == lantern.device(NAME)
+    storage = lantern.tensor([1.0, 2.0]).untyped_storage().openreg()
+    assert storage.is_openreg and storage.nbytes() == 8 and storage.openreg() is storage
+
+
 def test_is_device_properties_as_torch_on_cpu_tensors():
     assert lantern.ones(2).is_openreg is torch.ones(2).is_openreg is False
     assert lantern.UntypedStorage(4).is_openreg is torch.UntypedStorage(4).is_openreg is False
