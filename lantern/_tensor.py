@@ -88,7 +88,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     def numpy(self, *, force=False):
         """The NumPy array over this tensor's memory (shared, not copied); force=True detaches and copies to CPU."""
         if force:
-            return self.detach().cpu().numpy()
+            return self.detach().cpu().resolve_conj().resolve_neg().numpy()
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.device.type != "cpu":
