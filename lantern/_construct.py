@@ -355,9 +355,14 @@ def legacy_new(dtype, args, kwargs, any_tensor=False):
 
 # ---- pickling: tensors pickle as (storage, offset, size, stride), so views in one pickle keep sharing ---------------
 
-def rebuild_tensor(storage, offset, size, stride, dtype, requires_grad, state):
-    """Unpickling: a tensor over an (already unpickled, possibly shared) storage, as Tensor.__reduce_ex__ saved it."""
+def rebuild_tensor(storage, offset, size, stride, dtype, requires_grad, state, cls=None):
+    """Unpickling: a tensor over an (already unpickled, possibly shared) storage, as Tensor.__reduce_ex__ saved it
+    (cls: the Tensor subclass it was an instance of)."""
     t = make_tensor(storage, size, stride, offset, dtype, backend_for_device(storage.device))
+    if cls is not None:
+        if not (isinstance(cls, type) and issubclass(cls, TensorImpl)):
+            raise RuntimeError(f"invalid tensor type in pickle: {cls!r:.60}")
+        t.__class__ = cls
     if requires_grad:
         t.requires_grad_(True)
     if state:

@@ -172,9 +172,9 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         if self.is_quantized:
             return reduce_quantized(self)
         # The storage pickles once per pickle (memoised), so views pickled together stay views of one storage.
-        return (rebuild_tensor, (self._storage, self._offset, self._size, self._stride, self.dtype,
-                                 self._requires_grad, {k: v for k, v in self.__dict__.items()
-                                                       if k not in TensorImpl.__dict__}))
+        args = (self._storage, self._offset, self._size, self._stride, self.dtype, self._requires_grad,
+                {k: v for k, v in self.__dict__.items() if k not in TensorImpl.__dict__})
+        return (rebuild_tensor, args if type(self) is Tensor else args + (type(self),))
 
     def __setstate__(self, state):
         """pickle's BUILD step: restores attributes a user set, never the metadata (size, storage, autograd slots),

@@ -2,6 +2,8 @@
 the disabling context managers, the handler's order and errors, as_subclass, and lantern.overrides."""
 import gc
 import inspect
+import io
+import pickle
 
 import numpy as np
 import pytest
@@ -215,6 +217,25 @@ def test_make_subclass_and_the_legacy_constructor_of_a_subclass():
             lib.Tensor._make_subclass(int, x)
         facts.append(fact)
     assert facts[1] == facts[0]
+
+
+def test_a_subclass_pickles_and_saves_as_itself():
+    got = []
+    for lib in LIBS:
+        cls = _subclass(lib)
+        cls.__qualname__ = name = f"Pickled_{lib.__name__}"  # found by pickle in this module, for this test only
+        globals()[name] = cls
+        try:
+            s = lib.tensor([1., 2.]).as_subclass(cls)
+            s.tag = "kept"
+            buffer = io.BytesIO()
+            lib.save(s, buffer)
+            buffer.seek(0)
+            loaded = (pickle.loads(pickle.dumps(s)), lib.load(buffer, weights_only=False))
+            got.append([(type(t) is cls, t.tag, t.tolist()) for t in loaded])
+        finally:
+            del globals()[name]
+    assert got[1] == got[0] == [(True, "kept", [1., 2.])] * 2
 
 
 def test_parameter_opts_out_and_stays_plain():
