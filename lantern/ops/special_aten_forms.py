@@ -19,6 +19,7 @@ and c_library (sin, exp, ... rounded as the C library's float versions round the
 1.6449340668482266
 """
 import math
+import struct
 
 import numpy as np
 
@@ -196,16 +197,16 @@ def c_library_acos(xp, y):
 
 
 def _float32_of_bits(bits):
-    return float(np.array(bits, dtype=np.uint32).view(np.float32))
+    return np.float32(struct.unpack("<f", struct.pack("<I", bits))[0])
 
 
 # fdlibm's float constants, by their bits: pi and pi/2 (as a high and a low part) rounded down, then R's numerator
 # and denominator
-_FDLIBM_PI, _FDLIBM_PIO2_HI, _FDLIBM_PIO2_LO = (np.float32(_float32_of_bits(b)) for b in (0x40490FDA, 0x3FC90FDA,
+_FDLIBM_PI, _FDLIBM_PIO2_HI, _FDLIBM_PIO2_LO = (_float32_of_bits(b) for b in (0x40490FDA, 0x3FC90FDA,
                                                                                           0x33A22168))
-_FDLIBM_P = tuple(np.float32(_float32_of_bits(b)) for b in (0x3E2AAAAB, 0xBEA6B090, 0x3E4E0AA8, 0xBD241146,
+_FDLIBM_P = tuple(_float32_of_bits(b) for b in (0x3E2AAAAB, 0xBEA6B090, 0x3E4E0AA8, 0xBD241146,
                                                             0x3A4F7F04, 0x3811EF08))
-_FDLIBM_Q = tuple(np.float32(_float32_of_bits(b)) for b in (0xC019D139, 0x4001572D, 0xBF303361, 0x3D9DC62E))
+_FDLIBM_Q = tuple(_float32_of_bits(b) for b in (0xC019D139, 0x4001572D, 0xBF303361, 0x3D9DC62E))
 
 
 def _fdlibm_acos_ratio(z):
