@@ -183,6 +183,35 @@ def test_a_layer_and_backward_through_a_subclass():
     np.testing.assert_allclose(got[1][3], got[0][3], rtol=1e-6)
 
 
+def _scalar_tensor(lib):
+    """torch's documented tensor-like: no Tensor, a `__torch_function__` and a table of the functions it handles."""
+    handled = {lib.mean: lambda d, *args, **kwargs: float(d.value) / d.n,
+               lib.add: lambda a, b, *args, **kwargs: ("added", type(a).__name__, type(b).__name__)}
+
+    class ScalarTensor:
+        def __init__(self, n, value):
+            self.n, self.value = n, value
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func not in handled:
+                return NotImplemented
+            return handled[func](*args, **(kwargs or {}))
+    return ScalarTensor
+
+
+def test_a_tensor_like_that_is_no_tensor():
+    got = []
+    for lib in LIBS:
+        ScalarTensor = _scalar_tensor(lib)
+        d = ScalarTensor(5, 2)
+        result = [lib.mean(d), lib.add(lib.ones(1), d), lib.overrides.is_tensor_like(d)]
+        with pytest.raises(TypeError, match="all __torch_function__ handlers returned NotImplemented"):
+            lib.sum(d)
+        got.append(result)
+    assert got[1] == got[0]
+
+
 def test_as_subclass_is_an_alias_in_the_graph():
     facts = []
     for lib in LIBS:
