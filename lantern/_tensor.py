@@ -88,7 +88,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     def numpy(self, *, force=False):
         """The NumPy array over this tensor's memory (shared, not copied); force=True detaches and copies to CPU."""
         if force:
-            return self.detach().cpu().resolve_conj().resolve_neg().numpy()
+            return self.detach().cpu().numpy()
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.device.type != "cpu":
@@ -162,7 +162,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.dim() == 0 and not self.is_meta and type(self) is Tensor:  # a subclass formats as its str, as torch
+        if self.dim() == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -172,9 +172,9 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         if self.is_quantized:
             return reduce_quantized(self)
         # The storage pickles once per pickle (memoised), so views pickled together stay views of one storage.
-        args = (self._storage, self._offset, self._size, self._stride, self.dtype, self._requires_grad,
-                {k: v for k, v in self.__dict__.items() if k not in TensorImpl.__dict__})
-        return (rebuild_tensor, args if type(self) is Tensor else args + (type(self),))
+        return (rebuild_tensor, (self._storage, self._offset, self._size, self._stride, self.dtype,
+                                 self._requires_grad, {k: v for k, v in self.__dict__.items()
+                                                       if k not in TensorImpl.__dict__}))
 
     def __setstate__(self, state):
         """pickle's BUILD step: restores attributes a user set, never the metadata (size, storage, autograd slots),

@@ -67,6 +67,7 @@ from lantern.ops.special_functions import (
 from lantern.ops.tensor_shape import repeat_backward, roll_backward
 from lantern.ops.tensor_shape_diagonals import trace_backward
 from lantern.ops.tensor_shape_products import cdist_backward
+from lantern.ops.view_scatter import as_strided_scatter_self_backward
 
 DEG2RAD = 0.017453292519943295
 HALF_SQRT_PI = 0.8862269254527579
@@ -449,32 +450,6 @@ def backward_of__upsample(node, grads):
     )
 
 
-def backward_of__upsample_aa(node, grads):
-    grad = grads[0]
-    saved = node.saved
-    mode = saved['mode']
-    align_corners = saved['align_corners']
-    scales = saved['scales']
-    self_meta = saved['self_meta']
-    needs = node.needs
-    return (
-        (call_op('_upsample_aa_backward', grad, self_meta.size, mode, align_corners, scales)) if needs[0] else None,
-    )
-
-
-def backward_of__upsample_aa_backward(node, grads):
-    grad = grads[0]
-    saved = node.saved
-    mode = saved['mode']
-    align_corners = saved['align_corners']
-    scales = saved['scales']
-    grad_output_meta = saved['grad_output_meta']
-    needs = node.needs
-    return (
-        (call_op('_upsample_aa', grad, grad_output_meta.size[2:], mode, align_corners, scales)) if needs[0] else None,
-    )
-
-
 def backward_of__upsample_backward(node, grads):
     grad = grads[0]
     saved = node.saved
@@ -695,10 +670,10 @@ def backward_of_as_strided_scatter(node, grads):
     size = saved['size']
     stride = saved['stride']
     storage_offset = saved['storage_offset']
-    src_meta = saved['src_meta']
+    self_meta = saved['self_meta']
     needs = node.needs
     return (
-        (grad.as_strided_scatter(zeros_like(src_meta), size, stride, storage_offset)) if needs[0] else None,
+        (as_strided_scatter_self_backward(grad, self_meta, size, stride, storage_offset)) if needs[0] else None,
         (grad.as_strided(size, stride, storage_offset)) if needs[1] else None,
     )
 

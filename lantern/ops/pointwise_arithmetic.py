@@ -10,6 +10,7 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.reference import mode, specialisation
 from ..core.tensor_impl import _STRIDES_CACHE, TensorImpl
+from . import complex_arithmetic
 from .meta_util import broadcast_shapes, pointwise_binary
 from .derivative import derivative
 from .dispatcher import call
@@ -112,7 +113,7 @@ derivative("rsub", name=lambda args: "RsubBackward0" if _is_tensor(args[1]) else
 
 
 structured("mul(Tensor self, Tensor other) -> Tensor", _binary_meta("mul", KEEP, None, True),
-           _ufunc_impl("multiply", 2), pointwise=True)
+           _ufunc_impl("multiply", 2, complex_kernel=complex_arithmetic.multiply), pointwise=True)
 
 
 derivative("mul", self="grad * conj(other)", other="grad * conj(self)")
@@ -257,8 +258,51 @@ def pow_small_exponent(xp, out, dtype, a, b):
         xp.reciprocal(a, out=out, casting="unsafe")
 
 
+def _complex_pow_number_exponent(xp, out, base, exponent):
+    """base ** exponent (a number) as ATen's complex kernel: 0 gives 1 and 1 a copy, whatever the base; 2, 3 and -2
+    multiply (and divide), 0.5, -0.5 and -1 take sqrt and reciprocals; any other exponent is C's cpow."""
+    if exponent == 0:
+        out[...] = 1
+    elif exponent == 1:
+        xp.copyto(out, base)
+    elif exponent in (2, 3, -2):
+        square = out if exponent == 2 else xp.empty_like(out)
+        complex_arithmetic.multiply(xp, square, base, base)
+        if exponent == 3:
+            complex_arithmetic.multiply(xp, out, square, base)
+        elif exponent == -2:
+            xp.true_divide(1, square, out=out)
+    elif exponent in (0.5, -0.5):
+        xp.sqrt(base, out=out)
+        if exponent == -0.5:
+            xp.true_divide(1, out, out=out)
+    elif exponent == -1:
+        xp.true_divide(1, base, out=out)
+    else:
+        xp.copyto(out, complex_arithmetic.power(xp, base, xp.asarray(exponent, base.dtype)))
+
+
+def _complex_pow(xp, out, dtype, a, b):
+    """a ** b in complex `dtype` as ATen computes it: a number exponent as _complex_pow_number_exponent; a base of
+    the number 1 gives 1; otherwise C's cpow elementwise (complex_arithmetic.power, where NumPy's power differs at
+    zeros and infinities)."""
+    result = out if out.dtype is dtype else xp.empty(out.shape, dtype)
+    base = xp.asarray(a, dtype)
+    if not hasattr(b, "shape"):
+        _complex_pow_number_exponent(xp, result, base, b)
+    elif not hasattr(a, "shape") and a == 1:
+        result[...] = 1
+    else:
+        xp.copyto(result, complex_arithmetic.power(xp, base, xp.asarray(b, dtype)))
+    if result is not out:
+        xp.copyto(out, result, casting="unsafe")
+
+
 def _pow_impl(xp, out, dtype, a, b):
-    """a ** b, both cast to the result dtype; integers to negative powers as PyTorch's integer loop."""
+    """a ** b, both cast to the result dtype; integers to negative powers as PyTorch's integer loop; complex
+    powers as ATen's complex kernel (_complex_pow)."""
+    if dtype.kind == "c":
+        return _complex_pow(xp, out, dtype, a, b)
     if mode.fast and small_exponent(a, b, dtype):
         return pow_small_exponent(xp, out, dtype, a, b)
     a, b = as_dtype(xp, a, dtype), as_dtype(xp, b, dtype)

@@ -11,6 +11,7 @@ from functools import partial
 import numpy as np
 
 from ..core import dtype as dt
+from . import complex_arithmetic
 from .meta_util import pointwise_shape
 from .derivative import derivative, nondifferentiable, zero_gradient_inplace
 from .dispatcher import call
@@ -138,10 +139,7 @@ _derivative("xlogy", name=lambda args: "XlogyBackward1" if not _is_tensor(args[0
 # ---- binary ops on floating operands only (PyTorch refuses integers and bools in their kernels) ----------------
 
 def _logaddexp(xp, a, b):
-    if a.dtype.kind != "c":
-        return xp.logaddexp(a, b)
-    big = xp.where(a.real >= b.real, a, b)  # factor out the larger magnitude: exp never overflows
-    return big + xp.log1p(xp.exp(a + b - 2 * big))
+    return xp.logaddexp(a, b) if a.dtype.kind != "c" else complex_arithmetic.log_add_exp(xp, a, b)
 
 
 def _float_operands_check(kernel, allow_complex=False):

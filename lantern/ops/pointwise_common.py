@@ -60,6 +60,8 @@ def _require_tensor(name, x, pos=1, argname="input"):
 # ---- operands as the kernel loop sees them ------------------------------------------------------------------
 
 _BF16, _C32, _INT64 = dt.bfloat16.np, dt.complex32.np, dt.int64.np
+# the complex dtypes NumPy's own loops compute (a set: testing membership is cheaper than dtype.kind per call)
+_COMPLEX_ARRAY_DTYPES = frozenset((dt.complex64.np, dt.complex128.np))
 
 
 def as_dtype(xp, x, dtype):
@@ -88,14 +90,17 @@ def compute_dtype(a, b):
     return result_type_of(*tiers).np
 
 
-def _ufunc_impl(name, operands=1):
+def _ufunc_impl(name, operands=1, complex_kernel=None):
     """A kernel running the ufunc xp.<name> ('exp', 'multiply') of `operands` inputs in the result dtype (the hot
-    path: operands already of that dtype pass as they are)."""
+    path: operands already of that dtype pass as they are). `complex_kernel(xp, out, *operands)` replaces the ufunc
+    for complex results where NumPy's loop computes otherwise than PyTorch's (complex_arithmetic)."""
     if operands == 1:
         def impl(xp, out, dtype, a):
             if getattr(a, "dtype", None) is not dtype:
                 a = as_dtype(xp, a, dtype)
             if out.dtype is dtype:
+                if complex_kernel is not None and dtype in _COMPLEX_ARRAY_DTYPES:
+                    return complex_kernel(xp, out, a)
                 getattr(xp, name)(a, out=out)
             else:
                 getattr(xp, name)(a, out=out, dtype=dtype, casting="unsafe")
@@ -106,6 +111,8 @@ def _ufunc_impl(name, operands=1):
             if getattr(b, "dtype", None) is not dtype:
                 b = as_dtype(xp, b, dtype)
             if out.dtype is dtype:
+                if complex_kernel is not None and dtype in _COMPLEX_ARRAY_DTYPES:
+                    return complex_kernel(xp, out, a, b)
                 getattr(xp, name)(a, b, out=out)
             else:
                 getattr(xp, name)(a, b, out=out, dtype=dtype, casting="unsafe")

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..core import dtype as dt
+from . import complex_arithmetic
 from .derivative import derivative
 from .derivative_helpers import conj
 from .call_by_name import call_op as _op
@@ -66,19 +67,6 @@ def _logcumsumexp_meta(self, dim):
     return self._size, self.dtype
 
 
-def _log_add_exp_complex(xp, x, y):
-    """log(exp(x) + exp(y)) for complex x and y as ATen's _log_add_exp_helper computes it: max + log1p(exp(min -
-    max)), min and max by real part; NaN (in either part of either) gives NaN + NaNj; equal infinite real parts
-    give min (-inf) or log(exp(min) + exp(max)) (+inf)."""
-    x_smaller = x.real < y.real
-    low, high = xp.where(x_smaller, x, y), xp.where(x_smaller, y, x)
-    with xp.errstate(all="ignore"):
-        result = high + xp.log1p(xp.exp(low - high))
-        both_infinite = ~xp.isfinite(low.real) & (low.real == high.real)
-        result = xp.where(both_infinite, xp.where(low.real < 0, low, xp.log(xp.exp(low) + xp.exp(high))), result)
-    return xp.where(xp.isnan(x) | xp.isnan(y), complex(math.nan, math.nan), result)
-
-
 def _logcumsumexp_complex(xp, a, dim):
     """The running log-sum-exp of complex `a` along dim, one step at a time from -inf as ATen's CPU kernel runs it,
     in complex128 (its accumulation type) and rounded to a's dtype at each output."""
@@ -86,7 +74,7 @@ def _logcumsumexp_complex(xp, a, dim):
     out = xp.empty(moved.shape, a.dtype)
     total = xp.full(moved.shape[1:], -math.inf, xp.complex128)
     for i in range(moved.shape[0]):
-        total = _log_add_exp_complex(xp, moved[i].astype(xp.complex128), total)
+        total = complex_arithmetic.log_add_exp(xp, moved[i].astype(xp.complex128), total)
         out[i] = total
     return xp.moveaxis(out, 0, dim)
 

@@ -11,6 +11,7 @@ from .pointwise_common import _require_tensor
 from .registry import custom, get
 from .shape import empty_like_strided
 from .derivative import derivative
+from .indexing_common import _filled
 
 
 def _scatter(view_name):
@@ -42,6 +43,9 @@ def _as_strided_scatter(backend, self, src, size, stride, storage_offset=None):
     over a copy of self's whole storage, so that the view reaches the storage elements it would reach in self (a
     non-contiguous self's gaps included), as in PyTorch."""
     _require_tensor("as_strided_scatter", self)
+    if self.requires_grad and not self.is_contiguous():  # torch's backward formula assumes a contiguous self
+        raise RuntimeError("as_strided_scatter is currently only supported for contiguous inputs (self requires "
+                           f"grad and has strides {list(self._stride)}: pass self.contiguous())")
     self = self.detach()
     whole = self.untyped_storage().nbytes() // self.dtype.itemsize
     storage = backend.empty((whole,), self.dtype)
@@ -92,6 +96,25 @@ derivative("slice_scatter", self="grad.slice_scatter(zeros_like(src_meta), dim, 
 derivative("select_scatter", self="grad.select_scatter(zeros_like(src_meta), dim, index)", src="grad.select(dim, index)")
 derivative("diagonal_scatter", self="grad.diagonal_scatter(zeros_like(src_meta), offset, dim1, dim2)",
            src="grad.diagonal(offset, dim1, dim2)")
-derivative("as_strided_scatter", self="grad.as_strided_scatter(zeros_like(src_meta), size, stride, storage_offset)",
-           src="grad.as_strided(size, stride, storage_offset)")
+
+
+def as_strided_scatter_self_backward(grad, self_meta, size, stride, storage_offset):
+    """self's gradient as PyTorch 2.13 computes it (FunctionsManual's as_strided_scatter_backward): the incoming
+    gradient at the positions src overwrote and zeros elsewhere, over a contiguous buffer of self's size read with
+    self's strides. The derivative would be the reverse (the overwritten positions no longer depend on self), but
+    gradients are compared with torch's, so lantern gives torch's answer.
+
+    >>> x, src = lantern.zeros(2, 3, requires_grad=True), lantern.ones(2, requires_grad=True)
+    >>> lantern.as_strided_scatter(x, src, (2,), (2,), 1).backward(lantern.ones(2, 3))
+    >>> x.grad.tolist()
+    [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    """
+    overwritten = grad.contiguous().as_strided(size, stride, storage_offset)
+    buffer = _filled(self_meta.size, grad, "zeros").as_strided_scatter(overwritten, size, stride, storage_offset)
+    return buffer.as_strided(self_meta.size, self_meta.stride, 0)
+
+
+derivative("as_strided_scatter", self="as_strided_scatter_self_backward(grad, self_meta, size, stride, storage_offset)",
+           src="grad.as_strided(size, stride, storage_offset)",
+           helpers={"as_strided_scatter_self_backward": as_strided_scatter_self_backward})
 derivative("unfold_backward", grad_in="grad.unfold(dim, size, step)")
