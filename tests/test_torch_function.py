@@ -2,6 +2,11 @@
 the disabling context managers, the handler's order and errors, as_subclass, and lantern.overrides."""
 import gc
 import inspect
+import io
+import os
+import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -39,6 +44,11 @@ PROGRAMS = {
     "comparison": lambda lib, s, x: s > 0,
     "detach": lambda lib, s, x: s.detach(),
     "python_number": lambda lib, s, x: s.sum().item(),
+    "property": lambda lib, s, x: (s.T, s.mT, s.data, s.real, s.shape),
+    "iteration": lambda lib, s, x: list(s),
+    "format": lambda lib, s, x: f"{s.sum()}",
+    "hand_written_function": lambda lib, s, x: (lib.max(s, 0), lib.matmul(s, s.T), lib.where(s > 1, s, 0.0)),
+    "nn_function": lambda lib, s, x: lib.nn.functional.mse_loss(lib.nn.functional.relu(s), x),
 }
 
 
@@ -163,6 +173,48 @@ def test_subclasses_answer_before_their_bases_and_not_implemented_everywhere_is_
         assert calls == ["Derived", "Base"], lib.__name__
 
 
+def test_a_layer_and_backward_through_a_subclass():
+    got = []
+    for lib in LIBS:
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(3, 2)
+        x = lib.tensor(np.arange(6, dtype=np.float32).reshape(2, 3), requires_grad=True)
+        y = layer(x.as_subclass(_subclass(lib)))
+        y.sum().backward()
+        got.append((type(y).__name__, type(x.grad).__name__, type(layer.weight.grad).__name__, x.grad.tolist()))
+    assert got[1][:3] == got[0][:3]
+    np.testing.assert_allclose(got[1][3], got[0][3], rtol=1e-6)
+
+
+def _scalar_tensor(lib):
+    """torch's documented tensor-like: no Tensor, a `__torch_function__` and a table of the functions it handles."""
+    handled = {lib.mean: lambda d, *args, **kwargs: float(d.value) / d.n,
+               lib.add: lambda a, b, *args, **kwargs: ("added", type(a).__name__, type(b).__name__)}
+
+    class ScalarTensor:
+        def __init__(self, n, value):
+            self.n, self.value = n, value
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func not in handled:
+                return NotImplemented
+            return handled[func](*args, **(kwargs or {}))
+    return ScalarTensor
+
+
+def test_a_tensor_like_that_is_no_tensor():
+    got = []
+    for lib in LIBS:
+        ScalarTensor = _scalar_tensor(lib)
+        d = ScalarTensor(5, 2)
+        result = [lib.mean(d), lib.add(lib.ones(1), d), lib.overrides.is_tensor_like(d)]
+        with pytest.raises(TypeError, match="all __torch_function__ handlers returned NotImplemented"):
+            lib.sum(d)
+        got.append(result)
+    assert got[1] == got[0]
+
+
 def test_as_subclass_is_an_alias_in_the_graph():
     facts = []
     for lib in LIBS:
@@ -174,6 +226,48 @@ def test_as_subclass_is_an_alias_in_the_graph():
         with pytest.raises(TypeError, match="does not inherit from Tensor"):
             x.as_subclass(int)
     assert facts[1] == facts[0]
+
+
+def test_make_subclass_and_the_legacy_constructor_of_a_subclass():
+    facts = []
+    for lib in LIBS:
+        class Made(lib.Tensor):
+            @staticmethod
+            def __new__(cls, data, requires_grad=False):
+                return lib.Tensor._make_subclass(cls, data, requires_grad)
+        x = lib.ones(2)
+        m = Made(x, True)
+        x.add_(1)
+        fact = [type(m).__name__, m.requires_grad, m.is_leaf, m._base is None, m.data_ptr() == x.data_ptr(),
+                m._version, m.tolist()]
+        Plain = _subclass(lib)
+        y = lib.ones(2, requires_grad=True)
+        aliased, fresh = Plain(y), Plain([1., 2.])
+        fact += [type(aliased).__name__, aliased._base is y, type(aliased.grad_fn).__name__,
+                 type(fresh).__name__, fresh._base is None, repr(fresh), type(Plain(2, 3)).__name__]
+        with pytest.raises(TypeError, match="does not inherit from Tensor"):
+            lib.Tensor._make_subclass(int, x)
+        facts.append(fact)
+    assert facts[1] == facts[0]
+
+
+def test_a_subclass_pickles_and_saves_as_itself():
+    got = []
+    for lib in LIBS:
+        cls = _subclass(lib)
+        cls.__qualname__ = name = f"Pickled_{lib.__name__}"  # found by pickle in this module, for this test only
+        globals()[name] = cls
+        try:
+            s = lib.tensor([1., 2.]).as_subclass(cls)
+            s.tag = "kept"
+            buffer = io.BytesIO()
+            lib.save(s, buffer)
+            buffer.seek(0)
+            loaded = (pickle.loads(pickle.dumps(s)), lib.load(buffer, weights_only=False))
+            got.append([(type(t) is cls, t.tag, t.tolist()) for t in loaded])
+        finally:
+            del globals()[name]
+    assert got[1] == got[0] == [(True, "kept", [1., 2.])] * 2
 
 
 def test_parameter_opts_out_and_stays_plain():
@@ -196,6 +290,19 @@ def test_the_check_is_off_and_the_methods_unwrapped_while_no_subclass_or_mode_is
     del cls
     gc.collect()
     assert lantern_tf.ACTIVE == [False]
+
+
+def test_the_check_stays_on_while_a_mode_runs_its_handler():
+    """The mode is off the stack while its own __torch_function__ runs, but the wrappers stay installed."""
+    installed = []
+
+    class Watch(lantern.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            installed.append(hasattr(lantern.Tensor.__add__, "__wrapped__") and lantern_tf.ACTIVE[0])
+            return func(*args, **(kwargs or {}))
+    with Watch():
+        lantern.ones(2) + 1
+    assert installed == [True, True]  # ones, then add
 
 
 def test_has_torch_function_family_matches_torch():
@@ -276,10 +383,39 @@ def test_hand_written_functions_follow_torch_on_what_is_ignored():
         assert not {n for n in ignored if getattr(torch_namespace, n, None) in torch_overridable}
 
 
-def test_a_subclass_survives_hand_written_functions():
+def test_a_subclass_survives_linalg_and_fft():
     got = []
     for lib in LIBS:
         s = lib.tensor([[1., 5.], [3., 2.]]).as_subclass(_subclass(lib))
-        results = (lib.max(s, 0), lib.matmul(s, s), lib.nn.functional.relu(s), lib.linalg.norm(s), lib.fft.fft(s))
-        got.append(_class_names(results))
+        got.append(_class_names((lib.linalg.norm(s), lib.linalg.inv(s), lib.fft.fft(s), lib.special.expit(s))))
     assert got[1] == got[0]
+
+
+COMPAT_PROGRAM = """
+import torch
+from torch.overrides import TorchFunctionMode
+from torch._C import DisableTorchFunctionSubclass
+class Plain(torch.Tensor):
+    __torch_function__ = torch._C._disabled_torch_function_impl
+class Tagged(torch.Tensor):
+    pass
+t = torch.ones(2).as_subclass(Tagged)
+print(type(t * 2).__name__, type(torch.ones(2).as_subclass(Plain) * 2).__name__)
+with DisableTorchFunctionSubclass():
+    print(type(t + 1).__name__)
+class Log(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        print(func.__name__)
+        return func(*args, **(kwargs or {}))
+with Log():
+    torch.nn.functional.relu(torch.ones(2))
+"""
+
+
+def test_an_unmodified_torch_program_through_compat(tmp_path):
+    path = tmp_path / "program.py"
+    path.write_text(COMPAT_PROGRAM)
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    runs = [subprocess.run([sys.executable, *prefix, str(path)], capture_output=True, text=True, env=env)
+            for prefix in ([], ["-m", "lantern.compat"])]
+    assert runs[0].stdout == runs[1].stdout == "Tagged Tensor\nTensor\nones\nrelu\n", runs[1].stderr
