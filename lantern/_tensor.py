@@ -67,11 +67,15 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         return self._scalar()
 
     def _scalar(self):
+        if self._backend.key is _PYTHON_KEY:  # a wrapper subclass: its handler answers aten._local_scalar_dense
+            return python_key.local_scalar_dense(self)
         if self.device.type == "meta":
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._host_array().reshape(()).item()
 
     def tolist(self):
+        if self._backend.key is _PYTHON_KEY:
+            raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(self).__name__}")
         _traced_python_value("list")
         if self.is_quantized:
             raise RuntimeError("load_scalar: invalid type (tolist() of a quantized tensor: take "
@@ -87,8 +91,10 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
 
     def numpy(self, *, force=False):
         """The NumPy array over this tensor's memory (shared, not copied); force=True detaches and copies to CPU."""
+        if self._backend.key is _PYTHON_KEY:
+            raise RuntimeError(".numpy() is not supported for tensor subclasses.")
         if force:
-            return self.detach().cpu().numpy()
+            return self.detach().cpu().resolve_conj().resolve_neg().numpy()
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.device.type != "cpu":
@@ -162,7 +168,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.dim() == 0:
+        if self.dim() == 0 and not self.is_meta and type(self) is Tensor:  # a subclass formats as its str, as torch
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -172,9 +178,9 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         if self.is_quantized:
             return reduce_quantized(self)
         # The storage pickles once per pickle (memoised), so views pickled together stay views of one storage.
-        return (rebuild_tensor, (self._storage, self._offset, self._size, self._stride, self.dtype,
-                                 self._requires_grad, {k: v for k, v in self.__dict__.items()
-                                                       if k not in TensorImpl.__dict__}))
+        args = (self._storage, self._offset, self._size, self._stride, self.dtype, self._requires_grad,
+                {k: v for k, v in self.__dict__.items() if k not in TensorImpl.__dict__})
+        return (rebuild_tensor, args if type(self) is Tensor else args + (type(self),))
 
     def __setstate__(self, state):
         """pickle's BUILD step: restores attributes a user set, never the metadata (size, storage, autograd slots),

@@ -247,3 +247,91 @@ def test_no_mode_leaves_the_hot_path_alone():
         with Boom():
             lantern.ones(1)
     assert not tls.observed and tls.dispatch_modes == () and tls.grad_enabled
+
+
+def test_dispatch_keys_name_the_python_key_and_why():
+    from lantern.ops import dispatcher, registry
+    mul = registry.get("mul")
+    Logging = _wrapper_class(lantern)
+    w, x = Logging(lantern.ones(2)), lantern.ones(2, requires_grad=True)
+    assert dispatcher.explain_keys(mul, (x.detach(), w)) == [
+        (lantern.core.dispatch_keys.DispatchKey.Python, "input 1 is a wrapper subclass (Logging)")]
+    with _recording_mode(lantern):
+        keys = dispatcher.dispatch_keys(mul, (x, x))
+    assert [k.name for k in keys] == ["Autograd", "Python", "CPU"]
+
+
+def _flattenable(lib):
+    """A wrapper subclass with torch's __tensor_flatten__ / __tensor_unflatten__ protocol (two inner tensors)."""
+    Logging = _wrapper_class(lib)
+
+    class Pair(Logging):
+        @staticmethod
+        def __new__(cls, elem, other=None):
+            return Logging.__new__(cls, elem)
+
+        def __init__(self, elem, other=None):
+            self.elem, self.other = elem, elem * 0 if other is None else other
+
+        def __tensor_flatten__(self):
+            return ["elem", "other"], {"tag": 1}
+
+        @staticmethod
+        def __tensor_unflatten__(inner, ctx, outer_size, outer_stride):
+            return Pair(inner["elem"], inner["other"])
+    return Pair
+
+
+def test_traceable_wrapper_subclasses_and_transform_subclass():
+    outcome = {}
+    for lib in (torch, lantern):
+        pd = _dispatch_module(lib)
+        Pair = _flattenable(lib)
+        p = Pair(lib.tensor([1., 2.]))
+        doubled = pd.transform_subclass(p, lambda name, t: t * 2)
+        outcome[lib.__name__] = (pd.is_traceable_wrapper_subclass(p), pd.is_traceable_wrapper_subclass_type(Pair),
+                                 pd.is_traceable_wrapper_subclass(lib.ones(1)), type(doubled).__name__,
+                                 doubled.elem.tolist(), doubled.other.tolist())
+    assert outcome["lantern"] == outcome["torch"]
+
+
+def test_return_and_correct_aliasing_returns_the_tensors_written():
+    outcome = {}
+    for lib in (torch, lantern):
+        pd = _dispatch_module(lib)
+
+        class Aliasing(lib.Tensor):
+            @staticmethod
+            def __new__(cls, elem):
+                return lib.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype)
+
+            def __init__(self, elem):
+                self.elem = elem
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                def unwrap(t):
+                    return t.elem if isinstance(t, Aliasing) else t
+                out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+                return pd.return_and_correct_aliasing(func, args, kwargs, Aliasing(out))
+        a = Aliasing(lib.ones(2))
+        same = a.add_(1) is a
+        out = Aliasing(lib.zeros(2))
+        written = lib.add(a, a, out=out) is out
+        outcome[lib.__name__] = (same, written, a.elem.tolist(), out.elem.tolist())
+    assert outcome["lantern"] == outcome["torch"] == (True, True, [2., 2.], [4., 4.])
+
+
+def test_values_leave_a_wrapper_through_its_handler_only():
+    outcome = {}
+    for lib in (torch, lantern):
+        Logging = _wrapper_class(lib)
+        s, v = Logging(lib.tensor(2.5)), Logging(lib.ones(3, requires_grad=True))
+        values = (s.item(), float(s), bool(s), list(Logging.log))
+        errors = []
+        for call in (v.tolist, v.numpy):
+            with pytest.raises(RuntimeError) as info:
+                call()
+            errors.append(str(info.value))
+        outcome[lib.__name__] = (values, errors)
+    assert outcome["lantern"] == outcome["torch"]

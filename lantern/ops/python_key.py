@@ -267,6 +267,15 @@ _DETACH = _outside_registry("detach(Tensor(a) self) -> Tensor(a)", lambda t: t.d
 _ONES_LIKE = _outside_registry("ones_like(Tensor self) -> Tensor", lambda t: factory.ones_like(t))
 
 
+_LOCAL_SCALAR_DENSE = _outside_registry("_local_scalar_dense(Tensor self) -> Scalar", lambda t: t.item())
+
+
+def local_scalar_dense(t):
+    """item() of a wrapper subclass (and float(), bool(), ...): what its handler returns for
+    `lantern.ops.aten._local_scalar_dense.default`, as torch asks it."""
+    return python_key_kernel(_LOCAL_SCALAR_DENSE, (t,))
+
+
 def detach(t):
     """Tensor.detach of a wrapper subclass: what its handler returns for `lantern.ops.aten.detach.default`."""
     return python_key_kernel(_DETACH, (t,))
