@@ -22,6 +22,7 @@ from .core.promotion import promote_types
 from .core.size import Size
 from .core.state import tls
 from .core.storage import SharedMapping, UntypedStorage, wrap_numpy_memory
+from .core import tensor_impl
 from .core.tensor_impl import TensorImpl, make_tensor
 from .ops.dispatcher import backend_for_device, call
 from .ops.factory import finish, like_strides
@@ -312,8 +313,15 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
 
 def legacy_tensor_new(cls, *args, **kwargs):
     """`lantern.Tensor(2, 3)` and `Tensor(Size([2, 3]))` (uninitialised, of sizes), `Tensor([1, 2])` (a float
-    copy), `Tensor(t)` (t itself), `Tensor()` (empty)."""
-    return legacy_new(dt.get_default_dtype(), args, kwargs, any_tensor=True)
+    copy), `Tensor(t)` (t itself), `Tensor()` (empty). A subclass `S(...)` gives an S: a new one, or for `S(t)`
+    t.as_subclass(S), as in torch."""
+    result = legacy_new(dt.get_default_dtype(), args, kwargs, any_tensor=True)
+    if cls is tensor_impl.tensor_class or type(result) is cls:
+        return result
+    if args and result is args[0]:
+        return result.as_subclass(cls)
+    result.__class__ = cls
+    return result
 
 
 def legacy_new(dtype, args, kwargs, any_tensor=False):
@@ -347,9 +355,14 @@ def legacy_new(dtype, args, kwargs, any_tensor=False):
 
 # ---- pickling: tensors pickle as (storage, offset, size, stride), so views in one pickle keep sharing ---------------
 
-def rebuild_tensor(storage, offset, size, stride, dtype, requires_grad, state):
-    """Unpickling: a tensor over an (already unpickled, possibly shared) storage, as Tensor.__reduce_ex__ saved it."""
+def rebuild_tensor(storage, offset, size, stride, dtype, requires_grad, state, cls=None):
+    """Unpickling: a tensor over an (already unpickled, possibly shared) storage, as Tensor.__reduce_ex__ saved it
+    (cls: the Tensor subclass it was an instance of)."""
     t = make_tensor(storage, size, stride, offset, dtype, backend_for_device(storage.device))
+    if cls is not None:
+        if not (isinstance(cls, type) and issubclass(cls, TensorImpl)):
+            raise RuntimeError(f"invalid tensor type in pickle: {cls!r:.60}")
+        t.__class__ = cls
     if requires_grad:
         t.requires_grad_(True)
     if state:

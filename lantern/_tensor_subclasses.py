@@ -41,6 +41,21 @@ class TensorSubclassMethods:
         if TensorSubclassMethods not in cls.__bases__:  # lantern.Tensor itself is no subclass of Tensor
             torch_function.note_tensor_subclass(cls)
 
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False, dispatch_sizes_strides_policy=None, dispatch_device=False,
+                       dispatch_layout=False):
+        """A new leaf of class cls over data's storage (data detached, so sharing its version counter), how
+        subclasses' __new__ build their instances: `Tensor._make_subclass(cls, data, requires_grad)`."""
+        if not (isinstance(cls, type) and issubclass(cls, tensor_impl.tensor_class)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+                            "possible. Make sure your class inherits from Tensor.")
+        with torch_function.DisableTorchFunction():
+            made = data.detach()
+        made.__class__ = cls
+        if require_grad:
+            made.requires_grad_(True)
+        return made
+
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """Run func as on plain tensors, then return its tensors as instances of cls (unless a type in `types` is
@@ -50,7 +65,10 @@ class TensorSubclassMethods:
         if not all(issubclass(cls, t) for t in types):
             return NotImplemented
         with torch_function.DisableTorchFunctionSubclass():
-            return _convert(func(*args, **kwargs), cls)
+            result = func(*args, **kwargs)
+            if getattr(func, "__self__", None) in _no_wrap:  # t.grad: the gradient as autograd left it
+                return result
+            return _convert(result, cls)
 
 
 # ---- the hand-written methods' check -------------------------------------------------------------------------------
@@ -67,8 +85,9 @@ OPERATOR_METHODS = {
     "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
 }
 # Plumbing that is no part of the protocol: pickling, the protocol itself, and lantern's private helpers.
-_UNCHECKED = {"__reduce_ex__", "__setstate__", "__new__", "__init__", "__init_subclass__", "as_subclass"}
-_originals = {}  # name -> the hand-written method, while the checking wrapper replaces it
+# __iter__ is no part either: it calls dim and unbind, which are (as in PyTorch).
+_UNCHECKED = {"__reduce_ex__", "__setstate__", "__new__", "__init__", "__init_subclass__", "as_subclass", "__iter__"}
+_originals = {}  # name -> Tensor's own attribute (None: inherited), while a checking one replaces it
 
 
 def _checked(name, method, tensor_class):
@@ -95,9 +114,38 @@ def hand_written_methods(tensor_class):
     return found
 
 
+# Properties whose value the default __torch_function__ returns as it is (torch's get_default_nowrap_functions).
+_NO_WRAP_PROPERTIES = {"grad"}
+_no_wrap = set()  # the checking properties of those, while installed
+
+
+def _checked_property(name, prop, tensor_class):
+    """prop with a getter that hands `t.name` to __torch_function__ as `Tensor.name.__get__`, as PyTorch does."""
+    def get(self):
+        if torch_function.has_torch_function((self,)):
+            return torch_function.handle_torch_function(vars(tensor_class)[name].__get__, (self,), (self,), None)
+        return prop.fget(self)
+    return property(get, prop.fset, prop.fdel, prop.__doc__)
+
+
+def public_properties(tensor_class):
+    """{name: property} of Tensor's public properties (shape, T, data, grad, ...)."""
+    found = {}
+    for klass in reversed(tensor_class.__mro__[:-1]):
+        for name, value in vars(klass).items():
+            if isinstance(value, property) and not name.startswith("_"):
+                found[name] = value
+    return found
+
+
 def _switch_checks(active):
     tensor_class = tensor_impl.tensor_class
     if active:
+        for name, prop in public_properties(tensor_class).items():
+            _originals[name] = vars(tensor_class).get(name)
+            setattr(tensor_class, name, _checked_property(name, prop, tensor_class))
+            if name in _NO_WRAP_PROPERTIES:
+                _no_wrap.add(vars(tensor_class)[name])
         for name, method in hand_written_methods(tensor_class).items():
             _originals[name] = vars(tensor_class).get(name)
             setattr(tensor_class, name, _checked(name, method, tensor_class))
@@ -108,6 +156,7 @@ def _switch_checks(active):
             else:
                 setattr(tensor_class, name, original)
         _originals.clear()
+        _no_wrap.clear()
 
 
 torch_function.watch(_switch_checks)

@@ -40,6 +40,7 @@ import os
 import sys
 from time import perf_counter_ns
 
+from .core.dispatch_keys import DispatchKey
 from .core.tensor_impl import TensorImpl
 from .ops import dispatcher
 from .ops.op_kinds import OpKind
@@ -64,6 +65,8 @@ def _kernel_name(op, key):
     """Which code runs: the backend's runner for the op's kind, and the op's own impl or meta function (the
     Meta backend runs only meta functions); a sparse layout's key, and a lantern.library op, run the kernel
     registered for them."""
+    if key is DispatchKey.Python:  # a __torch_dispatch__ handler runs (lantern/ops/python_key.py)
+        return "Python:python_key.python_key_kernel (__torch_dispatch__)"
     runner = op.kernels.get(key)
     sparse_kernel = getattr(runner, "sparse_kernel", None) or getattr(runner, "library_kernel", None)
     if sparse_kernel is not None:
@@ -147,7 +150,7 @@ class DispatchTrace(Watcher):
         if self.wanted is not None and not self.wanted(op.name):
             return super().around(op, args, run)
         keys = dispatcher.explain_keys(op, args)
-        kernel = _kernel_name(op, keys[-1][0])
+        kernel = _kernel_name(op, next((k for k, _ in keys if k is DispatchKey.Python), keys[-1][0]))
         if self.summary:
             return self._count(op.name, "+".join(k.name for k, _ in keys), kernel,
                                lambda: super(DispatchTrace, self).around(op, args, run))

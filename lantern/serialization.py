@@ -48,7 +48,7 @@ from .core.quantized_dtypes import QSCHEMES, QUANTIZED, QuantizedDtype, qscheme
 from .core.size import Size
 from .core.storage import UntypedStorage
 from .core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
-from .backends.math_bits import set_tensor_metadata, tensor_metadata
+from .core.math_bits import set_tensor_metadata, tensor_metadata
 from .backends.quantized_checkpoint import quantizer_params, rebuild_qtensor
 from .nn.parameter import Parameter
 from .ops.dispatcher import backend_for_device
@@ -381,8 +381,8 @@ class _TorchPickler(pickle._Pickler):
         metadata = tensor_metadata(t)
         if metadata:  # a conjugate or negative view: its memory as stored, and the bits to read it through
             args += (metadata,)
-        if state:
-            return (_rebuild_from_type_v2, (_rebuild_tensor_v2, Tensor, args, state))
+        if state or type(t) is not Tensor:  # a subclass pickles by reference to its class, as in torch
+            return (_rebuild_from_type_v2, (_rebuild_tensor_v2, type(t), args, state))
         return (_rebuild_tensor_v2, args)
 
     dispatch = dict(pickle._Pickler.dispatch)

@@ -156,6 +156,15 @@ def test_views_that_cannot_carry_a_bit_raise_as_torch(case):
     raises_like(ERROR_CASES[case], Z)
 
 
+@pytest.mark.parametrize("make", ["conj", "neg"])
+def test_numpy_force_resolves_the_bits(make):
+    def run(m):
+        z = m.tensor([1 + 2j, -3j])
+        view = z.conj() if make == "conj" else m._neg_view(z)
+        return view.numpy(force=True)
+    np.testing.assert_array_equal(run(lantern), run(torch))
+
+
 def test_error_messages_name_the_bit():
     z = lantern.tensor([1j])
     with pytest.raises(RuntimeError, match="unresolved conjugated tensors"):

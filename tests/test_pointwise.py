@@ -10,9 +10,9 @@ import torch
 from lantern.ops import pointwise_binary, pointwise_unary
 from deliberate_differences import DIFFERENCES
 from oracle import DTYPE_PAIRS, check, matches_torch, noncontig, raises_like
-from device_generic import lantern_device  # noqa: F401  (the fixture: these tests run on cpu and openreg)
+from device_generic import lantern_device  # noqa: F401  (the fixture: tests marked with it run on cpu and openreg)
 
-pytestmark = pytest.mark.usefixtures("lantern_device")
+ON_DEVICES = pytest.mark.usefixtures("lantern_device")  # the op x dtype sweeps stay on the CPU (test time)
 
 NAMES = [str(t).replace("torch.", "") for t, _ in DTYPE_PAIRS]
 UNARY = [row[0] for row in pointwise_unary.UNARY]
@@ -155,6 +155,7 @@ OPERATORS = {
 }
 
 
+@ON_DEVICES
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int64", "float32"])
 @pytest.mark.parametrize("sym", list(OPERATORS))
 def test_operators_scalar_either_side(sym, dtype):
@@ -173,6 +174,7 @@ INPLACE_OPERATORS = {
 }
 
 
+@ON_DEVICES
 @pytest.mark.parametrize("a", ["int32", "float32", "bool"])
 @pytest.mark.parametrize("sym", list(INPLACE_OPERATORS))
 def test_inplace_operators(sym, a):
@@ -189,6 +191,7 @@ def test_inplace_operators(sym, a):
         matches_torch(fn, sample(a), other)
 
 
+@ON_DEVICES
 @pytest.mark.parametrize("sym", ["+", "*", "-", "<", "==", "&", "**", "/"])
 @pytest.mark.parametrize("shapes", [((5, 1, 4, 1), (3, 1, 1)), ((3,), (2, 3)), ((2, 1), (1, 4)), ((), (2, 3)),
                                     ((0, 3), (1, 3)), ((2, 3), (3, 2)), ((2,), (3,))])
@@ -223,6 +226,7 @@ def test_inplace_into_expanded_tensor():
 
 # ---- out= -----------------------------------------------------------------------------------------------------
 
+@ON_DEVICES
 def test_out_returns_out_and_bumps_version():
     def fn(m, x):
         o = m.empty(3, dtype=m.float64)
@@ -257,6 +261,7 @@ def test_out_empty_resizes_silently():
     check(fn, noncontig(np.ones((2, 3))), np.arange(3.))
 
 
+@ON_DEVICES
 def test_out_noncontiguous_keeps_strides():
     def fn(m, x):
         o = m.zeros(3, 4).t()
@@ -285,6 +290,7 @@ def test_out_wrong_dtype_and_device():
 
 # ---- division ------------------------------------------------------------------------------------------------
 
+@ON_DEVICES
 @pytest.mark.parametrize("mode", [None, "trunc", "floor"])
 @pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8", "float16", "float32", "float64", "bool",
                                    "bfloat16"])
@@ -424,6 +430,7 @@ def test_clamp_errors():
     raises_like(lambda m, x: m.clamp(x, m.zeros(2), 1), np.ones(3))
 
 
+@ON_DEVICES
 @pytest.mark.parametrize("a,b", [("float32", "float32"), ("int32", "float64"), ("int64", "int8"), ("bool", "bool"),
                                  ("uint8", "int8"), ("float16", "complex64")])
 def test_where(a, b):
@@ -494,6 +501,7 @@ def test_unary_dtype_errors():
     raises_like(lambda m, x: m.abs(x), np.array([]) if False else [1])
 
 
+@ON_DEVICES
 def test_version_counter_shared_with_views():
     def fn(m, x):
         y = x.clone()
@@ -521,6 +529,7 @@ def test_spec_case_31():
     check(fn, np.array([-1., 2, -3], np.float32))
 
 
+@ON_DEVICES
 def test_output_follows_input_layout():
     check(lambda m, x: (x.t() + 1).stride(), np.ones((2, 3), np.float32))
     check(lambda m, x: x.permute(2, 0, 1).sin().stride(), np.ones((2, 3, 4), np.float32))
@@ -533,6 +542,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 _shapes = st.lists(st.integers(0, 3), min_size=0, max_size=4).map(tuple)
 
 
+@ON_DEVICES
 @settings(max_examples=150, deadline=None, database=None)
 @given(_shapes, _shapes, st.sampled_from(["+", "*", "<", "**", "/"]))
 def test_broadcasting_random_shapes(a, b, sym):
@@ -548,6 +558,7 @@ _dtypes = st.sampled_from(["bool", "uint8", "int8", "int16", "int32", "int64", "
                            "complex64"])
 
 
+@ON_DEVICES
 @pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
 @settings(max_examples=150, deadline=None, database=None)
 @given(_dtypes, _dtypes, st.booleans(), st.sampled_from([None, 3, -2, 0.5, True, 1j]),

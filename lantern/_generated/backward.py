@@ -450,6 +450,32 @@ def backward_of__upsample(node, grads):
     )
 
 
+def backward_of__upsample_aa(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    mode = saved['mode']
+    align_corners = saved['align_corners']
+    scales = saved['scales']
+    self_meta = saved['self_meta']
+    needs = node.needs
+    return (
+        (call_op('_upsample_aa_backward', grad, self_meta.size, mode, align_corners, scales)) if needs[0] else None,
+    )
+
+
+def backward_of__upsample_aa_backward(node, grads):
+    grad = grads[0]
+    saved = node.saved
+    mode = saved['mode']
+    align_corners = saved['align_corners']
+    scales = saved['scales']
+    grad_output_meta = saved['grad_output_meta']
+    needs = node.needs
+    return (
+        (call_op('_upsample_aa', grad, grad_output_meta.size[2:], mode, align_corners, scales)) if needs[0] else None,
+    )
+
+
 def backward_of__upsample_backward(node, grads):
     grad = grads[0]
     saved = node.saved

@@ -13,9 +13,14 @@ def make_abs(op, op_out):
     def abs(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(abs, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(abs, (input, out), (input,), {'out': out})
     return abs
 
 
@@ -23,9 +28,14 @@ def make_acos(op, op_out):
     def acos(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(acos, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(acos, (input, out), (input,), {'out': out})
     return acos
 
 
@@ -33,9 +43,14 @@ def make_acosh(op, op_out):
     def acosh(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(acosh, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(acosh, (input, out), (input,), {'out': out})
     return acosh
 
 
@@ -43,7 +58,12 @@ def make_adaptive_max_pool2d(op, op_out):
     def adaptive_max_pool2d(input, output_size):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(adaptive_max_pool2d, (input,), (input, output_size), {})
-        return (op.scan or entry(op))((input, output_size))
+        try:
+            return (op.scan or entry(op))((input, output_size))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(adaptive_max_pool2d, (input,), (input, output_size), {})
     return adaptive_max_pool2d
 
 
@@ -51,9 +71,14 @@ def make_add(op, op_out):
     def add(input, other, *, alpha=1, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(add, (input, other, out), (input, other), {'alpha': alpha, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other, alpha))
-        return call(op_out, (input, other, alpha, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other, alpha))
+            return call(op_out, (input, other, alpha, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(add, (input, other, out), (input, other), {'alpha': alpha, 'out': out})
     return add
 
 
@@ -61,9 +86,14 @@ def make_addbmm(op, op_out):
     def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, batch1, batch2, out)):
             return _handle_torch_function(addbmm, (input, batch1, batch2, out), (input, batch1, batch2), {'beta': beta, 'alpha': alpha, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, batch1, batch2, beta, alpha))
-        return call(op_out, (input, batch1, batch2, beta, alpha, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, batch1, batch2, beta, alpha))
+            return call(op_out, (input, batch1, batch2, beta, alpha, out))
+        except Exception:
+            if not _has_torch_function((input, batch1, batch2, out)):
+                raise
+            return _handle_torch_function(addbmm, (input, batch1, batch2, out), (input, batch1, batch2), {'beta': beta, 'alpha': alpha, 'out': out})
     return addbmm
 
 
@@ -71,9 +101,14 @@ def make_addcdiv(op, op_out):
     def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, tensor1, tensor2, out)):
             return _handle_torch_function(addcdiv, (input, tensor1, tensor2, out), (input, tensor1, tensor2), {'value': value, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, tensor1, tensor2, value))
-        return call(op_out, (input, tensor1, tensor2, value, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, tensor1, tensor2, value))
+            return call(op_out, (input, tensor1, tensor2, value, out))
+        except Exception:
+            if not _has_torch_function((input, tensor1, tensor2, out)):
+                raise
+            return _handle_torch_function(addcdiv, (input, tensor1, tensor2, out), (input, tensor1, tensor2), {'value': value, 'out': out})
     return addcdiv
 
 
@@ -81,9 +116,14 @@ def make_addcmul(op, op_out):
     def addcmul(input, tensor1, tensor2, *, value=1, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, tensor1, tensor2, out)):
             return _handle_torch_function(addcmul, (input, tensor1, tensor2, out), (input, tensor1, tensor2), {'value': value, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, tensor1, tensor2, value))
-        return call(op_out, (input, tensor1, tensor2, value, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, tensor1, tensor2, value))
+            return call(op_out, (input, tensor1, tensor2, value, out))
+        except Exception:
+            if not _has_torch_function((input, tensor1, tensor2, out)):
+                raise
+            return _handle_torch_function(addcmul, (input, tensor1, tensor2, out), (input, tensor1, tensor2), {'value': value, 'out': out})
     return addcmul
 
 
@@ -91,9 +131,14 @@ def make_addmm(op, op_out):
     def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, mat1, mat2, out)):
             return _handle_torch_function(addmm, (input, mat1, mat2, out), (input, mat1, mat2), {'beta': beta, 'alpha': alpha, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, mat1, mat2, beta, alpha))
-        return call(op_out, (input, mat1, mat2, beta, alpha, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, mat1, mat2, beta, alpha))
+            return call(op_out, (input, mat1, mat2, beta, alpha, out))
+        except Exception:
+            if not _has_torch_function((input, mat1, mat2, out)):
+                raise
+            return _handle_torch_function(addmm, (input, mat1, mat2, out), (input, mat1, mat2), {'beta': beta, 'alpha': alpha, 'out': out})
     return addmm
 
 
@@ -101,9 +146,14 @@ def make_addmv(op, op_out):
     def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, mat, vec, out)):
             return _handle_torch_function(addmv, (input, mat, vec, out), (input, mat, vec), {'beta': beta, 'alpha': alpha, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, mat, vec, beta, alpha))
-        return call(op_out, (input, mat, vec, beta, alpha, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, mat, vec, beta, alpha))
+            return call(op_out, (input, mat, vec, beta, alpha, out))
+        except Exception:
+            if not _has_torch_function((input, mat, vec, out)):
+                raise
+            return _handle_torch_function(addmv, (input, mat, vec, out), (input, mat, vec), {'beta': beta, 'alpha': alpha, 'out': out})
     return addmv
 
 
@@ -111,7 +161,12 @@ def make_alias(op, op_out):
     def alias(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(alias, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(alias, (input,), (input,), {})
     return alias
 
 
@@ -121,9 +176,14 @@ def make_all(op, op_out):
             dim, keepdim = _resolve_aliases('all', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(all, (input, out), (input, dim, keepdim), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, keepdim))
-        return call(op_out, (input, dim, keepdim, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim))
+            return call(op_out, (input, dim, keepdim, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(all, (input, out), (input, dim, keepdim), {'out': out})
     return all
 
 
@@ -133,9 +193,14 @@ def make_amax(op, op_out):
             dim, keepdim = _resolve_aliases('amax', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(amax, (input, out), (input, dim, keepdim), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, keepdim))
-        return call(op_out, (input, dim, keepdim, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim))
+            return call(op_out, (input, dim, keepdim, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(amax, (input, out), (input, dim, keepdim), {'out': out})
     return amax
 
 
@@ -145,9 +210,14 @@ def make_amin(op, op_out):
             dim, keepdim = _resolve_aliases('amin', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(amin, (input, out), (input, dim, keepdim), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, keepdim))
-        return call(op_out, (input, dim, keepdim, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim))
+            return call(op_out, (input, dim, keepdim, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(amin, (input, out), (input, dim, keepdim), {'out': out})
     return amin
 
 
@@ -157,7 +227,12 @@ def make_aminmax(op, op_out):
             dim, keepdim = _resolve_aliases('aminmax', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(aminmax, (input,), (input,), {'dim': dim, 'keepdim': keepdim})
-        return (op.scan or entry(op))((input, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((input, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(aminmax, (input,), (input,), {'dim': dim, 'keepdim': keepdim})
     return aminmax
 
 
@@ -165,9 +240,14 @@ def make_angle(op, op_out):
     def angle(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(angle, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(angle, (input, out), (input,), {'out': out})
     return angle
 
 
@@ -177,9 +257,14 @@ def make_any(op, op_out):
             dim, keepdim = _resolve_aliases('any', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(any, (input, out), (input, dim, keepdim), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, keepdim))
-        return call(op_out, (input, dim, keepdim, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim))
+            return call(op_out, (input, dim, keepdim, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(any, (input, out), (input, dim, keepdim), {'out': out})
     return any
 
 
@@ -187,9 +272,14 @@ def make_arange(op, op_out):
     def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((out,)):
             return _handle_torch_function(arange, (out,), (start, end, step), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((start, end, step, dtype, layout, device, pin_memory, requires_grad))
-        return call(op_out, (start, end, step, dtype, layout, device, pin_memory, requires_grad, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((start, end, step, dtype, layout, device, pin_memory, requires_grad))
+            return call(op_out, (start, end, step, dtype, layout, device, pin_memory, requires_grad, out))
+        except Exception:
+            if not _has_torch_function((out,)):
+                raise
+            return _handle_torch_function(arange, (out,), (start, end, step), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
     return arange
 
 
@@ -199,9 +289,14 @@ def make_argmax(op, op_out):
             dim, keepdim = _resolve_aliases('argmax', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(argmax, (input, out), (input, dim, keepdim), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, keepdim))
-        return call(op_out, (input, dim, keepdim, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim))
+            return call(op_out, (input, dim, keepdim, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(argmax, (input, out), (input, dim, keepdim), {'out': out})
     return argmax
 
 
@@ -211,9 +306,14 @@ def make_argmin(op, op_out):
             dim, keepdim = _resolve_aliases('argmin', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(argmin, (input, out), (input, dim, keepdim), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, keepdim))
-        return call(op_out, (input, dim, keepdim, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim))
+            return call(op_out, (input, dim, keepdim, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(argmin, (input, out), (input, dim, keepdim), {'out': out})
     return argmin
 
 
@@ -221,7 +321,12 @@ def make_as_strided(op, op_out):
     def as_strided(input, size, stride, storage_offset=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(as_strided, (input,), (input, size, stride, storage_offset), {})
-        return (op.scan or entry(op))((input, size, stride, storage_offset))
+        try:
+            return (op.scan or entry(op))((input, size, stride, storage_offset))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(as_strided, (input,), (input, size, stride, storage_offset), {})
     return as_strided
 
 
@@ -229,7 +334,12 @@ def make_as_strided_scatter(op, op_out):
     def as_strided_scatter(input, src, size, stride, storage_offset=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, src)):
             return _handle_torch_function(as_strided_scatter, (input, src), (input, src, size, stride, storage_offset), {})
-        return (op.scan or entry(op))((input, src, size, stride, storage_offset))
+        try:
+            return (op.scan or entry(op))((input, src, size, stride, storage_offset))
+        except Exception:
+            if not _has_torch_function((input, src)):
+                raise
+            return _handle_torch_function(as_strided_scatter, (input, src), (input, src, size, stride, storage_offset), {})
     return as_strided_scatter
 
 
@@ -237,9 +347,14 @@ def make_asin(op, op_out):
     def asin(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(asin, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(asin, (input, out), (input,), {'out': out})
     return asin
 
 
@@ -247,9 +362,14 @@ def make_asinh(op, op_out):
     def asinh(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(asinh, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(asinh, (input, out), (input,), {'out': out})
     return asinh
 
 
@@ -257,9 +377,14 @@ def make_atan(op, op_out):
     def atan(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(atan, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(atan, (input, out), (input,), {'out': out})
     return atan
 
 
@@ -267,9 +392,14 @@ def make_atan2(op, op_out):
     def atan2(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(atan2, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(atan2, (input, other, out), (input, other), {'out': out})
     return atan2
 
 
@@ -277,9 +407,14 @@ def make_atanh(op, op_out):
     def atanh(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(atanh, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(atanh, (input, out), (input,), {'out': out})
     return atanh
 
 
@@ -287,9 +422,14 @@ def make_avg_pool2d(op, op_out):
     def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(avg_pool2d, (input, out), (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
-        return call(op_out, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+            return call(op_out, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(avg_pool2d, (input, out), (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {'out': out})
     return avg_pool2d
 
 
@@ -297,7 +437,12 @@ def make_avg_pool2d_backward(op, op_out):
     def avg_pool2d_backward(grad_output, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
         if _TORCH_FUNCTION[0] and _has_torch_function((grad_output,)):
             return _handle_torch_function(avg_pool2d_backward, (grad_output,), (grad_output, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {})
-        return (op.scan or entry(op))((grad_output, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+        try:
+            return (op.scan or entry(op))((grad_output, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+        except Exception:
+            if not _has_torch_function((grad_output,)):
+                raise
+            return _handle_torch_function(avg_pool2d_backward, (grad_output,), (grad_output, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {})
     return avg_pool2d_backward
 
 
@@ -305,9 +450,14 @@ def make_baddbmm(op, op_out):
     def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, batch1, batch2, out)):
             return _handle_torch_function(baddbmm, (input, batch1, batch2, out), (input, batch1, batch2), {'beta': beta, 'alpha': alpha, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, batch1, batch2, beta, alpha))
-        return call(op_out, (input, batch1, batch2, beta, alpha, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, batch1, batch2, beta, alpha))
+            return call(op_out, (input, batch1, batch2, beta, alpha, out))
+        except Exception:
+            if not _has_torch_function((input, batch1, batch2, out)):
+                raise
+            return _handle_torch_function(baddbmm, (input, batch1, batch2, out), (input, batch1, batch2), {'beta': beta, 'alpha': alpha, 'out': out})
     return baddbmm
 
 
@@ -315,9 +465,14 @@ def make_bernoulli(op, op_out):
     def bernoulli(input, p=None, *, generator=None, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(bernoulli, (input, out), (input, p), {'generator': generator, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, p, generator))
-        return call(op_out, (input, p, generator, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, p, generator))
+            return call(op_out, (input, p, generator, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(bernoulli, (input, out), (input, p), {'generator': generator, 'out': out})
     return bernoulli
 
 
@@ -325,7 +480,12 @@ def make_binary_cross_entropy(op, op_out):
     def binary_cross_entropy(input, target, weight=None, reduction=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, target, weight)):
             return _handle_torch_function(binary_cross_entropy, (input, target, weight), (input, target, weight, reduction), {})
-        return (op.scan or entry(op))((input, target, weight, reduction))
+        try:
+            return (op.scan or entry(op))((input, target, weight, reduction))
+        except Exception:
+            if not _has_torch_function((input, target, weight)):
+                raise
+            return _handle_torch_function(binary_cross_entropy, (input, target, weight), (input, target, weight, reduction), {})
     return binary_cross_entropy
 
 
@@ -333,7 +493,12 @@ def make_binary_cross_entropy_with_logits(op, op_out):
     def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, target, weight, pos_weight)):
             return _handle_torch_function(binary_cross_entropy_with_logits, (input, target, weight, pos_weight), (input, target, weight, pos_weight, reduction), {})
-        return (op.scan or entry(op))((input, target, weight, pos_weight, reduction))
+        try:
+            return (op.scan or entry(op))((input, target, weight, pos_weight, reduction))
+        except Exception:
+            if not _has_torch_function((input, target, weight, pos_weight)):
+                raise
+            return _handle_torch_function(binary_cross_entropy_with_logits, (input, target, weight, pos_weight), (input, target, weight, pos_weight, reduction), {})
     return binary_cross_entropy_with_logits
 
 
@@ -341,7 +506,12 @@ def make_bincount(op, op_out):
     def bincount(input, weights=None, minlength=0):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, weights)):
             return _handle_torch_function(bincount, (input, weights), (input, weights, minlength), {})
-        return (op.scan or entry(op))((input, weights, minlength))
+        try:
+            return (op.scan or entry(op))((input, weights, minlength))
+        except Exception:
+            if not _has_torch_function((input, weights)):
+                raise
+            return _handle_torch_function(bincount, (input, weights), (input, weights, minlength), {})
     return bincount
 
 
@@ -349,7 +519,12 @@ def make_binomial(op, op_out):
     def binomial(count, prob, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((count, prob)):
             return _handle_torch_function(binomial, (count, prob), (count, prob, generator), {})
-        return (op.scan or entry(op))((count, prob, generator))
+        try:
+            return (op.scan or entry(op))((count, prob, generator))
+        except Exception:
+            if not _has_torch_function((count, prob)):
+                raise
+            return _handle_torch_function(binomial, (count, prob), (count, prob, generator), {})
     return binomial
 
 
@@ -357,9 +532,14 @@ def make_bitwise_and(op, op_out):
     def bitwise_and(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(bitwise_and, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(bitwise_and, (input, other, out), (input, other), {'out': out})
     return bitwise_and
 
 
@@ -367,9 +547,14 @@ def make_bitwise_left_shift(op, op_out):
     def bitwise_left_shift(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(bitwise_left_shift, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(bitwise_left_shift, (input, other, out), (input, other), {'out': out})
     return bitwise_left_shift
 
 
@@ -377,9 +562,14 @@ def make_bitwise_not(op, op_out):
     def bitwise_not(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(bitwise_not, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(bitwise_not, (input, out), (input,), {'out': out})
     return bitwise_not
 
 
@@ -387,9 +577,14 @@ def make_bitwise_or(op, op_out):
     def bitwise_or(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(bitwise_or, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(bitwise_or, (input, other, out), (input, other), {'out': out})
     return bitwise_or
 
 
@@ -397,9 +592,14 @@ def make_bitwise_right_shift(op, op_out):
     def bitwise_right_shift(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(bitwise_right_shift, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(bitwise_right_shift, (input, other, out), (input, other), {'out': out})
     return bitwise_right_shift
 
 
@@ -407,9 +607,14 @@ def make_bitwise_xor(op, op_out):
     def bitwise_xor(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(bitwise_xor, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(bitwise_xor, (input, other, out), (input, other), {'out': out})
     return bitwise_xor
 
 
@@ -417,9 +622,14 @@ def make_bmm(op, op_out):
     def bmm(input, mat2, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, mat2, out)):
             return _handle_torch_function(bmm, (input, mat2, out), (input, mat2), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, mat2))
-        return call(op_out, (input, mat2, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, mat2))
+            return call(op_out, (input, mat2, out))
+        except Exception:
+            if not _has_torch_function((input, mat2, out)):
+                raise
+            return _handle_torch_function(bmm, (input, mat2, out), (input, mat2), {'out': out})
     return bmm
 
 
@@ -427,9 +637,14 @@ def make_bucketize(op, op_out):
     def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, boundaries, out)):
             return _handle_torch_function(bucketize, (input, boundaries, out), (input, boundaries), {'out_int32': out_int32, 'right': right, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, boundaries, out_int32, right))
-        return call(op_out, (input, boundaries, out_int32, right, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, boundaries, out_int32, right))
+            return call(op_out, (input, boundaries, out_int32, right, out))
+        except Exception:
+            if not _has_torch_function((input, boundaries, out)):
+                raise
+            return _handle_torch_function(bucketize, (input, boundaries, out), (input, boundaries), {'out_int32': out_int32, 'right': right, 'out': out})
     return bucketize
 
 
@@ -439,9 +654,14 @@ def make_cat(op, op_out):
             dim, = _resolve_aliases('cat', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((tensors, out)):
             return _handle_torch_function(cat, (tensors, out), (tensors, dim), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((tensors, dim))
-        return call(op_out, (tensors, dim, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((tensors, dim))
+            return call(op_out, (tensors, dim, out))
+        except Exception:
+            if not _has_torch_function((tensors, out)):
+                raise
+            return _handle_torch_function(cat, (tensors, out), (tensors, dim), {'out': out})
     return cat
 
 
@@ -449,7 +669,12 @@ def make_cauchy_(op, op_out):
     def cauchy_(input, median=0, sigma=1, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(cauchy_, (input,), (input, median, sigma), {'generator': generator})
-        return (op.scan or entry(op))((input, median, sigma, generator))
+        try:
+            return (op.scan or entry(op))((input, median, sigma, generator))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(cauchy_, (input,), (input, median, sigma), {'generator': generator})
     return cauchy_
 
 
@@ -457,7 +682,12 @@ def make_cdist(op, op_out):
     def cdist(x1, x2, p=2, compute_mode=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x1, x2)):
             return _handle_torch_function(cdist, (x1, x2), (x1, x2, p, compute_mode), {})
-        return (op.scan or entry(op))((x1, x2, p, compute_mode))
+        try:
+            return (op.scan or entry(op))((x1, x2, p, compute_mode))
+        except Exception:
+            if not _has_torch_function((x1, x2)):
+                raise
+            return _handle_torch_function(cdist, (x1, x2), (x1, x2, p, compute_mode), {})
     return cdist
 
 
@@ -465,9 +695,14 @@ def make_ceil(op, op_out):
     def ceil(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(ceil, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(ceil, (input, out), (input,), {'out': out})
     return ceil
 
 
@@ -475,9 +710,14 @@ def make_celu(op, op_out):
     def celu(input, alpha=1.0, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(celu, (input, out), (input, alpha), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, alpha))
-        return call(op_out, (input, alpha, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, alpha))
+            return call(op_out, (input, alpha, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(celu, (input, out), (input, alpha), {'out': out})
     return celu
 
 
@@ -485,9 +725,14 @@ def make_clamp(op, op_out):
     def clamp(input, min=None, max=None, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, min, max, out)):
             return _handle_torch_function(clamp, (input, min, max, out), (input, min, max), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, min, max))
-        return call(op_out, (input, min, max, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, min, max))
+            return call(op_out, (input, min, max, out))
+        except Exception:
+            if not _has_torch_function((input, min, max, out)):
+                raise
+            return _handle_torch_function(clamp, (input, min, max, out), (input, min, max), {'out': out})
     return clamp
 
 
@@ -495,9 +740,14 @@ def make_clamp_max(op, op_out):
     def clamp_max(input, max, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, max, out)):
             return _handle_torch_function(clamp_max, (input, max, out), (input, max), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, max))
-        return call(op_out, (input, max, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, max))
+            return call(op_out, (input, max, out))
+        except Exception:
+            if not _has_torch_function((input, max, out)):
+                raise
+            return _handle_torch_function(clamp_max, (input, max, out), (input, max), {'out': out})
     return clamp_max
 
 
@@ -505,9 +755,14 @@ def make_clamp_min(op, op_out):
     def clamp_min(input, min, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, min, out)):
             return _handle_torch_function(clamp_min, (input, min, out), (input, min), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, min))
-        return call(op_out, (input, min, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, min))
+            return call(op_out, (input, min, out))
+        except Exception:
+            if not _has_torch_function((input, min, out)):
+                raise
+            return _handle_torch_function(clamp_min, (input, min, out), (input, min), {'out': out})
     return clamp_min
 
 
@@ -515,7 +770,12 @@ def make_clone(op, op_out):
     def clone(input, *, memory_format=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(clone, (input,), (input,), {'memory_format': memory_format})
-        return (op.scan or entry(op))((input, memory_format))
+        try:
+            return (op.scan or entry(op))((input, memory_format))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(clone, (input,), (input,), {'memory_format': memory_format})
     return clone
 
 
@@ -523,9 +783,14 @@ def make_col2im(op, op_out):
     def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(col2im, (input, out), (input, output_size, kernel_size, dilation, padding, stride), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, output_size, kernel_size, dilation, padding, stride))
-        return call(op_out, (input, output_size, kernel_size, dilation, padding, stride, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, output_size, kernel_size, dilation, padding, stride))
+            return call(op_out, (input, output_size, kernel_size, dilation, padding, stride, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(col2im, (input, out), (input, output_size, kernel_size, dilation, padding, stride), {'out': out})
     return col2im
 
 
@@ -533,7 +798,12 @@ def make_col_indices(op, op_out):
     def col_indices(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(col_indices, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(col_indices, (input,), (input,), {})
     return col_indices
 
 
@@ -541,9 +811,14 @@ def make_conj_physical(op, op_out):
     def conj_physical(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(conj_physical, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(conj_physical, (input, out), (input,), {'out': out})
     return conj_physical
 
 
@@ -551,7 +826,12 @@ def make_constant_pad_nd(op, op_out):
     def constant_pad_nd(input, pad, value=0):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(constant_pad_nd, (input,), (input, pad, value), {})
-        return (op.scan or entry(op))((input, pad, value))
+        try:
+            return (op.scan or entry(op))((input, pad, value))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(constant_pad_nd, (input,), (input, pad, value), {})
     return constant_pad_nd
 
 
@@ -559,7 +839,12 @@ def make_convolution(op, op_out):
     def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, weight, bias)):
             return _handle_torch_function(convolution, (input, weight, bias), (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups), {})
-        return (op.scan or entry(op))((input, weight, bias, stride, padding, dilation, transposed, output_padding, groups))
+        try:
+            return (op.scan or entry(op))((input, weight, bias, stride, padding, dilation, transposed, output_padding, groups))
+        except Exception:
+            if not _has_torch_function((input, weight, bias)):
+                raise
+            return _handle_torch_function(convolution, (input, weight, bias), (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups), {})
     return convolution
 
 
@@ -567,7 +852,12 @@ def make_copy_(op, op_out):
     def copy_(input, src, non_blocking=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, src)):
             return _handle_torch_function(copy_, (input, src), (input, src, non_blocking), {})
-        return (op.scan or entry(op))((input, src, non_blocking))
+        try:
+            return (op.scan or entry(op))((input, src, non_blocking))
+        except Exception:
+            if not _has_torch_function((input, src)):
+                raise
+            return _handle_torch_function(copy_, (input, src), (input, src, non_blocking), {})
     return copy_
 
 
@@ -575,9 +865,14 @@ def make_copysign(op, op_out):
     def copysign(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(copysign, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(copysign, (input, other, out), (input, other), {'out': out})
     return copysign
 
 
@@ -585,9 +880,14 @@ def make_cos(op, op_out):
     def cos(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(cos, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(cos, (input, out), (input,), {'out': out})
     return cos
 
 
@@ -595,9 +895,14 @@ def make_cosh(op, op_out):
     def cosh(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(cosh, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(cosh, (input, out), (input,), {'out': out})
     return cosh
 
 
@@ -607,7 +912,12 @@ def make_count_nonzero(op, op_out):
             dim, = _resolve_aliases('count_nonzero', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(count_nonzero, (input,), (input, dim), {})
-        return (op.scan or entry(op))((input, dim))
+        try:
+            return (op.scan or entry(op))((input, dim))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(count_nonzero, (input,), (input, dim), {})
     return count_nonzero
 
 
@@ -615,7 +925,12 @@ def make_crow_indices(op, op_out):
     def crow_indices(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(crow_indices, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(crow_indices, (input,), (input,), {})
     return crow_indices
 
 
@@ -627,7 +942,12 @@ def make_cummax(op, op_out):
             _missing('cummax', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(cummax, (input,), (input, dim), {})
-        return (op.scan or entry(op))((input, dim))
+        try:
+            return (op.scan or entry(op))((input, dim))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(cummax, (input,), (input, dim), {})
     return cummax
 
 
@@ -639,7 +959,12 @@ def make_cummin(op, op_out):
             _missing('cummin', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(cummin, (input,), (input, dim), {})
-        return (op.scan or entry(op))((input, dim))
+        try:
+            return (op.scan or entry(op))((input, dim))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(cummin, (input,), (input, dim), {})
     return cummin
 
 
@@ -651,9 +976,14 @@ def make_cumprod(op, op_out):
             _missing('cumprod', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(cumprod, (input, out), (input, dim), {'dtype': dtype, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, dtype))
-        return call(op_out, (input, dim, dtype, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, dtype))
+            return call(op_out, (input, dim, dtype, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(cumprod, (input, out), (input, dim), {'dtype': dtype, 'out': out})
     return cumprod
 
 
@@ -665,9 +995,14 @@ def make_cumsum(op, op_out):
             _missing('cumsum', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(cumsum, (input, out), (input, dim), {'dtype': dtype, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, dtype))
-        return call(op_out, (input, dim, dtype, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, dtype))
+            return call(op_out, (input, dim, dtype, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(cumsum, (input, out), (input, dim), {'dtype': dtype, 'out': out})
     return cumsum
 
 
@@ -675,9 +1010,14 @@ def make_deg2rad(op, op_out):
     def deg2rad(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(deg2rad, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(deg2rad, (input, out), (input,), {'out': out})
     return deg2rad
 
 
@@ -685,7 +1025,12 @@ def make_dequantize(op, op_out):
     def dequantize(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(dequantize, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(dequantize, (input,), (input,), {})
     return dequantize
 
 
@@ -693,7 +1038,12 @@ def make_diag_embed(op, op_out):
     def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(diag_embed, (input,), (input, offset, dim1, dim2), {})
-        return (op.scan or entry(op))((input, offset, dim1, dim2))
+        try:
+            return (op.scan or entry(op))((input, offset, dim1, dim2))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(diag_embed, (input,), (input, offset, dim1, dim2), {})
     return diag_embed
 
 
@@ -701,7 +1051,12 @@ def make_diagonal(op, op_out):
     def diagonal(input, offset=0, dim1=0, dim2=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(diagonal, (input,), (input, offset, dim1, dim2), {})
-        return (op.scan or entry(op))((input, offset, dim1, dim2))
+        try:
+            return (op.scan or entry(op))((input, offset, dim1, dim2))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(diagonal, (input,), (input, offset, dim1, dim2), {})
     return diagonal
 
 
@@ -709,7 +1064,12 @@ def make_diagonal_scatter(op, op_out):
     def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, src)):
             return _handle_torch_function(diagonal_scatter, (input, src), (input, src, offset, dim1, dim2), {})
-        return (op.scan or entry(op))((input, src, offset, dim1, dim2))
+        try:
+            return (op.scan or entry(op))((input, src, offset, dim1, dim2))
+        except Exception:
+            if not _has_torch_function((input, src)):
+                raise
+            return _handle_torch_function(diagonal_scatter, (input, src), (input, src, offset, dim1, dim2), {})
     return diagonal_scatter
 
 
@@ -717,9 +1077,14 @@ def make_digamma(op, op_out):
     def digamma(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(digamma, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(digamma, (input, out), (input,), {'out': out})
     return digamma
 
 
@@ -727,9 +1092,14 @@ def make_div(op, op_out):
     def div(input, other, *, rounding_mode=None, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(div, (input, other, out), (input, other), {'rounding_mode': rounding_mode, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other, rounding_mode))
-        return call(op_out, (input, other, rounding_mode, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other, rounding_mode))
+            return call(op_out, (input, other, rounding_mode, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(div, (input, other, out), (input, other), {'rounding_mode': rounding_mode, 'out': out})
     return div
 
 
@@ -737,9 +1107,14 @@ def make_dot(op, op_out):
     def dot(input, tensor, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, tensor, out)):
             return _handle_torch_function(dot, (input, tensor, out), (input, tensor), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, tensor))
-        return call(op_out, (input, tensor, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, tensor))
+            return call(op_out, (input, tensor, out))
+        except Exception:
+            if not _has_torch_function((input, tensor, out)):
+                raise
+            return _handle_torch_function(dot, (input, tensor, out), (input, tensor), {'out': out})
     return dot
 
 
@@ -747,9 +1122,14 @@ def make_elu(op, op_out):
     def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(elu, (input, out), (input, alpha, scale, input_scale), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, alpha, scale, input_scale))
-        return call(op_out, (input, alpha, scale, input_scale, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, alpha, scale, input_scale))
+            return call(op_out, (input, alpha, scale, input_scale, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(elu, (input, out), (input, alpha, scale, input_scale), {'out': out})
     return elu
 
 
@@ -757,7 +1137,12 @@ def make_embedding(op, op_out):
     def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((weight, indices)):
             return _handle_torch_function(embedding, (weight, indices), (weight, indices, padding_idx, scale_grad_by_freq, sparse), {})
-        return (op.scan or entry(op))((weight, indices, padding_idx, scale_grad_by_freq, sparse))
+        try:
+            return (op.scan or entry(op))((weight, indices, padding_idx, scale_grad_by_freq, sparse))
+        except Exception:
+            if not _has_torch_function((weight, indices)):
+                raise
+            return _handle_torch_function(embedding, (weight, indices), (weight, indices, padding_idx, scale_grad_by_freq, sparse), {})
     return embedding
 
 
@@ -765,7 +1150,12 @@ def make_embedding_dense_backward(op, op_out):
     def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
         if _TORCH_FUNCTION[0] and _has_torch_function((grad_output, indices)):
             return _handle_torch_function(embedding_dense_backward, (grad_output, indices), (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq), {})
-        return (op.scan or entry(op))((grad_output, indices, num_weights, padding_idx, scale_grad_by_freq))
+        try:
+            return (op.scan or entry(op))((grad_output, indices, num_weights, padding_idx, scale_grad_by_freq))
+        except Exception:
+            if not _has_torch_function((grad_output, indices)):
+                raise
+            return _handle_torch_function(embedding_dense_backward, (grad_output, indices), (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq), {})
     return embedding_dense_backward
 
 
@@ -800,9 +1190,14 @@ def make_eq(op, op_out):
     def eq(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(eq, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(eq, (input, other, out), (input, other), {'out': out})
     return eq
 
 
@@ -810,9 +1205,14 @@ def make_erf(op, op_out):
     def erf(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(erf, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(erf, (input, out), (input,), {'out': out})
     return erf
 
 
@@ -820,9 +1220,14 @@ def make_erfc(op, op_out):
     def erfc(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(erfc, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(erfc, (input, out), (input,), {'out': out})
     return erfc
 
 
@@ -830,9 +1235,14 @@ def make_erfinv(op, op_out):
     def erfinv(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(erfinv, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(erfinv, (input, out), (input,), {'out': out})
     return erfinv
 
 
@@ -840,9 +1250,14 @@ def make_exp(op, op_out):
     def exp(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(exp, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(exp, (input, out), (input,), {'out': out})
     return exp
 
 
@@ -850,9 +1265,14 @@ def make_exp2(op, op_out):
     def exp2(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(exp2, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(exp2, (input, out), (input,), {'out': out})
     return exp2
 
 
@@ -860,7 +1280,12 @@ def make_expand(op, op_out):
     def expand(input, size):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(expand, (input,), (input, size), {})
-        return (op.scan or entry(op))((input, size))
+        try:
+            return (op.scan or entry(op))((input, size))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(expand, (input,), (input, size), {})
     return expand
 
 
@@ -868,9 +1293,14 @@ def make_expm1(op, op_out):
     def expm1(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(expm1, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(expm1, (input, out), (input,), {'out': out})
     return expm1
 
 
@@ -878,7 +1308,12 @@ def make_exponential_(op, op_out):
     def exponential_(input, lambd=1, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(exponential_, (input,), (input, lambd), {'generator': generator})
-        return (op.scan or entry(op))((input, lambd, generator))
+        try:
+            return (op.scan or entry(op))((input, lambd, generator))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(exponential_, (input,), (input, lambd), {'generator': generator})
     return exponential_
 
 
@@ -886,9 +1321,14 @@ def make_eye(op, op_out):
     def eye(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((out,)):
             return _handle_torch_function(eye, (out,), (n, m), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((n, m, dtype, layout, device, pin_memory, requires_grad))
-        return call(op_out, (n, m, dtype, layout, device, pin_memory, requires_grad, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((n, m, dtype, layout, device, pin_memory, requires_grad))
+            return call(op_out, (n, m, dtype, layout, device, pin_memory, requires_grad, out))
+        except Exception:
+            if not _has_torch_function((out,)):
+                raise
+            return _handle_torch_function(eye, (out,), (n, m), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
     return eye
 
 
@@ -896,7 +1336,12 @@ def make_fake_quantize_per_channel_affine_cachemask(op, op_out):
     def fake_quantize_per_channel_affine_cachemask(input, scale, zero_point, axis, quant_min, quant_max):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, scale, zero_point)):
             return _handle_torch_function(fake_quantize_per_channel_affine_cachemask, (input, scale, zero_point), (input, scale, zero_point, axis, quant_min, quant_max), {})
-        return (op.scan or entry(op))((input, scale, zero_point, axis, quant_min, quant_max))
+        try:
+            return (op.scan or entry(op))((input, scale, zero_point, axis, quant_min, quant_max))
+        except Exception:
+            if not _has_torch_function((input, scale, zero_point)):
+                raise
+            return _handle_torch_function(fake_quantize_per_channel_affine_cachemask, (input, scale, zero_point), (input, scale, zero_point, axis, quant_min, quant_max), {})
     return fake_quantize_per_channel_affine_cachemask
 
 
@@ -904,7 +1349,12 @@ def make_fake_quantize_per_tensor_affine_cachemask(op, op_out):
     def fake_quantize_per_tensor_affine_cachemask(input, scale, zero_point, quant_min, quant_max):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(fake_quantize_per_tensor_affine_cachemask, (input,), (input, scale, zero_point, quant_min, quant_max), {})
-        return (op.scan or entry(op))((input, scale, zero_point, quant_min, quant_max))
+        try:
+            return (op.scan or entry(op))((input, scale, zero_point, quant_min, quant_max))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(fake_quantize_per_tensor_affine_cachemask, (input,), (input, scale, zero_point, quant_min, quant_max), {})
     return fake_quantize_per_tensor_affine_cachemask
 
 
@@ -912,7 +1362,12 @@ def make_fill_(op, op_out):
     def fill_(input, value):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(fill_, (input,), (input, value), {})
-        return (op.scan or entry(op))((input, value))
+        try:
+            return (op.scan or entry(op))((input, value))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(fill_, (input,), (input, value), {})
     return fill_
 
 
@@ -920,7 +1375,12 @@ def make_flip(op, op_out):
     def flip(input, dims):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(flip, (input,), (input, dims), {})
-        return (op.scan or entry(op))((input, dims))
+        try:
+            return (op.scan or entry(op))((input, dims))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(flip, (input,), (input, dims), {})
     return flip
 
 
@@ -928,9 +1388,14 @@ def make_floor(op, op_out):
     def floor(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(floor, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(floor, (input, out), (input,), {'out': out})
     return floor
 
 
@@ -938,9 +1403,14 @@ def make_floor_divide(op, op_out):
     def floor_divide(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(floor_divide, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(floor_divide, (input, other, out), (input, other), {'out': out})
     return floor_divide
 
 
@@ -948,9 +1418,14 @@ def make_fmax(op, op_out):
     def fmax(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(fmax, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(fmax, (input, other, out), (input, other), {'out': out})
     return fmax
 
 
@@ -958,9 +1433,14 @@ def make_fmin(op, op_out):
     def fmin(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(fmin, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(fmin, (input, other, out), (input, other), {'out': out})
     return fmin
 
 
@@ -968,9 +1448,14 @@ def make_fmod(op, op_out):
     def fmod(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(fmod, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(fmod, (input, other, out), (input, other), {'out': out})
     return fmod
 
 
@@ -978,9 +1463,14 @@ def make_frac(op, op_out):
     def frac(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(frac, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(frac, (input, out), (input,), {'out': out})
     return frac
 
 
@@ -988,9 +1478,14 @@ def make_full(op, op_out):
     def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((out,)):
             return _handle_torch_function(full, (out,), (size, fill_value), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((size, fill_value, dtype, layout, device, pin_memory, requires_grad))
-        return call(op_out, (size, fill_value, dtype, layout, device, pin_memory, requires_grad, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((size, fill_value, dtype, layout, device, pin_memory, requires_grad))
+            return call(op_out, (size, fill_value, dtype, layout, device, pin_memory, requires_grad, out))
+        except Exception:
+            if not _has_torch_function((out,)):
+                raise
+            return _handle_torch_function(full, (out,), (size, fill_value), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
     return full
 
 
@@ -1002,9 +1497,14 @@ def make_gather(op, op_out):
             _missing('gather', ('dim', 'index'), (dim, index))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, index, out)):
             return _handle_torch_function(gather, (input, index, out), (input, dim, index), {'sparse_grad': sparse_grad, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, index, sparse_grad))
-        return call(op_out, (input, dim, index, sparse_grad, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, index, sparse_grad))
+            return call(op_out, (input, dim, index, sparse_grad, out))
+        except Exception:
+            if not _has_torch_function((input, index, out)):
+                raise
+            return _handle_torch_function(gather, (input, index, out), (input, dim, index), {'sparse_grad': sparse_grad, 'out': out})
     return gather
 
 
@@ -1012,9 +1512,14 @@ def make_gcd(op, op_out):
     def gcd(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(gcd, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(gcd, (input, other, out), (input, other), {'out': out})
     return gcd
 
 
@@ -1022,9 +1527,14 @@ def make_ge(op, op_out):
     def ge(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(ge, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(ge, (input, other, out), (input, other), {'out': out})
     return ge
 
 
@@ -1032,9 +1542,14 @@ def make_gelu(op, op_out):
     def gelu(input, *, approximate='none', out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(gelu, (input, out), (input,), {'approximate': approximate, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, approximate))
-        return call(op_out, (input, approximate, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, approximate))
+            return call(op_out, (input, approximate, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(gelu, (input, out), (input,), {'approximate': approximate, 'out': out})
     return gelu
 
 
@@ -1042,7 +1557,12 @@ def make_geometric_(op, op_out):
     def geometric_(input, p, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(geometric_, (input,), (input, p), {'generator': generator})
-        return (op.scan or entry(op))((input, p, generator))
+        try:
+            return (op.scan or entry(op))((input, p, generator))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(geometric_, (input,), (input, p), {'generator': generator})
     return geometric_
 
 
@@ -1050,7 +1570,12 @@ def make_geqrf(op, op_out):
     def geqrf(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(geqrf, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(geqrf, (input,), (input,), {})
     return geqrf
 
 
@@ -1060,9 +1585,14 @@ def make_glu(op, op_out):
             dim, = _resolve_aliases('glu', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(glu, (input, out), (input, dim), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim))
-        return call(op_out, (input, dim, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim))
+            return call(op_out, (input, dim, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(glu, (input, out), (input, dim), {'out': out})
     return glu
 
 
@@ -1070,9 +1600,14 @@ def make_gt(op, op_out):
     def gt(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(gt, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(gt, (input, other, out), (input, other), {'out': out})
     return gt
 
 
@@ -1080,9 +1615,14 @@ def make_hardshrink(op, op_out):
     def hardshrink(input, lambd=0.5, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(hardshrink, (input, out), (input, lambd), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, lambd))
-        return call(op_out, (input, lambd, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, lambd))
+            return call(op_out, (input, lambd, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(hardshrink, (input, out), (input, lambd), {'out': out})
     return hardshrink
 
 
@@ -1090,9 +1630,14 @@ def make_hardsigmoid(op, op_out):
     def hardsigmoid(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(hardsigmoid, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(hardsigmoid, (input, out), (input,), {'out': out})
     return hardsigmoid
 
 
@@ -1100,9 +1645,14 @@ def make_hardswish(op, op_out):
     def hardswish(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(hardswish, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(hardswish, (input, out), (input,), {'out': out})
     return hardswish
 
 
@@ -1110,9 +1660,14 @@ def make_hardtanh(op, op_out):
     def hardtanh(input, min_val=-1, max_val=1, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(hardtanh, (input, out), (input, min_val, max_val), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, min_val, max_val))
-        return call(op_out, (input, min_val, max_val, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, min_val, max_val))
+            return call(op_out, (input, min_val, max_val, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(hardtanh, (input, out), (input, min_val, max_val), {'out': out})
     return hardtanh
 
 
@@ -1120,9 +1675,14 @@ def make_heaviside(op, op_out):
     def heaviside(input, values, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, values, out)):
             return _handle_torch_function(heaviside, (input, values, out), (input, values), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, values))
-        return call(op_out, (input, values, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, values))
+            return call(op_out, (input, values, out))
+        except Exception:
+            if not _has_torch_function((input, values, out)):
+                raise
+            return _handle_torch_function(heaviside, (input, values, out), (input, values), {'out': out})
     return heaviside
 
 
@@ -1130,9 +1690,14 @@ def make_histc(op, op_out):
     def histc(input, bins=100, min=0, max=0, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(histc, (input, out), (input, bins, min, max), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, bins, min, max))
-        return call(op_out, (input, bins, min, max, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, bins, min, max))
+            return call(op_out, (input, bins, min, max, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(histc, (input, out), (input, bins, min, max), {'out': out})
     return histc
 
 
@@ -1140,7 +1705,12 @@ def make_huber_loss(op, op_out):
     def huber_loss(input, target, reduction=1, delta=1.0):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, target)):
             return _handle_torch_function(huber_loss, (input, target), (input, target, reduction, delta), {})
-        return (op.scan or entry(op))((input, target, reduction, delta))
+        try:
+            return (op.scan or entry(op))((input, target, reduction, delta))
+        except Exception:
+            if not _has_torch_function((input, target)):
+                raise
+            return _handle_torch_function(huber_loss, (input, target), (input, target, reduction, delta), {})
     return huber_loss
 
 
@@ -1148,9 +1718,14 @@ def make_hypot(op, op_out):
     def hypot(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(hypot, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(hypot, (input, other, out), (input, other), {'out': out})
     return hypot
 
 
@@ -1158,9 +1733,14 @@ def make_i0(op, op_out):
     def i0(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(i0, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(i0, (input, out), (input,), {'out': out})
     return i0
 
 
@@ -1168,9 +1748,14 @@ def make_igamma(op, op_out):
     def igamma(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(igamma, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(igamma, (input, other, out), (input, other), {'out': out})
     return igamma
 
 
@@ -1178,9 +1763,14 @@ def make_igammac(op, op_out):
     def igammac(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(igammac, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(igammac, (input, other, out), (input, other), {'out': out})
     return igammac
 
 
@@ -1188,9 +1778,14 @@ def make_im2col(op, op_out):
     def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(im2col, (input, out), (input, kernel_size, dilation, padding, stride), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, kernel_size, dilation, padding, stride))
-        return call(op_out, (input, kernel_size, dilation, padding, stride, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, kernel_size, dilation, padding, stride))
+            return call(op_out, (input, kernel_size, dilation, padding, stride, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(im2col, (input, out), (input, kernel_size, dilation, padding, stride), {'out': out})
     return im2col
 
 
@@ -1198,7 +1793,12 @@ def make_imag(op, op_out):
     def imag(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(imag, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(imag, (input,), (input,), {})
     return imag
 
 
@@ -1210,9 +1810,14 @@ def make_index_add(op, op_out):
             _missing('index_add', ('dim', 'index', 'source'), (dim, index, source))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, index, source, out)):
             return _handle_torch_function(index_add, (input, index, source, out), (input, dim, index, source), {'alpha': alpha, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, index, source, alpha))
-        return call(op_out, (input, dim, index, source, alpha, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, index, source, alpha))
+            return call(op_out, (input, dim, index, source, alpha, out))
+        except Exception:
+            if not _has_torch_function((input, index, source, out)):
+                raise
+            return _handle_torch_function(index_add, (input, index, source, out), (input, dim, index, source), {'alpha': alpha, 'out': out})
     return index_add
 
 
@@ -1224,9 +1829,14 @@ def make_index_copy(op, op_out):
             _missing('index_copy', ('dim', 'index', 'source'), (dim, index, source))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, index, source, out)):
             return _handle_torch_function(index_copy, (input, index, source, out), (input, dim, index, source), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, index, source))
-        return call(op_out, (input, dim, index, source, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, index, source))
+            return call(op_out, (input, dim, index, source, out))
+        except Exception:
+            if not _has_torch_function((input, index, source, out)):
+                raise
+            return _handle_torch_function(index_copy, (input, index, source, out), (input, dim, index, source), {'out': out})
     return index_copy
 
 
@@ -1234,7 +1844,12 @@ def make_index_put_(op, op_out):
     def index_put_(input, indices, values, accumulate=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, indices, values)):
             return _handle_torch_function(index_put_, (input, indices, values), (input, indices, values, accumulate), {})
-        return (op.scan or entry(op))((input, indices, values, accumulate))
+        try:
+            return (op.scan or entry(op))((input, indices, values, accumulate))
+        except Exception:
+            if not _has_torch_function((input, indices, values)):
+                raise
+            return _handle_torch_function(index_put_, (input, indices, values), (input, indices, values, accumulate), {})
     return index_put_
 
 
@@ -1246,9 +1861,14 @@ def make_index_select(op, op_out):
             _missing('index_select', ('dim', 'index'), (dim, index))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, index, out)):
             return _handle_torch_function(index_select, (input, index, out), (input, dim, index), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, index))
-        return call(op_out, (input, dim, index, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, index))
+            return call(op_out, (input, dim, index, out))
+        except Exception:
+            if not _has_torch_function((input, index, out)):
+                raise
+            return _handle_torch_function(index_select, (input, index, out), (input, dim, index), {'out': out})
     return index_select
 
 
@@ -1256,7 +1876,12 @@ def make_indices(op, op_out):
     def indices(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(indices, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(indices, (input,), (input,), {})
     return indices
 
 
@@ -1264,7 +1889,12 @@ def make_int_repr(op, op_out):
     def int_repr(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(int_repr, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(int_repr, (input,), (input,), {})
     return int_repr
 
 
@@ -1272,7 +1902,12 @@ def make_isclose(op, op_out):
     def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other)):
             return _handle_torch_function(isclose, (input, other), (input, other, rtol, atol, equal_nan), {})
-        return (op.scan or entry(op))((input, other, rtol, atol, equal_nan))
+        try:
+            return (op.scan or entry(op))((input, other, rtol, atol, equal_nan))
+        except Exception:
+            if not _has_torch_function((input, other)):
+                raise
+            return _handle_torch_function(isclose, (input, other), (input, other, rtol, atol, equal_nan), {})
     return isclose
 
 
@@ -1280,7 +1915,12 @@ def make_isfinite(op, op_out):
     def isfinite(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(isfinite, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(isfinite, (input,), (input,), {})
     return isfinite
 
 
@@ -1288,7 +1928,12 @@ def make_isinf(op, op_out):
     def isinf(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(isinf, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(isinf, (input,), (input,), {})
     return isinf
 
 
@@ -1296,7 +1941,12 @@ def make_isnan(op, op_out):
     def isnan(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(isnan, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(isnan, (input,), (input,), {})
     return isnan
 
 
@@ -1306,7 +1956,12 @@ def make_kthvalue(op, op_out):
             dim, keepdim = _resolve_aliases('kthvalue', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(kthvalue, (input,), (input, k, dim, keepdim), {})
-        return (op.scan or entry(op))((input, k, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((input, k, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(kthvalue, (input,), (input, k, dim, keepdim), {})
     return kthvalue
 
 
@@ -1314,9 +1969,14 @@ def make_lcm(op, op_out):
     def lcm(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(lcm, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(lcm, (input, other, out), (input, other), {'out': out})
     return lcm
 
 
@@ -1324,9 +1984,14 @@ def make_le(op, op_out):
     def le(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(le, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(le, (input, other, out), (input, other), {'out': out})
     return le
 
 
@@ -1334,9 +1999,14 @@ def make_leaky_relu(op, op_out):
     def leaky_relu(input, negative_slope=0.01, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(leaky_relu, (input, out), (input, negative_slope), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, negative_slope))
-        return call(op_out, (input, negative_slope, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, negative_slope))
+            return call(op_out, (input, negative_slope, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(leaky_relu, (input, out), (input, negative_slope), {'out': out})
     return leaky_relu
 
 
@@ -1344,9 +2014,14 @@ def make_lerp(op, op_out):
     def lerp(input, end, weight, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, end, weight, out)):
             return _handle_torch_function(lerp, (input, end, weight, out), (input, end, weight), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, end, weight))
-        return call(op_out, (input, end, weight, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, end, weight))
+            return call(op_out, (input, end, weight, out))
+        except Exception:
+            if not _has_torch_function((input, end, weight, out)):
+                raise
+            return _handle_torch_function(lerp, (input, end, weight, out), (input, end, weight), {'out': out})
     return lerp
 
 
@@ -1354,9 +2029,14 @@ def make_lgamma(op, op_out):
     def lgamma(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(lgamma, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(lgamma, (input, out), (input,), {'out': out})
     return lgamma
 
 
@@ -1364,7 +2044,12 @@ def make_linalg_cholesky_ex(op, op_out):
     def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((A,)):
             return _handle_torch_function(linalg_cholesky_ex, (A,), (A,), {'upper': upper, 'check_errors': check_errors})
-        return (op.scan or entry(op))((A, upper, check_errors))
+        try:
+            return (op.scan or entry(op))((A, upper, check_errors))
+        except Exception:
+            if not _has_torch_function((A,)):
+                raise
+            return _handle_torch_function(linalg_cholesky_ex, (A,), (A,), {'upper': upper, 'check_errors': check_errors})
     return linalg_cholesky_ex
 
 
@@ -1372,7 +2057,12 @@ def make_linalg_det(op, op_out):
     def linalg_det(A):
         if _TORCH_FUNCTION[0] and _has_torch_function((A,)):
             return _handle_torch_function(linalg_det, (A,), (A,), {})
-        return (op.scan or entry(op))((A,))
+        try:
+            return (op.scan or entry(op))((A,))
+        except Exception:
+            if not _has_torch_function((A,)):
+                raise
+            return _handle_torch_function(linalg_det, (A,), (A,), {})
     return linalg_det
 
 
@@ -1380,7 +2070,12 @@ def make_linalg_eig(op, op_out):
     def linalg_eig(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(linalg_eig, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(linalg_eig, (input,), (input,), {})
     return linalg_eig
 
 
@@ -1388,7 +2083,12 @@ def make_linalg_eigh(op, op_out):
     def linalg_eigh(A, UPLO='L'):
         if _TORCH_FUNCTION[0] and _has_torch_function((A,)):
             return _handle_torch_function(linalg_eigh, (A,), (A, UPLO), {})
-        return (op.scan or entry(op))((A, UPLO))
+        try:
+            return (op.scan or entry(op))((A, UPLO))
+        except Exception:
+            if not _has_torch_function((A,)):
+                raise
+            return _handle_torch_function(linalg_eigh, (A,), (A, UPLO), {})
     return linalg_eigh
 
 
@@ -1396,7 +2096,12 @@ def make_linalg_inv_ex(op, op_out):
     def linalg_inv_ex(A, *, check_errors=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((A,)):
             return _handle_torch_function(linalg_inv_ex, (A,), (A,), {'check_errors': check_errors})
-        return (op.scan or entry(op))((A, check_errors))
+        try:
+            return (op.scan or entry(op))((A, check_errors))
+        except Exception:
+            if not _has_torch_function((A,)):
+                raise
+            return _handle_torch_function(linalg_inv_ex, (A,), (A,), {'check_errors': check_errors})
     return linalg_inv_ex
 
 
@@ -1404,7 +2109,12 @@ def make_linalg_ldl_factor_ex(op, op_out):
     def linalg_ldl_factor_ex(input, *, hermitian=False, check_errors=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(linalg_ldl_factor_ex, (input,), (input,), {'hermitian': hermitian, 'check_errors': check_errors})
-        return (op.scan or entry(op))((input, hermitian, check_errors))
+        try:
+            return (op.scan or entry(op))((input, hermitian, check_errors))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(linalg_ldl_factor_ex, (input,), (input,), {'hermitian': hermitian, 'check_errors': check_errors})
     return linalg_ldl_factor_ex
 
 
@@ -1412,7 +2122,12 @@ def make_linalg_ldl_solve(op, op_out):
     def linalg_ldl_solve(LD, pivots, B, *, hermitian=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((LD, pivots, B)):
             return _handle_torch_function(linalg_ldl_solve, (LD, pivots, B), (LD, pivots, B), {'hermitian': hermitian})
-        return (op.scan or entry(op))((LD, pivots, B, hermitian))
+        try:
+            return (op.scan or entry(op))((LD, pivots, B, hermitian))
+        except Exception:
+            if not _has_torch_function((LD, pivots, B)):
+                raise
+            return _handle_torch_function(linalg_ldl_solve, (LD, pivots, B), (LD, pivots, B), {'hermitian': hermitian})
     return linalg_ldl_solve
 
 
@@ -1420,7 +2135,12 @@ def make_linalg_lu(op, op_out):
     def linalg_lu(A, *, pivot=True):
         if _TORCH_FUNCTION[0] and _has_torch_function((A,)):
             return _handle_torch_function(linalg_lu, (A,), (A,), {'pivot': pivot})
-        return (op.scan or entry(op))((A, pivot))
+        try:
+            return (op.scan or entry(op))((A, pivot))
+        except Exception:
+            if not _has_torch_function((A,)):
+                raise
+            return _handle_torch_function(linalg_lu, (A,), (A,), {'pivot': pivot})
     return linalg_lu
 
 
@@ -1428,7 +2148,12 @@ def make_linalg_lu_factor_ex(op, op_out):
     def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((A,)):
             return _handle_torch_function(linalg_lu_factor_ex, (A,), (A,), {'pivot': pivot, 'check_errors': check_errors})
-        return (op.scan or entry(op))((A, pivot, check_errors))
+        try:
+            return (op.scan or entry(op))((A, pivot, check_errors))
+        except Exception:
+            if not _has_torch_function((A,)):
+                raise
+            return _handle_torch_function(linalg_lu_factor_ex, (A,), (A,), {'pivot': pivot, 'check_errors': check_errors})
     return linalg_lu_factor_ex
 
 
@@ -1436,7 +2161,12 @@ def make_linalg_lu_solve(op, op_out):
     def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((LU, pivots, B)):
             return _handle_torch_function(linalg_lu_solve, (LU, pivots, B), (LU, pivots, B), {'left': left, 'adjoint': adjoint})
-        return (op.scan or entry(op))((LU, pivots, B, left, adjoint))
+        try:
+            return (op.scan or entry(op))((LU, pivots, B, left, adjoint))
+        except Exception:
+            if not _has_torch_function((LU, pivots, B)):
+                raise
+            return _handle_torch_function(linalg_lu_solve, (LU, pivots, B), (LU, pivots, B), {'left': left, 'adjoint': adjoint})
     return linalg_lu_solve
 
 
@@ -1444,7 +2174,12 @@ def make_linalg_matrix_exp(op, op_out):
     def linalg_matrix_exp(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(linalg_matrix_exp, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(linalg_matrix_exp, (input,), (input,), {})
     return linalg_matrix_exp
 
 
@@ -1452,7 +2187,12 @@ def make_linalg_pinv(op, op_out):
     def linalg_pinv(input, atol=None, rtol=None, hermitian=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, atol, rtol)):
             return _handle_torch_function(linalg_pinv, (input, atol, rtol), (input, atol, rtol, hermitian), {})
-        return (op.scan or entry(op))((input, atol, rtol, hermitian))
+        try:
+            return (op.scan or entry(op))((input, atol, rtol, hermitian))
+        except Exception:
+            if not _has_torch_function((input, atol, rtol)):
+                raise
+            return _handle_torch_function(linalg_pinv, (input, atol, rtol), (input, atol, rtol, hermitian), {})
     return linalg_pinv
 
 
@@ -1460,7 +2200,12 @@ def make_linalg_qr(op, op_out):
     def linalg_qr(A, mode='reduced'):
         if _TORCH_FUNCTION[0] and _has_torch_function((A,)):
             return _handle_torch_function(linalg_qr, (A,), (A, mode), {})
-        return (op.scan or entry(op))((A, mode))
+        try:
+            return (op.scan or entry(op))((A, mode))
+        except Exception:
+            if not _has_torch_function((A,)):
+                raise
+            return _handle_torch_function(linalg_qr, (A,), (A, mode), {})
     return linalg_qr
 
 
@@ -1468,7 +2213,12 @@ def make_linalg_slogdet(op, op_out):
     def linalg_slogdet(A):
         if _TORCH_FUNCTION[0] and _has_torch_function((A,)):
             return _handle_torch_function(linalg_slogdet, (A,), (A,), {})
-        return (op.scan or entry(op))((A,))
+        try:
+            return (op.scan or entry(op))((A,))
+        except Exception:
+            if not _has_torch_function((A,)):
+                raise
+            return _handle_torch_function(linalg_slogdet, (A,), (A,), {})
     return linalg_slogdet
 
 
@@ -1476,7 +2226,12 @@ def make_linalg_solve(op, op_out):
     def linalg_solve(A, B, *, left=True):
         if _TORCH_FUNCTION[0] and _has_torch_function((A, B)):
             return _handle_torch_function(linalg_solve, (A, B), (A, B), {'left': left})
-        return (op.scan or entry(op))((A, B, left))
+        try:
+            return (op.scan or entry(op))((A, B, left))
+        except Exception:
+            if not _has_torch_function((A, B)):
+                raise
+            return _handle_torch_function(linalg_solve, (A, B), (A, B), {'left': left})
     return linalg_solve
 
 
@@ -1484,7 +2239,12 @@ def make_linalg_solve_triangular(op, op_out):
     def linalg_solve_triangular(input, B, *, upper, left=True, unitriangular=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, B)):
             return _handle_torch_function(linalg_solve_triangular, (input, B), (input, B), {'upper': upper, 'left': left, 'unitriangular': unitriangular})
-        return (op.scan or entry(op))((input, B, upper, left, unitriangular))
+        try:
+            return (op.scan or entry(op))((input, B, upper, left, unitriangular))
+        except Exception:
+            if not _has_torch_function((input, B)):
+                raise
+            return _handle_torch_function(linalg_solve_triangular, (input, B), (input, B), {'upper': upper, 'left': left, 'unitriangular': unitriangular})
     return linalg_solve_triangular
 
 
@@ -1492,7 +2252,12 @@ def make_linalg_svd(op, op_out):
     def linalg_svd(A, full_matrices=True, *, driver=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((A,)):
             return _handle_torch_function(linalg_svd, (A,), (A, full_matrices), {'driver': driver})
-        return (op.scan or entry(op))((A, full_matrices, driver))
+        try:
+            return (op.scan or entry(op))((A, full_matrices, driver))
+        except Exception:
+            if not _has_torch_function((A,)):
+                raise
+            return _handle_torch_function(linalg_svd, (A,), (A, full_matrices), {'driver': driver})
     return linalg_svd
 
 
@@ -1502,9 +2267,14 @@ def make_linalg_vector_norm(op, op_out):
             dim, keepdim = _resolve_aliases('linalg_vector_norm', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(linalg_vector_norm, (input, out), (input, ord, dim, keepdim), {'dtype': dtype, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, ord, dim, keepdim, dtype))
-        return call(op_out, (input, ord, dim, keepdim, dtype, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, ord, dim, keepdim, dtype))
+            return call(op_out, (input, ord, dim, keepdim, dtype, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(linalg_vector_norm, (input, out), (input, ord, dim, keepdim), {'dtype': dtype, 'out': out})
     return linalg_vector_norm
 
 
@@ -1512,9 +2282,14 @@ def make_linspace(op, op_out):
     def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((out,)):
             return _handle_torch_function(linspace, (out,), (start, end, steps), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((start, end, steps, dtype, layout, device, pin_memory, requires_grad))
-        return call(op_out, (start, end, steps, dtype, layout, device, pin_memory, requires_grad, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((start, end, steps, dtype, layout, device, pin_memory, requires_grad))
+            return call(op_out, (start, end, steps, dtype, layout, device, pin_memory, requires_grad, out))
+        except Exception:
+            if not _has_torch_function((out,)):
+                raise
+            return _handle_torch_function(linspace, (out,), (start, end, steps), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
     return linspace
 
 
@@ -1522,9 +2297,14 @@ def make_log(op, op_out):
     def log(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(log, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(log, (input, out), (input,), {'out': out})
     return log
 
 
@@ -1532,9 +2312,14 @@ def make_log10(op, op_out):
     def log10(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(log10, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(log10, (input, out), (input,), {'out': out})
     return log10
 
 
@@ -1542,9 +2327,14 @@ def make_log1p(op, op_out):
     def log1p(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(log1p, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(log1p, (input, out), (input,), {'out': out})
     return log1p
 
 
@@ -1552,9 +2342,14 @@ def make_log2(op, op_out):
     def log2(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(log2, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(log2, (input, out), (input,), {'out': out})
     return log2
 
 
@@ -1562,7 +2357,12 @@ def make_log_normal_(op, op_out):
     def log_normal_(input, mean=1, std=2, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(log_normal_, (input,), (input, mean, std), {'generator': generator})
-        return (op.scan or entry(op))((input, mean, std, generator))
+        try:
+            return (op.scan or entry(op))((input, mean, std, generator))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(log_normal_, (input,), (input, mean, std), {'generator': generator})
     return log_normal_
 
 
@@ -1570,9 +2370,14 @@ def make_log_sigmoid(op, op_out):
     def log_sigmoid(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(log_sigmoid, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(log_sigmoid, (input, out), (input,), {'out': out})
     return log_sigmoid
 
 
@@ -1584,9 +2389,14 @@ def make_log_softmax(op, op_out):
             _missing('log_softmax', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(log_softmax, (input, out), (input, dim, dtype), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, dtype))
-        return call(op_out, (input, dim, dtype, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, dtype))
+            return call(op_out, (input, dim, dtype, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(log_softmax, (input, out), (input, dim, dtype), {'out': out})
     return log_softmax
 
 
@@ -1594,9 +2404,14 @@ def make_logaddexp(op, op_out):
     def logaddexp(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(logaddexp, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(logaddexp, (input, other, out), (input, other), {'out': out})
     return logaddexp
 
 
@@ -1604,9 +2419,14 @@ def make_logaddexp2(op, op_out):
     def logaddexp2(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(logaddexp2, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(logaddexp2, (input, other, out), (input, other), {'out': out})
     return logaddexp2
 
 
@@ -1618,9 +2438,14 @@ def make_logcumsumexp(op, op_out):
             _missing('logcumsumexp', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(logcumsumexp, (input, out), (input, dim), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim))
-        return call(op_out, (input, dim, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim))
+            return call(op_out, (input, dim, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(logcumsumexp, (input, out), (input, dim), {'out': out})
     return logcumsumexp
 
 
@@ -1628,9 +2453,14 @@ def make_logical_and(op, op_out):
     def logical_and(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(logical_and, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(logical_and, (input, other, out), (input, other), {'out': out})
     return logical_and
 
 
@@ -1638,9 +2468,14 @@ def make_logical_not(op, op_out):
     def logical_not(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(logical_not, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(logical_not, (input, out), (input,), {'out': out})
     return logical_not
 
 
@@ -1648,9 +2483,14 @@ def make_logical_or(op, op_out):
     def logical_or(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(logical_or, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(logical_or, (input, other, out), (input, other), {'out': out})
     return logical_or
 
 
@@ -1658,9 +2498,14 @@ def make_logical_xor(op, op_out):
     def logical_xor(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(logical_xor, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(logical_xor, (input, other, out), (input, other), {'out': out})
     return logical_xor
 
 
@@ -1668,9 +2513,14 @@ def make_logit(op, op_out):
     def logit(input, eps=None, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(logit, (input, out), (input, eps), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, eps))
-        return call(op_out, (input, eps, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, eps))
+            return call(op_out, (input, eps, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(logit, (input, out), (input, eps), {'out': out})
     return logit
 
 
@@ -1678,9 +2528,14 @@ def make_logspace(op, op_out):
     def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((out,)):
             return _handle_torch_function(logspace, (out,), (start, end, steps, base), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((start, end, steps, base, dtype, layout, device, pin_memory, requires_grad))
-        return call(op_out, (start, end, steps, base, dtype, layout, device, pin_memory, requires_grad, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((start, end, steps, base, dtype, layout, device, pin_memory, requires_grad))
+            return call(op_out, (start, end, steps, base, dtype, layout, device, pin_memory, requires_grad, out))
+        except Exception:
+            if not _has_torch_function((out,)):
+                raise
+            return _handle_torch_function(logspace, (out,), (start, end, steps, base), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
     return logspace
 
 
@@ -1692,9 +2547,14 @@ def make_logsumexp(op, op_out):
             _missing('logsumexp', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(logsumexp, (input, out), (input, dim, keepdim), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, keepdim))
-        return call(op_out, (input, dim, keepdim, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim))
+            return call(op_out, (input, dim, keepdim, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(logsumexp, (input, out), (input, dim, keepdim), {'out': out})
     return logsumexp
 
 
@@ -1702,9 +2562,14 @@ def make_lt(op, op_out):
     def lt(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(lt, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(lt, (input, other, out), (input, other), {'out': out})
     return lt
 
 
@@ -1712,7 +2577,12 @@ def make_lu_unpack(op, op_out):
     def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
         if _TORCH_FUNCTION[0] and _has_torch_function((LU_data, LU_pivots)):
             return _handle_torch_function(lu_unpack, (LU_data, LU_pivots), (LU_data, LU_pivots, unpack_data, unpack_pivots), {})
-        return (op.scan or entry(op))((LU_data, LU_pivots, unpack_data, unpack_pivots))
+        try:
+            return (op.scan or entry(op))((LU_data, LU_pivots, unpack_data, unpack_pivots))
+        except Exception:
+            if not _has_torch_function((LU_data, LU_pivots)):
+                raise
+            return _handle_torch_function(lu_unpack, (LU_data, LU_pivots), (LU_data, LU_pivots, unpack_data, unpack_pivots), {})
     return lu_unpack
 
 
@@ -1720,7 +2590,12 @@ def make_masked_scatter(op, op_out):
     def masked_scatter(input, mask, source):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, mask, source)):
             return _handle_torch_function(masked_scatter, (input, mask, source), (input, mask, source), {})
-        return (op.scan or entry(op))((input, mask, source))
+        try:
+            return (op.scan or entry(op))((input, mask, source))
+        except Exception:
+            if not _has_torch_function((input, mask, source)):
+                raise
+            return _handle_torch_function(masked_scatter, (input, mask, source), (input, mask, source), {})
     return masked_scatter
 
 
@@ -1728,9 +2603,14 @@ def make_masked_select(op, op_out):
     def masked_select(input, mask, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, mask, out)):
             return _handle_torch_function(masked_select, (input, mask, out), (input, mask), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, mask))
-        return call(op_out, (input, mask, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, mask))
+            return call(op_out, (input, mask, out))
+        except Exception:
+            if not _has_torch_function((input, mask, out)):
+                raise
+            return _handle_torch_function(masked_select, (input, mask, out), (input, mask), {'out': out})
     return masked_select
 
 
@@ -1738,7 +2618,12 @@ def make_max(op, op_out):
     def max(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(max, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(max, (input,), (input,), {})
     return max
 
 
@@ -1746,7 +2631,12 @@ def make_max_pool2d_with_indices(op, op_out):
     def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(max_pool2d_with_indices, (input,), (input, kernel_size, stride, padding, dilation, ceil_mode), {})
-        return (op.scan or entry(op))((input, kernel_size, stride, padding, dilation, ceil_mode))
+        try:
+            return (op.scan or entry(op))((input, kernel_size, stride, padding, dilation, ceil_mode))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(max_pool2d_with_indices, (input,), (input, kernel_size, stride, padding, dilation, ceil_mode), {})
     return max_pool2d_with_indices
 
 
@@ -1754,9 +2644,14 @@ def make_maximum(op, op_out):
     def maximum(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(maximum, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(maximum, (input, other, out), (input, other), {'out': out})
     return maximum
 
 
@@ -1766,9 +2661,14 @@ def make_mean(op, op_out):
             dim, keepdim = _resolve_aliases('mean', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(mean, (input, out), (input, dim, keepdim), {'dtype': dtype, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, keepdim, dtype))
-        return call(op_out, (input, dim, keepdim, dtype, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim, dtype))
+            return call(op_out, (input, dim, keepdim, dtype, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(mean, (input, out), (input, dim, keepdim), {'dtype': dtype, 'out': out})
     return mean
 
 
@@ -1776,7 +2676,12 @@ def make_min(op, op_out):
     def min(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(min, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(min, (input,), (input,), {})
     return min
 
 
@@ -1784,9 +2689,14 @@ def make_minimum(op, op_out):
     def minimum(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(minimum, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(minimum, (input, other, out), (input, other), {'out': out})
     return minimum
 
 
@@ -1794,9 +2704,14 @@ def make_mish(op, op_out):
     def mish(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(mish, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(mish, (input, out), (input,), {'out': out})
     return mish
 
 
@@ -1804,9 +2719,14 @@ def make_mm(op, op_out):
     def mm(input, mat2, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, mat2, out)):
             return _handle_torch_function(mm, (input, mat2, out), (input, mat2), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, mat2))
-        return call(op_out, (input, mat2, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, mat2))
+            return call(op_out, (input, mat2, out))
+        except Exception:
+            if not _has_torch_function((input, mat2, out)):
+                raise
+            return _handle_torch_function(mm, (input, mat2, out), (input, mat2), {'out': out})
     return mm
 
 
@@ -1816,7 +2736,12 @@ def make_mode(op, op_out):
             dim, keepdim = _resolve_aliases('mode', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(mode, (input,), (input, dim, keepdim), {})
-        return (op.scan or entry(op))((input, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((input, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(mode, (input,), (input, dim, keepdim), {})
     return mode
 
 
@@ -1824,7 +2749,12 @@ def make_mse_loss(op, op_out):
     def mse_loss(input, target, reduction=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, target)):
             return _handle_torch_function(mse_loss, (input, target), (input, target, reduction), {})
-        return (op.scan or entry(op))((input, target, reduction))
+        try:
+            return (op.scan or entry(op))((input, target, reduction))
+        except Exception:
+            if not _has_torch_function((input, target)):
+                raise
+            return _handle_torch_function(mse_loss, (input, target), (input, target, reduction), {})
     return mse_loss
 
 
@@ -1832,9 +2762,14 @@ def make_mul(op, op_out):
     def mul(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(mul, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(mul, (input, other, out), (input, other), {'out': out})
     return mul
 
 
@@ -1842,9 +2777,14 @@ def make_multinomial(op, op_out):
     def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(multinomial, (input, out), (input, num_samples, replacement), {'generator': generator, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, num_samples, replacement, generator))
-        return call(op_out, (input, num_samples, replacement, generator, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, num_samples, replacement, generator))
+            return call(op_out, (input, num_samples, replacement, generator, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(multinomial, (input, out), (input, num_samples, replacement), {'generator': generator, 'out': out})
     return multinomial
 
 
@@ -1852,9 +2792,14 @@ def make_mv(op, op_out):
     def mv(input, vec, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, vec, out)):
             return _handle_torch_function(mv, (input, vec, out), (input, vec), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, vec))
-        return call(op_out, (input, vec, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, vec))
+            return call(op_out, (input, vec, out))
+        except Exception:
+            if not _has_torch_function((input, vec, out)):
+                raise
+            return _handle_torch_function(mv, (input, vec, out), (input, vec), {'out': out})
     return mv
 
 
@@ -1862,9 +2807,14 @@ def make_mvlgamma(op, op_out):
     def mvlgamma(input, p, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(mvlgamma, (input, out), (input, p), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, p))
-        return call(op_out, (input, p, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, p))
+            return call(op_out, (input, p, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(mvlgamma, (input, out), (input, p), {'out': out})
     return mvlgamma
 
 
@@ -1872,9 +2822,14 @@ def make_nan_to_num(op, op_out):
     def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(nan_to_num, (input, out), (input, nan, posinf, neginf), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, nan, posinf, neginf))
-        return call(op_out, (input, nan, posinf, neginf, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, nan, posinf, neginf))
+            return call(op_out, (input, nan, posinf, neginf, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(nan_to_num, (input, out), (input, nan, posinf, neginf), {'out': out})
     return nan_to_num
 
 
@@ -1884,9 +2839,14 @@ def make_nansum(op, op_out):
             dim, keepdim = _resolve_aliases('nansum', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(nansum, (input, out), (input, dim, keepdim), {'dtype': dtype, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, keepdim, dtype))
-        return call(op_out, (input, dim, keepdim, dtype, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim, dtype))
+            return call(op_out, (input, dim, keepdim, dtype, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(nansum, (input, out), (input, dim, keepdim), {'dtype': dtype, 'out': out})
     return nansum
 
 
@@ -1898,7 +2858,12 @@ def make_narrow(op, op_out):
             _missing('narrow', ('dim', 'start', 'length'), (dim, start, length))
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(narrow, (input,), (input, dim, start, length), {})
-        return (op.scan or entry(op))((input, dim, start, length))
+        try:
+            return (op.scan or entry(op))((input, dim, start, length))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(narrow, (input,), (input, dim, start, length), {})
     return narrow
 
 
@@ -1906,7 +2871,12 @@ def make_native_batch_norm(op, op_out):
     def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, weight, bias, running_mean, running_var)):
             return _handle_torch_function(native_batch_norm, (input, weight, bias, running_mean, running_var), (input, weight, bias, running_mean, running_var, training, momentum, eps), {})
-        return (op.scan or entry(op))((input, weight, bias, running_mean, running_var, training, momentum, eps))
+        try:
+            return (op.scan or entry(op))((input, weight, bias, running_mean, running_var, training, momentum, eps))
+        except Exception:
+            if not _has_torch_function((input, weight, bias, running_mean, running_var)):
+                raise
+            return _handle_torch_function(native_batch_norm, (input, weight, bias, running_mean, running_var), (input, weight, bias, running_mean, running_var, training, momentum, eps), {})
     return native_batch_norm
 
 
@@ -1914,7 +2884,12 @@ def make_native_layer_norm(op, op_out):
     def native_layer_norm(input, normalized_shape, weight, bias, eps):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, weight, bias)):
             return _handle_torch_function(native_layer_norm, (input, weight, bias), (input, normalized_shape, weight, bias, eps), {})
-        return (op.scan or entry(op))((input, normalized_shape, weight, bias, eps))
+        try:
+            return (op.scan or entry(op))((input, normalized_shape, weight, bias, eps))
+        except Exception:
+            if not _has_torch_function((input, weight, bias)):
+                raise
+            return _handle_torch_function(native_layer_norm, (input, weight, bias), (input, normalized_shape, weight, bias, eps), {})
     return native_layer_norm
 
 
@@ -1922,9 +2897,14 @@ def make_ne(op, op_out):
     def ne(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(ne, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(ne, (input, other, out), (input, other), {'out': out})
     return ne
 
 
@@ -1932,9 +2912,14 @@ def make_neg(op, op_out):
     def neg(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(neg, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(neg, (input, out), (input,), {'out': out})
     return neg
 
 
@@ -1942,9 +2927,14 @@ def make_nextafter(op, op_out):
     def nextafter(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(nextafter, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(nextafter, (input, other, out), (input, other), {'out': out})
     return nextafter
 
 
@@ -1952,7 +2942,12 @@ def make_nll_loss(op, op_out):
     def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, target, weight)):
             return _handle_torch_function(nll_loss, (input, target, weight), (input, target, weight, reduction, ignore_index), {})
-        return (op.scan or entry(op))((input, target, weight, reduction, ignore_index))
+        try:
+            return (op.scan or entry(op))((input, target, weight, reduction, ignore_index))
+        except Exception:
+            if not _has_torch_function((input, target, weight)):
+                raise
+            return _handle_torch_function(nll_loss, (input, target, weight), (input, target, weight, reduction, ignore_index), {})
     return nll_loss
 
 
@@ -1960,7 +2955,12 @@ def make_nll_loss_backward(op, op_out):
     def nll_loss_backward(grad_output, input, target, weight=None, reduction=1, ignore_index=-100):
         if _TORCH_FUNCTION[0] and _has_torch_function((grad_output, input, target, weight)):
             return _handle_torch_function(nll_loss_backward, (grad_output, input, target, weight), (grad_output, input, target, weight, reduction, ignore_index), {})
-        return (op.scan or entry(op))((grad_output, input, target, weight, reduction, ignore_index))
+        try:
+            return (op.scan or entry(op))((grad_output, input, target, weight, reduction, ignore_index))
+        except Exception:
+            if not _has_torch_function((grad_output, input, target, weight)):
+                raise
+            return _handle_torch_function(nll_loss_backward, (grad_output, input, target, weight), (grad_output, input, target, weight, reduction, ignore_index), {})
     return nll_loss_backward
 
 
@@ -1968,7 +2968,12 @@ def make_nonzero_static(op, op_out):
     def nonzero_static(input, *, size, fill_value=-1):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(nonzero_static, (input,), (input,), {'size': size, 'fill_value': fill_value})
-        return (op.scan or entry(op))((input, size, fill_value))
+        try:
+            return (op.scan or entry(op))((input, size, fill_value))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(nonzero_static, (input,), (input,), {'size': size, 'fill_value': fill_value})
     return nonzero_static
 
 
@@ -1976,7 +2981,12 @@ def make_normal_(op, op_out):
     def normal_(input, mean=0, std=1, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(normal_, (input,), (input, mean, std), {'generator': generator})
-        return (op.scan or entry(op))((input, mean, std, generator))
+        try:
+            return (op.scan or entry(op))((input, mean, std, generator))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(normal_, (input,), (input, mean, std), {'generator': generator})
     return normal_
 
 
@@ -1984,7 +2994,12 @@ def make_one_hot(op, op_out):
     def one_hot(input, num_classes=-1):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(one_hot, (input,), (input, num_classes), {})
-        return (op.scan or entry(op))((input, num_classes))
+        try:
+            return (op.scan or entry(op))((input, num_classes))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(one_hot, (input,), (input, num_classes), {})
     return one_hot
 
 
@@ -2003,7 +3018,12 @@ def make_permute(op, op_out):
     def permute(input, dims):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(permute, (input,), (input, dims), {})
-        return (op.scan or entry(op))((input, dims))
+        try:
+            return (op.scan or entry(op))((input, dims))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(permute, (input,), (input, dims), {})
     return permute
 
 
@@ -2011,7 +3031,12 @@ def make_poisson(op, op_out):
     def poisson(input, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(poisson, (input,), (input, generator), {})
-        return (op.scan or entry(op))((input, generator))
+        try:
+            return (op.scan or entry(op))((input, generator))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(poisson, (input,), (input, generator), {})
     return poisson
 
 
@@ -2019,9 +3044,14 @@ def make_polygamma(op, op_out):
     def polygamma(input, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(polygamma, (input, out), (input, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, n))
-        return call(op_out, (input, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, n))
+            return call(op_out, (input, n, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(polygamma, (input, out), (input, n), {'out': out})
     return polygamma
 
 
@@ -2029,9 +3059,14 @@ def make_pow(op, op_out):
     def pow(input, exponent, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, exponent, out)):
             return _handle_torch_function(pow, (input, exponent, out), (input, exponent), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, exponent))
-        return call(op_out, (input, exponent, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, exponent))
+            return call(op_out, (input, exponent, out))
+        except Exception:
+            if not _has_torch_function((input, exponent, out)):
+                raise
+            return _handle_torch_function(pow, (input, exponent, out), (input, exponent), {'out': out})
     return pow
 
 
@@ -2041,9 +3076,14 @@ def make_prod(op, op_out):
             dim, keepdim = _resolve_aliases('prod', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(prod, (input, out), (input, dim, keepdim), {'dtype': dtype, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, keepdim, dtype))
-        return call(op_out, (input, dim, keepdim, dtype, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim, dtype))
+            return call(op_out, (input, dim, keepdim, dtype, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(prod, (input, out), (input, dim, keepdim), {'dtype': dtype, 'out': out})
     return prod
 
 
@@ -2051,7 +3091,12 @@ def make_q_per_channel_axis(op, op_out):
     def q_per_channel_axis(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(q_per_channel_axis, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(q_per_channel_axis, (input,), (input,), {})
     return q_per_channel_axis
 
 
@@ -2059,7 +3104,12 @@ def make_q_per_channel_scales(op, op_out):
     def q_per_channel_scales(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(q_per_channel_scales, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(q_per_channel_scales, (input,), (input,), {})
     return q_per_channel_scales
 
 
@@ -2067,7 +3117,12 @@ def make_q_per_channel_zero_points(op, op_out):
     def q_per_channel_zero_points(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(q_per_channel_zero_points, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(q_per_channel_zero_points, (input,), (input,), {})
     return q_per_channel_zero_points
 
 
@@ -2075,7 +3130,12 @@ def make_q_scale(op, op_out):
     def q_scale(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(q_scale, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(q_scale, (input,), (input,), {})
     return q_scale
 
 
@@ -2083,7 +3143,12 @@ def make_q_zero_point(op, op_out):
     def q_zero_point(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(q_zero_point, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(q_zero_point, (input,), (input,), {})
     return q_zero_point
 
 
@@ -2091,7 +3156,12 @@ def make_qscheme(op, op_out):
     def qscheme(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(qscheme, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(qscheme, (input,), (input,), {})
     return qscheme
 
 
@@ -2099,7 +3169,12 @@ def make_quantize_per_channel(op, op_out):
     def quantize_per_channel(input, scales, zero_points, axis, dtype):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, scales, zero_points)):
             return _handle_torch_function(quantize_per_channel, (input, scales, zero_points), (input, scales, zero_points, axis, dtype), {})
-        return (op.scan or entry(op))((input, scales, zero_points, axis, dtype))
+        try:
+            return (op.scan or entry(op))((input, scales, zero_points, axis, dtype))
+        except Exception:
+            if not _has_torch_function((input, scales, zero_points)):
+                raise
+            return _handle_torch_function(quantize_per_channel, (input, scales, zero_points), (input, scales, zero_points, axis, dtype), {})
     return quantize_per_channel
 
 
@@ -2107,7 +3182,12 @@ def make_quantize_per_tensor_dynamic(op, op_out):
     def quantize_per_tensor_dynamic(input, dtype, reduce_range):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(quantize_per_tensor_dynamic, (input,), (input, dtype, reduce_range), {})
-        return (op.scan or entry(op))((input, dtype, reduce_range))
+        try:
+            return (op.scan or entry(op))((input, dtype, reduce_range))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(quantize_per_tensor_dynamic, (input,), (input, dtype, reduce_range), {})
     return quantize_per_tensor_dynamic
 
 
@@ -2115,7 +3195,12 @@ def make_quantized_batch_norm(op, op_out):
     def quantized_batch_norm(input, weight, bias, mean, var, eps, output_scale, output_zero_point):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, weight, bias, mean, var)):
             return _handle_torch_function(quantized_batch_norm, (input, weight, bias, mean, var), (input, weight, bias, mean, var, eps, output_scale, output_zero_point), {})
-        return (op.scan or entry(op))((input, weight, bias, mean, var, eps, output_scale, output_zero_point))
+        try:
+            return (op.scan or entry(op))((input, weight, bias, mean, var, eps, output_scale, output_zero_point))
+        except Exception:
+            if not _has_torch_function((input, weight, bias, mean, var)):
+                raise
+            return _handle_torch_function(quantized_batch_norm, (input, weight, bias, mean, var), (input, weight, bias, mean, var, eps, output_scale, output_zero_point), {})
     return quantized_batch_norm
 
 
@@ -2123,7 +3208,12 @@ def make_quantized_max_pool1d(op, op_out):
     def quantized_max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(quantized_max_pool1d, (input,), (input, kernel_size, stride, padding, dilation, ceil_mode), {})
-        return (op.scan or entry(op))((input, kernel_size, stride, padding, dilation, ceil_mode))
+        try:
+            return (op.scan or entry(op))((input, kernel_size, stride, padding, dilation, ceil_mode))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(quantized_max_pool1d, (input,), (input, kernel_size, stride, padding, dilation, ceil_mode), {})
     return quantized_max_pool1d
 
 
@@ -2131,7 +3221,12 @@ def make_quantized_max_pool2d(op, op_out):
     def quantized_max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(quantized_max_pool2d, (input,), (input, kernel_size, stride, padding, dilation, ceil_mode), {})
-        return (op.scan or entry(op))((input, kernel_size, stride, padding, dilation, ceil_mode))
+        try:
+            return (op.scan or entry(op))((input, kernel_size, stride, padding, dilation, ceil_mode))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(quantized_max_pool2d, (input,), (input, kernel_size, stride, padding, dilation, ceil_mode), {})
     return quantized_max_pool2d
 
 
@@ -2139,7 +3234,12 @@ def make_quantized_max_pool3d(op, op_out):
     def quantized_max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(quantized_max_pool3d, (input,), (input, kernel_size, stride, padding, dilation, ceil_mode), {})
-        return (op.scan or entry(op))((input, kernel_size, stride, padding, dilation, ceil_mode))
+        try:
+            return (op.scan or entry(op))((input, kernel_size, stride, padding, dilation, ceil_mode))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(quantized_max_pool3d, (input,), (input, kernel_size, stride, padding, dilation, ceil_mode), {})
     return quantized_max_pool3d
 
 
@@ -2147,9 +3247,14 @@ def make_rad2deg(op, op_out):
     def rad2deg(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(rad2deg, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(rad2deg, (input, out), (input,), {'out': out})
     return rad2deg
 
 
@@ -2179,9 +3284,14 @@ def make_randperm(op, op_out):
     def randperm(n, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((out,)):
             return _handle_torch_function(randperm, (out,), (n,), {'generator': generator, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((n, generator, dtype, layout, device, pin_memory, requires_grad))
-        return call(op_out, (n, generator, dtype, layout, device, pin_memory, requires_grad, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((n, generator, dtype, layout, device, pin_memory, requires_grad))
+            return call(op_out, (n, generator, dtype, layout, device, pin_memory, requires_grad, out))
+        except Exception:
+            if not _has_torch_function((out,)):
+                raise
+            return _handle_torch_function(randperm, (out,), (n,), {'generator': generator, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'requires_grad': requires_grad, 'out': out})
     return randperm
 
 
@@ -2189,7 +3299,12 @@ def make_real(op, op_out):
     def real(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(real, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(real, (input,), (input,), {})
     return real
 
 
@@ -2197,9 +3312,14 @@ def make_reciprocal(op, op_out):
     def reciprocal(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(reciprocal, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(reciprocal, (input, out), (input,), {'out': out})
     return reciprocal
 
 
@@ -2207,9 +3327,14 @@ def make_relu(op, op_out):
     def relu(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(relu, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(relu, (input, out), (input,), {'out': out})
     return relu
 
 
@@ -2217,9 +3342,14 @@ def make_remainder(op, op_out):
     def remainder(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(remainder, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(remainder, (input, other, out), (input, other), {'out': out})
     return remainder
 
 
@@ -2227,7 +3357,12 @@ def make_repeat(op, op_out):
     def repeat(input, repeats):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(repeat, (input,), (input, repeats), {})
-        return (op.scan or entry(op))((input, repeats))
+        try:
+            return (op.scan or entry(op))((input, repeats))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(repeat, (input,), (input, repeats), {})
     return repeat
 
 
@@ -2235,7 +3370,12 @@ def make_roll(op, op_out):
     def roll(input, shifts, dims=()):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(roll, (input,), (input, shifts, dims), {})
-        return (op.scan or entry(op))((input, shifts, dims))
+        try:
+            return (op.scan or entry(op))((input, shifts, dims))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(roll, (input,), (input, shifts, dims), {})
     return roll
 
 
@@ -2243,9 +3383,14 @@ def make_round(op, op_out):
     def round(input, *, decimals=None, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(round, (input, out), (input,), {'decimals': decimals, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, decimals))
-        return call(op_out, (input, decimals, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, decimals))
+            return call(op_out, (input, decimals, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(round, (input, out), (input,), {'decimals': decimals, 'out': out})
     return round
 
 
@@ -2253,9 +3398,14 @@ def make_rsqrt(op, op_out):
     def rsqrt(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(rsqrt, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(rsqrt, (input, out), (input,), {'out': out})
     return rsqrt
 
 
@@ -2263,7 +3413,12 @@ def make_rsub(op, op_out):
     def rsub(input, other, *, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other)):
             return _handle_torch_function(rsub, (input, other), (input, other), {'alpha': alpha})
-        return (op.scan or entry(op))((input, other, alpha))
+        try:
+            return (op.scan or entry(op))((input, other, alpha))
+        except Exception:
+            if not _has_torch_function((input, other)):
+                raise
+            return _handle_torch_function(rsub, (input, other), (input, other), {'alpha': alpha})
     return rsub
 
 
@@ -2275,9 +3430,14 @@ def make_scatter_add(op, op_out):
             _missing('scatter_add', ('dim', 'index', 'src'), (dim, index, src))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, index, src, out)):
             return _handle_torch_function(scatter_add, (input, index, src, out), (input, dim, index, src), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, index, src))
-        return call(op_out, (input, dim, index, src, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, index, src))
+            return call(op_out, (input, dim, index, src, out))
+        except Exception:
+            if not _has_torch_function((input, index, src, out)):
+                raise
+            return _handle_torch_function(scatter_add, (input, index, src, out), (input, dim, index, src), {'out': out})
     return scatter_add
 
 
@@ -2289,9 +3449,14 @@ def make_scatter_reduce(op, op_out):
             _missing('scatter_reduce', ('dim', 'index', 'src', 'reduce'), (dim, index, src, reduce))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, index, src, out)):
             return _handle_torch_function(scatter_reduce, (input, index, src, out), (input, dim, index, src, reduce), {'include_self': include_self, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, index, src, reduce, include_self))
-        return call(op_out, (input, dim, index, src, reduce, include_self, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, index, src, reduce, include_self))
+            return call(op_out, (input, dim, index, src, reduce, include_self, out))
+        except Exception:
+            if not _has_torch_function((input, index, src, out)):
+                raise
+            return _handle_torch_function(scatter_reduce, (input, index, src, out), (input, dim, index, src, reduce), {'include_self': include_self, 'out': out})
     return scatter_reduce
 
 
@@ -2299,9 +3464,14 @@ def make_searchsorted(op, op_out):
     def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((sorted_sequence, input, sorter, out)):
             return _handle_torch_function(searchsorted, (sorted_sequence, input, sorter, out), (sorted_sequence, input), {'out_int32': out_int32, 'right': right, 'side': side, 'sorter': sorter, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((sorted_sequence, input, out_int32, right, side, sorter))
-        return call(op_out, (sorted_sequence, input, out_int32, right, side, sorter, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((sorted_sequence, input, out_int32, right, side, sorter))
+            return call(op_out, (sorted_sequence, input, out_int32, right, side, sorter, out))
+        except Exception:
+            if not _has_torch_function((sorted_sequence, input, sorter, out)):
+                raise
+            return _handle_torch_function(searchsorted, (sorted_sequence, input, sorter, out), (sorted_sequence, input), {'out_int32': out_int32, 'right': right, 'side': side, 'sorter': sorter, 'out': out})
     return searchsorted
 
 
@@ -2313,7 +3483,12 @@ def make_select(op, op_out):
             _missing('select', ('dim', 'index'), (dim, index))
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(select, (input,), (input, dim, index), {})
-        return (op.scan or entry(op))((input, dim, index))
+        try:
+            return (op.scan or entry(op))((input, dim, index))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(select, (input,), (input, dim, index), {})
     return select
 
 
@@ -2325,7 +3500,12 @@ def make_select_scatter(op, op_out):
             _missing('select_scatter', ('dim', 'index'), (dim, index))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, src)):
             return _handle_torch_function(select_scatter, (input, src), (input, src, dim, index), {})
-        return (op.scan or entry(op))((input, src, dim, index))
+        try:
+            return (op.scan or entry(op))((input, src, dim, index))
+        except Exception:
+            if not _has_torch_function((input, src)):
+                raise
+            return _handle_torch_function(select_scatter, (input, src), (input, src, dim, index), {})
     return select_scatter
 
 
@@ -2333,9 +3513,14 @@ def make_sgn(op, op_out):
     def sgn(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(sgn, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(sgn, (input, out), (input,), {'out': out})
     return sgn
 
 
@@ -2343,9 +3528,14 @@ def make_sigmoid(op, op_out):
     def sigmoid(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(sigmoid, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(sigmoid, (input, out), (input,), {'out': out})
     return sigmoid
 
 
@@ -2353,9 +3543,14 @@ def make_sign(op, op_out):
     def sign(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(sign, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(sign, (input, out), (input,), {'out': out})
     return sign
 
 
@@ -2363,9 +3558,14 @@ def make_signbit(op, op_out):
     def signbit(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(signbit, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(signbit, (input, out), (input,), {'out': out})
     return signbit
 
 
@@ -2373,9 +3573,14 @@ def make_silu(op, op_out):
     def silu(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(silu, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(silu, (input, out), (input,), {'out': out})
     return silu
 
 
@@ -2383,9 +3588,14 @@ def make_sin(op, op_out):
     def sin(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(sin, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(sin, (input, out), (input,), {'out': out})
     return sin
 
 
@@ -2393,9 +3603,14 @@ def make_sinc(op, op_out):
     def sinc(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(sinc, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(sinc, (input, out), (input,), {'out': out})
     return sinc
 
 
@@ -2403,9 +3618,14 @@ def make_sinh(op, op_out):
     def sinh(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(sinh, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(sinh, (input, out), (input,), {'out': out})
     return sinh
 
 
@@ -2415,7 +3635,12 @@ def make_slice(op, op_out):
             dim, = _resolve_aliases('slice', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(slice, (input,), (input, dim, start, end, step), {})
-        return (op.scan or entry(op))((input, dim, start, end, step))
+        try:
+            return (op.scan or entry(op))((input, dim, start, end, step))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(slice, (input,), (input, dim, start, end, step), {})
     return slice
 
 
@@ -2425,7 +3650,12 @@ def make_slice_scatter(op, op_out):
             dim, = _resolve_aliases('slice_scatter', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, src)):
             return _handle_torch_function(slice_scatter, (input, src), (input, src, dim, start, end, step), {})
-        return (op.scan or entry(op))((input, src, dim, start, end, step))
+        try:
+            return (op.scan or entry(op))((input, src, dim, start, end, step))
+        except Exception:
+            if not _has_torch_function((input, src)):
+                raise
+            return _handle_torch_function(slice_scatter, (input, src), (input, src, dim, start, end, step), {})
     return slice_scatter
 
 
@@ -2433,7 +3663,12 @@ def make_smooth_l1_loss(op, op_out):
     def smooth_l1_loss(input, target, reduction=1, beta=1.0):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, target)):
             return _handle_torch_function(smooth_l1_loss, (input, target), (input, target, reduction, beta), {})
-        return (op.scan or entry(op))((input, target, reduction, beta))
+        try:
+            return (op.scan or entry(op))((input, target, reduction, beta))
+        except Exception:
+            if not _has_torch_function((input, target)):
+                raise
+            return _handle_torch_function(smooth_l1_loss, (input, target), (input, target, reduction, beta), {})
     return smooth_l1_loss
 
 
@@ -2445,9 +3680,14 @@ def make_softmax(op, op_out):
             _missing('softmax', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(softmax, (input, out), (input, dim, dtype), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, dtype))
-        return call(op_out, (input, dim, dtype, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, dtype))
+            return call(op_out, (input, dim, dtype, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(softmax, (input, out), (input, dim, dtype), {'out': out})
     return softmax
 
 
@@ -2455,9 +3695,14 @@ def make_softplus(op, op_out):
     def softplus(input, beta=1, threshold=20, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(softplus, (input, out), (input, beta, threshold), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, beta, threshold))
-        return call(op_out, (input, beta, threshold, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, beta, threshold))
+            return call(op_out, (input, beta, threshold, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(softplus, (input, out), (input, beta, threshold), {'out': out})
     return softplus
 
 
@@ -2465,9 +3710,14 @@ def make_softshrink(op, op_out):
     def softshrink(input, lambd=0.5, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(softshrink, (input, out), (input, lambd), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, lambd))
-        return call(op_out, (input, lambd, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, lambd))
+            return call(op_out, (input, lambd, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(softshrink, (input, out), (input, lambd), {'out': out})
     return softshrink
 
 
@@ -2477,7 +3727,12 @@ def make_sort(op, op_out):
             dim, = _resolve_aliases('sort', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(sort, (input,), (input, dim, descending), {'stable': stable})
-        return (op.scan or entry(op))((input, dim, descending, stable))
+        try:
+            return (op.scan or entry(op))((input, dim, descending, stable))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(sort, (input,), (input, dim, descending), {'stable': stable})
     return sort
 
 
@@ -2485,7 +3740,12 @@ def make_sparse_mask(op, op_out):
     def sparse_mask(input, mask):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, mask)):
             return _handle_torch_function(sparse_mask, (input, mask), (input, mask), {})
-        return (op.scan or entry(op))((input, mask))
+        try:
+            return (op.scan or entry(op))((input, mask))
+        except Exception:
+            if not _has_torch_function((input, mask)):
+                raise
+            return _handle_torch_function(sparse_mask, (input, mask), (input, mask), {})
     return sparse_mask
 
 
@@ -2493,7 +3753,12 @@ def make_sparse_sampled_addmm(op, op_out):
     def sparse_sampled_addmm(input, mat1, mat2, *, beta=1, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, mat1, mat2)):
             return _handle_torch_function(sparse_sampled_addmm, (input, mat1, mat2), (input, mat1, mat2), {'beta': beta, 'alpha': alpha})
-        return (op.scan or entry(op))((input, mat1, mat2, beta, alpha))
+        try:
+            return (op.scan or entry(op))((input, mat1, mat2, beta, alpha))
+        except Exception:
+            if not _has_torch_function((input, mat1, mat2)):
+                raise
+            return _handle_torch_function(sparse_sampled_addmm, (input, mat1, mat2), (input, mat1, mat2), {'beta': beta, 'alpha': alpha})
     return sparse_sampled_addmm
 
 
@@ -2501,9 +3766,14 @@ def make_special_airy_ai(op, op_out):
     def special_airy_ai(x, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, out)):
             return _handle_torch_function(special_airy_ai, (x, out), (x,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x,))
-        return call(op_out, (x, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x,))
+            return call(op_out, (x, out))
+        except Exception:
+            if not _has_torch_function((x, out)):
+                raise
+            return _handle_torch_function(special_airy_ai, (x, out), (x,), {'out': out})
     return special_airy_ai
 
 
@@ -2511,9 +3781,14 @@ def make_special_bessel_j0(op, op_out):
     def special_bessel_j0(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_bessel_j0, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_bessel_j0, (input, out), (input,), {'out': out})
     return special_bessel_j0
 
 
@@ -2521,9 +3796,14 @@ def make_special_bessel_j1(op, op_out):
     def special_bessel_j1(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_bessel_j1, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_bessel_j1, (input, out), (input,), {'out': out})
     return special_bessel_j1
 
 
@@ -2531,9 +3811,14 @@ def make_special_bessel_y0(op, op_out):
     def special_bessel_y0(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_bessel_y0, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_bessel_y0, (input, out), (input,), {'out': out})
     return special_bessel_y0
 
 
@@ -2541,9 +3826,14 @@ def make_special_bessel_y1(op, op_out):
     def special_bessel_y1(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_bessel_y1, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_bessel_y1, (input, out), (input,), {'out': out})
     return special_bessel_y1
 
 
@@ -2551,9 +3841,14 @@ def make_special_chebyshev_polynomial_t(op, op_out):
     def special_chebyshev_polynomial_t(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_chebyshev_polynomial_t, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_chebyshev_polynomial_t, (x, n, out), (x, n), {'out': out})
     return special_chebyshev_polynomial_t
 
 
@@ -2561,9 +3856,14 @@ def make_special_chebyshev_polynomial_u(op, op_out):
     def special_chebyshev_polynomial_u(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_chebyshev_polynomial_u, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_chebyshev_polynomial_u, (x, n, out), (x, n), {'out': out})
     return special_chebyshev_polynomial_u
 
 
@@ -2571,9 +3871,14 @@ def make_special_chebyshev_polynomial_v(op, op_out):
     def special_chebyshev_polynomial_v(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_chebyshev_polynomial_v, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_chebyshev_polynomial_v, (x, n, out), (x, n), {'out': out})
     return special_chebyshev_polynomial_v
 
 
@@ -2581,9 +3886,14 @@ def make_special_chebyshev_polynomial_w(op, op_out):
     def special_chebyshev_polynomial_w(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_chebyshev_polynomial_w, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_chebyshev_polynomial_w, (x, n, out), (x, n), {'out': out})
     return special_chebyshev_polynomial_w
 
 
@@ -2591,9 +3901,14 @@ def make_special_entr(op, op_out):
     def special_entr(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_entr, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_entr, (input, out), (input,), {'out': out})
     return special_entr
 
 
@@ -2601,9 +3916,14 @@ def make_special_erfcx(op, op_out):
     def special_erfcx(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_erfcx, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_erfcx, (input, out), (input,), {'out': out})
     return special_erfcx
 
 
@@ -2611,9 +3931,14 @@ def make_special_hermite_polynomial_h(op, op_out):
     def special_hermite_polynomial_h(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_hermite_polynomial_h, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_hermite_polynomial_h, (x, n, out), (x, n), {'out': out})
     return special_hermite_polynomial_h
 
 
@@ -2621,9 +3946,14 @@ def make_special_hermite_polynomial_he(op, op_out):
     def special_hermite_polynomial_he(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_hermite_polynomial_he, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_hermite_polynomial_he, (x, n, out), (x, n), {'out': out})
     return special_hermite_polynomial_he
 
 
@@ -2631,9 +3961,14 @@ def make_special_i0e(op, op_out):
     def special_i0e(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_i0e, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_i0e, (input, out), (input,), {'out': out})
     return special_i0e
 
 
@@ -2641,9 +3976,14 @@ def make_special_i1(op, op_out):
     def special_i1(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_i1, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_i1, (input, out), (input,), {'out': out})
     return special_i1
 
 
@@ -2651,9 +3991,14 @@ def make_special_i1e(op, op_out):
     def special_i1e(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_i1e, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_i1e, (input, out), (input,), {'out': out})
     return special_i1e
 
 
@@ -2661,9 +4006,14 @@ def make_special_laguerre_polynomial_l(op, op_out):
     def special_laguerre_polynomial_l(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_laguerre_polynomial_l, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_laguerre_polynomial_l, (x, n, out), (x, n), {'out': out})
     return special_laguerre_polynomial_l
 
 
@@ -2671,9 +4021,14 @@ def make_special_legendre_polynomial_p(op, op_out):
     def special_legendre_polynomial_p(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_legendre_polynomial_p, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_legendre_polynomial_p, (x, n, out), (x, n), {'out': out})
     return special_legendre_polynomial_p
 
 
@@ -2681,9 +4036,14 @@ def make_special_log_ndtr(op, op_out):
     def special_log_ndtr(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_log_ndtr, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_log_ndtr, (input, out), (input,), {'out': out})
     return special_log_ndtr
 
 
@@ -2691,9 +4051,14 @@ def make_special_modified_bessel_i0(op, op_out):
     def special_modified_bessel_i0(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_modified_bessel_i0, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_modified_bessel_i0, (input, out), (input,), {'out': out})
     return special_modified_bessel_i0
 
 
@@ -2701,9 +4066,14 @@ def make_special_modified_bessel_i1(op, op_out):
     def special_modified_bessel_i1(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_modified_bessel_i1, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_modified_bessel_i1, (input, out), (input,), {'out': out})
     return special_modified_bessel_i1
 
 
@@ -2711,9 +4081,14 @@ def make_special_modified_bessel_k0(op, op_out):
     def special_modified_bessel_k0(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_modified_bessel_k0, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_modified_bessel_k0, (input, out), (input,), {'out': out})
     return special_modified_bessel_k0
 
 
@@ -2721,9 +4096,14 @@ def make_special_modified_bessel_k1(op, op_out):
     def special_modified_bessel_k1(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_modified_bessel_k1, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_modified_bessel_k1, (input, out), (input,), {'out': out})
     return special_modified_bessel_k1
 
 
@@ -2731,9 +4111,14 @@ def make_special_ndtri(op, op_out):
     def special_ndtri(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(special_ndtri, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(special_ndtri, (input, out), (input,), {'out': out})
     return special_ndtri
 
 
@@ -2741,9 +4126,14 @@ def make_special_scaled_modified_bessel_k0(op, op_out):
     def special_scaled_modified_bessel_k0(x, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, out)):
             return _handle_torch_function(special_scaled_modified_bessel_k0, (x, out), (x,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x,))
-        return call(op_out, (x, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x,))
+            return call(op_out, (x, out))
+        except Exception:
+            if not _has_torch_function((x, out)):
+                raise
+            return _handle_torch_function(special_scaled_modified_bessel_k0, (x, out), (x,), {'out': out})
     return special_scaled_modified_bessel_k0
 
 
@@ -2751,9 +4141,14 @@ def make_special_scaled_modified_bessel_k1(op, op_out):
     def special_scaled_modified_bessel_k1(x, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, out)):
             return _handle_torch_function(special_scaled_modified_bessel_k1, (x, out), (x,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x,))
-        return call(op_out, (x, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x,))
+            return call(op_out, (x, out))
+        except Exception:
+            if not _has_torch_function((x, out)):
+                raise
+            return _handle_torch_function(special_scaled_modified_bessel_k1, (x, out), (x,), {'out': out})
     return special_scaled_modified_bessel_k1
 
 
@@ -2761,9 +4156,14 @@ def make_special_shifted_chebyshev_polynomial_t(op, op_out):
     def special_shifted_chebyshev_polynomial_t(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_shifted_chebyshev_polynomial_t, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_shifted_chebyshev_polynomial_t, (x, n, out), (x, n), {'out': out})
     return special_shifted_chebyshev_polynomial_t
 
 
@@ -2771,9 +4171,14 @@ def make_special_shifted_chebyshev_polynomial_u(op, op_out):
     def special_shifted_chebyshev_polynomial_u(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_shifted_chebyshev_polynomial_u, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_shifted_chebyshev_polynomial_u, (x, n, out), (x, n), {'out': out})
     return special_shifted_chebyshev_polynomial_u
 
 
@@ -2781,9 +4186,14 @@ def make_special_shifted_chebyshev_polynomial_v(op, op_out):
     def special_shifted_chebyshev_polynomial_v(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_shifted_chebyshev_polynomial_v, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_shifted_chebyshev_polynomial_v, (x, n, out), (x, n), {'out': out})
     return special_shifted_chebyshev_polynomial_v
 
 
@@ -2791,9 +4201,14 @@ def make_special_shifted_chebyshev_polynomial_w(op, op_out):
     def special_shifted_chebyshev_polynomial_w(x, n, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, n, out)):
             return _handle_torch_function(special_shifted_chebyshev_polynomial_w, (x, n, out), (x, n), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x, n))
-        return call(op_out, (x, n, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x, n))
+            return call(op_out, (x, n, out))
+        except Exception:
+            if not _has_torch_function((x, n, out)):
+                raise
+            return _handle_torch_function(special_shifted_chebyshev_polynomial_w, (x, n, out), (x, n), {'out': out})
     return special_shifted_chebyshev_polynomial_w
 
 
@@ -2801,9 +4216,14 @@ def make_special_spherical_bessel_j0(op, op_out):
     def special_spherical_bessel_j0(x, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((x, out)):
             return _handle_torch_function(special_spherical_bessel_j0, (x, out), (x,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((x,))
-        return call(op_out, (x, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((x,))
+            return call(op_out, (x, out))
+        except Exception:
+            if not _has_torch_function((x, out)):
+                raise
+            return _handle_torch_function(special_spherical_bessel_j0, (x, out), (x,), {'out': out})
     return special_spherical_bessel_j0
 
 
@@ -2811,9 +4231,14 @@ def make_special_xlog1py(op, op_out):
     def special_xlog1py(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(special_xlog1py, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(special_xlog1py, (input, other, out), (input, other), {'out': out})
     return special_xlog1py
 
 
@@ -2821,9 +4246,14 @@ def make_special_zeta(op, op_out):
     def special_zeta(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(special_zeta, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(special_zeta, (input, other, out), (input, other), {'out': out})
     return special_zeta
 
 
@@ -2831,9 +4261,14 @@ def make_sqrt(op, op_out):
     def sqrt(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(sqrt, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(sqrt, (input, out), (input,), {'out': out})
     return sqrt
 
 
@@ -2841,9 +4276,14 @@ def make_square(op, op_out):
     def square(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(square, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(square, (input, out), (input,), {'out': out})
     return square
 
 
@@ -2853,7 +4293,12 @@ def make_squeeze(op, op_out):
             dim, = _resolve_aliases('squeeze', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(squeeze, (input,), (input, dim), {})
-        return (op.scan or entry(op))((input, dim))
+        try:
+            return (op.scan or entry(op))((input, dim))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(squeeze, (input,), (input, dim), {})
     return squeeze
 
 
@@ -2863,9 +4308,14 @@ def make_stack(op, op_out):
             dim, = _resolve_aliases('stack', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((tensors, out)):
             return _handle_torch_function(stack, (tensors, out), (tensors, dim), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((tensors, dim))
-        return call(op_out, (tensors, dim, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((tensors, dim))
+            return call(op_out, (tensors, dim, out))
+        except Exception:
+            if not _has_torch_function((tensors, out)):
+                raise
+            return _handle_torch_function(stack, (tensors, out), (tensors, dim), {'out': out})
     return stack
 
 
@@ -2873,9 +4323,14 @@ def make_sub(op, op_out):
     def sub(input, other, *, alpha=1, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(sub, (input, other, out), (input, other), {'alpha': alpha, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other, alpha))
-        return call(op_out, (input, other, alpha, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other, alpha))
+            return call(op_out, (input, other, alpha, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(sub, (input, other, out), (input, other), {'alpha': alpha, 'out': out})
     return sub
 
 
@@ -2885,9 +4340,14 @@ def make_sum(op, op_out):
             dim, keepdim = _resolve_aliases('sum', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(sum, (input, out), (input, dim, keepdim), {'dtype': dtype, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, dim, keepdim, dtype))
-        return call(op_out, (input, dim, keepdim, dtype, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim, dtype))
+            return call(op_out, (input, dim, keepdim, dtype, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(sum, (input, out), (input, dim, keepdim), {'dtype': dtype, 'out': out})
     return sum
 
 
@@ -2895,7 +4355,12 @@ def make_t(op, op_out):
     def t(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(t, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(t, (input,), (input,), {})
     return t
 
 
@@ -2903,9 +4368,14 @@ def make_take(op, op_out):
     def take(input, index, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, index, out)):
             return _handle_torch_function(take, (input, index, out), (input, index), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, index))
-        return call(op_out, (input, index, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, index))
+            return call(op_out, (input, index, out))
+        except Exception:
+            if not _has_torch_function((input, index, out)):
+                raise
+            return _handle_torch_function(take, (input, index, out), (input, index), {'out': out})
     return take
 
 
@@ -2913,9 +4383,14 @@ def make_tan(op, op_out):
     def tan(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(tan, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(tan, (input, out), (input,), {'out': out})
     return tan
 
 
@@ -2923,9 +4398,14 @@ def make_tanh(op, op_out):
     def tanh(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(tanh, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(tanh, (input, out), (input,), {'out': out})
     return tanh
 
 
@@ -2933,9 +4413,14 @@ def make_threshold(op, op_out):
     def threshold(input, threshold, value, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(public, (input, out), (input, threshold, value), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, threshold, value))
-        return call(op_out, (input, threshold, value, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, threshold, value))
+            return call(op_out, (input, threshold, value, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(public, (input, out), (input, threshold, value), {'out': out})
     public = threshold
     return threshold
 
@@ -2946,7 +4431,12 @@ def make_topk(op, op_out):
             dim, = _resolve_aliases('topk', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(topk, (input,), (input, k, dim, largest, sorted), {})
-        return (op.scan or entry(op))((input, k, dim, largest, sorted))
+        try:
+            return (op.scan or entry(op))((input, k, dim, largest, sorted))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(topk, (input,), (input, k, dim, largest, sorted), {})
     return topk
 
 
@@ -2954,7 +4444,12 @@ def make_trace(op, op_out):
     def trace(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(trace, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(trace, (input,), (input,), {})
     return trace
 
 
@@ -2962,7 +4457,12 @@ def make_transpose(op, op_out):
     def transpose(input, dim0, dim1):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(transpose, (input,), (input, dim0, dim1), {})
-        return (op.scan or entry(op))((input, dim0, dim1))
+        try:
+            return (op.scan or entry(op))((input, dim0, dim1))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(transpose, (input,), (input, dim0, dim1), {})
     return transpose
 
 
@@ -2970,9 +4470,14 @@ def make_tril(op, op_out):
     def tril(input, diagonal=0, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(tril, (input, out), (input, diagonal), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, diagonal))
-        return call(op_out, (input, diagonal, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, diagonal))
+            return call(op_out, (input, diagonal, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(tril, (input, out), (input, diagonal), {'out': out})
     return tril
 
 
@@ -2980,9 +4485,14 @@ def make_triu(op, op_out):
     def triu(input, diagonal=0, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(triu, (input, out), (input, diagonal), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, diagonal))
-        return call(op_out, (input, diagonal, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, diagonal))
+            return call(op_out, (input, diagonal, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(triu, (input, out), (input, diagonal), {'out': out})
     return triu
 
 
@@ -2990,9 +4500,14 @@ def make_trunc(op, op_out):
     def trunc(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
             return _handle_torch_function(trunc, (input, out), (input,), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input,))
-        return call(op_out, (input, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input,))
+            return call(op_out, (input, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(trunc, (input, out), (input,), {'out': out})
     return trunc
 
 
@@ -3004,7 +4519,12 @@ def make_unflatten(op, op_out):
             _missing('unflatten', ('dim', 'sizes'), (dim, sizes))
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(unflatten, (input,), (input, dim, sizes), {})
-        return (op.scan or entry(op))((input, dim, sizes))
+        try:
+            return (op.scan or entry(op))((input, dim, sizes))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(unflatten, (input,), (input, dim, sizes), {})
     return unflatten
 
 
@@ -3012,7 +4532,12 @@ def make_unfold(op, op_out):
     def unfold(input, dimension, size, step):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(unfold, (input,), (input, dimension, size, step), {})
-        return (op.scan or entry(op))((input, dimension, size, step))
+        try:
+            return (op.scan or entry(op))((input, dimension, size, step))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(unfold, (input,), (input, dimension, size, step), {})
     return unfold
 
 
@@ -3024,7 +4549,12 @@ def make_unfold_backward(op, op_out):
             _missing('unfold_backward', ('dim', 'size', 'step'), (dim, size, step))
         if _TORCH_FUNCTION[0] and _has_torch_function((grad_in,)):
             return _handle_torch_function(unfold_backward, (grad_in,), (grad_in, input_sizes, dim, size, step), {})
-        return (op.scan or entry(op))((grad_in, input_sizes, dim, size, step))
+        try:
+            return (op.scan or entry(op))((grad_in, input_sizes, dim, size, step))
+        except Exception:
+            if not _has_torch_function((grad_in,)):
+                raise
+            return _handle_torch_function(unfold_backward, (grad_in,), (grad_in, input_sizes, dim, size, step), {})
     return unfold_backward
 
 
@@ -3032,7 +4562,12 @@ def make_uniform_(op, op_out):
     def uniform_(input, from_=0, to=1, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(uniform_, (input,), (input, from_, to), {'generator': generator})
-        return (op.scan or entry(op))((input, from_, to, generator))
+        try:
+            return (op.scan or entry(op))((input, from_, to, generator))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(uniform_, (input,), (input, from_, to), {'generator': generator})
     return uniform_
 
 
@@ -3044,7 +4579,12 @@ def make_unique_dim(op, op_out):
             _missing('unique_dim', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(unique_dim, (input,), (input, dim, sorted, return_inverse, return_counts), {})
-        return (op.scan or entry(op))((input, dim, sorted, return_inverse, return_counts))
+        try:
+            return (op.scan or entry(op))((input, dim, sorted, return_inverse, return_counts))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(unique_dim, (input,), (input, dim, sorted, return_inverse, return_counts), {})
     return unique_dim
 
 
@@ -3056,7 +4596,12 @@ def make_unsqueeze(op, op_out):
             _missing('unsqueeze', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(unsqueeze, (input,), (input, dim), {})
-        return (op.scan or entry(op))((input, dim))
+        try:
+            return (op.scan or entry(op))((input, dim))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(unsqueeze, (input,), (input, dim), {})
     return unsqueeze
 
 
@@ -3064,7 +4609,12 @@ def make_values(op, op_out):
     def values(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(values, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(values, (input,), (input,), {})
     return values
 
 
@@ -3072,9 +4622,14 @@ def make_vdot(op, op_out):
     def vdot(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(vdot, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(vdot, (input, other, out), (input, other), {'out': out})
     return vdot
 
 
@@ -3082,7 +4637,12 @@ def make_view(op, op_out):
     def view(input, size):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(view, (input,), (input, size), {})
-        return (op.scan or entry(op))((input, size))
+        try:
+            return (op.scan or entry(op))((input, size))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(view, (input,), (input, size), {})
     return view
 
 
@@ -3090,7 +4650,12 @@ def make_view_as_complex(op, op_out):
     def view_as_complex(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(view_as_complex, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(view_as_complex, (input,), (input,), {})
     return view_as_complex
 
 
@@ -3098,7 +4663,12 @@ def make_view_as_real(op, op_out):
     def view_as_real(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(view_as_real, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(view_as_real, (input,), (input,), {})
     return view_as_real
 
 
@@ -3106,9 +4676,14 @@ def make_where(op, op_out):
     def where(condition, input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((condition, input, other, out)):
             return _handle_torch_function(where, (condition, input, other, out), (condition, input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((condition, input, other))
-        return call(op_out, (condition, input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((condition, input, other))
+            return call(op_out, (condition, input, other, out))
+        except Exception:
+            if not _has_torch_function((condition, input, other, out)):
+                raise
+            return _handle_torch_function(where, (condition, input, other, out), (condition, input, other), {'out': out})
     return where
 
 
@@ -3116,9 +4691,14 @@ def make_xlogy(op, op_out):
     def xlogy(input, other, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(xlogy, (input, other, out), (input, other), {'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other))
-        return call(op_out, (input, other, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other))
+            return call(op_out, (input, other, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(xlogy, (input, other, out), (input, other), {'out': out})
     return xlogy
 
 
@@ -3126,7 +4706,12 @@ def make_zero_(op, op_out):
     def zero_(input):
         if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
             return _handle_torch_function(zero_, (input,), (input,), {})
-        return (op.scan or entry(op))((input,))
+        try:
+            return (op.scan or entry(op))((input,))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(zero_, (input,), (input,), {})
     return zero_
 
 

@@ -12,7 +12,12 @@ def make_abs(op, op_out):
     def abs(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(abs, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(abs, (self,), (self,), {})
     return abs
 
 
@@ -20,7 +25,12 @@ def make_abs_(op, op_out):
     def abs_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(abs_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(abs_, (self,), (self,), {})
     return abs_
 
 
@@ -28,7 +38,12 @@ def make_acos(op, op_out):
     def acos(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(acos, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(acos, (self,), (self,), {})
     return acos
 
 
@@ -36,7 +51,12 @@ def make_acos_(op, op_out):
     def acos_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(acos_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(acos_, (self,), (self,), {})
     return acos_
 
 
@@ -44,7 +64,12 @@ def make_acosh(op, op_out):
     def acosh(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(acosh, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(acosh, (self,), (self,), {})
     return acosh
 
 
@@ -52,7 +77,12 @@ def make_acosh_(op, op_out):
     def acosh_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(acosh_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(acosh_, (self,), (self,), {})
     return acosh_
 
 
@@ -60,7 +90,12 @@ def make_add(op, op_out):
     def add(self, other, *, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(add, (self, other), (self, other), {'alpha': alpha})
-        return (op.scan or entry(op))((self, other, alpha))
+        try:
+            return (op.scan or entry(op))((self, other, alpha))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(add, (self, other), (self, other), {'alpha': alpha})
     return add
 
 
@@ -68,7 +103,12 @@ def make_add_(op, op_out):
     def add_(self, other, *, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(add_, (self, other), (self, other), {'alpha': alpha})
-        return (op.scan or entry(op))((self, other, alpha))
+        try:
+            return (op.scan or entry(op))((self, other, alpha))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(add_, (self, other), (self, other), {'alpha': alpha})
     return add_
 
 
@@ -76,7 +116,12 @@ def make_addbmm(op, op_out):
     def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, batch1, batch2)):
             return _handle_torch_function(addbmm, (self, batch1, batch2), (self, batch1, batch2), {'beta': beta, 'alpha': alpha})
-        return (op.scan or entry(op))((self, batch1, batch2, beta, alpha))
+        try:
+            return (op.scan or entry(op))((self, batch1, batch2, beta, alpha))
+        except Exception:
+            if not _has_torch_function((self, batch1, batch2)):
+                raise
+            return _handle_torch_function(addbmm, (self, batch1, batch2), (self, batch1, batch2), {'beta': beta, 'alpha': alpha})
     return addbmm
 
 
@@ -84,7 +129,12 @@ def make_addbmm_(op, op_out):
     def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, batch1, batch2)):
             return _handle_torch_function(addbmm_, (self, batch1, batch2), (self, batch1, batch2), {'beta': beta, 'alpha': alpha})
-        return (op.scan or entry(op))((self, batch1, batch2, beta, alpha))
+        try:
+            return (op.scan or entry(op))((self, batch1, batch2, beta, alpha))
+        except Exception:
+            if not _has_torch_function((self, batch1, batch2)):
+                raise
+            return _handle_torch_function(addbmm_, (self, batch1, batch2), (self, batch1, batch2), {'beta': beta, 'alpha': alpha})
     return addbmm_
 
 
@@ -92,7 +142,12 @@ def make_addcdiv(op, op_out):
     def addcdiv(self, tensor1, tensor2, *, value=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, tensor1, tensor2)):
             return _handle_torch_function(addcdiv, (self, tensor1, tensor2), (self, tensor1, tensor2), {'value': value})
-        return (op.scan or entry(op))((self, tensor1, tensor2, value))
+        try:
+            return (op.scan or entry(op))((self, tensor1, tensor2, value))
+        except Exception:
+            if not _has_torch_function((self, tensor1, tensor2)):
+                raise
+            return _handle_torch_function(addcdiv, (self, tensor1, tensor2), (self, tensor1, tensor2), {'value': value})
     return addcdiv
 
 
@@ -100,7 +155,12 @@ def make_addcdiv_(op, op_out):
     def addcdiv_(self, tensor1, tensor2, *, value=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, tensor1, tensor2)):
             return _handle_torch_function(addcdiv_, (self, tensor1, tensor2), (self, tensor1, tensor2), {'value': value})
-        return (op.scan or entry(op))((self, tensor1, tensor2, value))
+        try:
+            return (op.scan or entry(op))((self, tensor1, tensor2, value))
+        except Exception:
+            if not _has_torch_function((self, tensor1, tensor2)):
+                raise
+            return _handle_torch_function(addcdiv_, (self, tensor1, tensor2), (self, tensor1, tensor2), {'value': value})
     return addcdiv_
 
 
@@ -108,7 +168,12 @@ def make_addcmul(op, op_out):
     def addcmul(self, tensor1, tensor2, *, value=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, tensor1, tensor2)):
             return _handle_torch_function(addcmul, (self, tensor1, tensor2), (self, tensor1, tensor2), {'value': value})
-        return (op.scan or entry(op))((self, tensor1, tensor2, value))
+        try:
+            return (op.scan or entry(op))((self, tensor1, tensor2, value))
+        except Exception:
+            if not _has_torch_function((self, tensor1, tensor2)):
+                raise
+            return _handle_torch_function(addcmul, (self, tensor1, tensor2), (self, tensor1, tensor2), {'value': value})
     return addcmul
 
 
@@ -116,7 +181,12 @@ def make_addcmul_(op, op_out):
     def addcmul_(self, tensor1, tensor2, *, value=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, tensor1, tensor2)):
             return _handle_torch_function(addcmul_, (self, tensor1, tensor2), (self, tensor1, tensor2), {'value': value})
-        return (op.scan or entry(op))((self, tensor1, tensor2, value))
+        try:
+            return (op.scan or entry(op))((self, tensor1, tensor2, value))
+        except Exception:
+            if not _has_torch_function((self, tensor1, tensor2)):
+                raise
+            return _handle_torch_function(addcmul_, (self, tensor1, tensor2), (self, tensor1, tensor2), {'value': value})
     return addcmul_
 
 
@@ -124,7 +194,12 @@ def make_addmm(op, op_out):
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, mat1, mat2)):
             return _handle_torch_function(addmm, (self, mat1, mat2), (self, mat1, mat2), {'beta': beta, 'alpha': alpha})
-        return (op.scan or entry(op))((self, mat1, mat2, beta, alpha))
+        try:
+            return (op.scan or entry(op))((self, mat1, mat2, beta, alpha))
+        except Exception:
+            if not _has_torch_function((self, mat1, mat2)):
+                raise
+            return _handle_torch_function(addmm, (self, mat1, mat2), (self, mat1, mat2), {'beta': beta, 'alpha': alpha})
     return addmm
 
 
@@ -132,7 +207,12 @@ def make_addmm_(op, op_out):
     def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, mat1, mat2)):
             return _handle_torch_function(addmm_, (self, mat1, mat2), (self, mat1, mat2), {'beta': beta, 'alpha': alpha})
-        return (op.scan or entry(op))((self, mat1, mat2, beta, alpha))
+        try:
+            return (op.scan or entry(op))((self, mat1, mat2, beta, alpha))
+        except Exception:
+            if not _has_torch_function((self, mat1, mat2)):
+                raise
+            return _handle_torch_function(addmm_, (self, mat1, mat2), (self, mat1, mat2), {'beta': beta, 'alpha': alpha})
     return addmm_
 
 
@@ -140,7 +220,12 @@ def make_addmv(op, op_out):
     def addmv(self, mat, vec, *, beta=1, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, mat, vec)):
             return _handle_torch_function(addmv, (self, mat, vec), (self, mat, vec), {'beta': beta, 'alpha': alpha})
-        return (op.scan or entry(op))((self, mat, vec, beta, alpha))
+        try:
+            return (op.scan or entry(op))((self, mat, vec, beta, alpha))
+        except Exception:
+            if not _has_torch_function((self, mat, vec)):
+                raise
+            return _handle_torch_function(addmv, (self, mat, vec), (self, mat, vec), {'beta': beta, 'alpha': alpha})
     return addmv
 
 
@@ -148,7 +233,12 @@ def make_addmv_(op, op_out):
     def addmv_(self, mat, vec, *, beta=1, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, mat, vec)):
             return _handle_torch_function(addmv_, (self, mat, vec), (self, mat, vec), {'beta': beta, 'alpha': alpha})
-        return (op.scan or entry(op))((self, mat, vec, beta, alpha))
+        try:
+            return (op.scan or entry(op))((self, mat, vec, beta, alpha))
+        except Exception:
+            if not _has_torch_function((self, mat, vec)):
+                raise
+            return _handle_torch_function(addmv_, (self, mat, vec), (self, mat, vec), {'beta': beta, 'alpha': alpha})
     return addmv_
 
 
@@ -158,7 +248,12 @@ def make_all(op, op_out):
             dim, keepdim = _resolve_aliases('all', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(all, (self,), (self, dim, keepdim), {})
-        return (op.scan or entry(op))((self, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(all, (self,), (self, dim, keepdim), {})
     return all
 
 
@@ -168,7 +263,12 @@ def make_amax(op, op_out):
             dim, keepdim = _resolve_aliases('amax', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(amax, (self,), (self, dim, keepdim), {})
-        return (op.scan or entry(op))((self, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(amax, (self,), (self, dim, keepdim), {})
     return amax
 
 
@@ -178,7 +278,12 @@ def make_amin(op, op_out):
             dim, keepdim = _resolve_aliases('amin', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(amin, (self,), (self, dim, keepdim), {})
-        return (op.scan or entry(op))((self, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(amin, (self,), (self, dim, keepdim), {})
     return amin
 
 
@@ -188,7 +293,12 @@ def make_aminmax(op, op_out):
             dim, keepdim = _resolve_aliases('aminmax', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(aminmax, (self,), (self,), {'dim': dim, 'keepdim': keepdim})
-        return (op.scan or entry(op))((self, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(aminmax, (self,), (self,), {'dim': dim, 'keepdim': keepdim})
     return aminmax
 
 
@@ -196,7 +306,12 @@ def make_angle(op, op_out):
     def angle(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(angle, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(angle, (self,), (self,), {})
     return angle
 
 
@@ -206,7 +321,12 @@ def make_any(op, op_out):
             dim, keepdim = _resolve_aliases('any', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(any, (self,), (self, dim, keepdim), {})
-        return (op.scan or entry(op))((self, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(any, (self,), (self, dim, keepdim), {})
     return any
 
 
@@ -216,7 +336,12 @@ def make_argmax(op, op_out):
             dim, keepdim = _resolve_aliases('argmax', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(argmax, (self,), (self, dim, keepdim), {})
-        return (op.scan or entry(op))((self, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(argmax, (self,), (self, dim, keepdim), {})
     return argmax
 
 
@@ -226,7 +351,12 @@ def make_argmin(op, op_out):
             dim, keepdim = _resolve_aliases('argmin', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(argmin, (self,), (self, dim, keepdim), {})
-        return (op.scan or entry(op))((self, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(argmin, (self,), (self, dim, keepdim), {})
     return argmin
 
 
@@ -234,7 +364,12 @@ def make_as_strided(op, op_out):
     def as_strided(self, size, stride, storage_offset=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(as_strided, (self,), (self, size, stride, storage_offset), {})
-        return (op.scan or entry(op))((self, size, stride, storage_offset))
+        try:
+            return (op.scan or entry(op))((self, size, stride, storage_offset))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(as_strided, (self,), (self, size, stride, storage_offset), {})
     return as_strided
 
 
@@ -242,7 +377,12 @@ def make_as_strided_scatter(op, op_out):
     def as_strided_scatter(self, src, size, stride, storage_offset=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, src)):
             return _handle_torch_function(as_strided_scatter, (self, src), (self, src, size, stride, storage_offset), {})
-        return (op.scan or entry(op))((self, src, size, stride, storage_offset))
+        try:
+            return (op.scan or entry(op))((self, src, size, stride, storage_offset))
+        except Exception:
+            if not _has_torch_function((self, src)):
+                raise
+            return _handle_torch_function(as_strided_scatter, (self, src), (self, src, size, stride, storage_offset), {})
     return as_strided_scatter
 
 
@@ -250,7 +390,12 @@ def make_asin(op, op_out):
     def asin(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(asin, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(asin, (self,), (self,), {})
     return asin
 
 
@@ -258,7 +403,12 @@ def make_asin_(op, op_out):
     def asin_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(asin_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(asin_, (self,), (self,), {})
     return asin_
 
 
@@ -266,7 +416,12 @@ def make_asinh(op, op_out):
     def asinh(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(asinh, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(asinh, (self,), (self,), {})
     return asinh
 
 
@@ -274,7 +429,12 @@ def make_asinh_(op, op_out):
     def asinh_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(asinh_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(asinh_, (self,), (self,), {})
     return asinh_
 
 
@@ -282,7 +442,12 @@ def make_atan(op, op_out):
     def atan(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(atan, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(atan, (self,), (self,), {})
     return atan
 
 
@@ -290,7 +455,12 @@ def make_atan2(op, op_out):
     def atan2(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(atan2, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(atan2, (self, other), (self, other), {})
     return atan2
 
 
@@ -298,7 +468,12 @@ def make_atan2_(op, op_out):
     def atan2_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(atan2_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(atan2_, (self, other), (self, other), {})
     return atan2_
 
 
@@ -306,7 +481,12 @@ def make_atan_(op, op_out):
     def atan_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(atan_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(atan_, (self,), (self,), {})
     return atan_
 
 
@@ -314,7 +494,12 @@ def make_atanh(op, op_out):
     def atanh(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(atanh, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(atanh, (self,), (self,), {})
     return atanh
 
 
@@ -322,7 +507,12 @@ def make_atanh_(op, op_out):
     def atanh_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(atanh_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(atanh_, (self,), (self,), {})
     return atanh_
 
 
@@ -330,7 +520,12 @@ def make_baddbmm(op, op_out):
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, batch1, batch2)):
             return _handle_torch_function(baddbmm, (self, batch1, batch2), (self, batch1, batch2), {'beta': beta, 'alpha': alpha})
-        return (op.scan or entry(op))((self, batch1, batch2, beta, alpha))
+        try:
+            return (op.scan or entry(op))((self, batch1, batch2, beta, alpha))
+        except Exception:
+            if not _has_torch_function((self, batch1, batch2)):
+                raise
+            return _handle_torch_function(baddbmm, (self, batch1, batch2), (self, batch1, batch2), {'beta': beta, 'alpha': alpha})
     return baddbmm
 
 
@@ -338,7 +533,12 @@ def make_baddbmm_(op, op_out):
     def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, batch1, batch2)):
             return _handle_torch_function(baddbmm_, (self, batch1, batch2), (self, batch1, batch2), {'beta': beta, 'alpha': alpha})
-        return (op.scan or entry(op))((self, batch1, batch2, beta, alpha))
+        try:
+            return (op.scan or entry(op))((self, batch1, batch2, beta, alpha))
+        except Exception:
+            if not _has_torch_function((self, batch1, batch2)):
+                raise
+            return _handle_torch_function(baddbmm_, (self, batch1, batch2), (self, batch1, batch2), {'beta': beta, 'alpha': alpha})
     return baddbmm_
 
 
@@ -346,7 +546,12 @@ def make_bernoulli(op, op_out):
     def bernoulli(self, p=None, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(bernoulli, (self,), (self, p), {'generator': generator})
-        return (op.scan or entry(op))((self, p, generator))
+        try:
+            return (op.scan or entry(op))((self, p, generator))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(bernoulli, (self,), (self, p), {'generator': generator})
     return bernoulli
 
 
@@ -354,7 +559,12 @@ def make_bincount(op, op_out):
     def bincount(self, weights=None, minlength=0):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, weights)):
             return _handle_torch_function(bincount, (self, weights), (self, weights, minlength), {})
-        return (op.scan or entry(op))((self, weights, minlength))
+        try:
+            return (op.scan or entry(op))((self, weights, minlength))
+        except Exception:
+            if not _has_torch_function((self, weights)):
+                raise
+            return _handle_torch_function(bincount, (self, weights), (self, weights, minlength), {})
     return bincount
 
 
@@ -362,7 +572,12 @@ def make_bitwise_and(op, op_out):
     def bitwise_and(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(bitwise_and, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(bitwise_and, (self, other), (self, other), {})
     return bitwise_and
 
 
@@ -370,7 +585,12 @@ def make_bitwise_and_(op, op_out):
     def bitwise_and_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(bitwise_and_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(bitwise_and_, (self, other), (self, other), {})
     return bitwise_and_
 
 
@@ -378,7 +598,12 @@ def make_bitwise_left_shift(op, op_out):
     def bitwise_left_shift(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(bitwise_left_shift, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(bitwise_left_shift, (self, other), (self, other), {})
     return bitwise_left_shift
 
 
@@ -386,7 +611,12 @@ def make_bitwise_left_shift_(op, op_out):
     def bitwise_left_shift_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(bitwise_left_shift_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(bitwise_left_shift_, (self, other), (self, other), {})
     return bitwise_left_shift_
 
 
@@ -394,7 +624,12 @@ def make_bitwise_not(op, op_out):
     def bitwise_not(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(bitwise_not, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(bitwise_not, (self,), (self,), {})
     return bitwise_not
 
 
@@ -402,7 +637,12 @@ def make_bitwise_not_(op, op_out):
     def bitwise_not_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(bitwise_not_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(bitwise_not_, (self,), (self,), {})
     return bitwise_not_
 
 
@@ -410,7 +650,12 @@ def make_bitwise_or(op, op_out):
     def bitwise_or(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(bitwise_or, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(bitwise_or, (self, other), (self, other), {})
     return bitwise_or
 
 
@@ -418,7 +663,12 @@ def make_bitwise_or_(op, op_out):
     def bitwise_or_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(bitwise_or_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(bitwise_or_, (self, other), (self, other), {})
     return bitwise_or_
 
 
@@ -426,7 +676,12 @@ def make_bitwise_right_shift(op, op_out):
     def bitwise_right_shift(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(bitwise_right_shift, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(bitwise_right_shift, (self, other), (self, other), {})
     return bitwise_right_shift
 
 
@@ -434,7 +689,12 @@ def make_bitwise_right_shift_(op, op_out):
     def bitwise_right_shift_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(bitwise_right_shift_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(bitwise_right_shift_, (self, other), (self, other), {})
     return bitwise_right_shift_
 
 
@@ -442,7 +702,12 @@ def make_bitwise_xor(op, op_out):
     def bitwise_xor(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(bitwise_xor, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(bitwise_xor, (self, other), (self, other), {})
     return bitwise_xor
 
 
@@ -450,7 +715,12 @@ def make_bitwise_xor_(op, op_out):
     def bitwise_xor_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(bitwise_xor_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(bitwise_xor_, (self, other), (self, other), {})
     return bitwise_xor_
 
 
@@ -458,7 +728,12 @@ def make_bmm(op, op_out):
     def bmm(self, mat2):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, mat2)):
             return _handle_torch_function(bmm, (self, mat2), (self, mat2), {})
-        return (op.scan or entry(op))((self, mat2))
+        try:
+            return (op.scan or entry(op))((self, mat2))
+        except Exception:
+            if not _has_torch_function((self, mat2)):
+                raise
+            return _handle_torch_function(bmm, (self, mat2), (self, mat2), {})
     return bmm
 
 
@@ -466,7 +741,12 @@ def make_cauchy_(op, op_out):
     def cauchy_(self, median=0, sigma=1, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(cauchy_, (self,), (self, median, sigma), {'generator': generator})
-        return (op.scan or entry(op))((self, median, sigma, generator))
+        try:
+            return (op.scan or entry(op))((self, median, sigma, generator))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(cauchy_, (self,), (self, median, sigma), {'generator': generator})
     return cauchy_
 
 
@@ -474,7 +754,12 @@ def make_ceil(op, op_out):
     def ceil(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(ceil, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(ceil, (self,), (self,), {})
     return ceil
 
 
@@ -482,7 +767,12 @@ def make_ceil_(op, op_out):
     def ceil_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(ceil_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(ceil_, (self,), (self,), {})
     return ceil_
 
 
@@ -490,7 +780,12 @@ def make_clamp(op, op_out):
     def clamp(self, min=None, max=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, min, max)):
             return _handle_torch_function(clamp, (self, min, max), (self, min, max), {})
-        return (op.scan or entry(op))((self, min, max))
+        try:
+            return (op.scan or entry(op))((self, min, max))
+        except Exception:
+            if not _has_torch_function((self, min, max)):
+                raise
+            return _handle_torch_function(clamp, (self, min, max), (self, min, max), {})
     return clamp
 
 
@@ -498,7 +793,12 @@ def make_clamp_(op, op_out):
     def clamp_(self, min=None, max=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, min, max)):
             return _handle_torch_function(clamp_, (self, min, max), (self, min, max), {})
-        return (op.scan or entry(op))((self, min, max))
+        try:
+            return (op.scan or entry(op))((self, min, max))
+        except Exception:
+            if not _has_torch_function((self, min, max)):
+                raise
+            return _handle_torch_function(clamp_, (self, min, max), (self, min, max), {})
     return clamp_
 
 
@@ -506,7 +806,12 @@ def make_clamp_max(op, op_out):
     def clamp_max(self, max):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, max)):
             return _handle_torch_function(clamp_max, (self, max), (self, max), {})
-        return (op.scan or entry(op))((self, max))
+        try:
+            return (op.scan or entry(op))((self, max))
+        except Exception:
+            if not _has_torch_function((self, max)):
+                raise
+            return _handle_torch_function(clamp_max, (self, max), (self, max), {})
     return clamp_max
 
 
@@ -514,7 +819,12 @@ def make_clamp_max_(op, op_out):
     def clamp_max_(self, max):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, max)):
             return _handle_torch_function(clamp_max_, (self, max), (self, max), {})
-        return (op.scan or entry(op))((self, max))
+        try:
+            return (op.scan or entry(op))((self, max))
+        except Exception:
+            if not _has_torch_function((self, max)):
+                raise
+            return _handle_torch_function(clamp_max_, (self, max), (self, max), {})
     return clamp_max_
 
 
@@ -522,7 +832,12 @@ def make_clamp_min(op, op_out):
     def clamp_min(self, min):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, min)):
             return _handle_torch_function(clamp_min, (self, min), (self, min), {})
-        return (op.scan or entry(op))((self, min))
+        try:
+            return (op.scan or entry(op))((self, min))
+        except Exception:
+            if not _has_torch_function((self, min)):
+                raise
+            return _handle_torch_function(clamp_min, (self, min), (self, min), {})
     return clamp_min
 
 
@@ -530,7 +845,12 @@ def make_clamp_min_(op, op_out):
     def clamp_min_(self, min):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, min)):
             return _handle_torch_function(clamp_min_, (self, min), (self, min), {})
-        return (op.scan or entry(op))((self, min))
+        try:
+            return (op.scan or entry(op))((self, min))
+        except Exception:
+            if not _has_torch_function((self, min)):
+                raise
+            return _handle_torch_function(clamp_min_, (self, min), (self, min), {})
     return clamp_min_
 
 
@@ -538,7 +858,12 @@ def make_clone(op, op_out):
     def clone(self, *, memory_format=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(clone, (self,), (self,), {'memory_format': memory_format})
-        return (op.scan or entry(op))((self, memory_format))
+        try:
+            return (op.scan or entry(op))((self, memory_format))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(clone, (self,), (self,), {'memory_format': memory_format})
     return clone
 
 
@@ -546,7 +871,12 @@ def make_col_indices(op, op_out):
     def col_indices(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(col_indices, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(col_indices, (self,), (self,), {})
     return col_indices
 
 
@@ -554,7 +884,12 @@ def make_conj_physical(op, op_out):
     def conj_physical(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(conj_physical, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(conj_physical, (self,), (self,), {})
     return conj_physical
 
 
@@ -562,7 +897,12 @@ def make_copy_(op, op_out):
     def copy_(self, src, non_blocking=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, src)):
             return _handle_torch_function(copy_, (self, src), (self, src, non_blocking), {})
-        return (op.scan or entry(op))((self, src, non_blocking))
+        try:
+            return (op.scan or entry(op))((self, src, non_blocking))
+        except Exception:
+            if not _has_torch_function((self, src)):
+                raise
+            return _handle_torch_function(copy_, (self, src), (self, src, non_blocking), {})
     return copy_
 
 
@@ -570,7 +910,12 @@ def make_copysign(op, op_out):
     def copysign(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(copysign, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(copysign, (self, other), (self, other), {})
     return copysign
 
 
@@ -578,7 +923,12 @@ def make_copysign_(op, op_out):
     def copysign_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(copysign_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(copysign_, (self, other), (self, other), {})
     return copysign_
 
 
@@ -586,7 +936,12 @@ def make_cos(op, op_out):
     def cos(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(cos, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(cos, (self,), (self,), {})
     return cos
 
 
@@ -594,7 +949,12 @@ def make_cos_(op, op_out):
     def cos_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(cos_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(cos_, (self,), (self,), {})
     return cos_
 
 
@@ -602,7 +962,12 @@ def make_cosh(op, op_out):
     def cosh(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(cosh, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(cosh, (self,), (self,), {})
     return cosh
 
 
@@ -610,7 +975,12 @@ def make_cosh_(op, op_out):
     def cosh_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(cosh_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(cosh_, (self,), (self,), {})
     return cosh_
 
 
@@ -620,7 +990,12 @@ def make_count_nonzero(op, op_out):
             dim, = _resolve_aliases('count_nonzero', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(count_nonzero, (self,), (self, dim), {})
-        return (op.scan or entry(op))((self, dim))
+        try:
+            return (op.scan or entry(op))((self, dim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(count_nonzero, (self,), (self, dim), {})
     return count_nonzero
 
 
@@ -628,7 +1003,12 @@ def make_crow_indices(op, op_out):
     def crow_indices(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(crow_indices, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(crow_indices, (self,), (self,), {})
     return crow_indices
 
 
@@ -640,7 +1020,12 @@ def make_cummax(op, op_out):
             _missing('cummax', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(cummax, (self,), (self, dim), {})
-        return (op.scan or entry(op))((self, dim))
+        try:
+            return (op.scan or entry(op))((self, dim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(cummax, (self,), (self, dim), {})
     return cummax
 
 
@@ -652,7 +1037,12 @@ def make_cummin(op, op_out):
             _missing('cummin', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(cummin, (self,), (self, dim), {})
-        return (op.scan or entry(op))((self, dim))
+        try:
+            return (op.scan or entry(op))((self, dim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(cummin, (self,), (self, dim), {})
     return cummin
 
 
@@ -664,7 +1054,12 @@ def make_cumprod(op, op_out):
             _missing('cumprod', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(cumprod, (self,), (self, dim), {'dtype': dtype})
-        return (op.scan or entry(op))((self, dim, dtype))
+        try:
+            return (op.scan or entry(op))((self, dim, dtype))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(cumprod, (self,), (self, dim), {'dtype': dtype})
     return cumprod
 
 
@@ -676,7 +1071,12 @@ def make_cumprod_(op, op_out):
             _missing('cumprod_', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(cumprod_, (self,), (self, dim), {'dtype': dtype})
-        return (op.scan or entry(op))((self, dim, dtype))
+        try:
+            return (op.scan or entry(op))((self, dim, dtype))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(cumprod_, (self,), (self, dim), {'dtype': dtype})
     return cumprod_
 
 
@@ -688,7 +1088,12 @@ def make_cumsum(op, op_out):
             _missing('cumsum', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(cumsum, (self,), (self, dim), {'dtype': dtype})
-        return (op.scan or entry(op))((self, dim, dtype))
+        try:
+            return (op.scan or entry(op))((self, dim, dtype))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(cumsum, (self,), (self, dim), {'dtype': dtype})
     return cumsum
 
 
@@ -700,7 +1105,12 @@ def make_cumsum_(op, op_out):
             _missing('cumsum_', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(cumsum_, (self,), (self, dim), {'dtype': dtype})
-        return (op.scan or entry(op))((self, dim, dtype))
+        try:
+            return (op.scan or entry(op))((self, dim, dtype))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(cumsum_, (self,), (self, dim), {'dtype': dtype})
     return cumsum_
 
 
@@ -708,7 +1118,12 @@ def make_deg2rad(op, op_out):
     def deg2rad(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(deg2rad, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(deg2rad, (self,), (self,), {})
     return deg2rad
 
 
@@ -716,7 +1131,12 @@ def make_deg2rad_(op, op_out):
     def deg2rad_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(deg2rad_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(deg2rad_, (self,), (self,), {})
     return deg2rad_
 
 
@@ -724,7 +1144,12 @@ def make_dequantize(op, op_out):
     def dequantize(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(dequantize, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(dequantize, (self,), (self,), {})
     return dequantize
 
 
@@ -732,7 +1157,12 @@ def make_diag_embed(op, op_out):
     def diag_embed(self, offset=0, dim1=-2, dim2=-1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(diag_embed, (self,), (self, offset, dim1, dim2), {})
-        return (op.scan or entry(op))((self, offset, dim1, dim2))
+        try:
+            return (op.scan or entry(op))((self, offset, dim1, dim2))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(diag_embed, (self,), (self, offset, dim1, dim2), {})
     return diag_embed
 
 
@@ -740,7 +1170,12 @@ def make_diagonal(op, op_out):
     def diagonal(self, offset=0, dim1=0, dim2=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(diagonal, (self,), (self, offset, dim1, dim2), {})
-        return (op.scan or entry(op))((self, offset, dim1, dim2))
+        try:
+            return (op.scan or entry(op))((self, offset, dim1, dim2))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(diagonal, (self,), (self, offset, dim1, dim2), {})
     return diagonal
 
 
@@ -748,7 +1183,12 @@ def make_diagonal_scatter(op, op_out):
     def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, src)):
             return _handle_torch_function(diagonal_scatter, (self, src), (self, src, offset, dim1, dim2), {})
-        return (op.scan or entry(op))((self, src, offset, dim1, dim2))
+        try:
+            return (op.scan or entry(op))((self, src, offset, dim1, dim2))
+        except Exception:
+            if not _has_torch_function((self, src)):
+                raise
+            return _handle_torch_function(diagonal_scatter, (self, src), (self, src, offset, dim1, dim2), {})
     return diagonal_scatter
 
 
@@ -756,7 +1196,12 @@ def make_digamma(op, op_out):
     def digamma(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(digamma, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(digamma, (self,), (self,), {})
     return digamma
 
 
@@ -764,7 +1209,12 @@ def make_digamma_(op, op_out):
     def digamma_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(digamma_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(digamma_, (self,), (self,), {})
     return digamma_
 
 
@@ -772,7 +1222,12 @@ def make_div(op, op_out):
     def div(self, other, *, rounding_mode=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(div, (self, other), (self, other), {'rounding_mode': rounding_mode})
-        return (op.scan or entry(op))((self, other, rounding_mode))
+        try:
+            return (op.scan or entry(op))((self, other, rounding_mode))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(div, (self, other), (self, other), {'rounding_mode': rounding_mode})
     return div
 
 
@@ -780,7 +1235,12 @@ def make_div_(op, op_out):
     def div_(self, other, *, rounding_mode=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(div_, (self, other), (self, other), {'rounding_mode': rounding_mode})
-        return (op.scan or entry(op))((self, other, rounding_mode))
+        try:
+            return (op.scan or entry(op))((self, other, rounding_mode))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(div_, (self, other), (self, other), {'rounding_mode': rounding_mode})
     return div_
 
 
@@ -788,7 +1248,12 @@ def make_dot(op, op_out):
     def dot(self, tensor):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, tensor)):
             return _handle_torch_function(dot, (self, tensor), (self, tensor), {})
-        return (op.scan or entry(op))((self, tensor))
+        try:
+            return (op.scan or entry(op))((self, tensor))
+        except Exception:
+            if not _has_torch_function((self, tensor)):
+                raise
+            return _handle_torch_function(dot, (self, tensor), (self, tensor), {})
     return dot
 
 
@@ -796,7 +1261,12 @@ def make_eq(op, op_out):
     def eq(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(eq, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(eq, (self, other), (self, other), {})
     return eq
 
 
@@ -804,7 +1274,12 @@ def make_eq_(op, op_out):
     def eq_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(eq_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(eq_, (self, other), (self, other), {})
     return eq_
 
 
@@ -812,7 +1287,12 @@ def make_erf(op, op_out):
     def erf(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(erf, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(erf, (self,), (self,), {})
     return erf
 
 
@@ -820,7 +1300,12 @@ def make_erf_(op, op_out):
     def erf_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(erf_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(erf_, (self,), (self,), {})
     return erf_
 
 
@@ -828,7 +1313,12 @@ def make_erfc(op, op_out):
     def erfc(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(erfc, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(erfc, (self,), (self,), {})
     return erfc
 
 
@@ -836,7 +1326,12 @@ def make_erfc_(op, op_out):
     def erfc_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(erfc_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(erfc_, (self,), (self,), {})
     return erfc_
 
 
@@ -844,7 +1339,12 @@ def make_erfinv(op, op_out):
     def erfinv(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(erfinv, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(erfinv, (self,), (self,), {})
     return erfinv
 
 
@@ -852,7 +1352,12 @@ def make_erfinv_(op, op_out):
     def erfinv_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(erfinv_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(erfinv_, (self,), (self,), {})
     return erfinv_
 
 
@@ -860,7 +1365,12 @@ def make_exp(op, op_out):
     def exp(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(exp, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(exp, (self,), (self,), {})
     return exp
 
 
@@ -868,7 +1378,12 @@ def make_exp2(op, op_out):
     def exp2(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(exp2, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(exp2, (self,), (self,), {})
     return exp2
 
 
@@ -876,7 +1391,12 @@ def make_exp2_(op, op_out):
     def exp2_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(exp2_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(exp2_, (self,), (self,), {})
     return exp2_
 
 
@@ -884,7 +1404,12 @@ def make_exp_(op, op_out):
     def exp_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(exp_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(exp_, (self,), (self,), {})
     return exp_
 
 
@@ -895,7 +1420,12 @@ def make_expand(op, op_out):
         size = _int_list(size, 'expand', 'size')
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(expand, (self,), (self, size), {})
-        return (op.scan or entry(op))((self, size))
+        try:
+            return (op.scan or entry(op))((self, size))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(expand, (self,), (self, size), {})
     return expand
 
 
@@ -903,7 +1433,12 @@ def make_expm1(op, op_out):
     def expm1(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(expm1, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(expm1, (self,), (self,), {})
     return expm1
 
 
@@ -911,7 +1446,12 @@ def make_expm1_(op, op_out):
     def expm1_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(expm1_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(expm1_, (self,), (self,), {})
     return expm1_
 
 
@@ -919,7 +1459,12 @@ def make_exponential_(op, op_out):
     def exponential_(self, lambd=1, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(exponential_, (self,), (self, lambd), {'generator': generator})
-        return (op.scan or entry(op))((self, lambd, generator))
+        try:
+            return (op.scan or entry(op))((self, lambd, generator))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(exponential_, (self,), (self, lambd), {'generator': generator})
     return exponential_
 
 
@@ -927,7 +1472,12 @@ def make_fill_(op, op_out):
     def fill_(self, value):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(fill_, (self,), (self, value), {})
-        return (op.scan or entry(op))((self, value))
+        try:
+            return (op.scan or entry(op))((self, value))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(fill_, (self,), (self, value), {})
     return fill_
 
 
@@ -938,7 +1488,12 @@ def make_flip(op, op_out):
         dims = _int_list(dims, 'flip', 'dims')
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(flip, (self,), (self, dims), {})
-        return (op.scan or entry(op))((self, dims))
+        try:
+            return (op.scan or entry(op))((self, dims))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(flip, (self,), (self, dims), {})
     return flip
 
 
@@ -946,7 +1501,12 @@ def make_floor(op, op_out):
     def floor(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(floor, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(floor, (self,), (self,), {})
     return floor
 
 
@@ -954,7 +1514,12 @@ def make_floor_(op, op_out):
     def floor_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(floor_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(floor_, (self,), (self,), {})
     return floor_
 
 
@@ -962,7 +1527,12 @@ def make_floor_divide(op, op_out):
     def floor_divide(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(floor_divide, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(floor_divide, (self, other), (self, other), {})
     return floor_divide
 
 
@@ -970,7 +1540,12 @@ def make_floor_divide_(op, op_out):
     def floor_divide_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(floor_divide_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(floor_divide_, (self, other), (self, other), {})
     return floor_divide_
 
 
@@ -978,7 +1553,12 @@ def make_fmax(op, op_out):
     def fmax(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(fmax, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(fmax, (self, other), (self, other), {})
     return fmax
 
 
@@ -986,7 +1566,12 @@ def make_fmin(op, op_out):
     def fmin(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(fmin, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(fmin, (self, other), (self, other), {})
     return fmin
 
 
@@ -994,7 +1579,12 @@ def make_fmod(op, op_out):
     def fmod(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(fmod, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(fmod, (self, other), (self, other), {})
     return fmod
 
 
@@ -1002,7 +1592,12 @@ def make_fmod_(op, op_out):
     def fmod_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(fmod_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(fmod_, (self, other), (self, other), {})
     return fmod_
 
 
@@ -1010,7 +1605,12 @@ def make_frac(op, op_out):
     def frac(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(frac, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(frac, (self,), (self,), {})
     return frac
 
 
@@ -1018,7 +1618,12 @@ def make_frac_(op, op_out):
     def frac_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(frac_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(frac_, (self,), (self,), {})
     return frac_
 
 
@@ -1030,7 +1635,12 @@ def make_gather(op, op_out):
             _missing('gather', ('dim', 'index'), (dim, index))
         if _TORCH_FUNCTION[0] and _has_torch_function((self, index)):
             return _handle_torch_function(gather, (self, index), (self, dim, index), {'sparse_grad': sparse_grad})
-        return (op.scan or entry(op))((self, dim, index, sparse_grad))
+        try:
+            return (op.scan or entry(op))((self, dim, index, sparse_grad))
+        except Exception:
+            if not _has_torch_function((self, index)):
+                raise
+            return _handle_torch_function(gather, (self, index), (self, dim, index), {'sparse_grad': sparse_grad})
     return gather
 
 
@@ -1038,7 +1648,12 @@ def make_gcd(op, op_out):
     def gcd(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(gcd, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(gcd, (self, other), (self, other), {})
     return gcd
 
 
@@ -1046,7 +1661,12 @@ def make_gcd_(op, op_out):
     def gcd_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(gcd_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(gcd_, (self, other), (self, other), {})
     return gcd_
 
 
@@ -1054,7 +1674,12 @@ def make_ge(op, op_out):
     def ge(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(ge, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(ge, (self, other), (self, other), {})
     return ge
 
 
@@ -1062,7 +1687,12 @@ def make_ge_(op, op_out):
     def ge_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(ge_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(ge_, (self, other), (self, other), {})
     return ge_
 
 
@@ -1070,7 +1700,12 @@ def make_geometric_(op, op_out):
     def geometric_(self, p, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(geometric_, (self,), (self, p), {'generator': generator})
-        return (op.scan or entry(op))((self, p, generator))
+        try:
+            return (op.scan or entry(op))((self, p, generator))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(geometric_, (self,), (self, p), {'generator': generator})
     return geometric_
 
 
@@ -1078,7 +1713,12 @@ def make_geqrf(op, op_out):
     def geqrf(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(geqrf, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(geqrf, (self,), (self,), {})
     return geqrf
 
 
@@ -1086,7 +1726,12 @@ def make_gt(op, op_out):
     def gt(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(gt, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(gt, (self, other), (self, other), {})
     return gt
 
 
@@ -1094,7 +1739,12 @@ def make_gt_(op, op_out):
     def gt_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(gt_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(gt_, (self, other), (self, other), {})
     return gt_
 
 
@@ -1102,7 +1752,12 @@ def make_hardshrink(op, op_out):
     def hardshrink(self, lambd=0.5):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(hardshrink, (self,), (self, lambd), {})
-        return (op.scan or entry(op))((self, lambd))
+        try:
+            return (op.scan or entry(op))((self, lambd))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(hardshrink, (self,), (self, lambd), {})
     return hardshrink
 
 
@@ -1110,7 +1765,12 @@ def make_heaviside(op, op_out):
     def heaviside(self, values):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, values)):
             return _handle_torch_function(heaviside, (self, values), (self, values), {})
-        return (op.scan or entry(op))((self, values))
+        try:
+            return (op.scan or entry(op))((self, values))
+        except Exception:
+            if not _has_torch_function((self, values)):
+                raise
+            return _handle_torch_function(heaviside, (self, values), (self, values), {})
     return heaviside
 
 
@@ -1118,7 +1778,12 @@ def make_heaviside_(op, op_out):
     def heaviside_(self, values):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, values)):
             return _handle_torch_function(heaviside_, (self, values), (self, values), {})
-        return (op.scan or entry(op))((self, values))
+        try:
+            return (op.scan or entry(op))((self, values))
+        except Exception:
+            if not _has_torch_function((self, values)):
+                raise
+            return _handle_torch_function(heaviside_, (self, values), (self, values), {})
     return heaviside_
 
 
@@ -1126,7 +1791,12 @@ def make_histc(op, op_out):
     def histc(self, bins=100, min=0, max=0):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(histc, (self,), (self, bins, min, max), {})
-        return (op.scan or entry(op))((self, bins, min, max))
+        try:
+            return (op.scan or entry(op))((self, bins, min, max))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(histc, (self,), (self, bins, min, max), {})
     return histc
 
 
@@ -1134,7 +1804,12 @@ def make_hypot(op, op_out):
     def hypot(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(hypot, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(hypot, (self, other), (self, other), {})
     return hypot
 
 
@@ -1142,7 +1817,12 @@ def make_hypot_(op, op_out):
     def hypot_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(hypot_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(hypot_, (self, other), (self, other), {})
     return hypot_
 
 
@@ -1150,7 +1830,12 @@ def make_i0(op, op_out):
     def i0(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(i0, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(i0, (self,), (self,), {})
     return i0
 
 
@@ -1158,7 +1843,12 @@ def make_i0_(op, op_out):
     def i0_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(i0_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(i0_, (self,), (self,), {})
     return i0_
 
 
@@ -1166,7 +1856,12 @@ def make_igamma(op, op_out):
     def igamma(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(igamma, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(igamma, (self, other), (self, other), {})
     return igamma
 
 
@@ -1174,7 +1869,12 @@ def make_igamma_(op, op_out):
     def igamma_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(igamma_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(igamma_, (self, other), (self, other), {})
     return igamma_
 
 
@@ -1182,7 +1882,12 @@ def make_igammac(op, op_out):
     def igammac(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(igammac, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(igammac, (self, other), (self, other), {})
     return igammac
 
 
@@ -1190,7 +1895,12 @@ def make_igammac_(op, op_out):
     def igammac_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(igammac_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(igammac_, (self, other), (self, other), {})
     return igammac_
 
 
@@ -1198,7 +1908,12 @@ def make_imag(op, op_out):
     def imag(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(imag, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(imag, (self,), (self,), {})
     return imag
 
 
@@ -1210,7 +1925,12 @@ def make_index_add(op, op_out):
             _missing('index_add', ('dim', 'index', 'source'), (dim, index, source))
         if _TORCH_FUNCTION[0] and _has_torch_function((self, index, source)):
             return _handle_torch_function(index_add, (self, index, source), (self, dim, index, source), {'alpha': alpha})
-        return (op.scan or entry(op))((self, dim, index, source, alpha))
+        try:
+            return (op.scan or entry(op))((self, dim, index, source, alpha))
+        except Exception:
+            if not _has_torch_function((self, index, source)):
+                raise
+            return _handle_torch_function(index_add, (self, index, source), (self, dim, index, source), {'alpha': alpha})
     return index_add
 
 
@@ -1222,7 +1942,12 @@ def make_index_add_(op, op_out):
             _missing('index_add_', ('dim', 'index', 'source'), (dim, index, source))
         if _TORCH_FUNCTION[0] and _has_torch_function((self, index, source)):
             return _handle_torch_function(index_add_, (self, index, source), (self, dim, index, source), {'alpha': alpha})
-        return (op.scan or entry(op))((self, dim, index, source, alpha))
+        try:
+            return (op.scan or entry(op))((self, dim, index, source, alpha))
+        except Exception:
+            if not _has_torch_function((self, index, source)):
+                raise
+            return _handle_torch_function(index_add_, (self, index, source), (self, dim, index, source), {'alpha': alpha})
     return index_add_
 
 
@@ -1234,7 +1959,12 @@ def make_index_copy(op, op_out):
             _missing('index_copy', ('dim', 'index', 'source'), (dim, index, source))
         if _TORCH_FUNCTION[0] and _has_torch_function((self, index, source)):
             return _handle_torch_function(index_copy, (self, index, source), (self, dim, index, source), {})
-        return (op.scan or entry(op))((self, dim, index, source))
+        try:
+            return (op.scan or entry(op))((self, dim, index, source))
+        except Exception:
+            if not _has_torch_function((self, index, source)):
+                raise
+            return _handle_torch_function(index_copy, (self, index, source), (self, dim, index, source), {})
     return index_copy
 
 
@@ -1246,7 +1976,12 @@ def make_index_copy_(op, op_out):
             _missing('index_copy_', ('dim', 'index', 'source'), (dim, index, source))
         if _TORCH_FUNCTION[0] and _has_torch_function((self, index, source)):
             return _handle_torch_function(index_copy_, (self, index, source), (self, dim, index, source), {})
-        return (op.scan or entry(op))((self, dim, index, source))
+        try:
+            return (op.scan or entry(op))((self, dim, index, source))
+        except Exception:
+            if not _has_torch_function((self, index, source)):
+                raise
+            return _handle_torch_function(index_copy_, (self, index, source), (self, dim, index, source), {})
     return index_copy_
 
 
@@ -1254,7 +1989,12 @@ def make_index_put_(op, op_out):
     def index_put_(self, indices, values, accumulate=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, indices, values)):
             return _handle_torch_function(index_put_, (self, indices, values), (self, indices, values, accumulate), {})
-        return (op.scan or entry(op))((self, indices, values, accumulate))
+        try:
+            return (op.scan or entry(op))((self, indices, values, accumulate))
+        except Exception:
+            if not _has_torch_function((self, indices, values)):
+                raise
+            return _handle_torch_function(index_put_, (self, indices, values), (self, indices, values, accumulate), {})
     return index_put_
 
 
@@ -1266,7 +2006,12 @@ def make_index_select(op, op_out):
             _missing('index_select', ('dim', 'index'), (dim, index))
         if _TORCH_FUNCTION[0] and _has_torch_function((self, index)):
             return _handle_torch_function(index_select, (self, index), (self, dim, index), {})
-        return (op.scan or entry(op))((self, dim, index))
+        try:
+            return (op.scan or entry(op))((self, dim, index))
+        except Exception:
+            if not _has_torch_function((self, index)):
+                raise
+            return _handle_torch_function(index_select, (self, index), (self, dim, index), {})
     return index_select
 
 
@@ -1274,7 +2019,12 @@ def make_indices(op, op_out):
     def indices(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(indices, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(indices, (self,), (self,), {})
     return indices
 
 
@@ -1282,7 +2032,12 @@ def make_int_repr(op, op_out):
     def int_repr(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(int_repr, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(int_repr, (self,), (self,), {})
     return int_repr
 
 
@@ -1290,7 +2045,12 @@ def make_isclose(op, op_out):
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(isclose, (self, other), (self, other, rtol, atol, equal_nan), {})
-        return (op.scan or entry(op))((self, other, rtol, atol, equal_nan))
+        try:
+            return (op.scan or entry(op))((self, other, rtol, atol, equal_nan))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(isclose, (self, other), (self, other, rtol, atol, equal_nan), {})
     return isclose
 
 
@@ -1298,7 +2058,12 @@ def make_isfinite(op, op_out):
     def isfinite(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(isfinite, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(isfinite, (self,), (self,), {})
     return isfinite
 
 
@@ -1306,7 +2071,12 @@ def make_isinf(op, op_out):
     def isinf(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(isinf, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(isinf, (self,), (self,), {})
     return isinf
 
 
@@ -1314,7 +2084,12 @@ def make_isnan(op, op_out):
     def isnan(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(isnan, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(isnan, (self,), (self,), {})
     return isnan
 
 
@@ -1324,7 +2099,12 @@ def make_kthvalue(op, op_out):
             dim, keepdim = _resolve_aliases('kthvalue', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(kthvalue, (self,), (self, k, dim, keepdim), {})
-        return (op.scan or entry(op))((self, k, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((self, k, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(kthvalue, (self,), (self, k, dim, keepdim), {})
     return kthvalue
 
 
@@ -1332,7 +2112,12 @@ def make_lcm(op, op_out):
     def lcm(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(lcm, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(lcm, (self, other), (self, other), {})
     return lcm
 
 
@@ -1340,7 +2125,12 @@ def make_lcm_(op, op_out):
     def lcm_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(lcm_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(lcm_, (self, other), (self, other), {})
     return lcm_
 
 
@@ -1348,7 +2138,12 @@ def make_le(op, op_out):
     def le(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(le, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(le, (self, other), (self, other), {})
     return le
 
 
@@ -1356,7 +2151,12 @@ def make_le_(op, op_out):
     def le_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(le_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(le_, (self, other), (self, other), {})
     return le_
 
 
@@ -1364,7 +2164,12 @@ def make_lerp(op, op_out):
     def lerp(self, end, weight):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, end, weight)):
             return _handle_torch_function(lerp, (self, end, weight), (self, end, weight), {})
-        return (op.scan or entry(op))((self, end, weight))
+        try:
+            return (op.scan or entry(op))((self, end, weight))
+        except Exception:
+            if not _has_torch_function((self, end, weight)):
+                raise
+            return _handle_torch_function(lerp, (self, end, weight), (self, end, weight), {})
     return lerp
 
 
@@ -1372,7 +2177,12 @@ def make_lerp_(op, op_out):
     def lerp_(self, end, weight):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, end, weight)):
             return _handle_torch_function(lerp_, (self, end, weight), (self, end, weight), {})
-        return (op.scan or entry(op))((self, end, weight))
+        try:
+            return (op.scan or entry(op))((self, end, weight))
+        except Exception:
+            if not _has_torch_function((self, end, weight)):
+                raise
+            return _handle_torch_function(lerp_, (self, end, weight), (self, end, weight), {})
     return lerp_
 
 
@@ -1380,7 +2190,12 @@ def make_lgamma(op, op_out):
     def lgamma(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(lgamma, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(lgamma, (self,), (self,), {})
     return lgamma
 
 
@@ -1388,7 +2203,12 @@ def make_lgamma_(op, op_out):
     def lgamma_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(lgamma_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(lgamma_, (self,), (self,), {})
     return lgamma_
 
 
@@ -1396,7 +2216,12 @@ def make_log(op, op_out):
     def log(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(log, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(log, (self,), (self,), {})
     return log
 
 
@@ -1404,7 +2229,12 @@ def make_log10(op, op_out):
     def log10(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(log10, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(log10, (self,), (self,), {})
     return log10
 
 
@@ -1412,7 +2242,12 @@ def make_log10_(op, op_out):
     def log10_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(log10_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(log10_, (self,), (self,), {})
     return log10_
 
 
@@ -1420,7 +2255,12 @@ def make_log1p(op, op_out):
     def log1p(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(log1p, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(log1p, (self,), (self,), {})
     return log1p
 
 
@@ -1428,7 +2268,12 @@ def make_log1p_(op, op_out):
     def log1p_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(log1p_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(log1p_, (self,), (self,), {})
     return log1p_
 
 
@@ -1436,7 +2281,12 @@ def make_log2(op, op_out):
     def log2(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(log2, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(log2, (self,), (self,), {})
     return log2
 
 
@@ -1444,7 +2294,12 @@ def make_log2_(op, op_out):
     def log2_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(log2_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(log2_, (self,), (self,), {})
     return log2_
 
 
@@ -1452,7 +2307,12 @@ def make_log_(op, op_out):
     def log_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(log_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(log_, (self,), (self,), {})
     return log_
 
 
@@ -1460,7 +2320,12 @@ def make_log_normal_(op, op_out):
     def log_normal_(self, mean=1, std=2, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(log_normal_, (self,), (self, mean, std), {'generator': generator})
-        return (op.scan or entry(op))((self, mean, std, generator))
+        try:
+            return (op.scan or entry(op))((self, mean, std, generator))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(log_normal_, (self,), (self, mean, std), {'generator': generator})
     return log_normal_
 
 
@@ -1472,7 +2337,12 @@ def make_log_softmax(op, op_out):
             _missing('log_softmax', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(log_softmax, (self,), (self, dim, dtype), {})
-        return (op.scan or entry(op))((self, dim, dtype))
+        try:
+            return (op.scan or entry(op))((self, dim, dtype))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(log_softmax, (self,), (self, dim, dtype), {})
     return log_softmax
 
 
@@ -1480,7 +2350,12 @@ def make_logaddexp(op, op_out):
     def logaddexp(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(logaddexp, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(logaddexp, (self, other), (self, other), {})
     return logaddexp
 
 
@@ -1488,7 +2363,12 @@ def make_logaddexp2(op, op_out):
     def logaddexp2(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(logaddexp2, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(logaddexp2, (self, other), (self, other), {})
     return logaddexp2
 
 
@@ -1500,7 +2380,12 @@ def make_logcumsumexp(op, op_out):
             _missing('logcumsumexp', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(logcumsumexp, (self,), (self, dim), {})
-        return (op.scan or entry(op))((self, dim))
+        try:
+            return (op.scan or entry(op))((self, dim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(logcumsumexp, (self,), (self, dim), {})
     return logcumsumexp
 
 
@@ -1508,7 +2393,12 @@ def make_logical_and(op, op_out):
     def logical_and(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(logical_and, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(logical_and, (self, other), (self, other), {})
     return logical_and
 
 
@@ -1516,7 +2406,12 @@ def make_logical_and_(op, op_out):
     def logical_and_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(logical_and_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(logical_and_, (self, other), (self, other), {})
     return logical_and_
 
 
@@ -1524,7 +2419,12 @@ def make_logical_not(op, op_out):
     def logical_not(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(logical_not, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(logical_not, (self,), (self,), {})
     return logical_not
 
 
@@ -1532,7 +2432,12 @@ def make_logical_not_(op, op_out):
     def logical_not_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(logical_not_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(logical_not_, (self,), (self,), {})
     return logical_not_
 
 
@@ -1540,7 +2445,12 @@ def make_logical_or(op, op_out):
     def logical_or(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(logical_or, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(logical_or, (self, other), (self, other), {})
     return logical_or
 
 
@@ -1548,7 +2458,12 @@ def make_logical_or_(op, op_out):
     def logical_or_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(logical_or_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(logical_or_, (self, other), (self, other), {})
     return logical_or_
 
 
@@ -1556,7 +2471,12 @@ def make_logical_xor(op, op_out):
     def logical_xor(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(logical_xor, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(logical_xor, (self, other), (self, other), {})
     return logical_xor
 
 
@@ -1564,7 +2484,12 @@ def make_logical_xor_(op, op_out):
     def logical_xor_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(logical_xor_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(logical_xor_, (self, other), (self, other), {})
     return logical_xor_
 
 
@@ -1572,7 +2497,12 @@ def make_logit(op, op_out):
     def logit(self, eps=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(logit, (self,), (self, eps), {})
-        return (op.scan or entry(op))((self, eps))
+        try:
+            return (op.scan or entry(op))((self, eps))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(logit, (self,), (self, eps), {})
     return logit
 
 
@@ -1580,7 +2510,12 @@ def make_logit_(op, op_out):
     def logit_(self, eps=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(logit_, (self,), (self, eps), {})
-        return (op.scan or entry(op))((self, eps))
+        try:
+            return (op.scan or entry(op))((self, eps))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(logit_, (self,), (self, eps), {})
     return logit_
 
 
@@ -1592,7 +2527,12 @@ def make_logsumexp(op, op_out):
             _missing('logsumexp', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(logsumexp, (self,), (self, dim, keepdim), {})
-        return (op.scan or entry(op))((self, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(logsumexp, (self,), (self, dim, keepdim), {})
     return logsumexp
 
 
@@ -1600,7 +2540,12 @@ def make_lt(op, op_out):
     def lt(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(lt, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(lt, (self, other), (self, other), {})
     return lt
 
 
@@ -1608,7 +2553,12 @@ def make_lt_(op, op_out):
     def lt_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(lt_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(lt_, (self, other), (self, other), {})
     return lt_
 
 
@@ -1616,7 +2566,12 @@ def make_masked_scatter(op, op_out):
     def masked_scatter(self, mask, source):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, mask, source)):
             return _handle_torch_function(masked_scatter, (self, mask, source), (self, mask, source), {})
-        return (op.scan or entry(op))((self, mask, source))
+        try:
+            return (op.scan or entry(op))((self, mask, source))
+        except Exception:
+            if not _has_torch_function((self, mask, source)):
+                raise
+            return _handle_torch_function(masked_scatter, (self, mask, source), (self, mask, source), {})
     return masked_scatter
 
 
@@ -1624,7 +2579,12 @@ def make_masked_scatter_(op, op_out):
     def masked_scatter_(self, mask, source):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, mask, source)):
             return _handle_torch_function(masked_scatter_, (self, mask, source), (self, mask, source), {})
-        return (op.scan or entry(op))((self, mask, source))
+        try:
+            return (op.scan or entry(op))((self, mask, source))
+        except Exception:
+            if not _has_torch_function((self, mask, source)):
+                raise
+            return _handle_torch_function(masked_scatter_, (self, mask, source), (self, mask, source), {})
     return masked_scatter_
 
 
@@ -1632,7 +2592,12 @@ def make_masked_select(op, op_out):
     def masked_select(self, mask):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, mask)):
             return _handle_torch_function(masked_select, (self, mask), (self, mask), {})
-        return (op.scan or entry(op))((self, mask))
+        try:
+            return (op.scan or entry(op))((self, mask))
+        except Exception:
+            if not _has_torch_function((self, mask)):
+                raise
+            return _handle_torch_function(masked_select, (self, mask), (self, mask), {})
     return masked_select
 
 
@@ -1640,7 +2605,12 @@ def make_max(op, op_out):
     def max(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(max, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(max, (self,), (self,), {})
     return max
 
 
@@ -1648,7 +2618,12 @@ def make_maximum(op, op_out):
     def maximum(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(maximum, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(maximum, (self, other), (self, other), {})
     return maximum
 
 
@@ -1658,7 +2633,12 @@ def make_mean(op, op_out):
             dim, keepdim = _resolve_aliases('mean', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(mean, (self,), (self, dim, keepdim), {'dtype': dtype})
-        return (op.scan or entry(op))((self, dim, keepdim, dtype))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim, dtype))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(mean, (self,), (self, dim, keepdim), {'dtype': dtype})
     return mean
 
 
@@ -1666,7 +2646,12 @@ def make_min(op, op_out):
     def min(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(min, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(min, (self,), (self,), {})
     return min
 
 
@@ -1674,7 +2659,12 @@ def make_minimum(op, op_out):
     def minimum(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(minimum, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(minimum, (self, other), (self, other), {})
     return minimum
 
 
@@ -1682,7 +2672,12 @@ def make_mm(op, op_out):
     def mm(self, mat2):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, mat2)):
             return _handle_torch_function(mm, (self, mat2), (self, mat2), {})
-        return (op.scan or entry(op))((self, mat2))
+        try:
+            return (op.scan or entry(op))((self, mat2))
+        except Exception:
+            if not _has_torch_function((self, mat2)):
+                raise
+            return _handle_torch_function(mm, (self, mat2), (self, mat2), {})
     return mm
 
 
@@ -1692,7 +2687,12 @@ def make_mode(op, op_out):
             dim, keepdim = _resolve_aliases('mode', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(mode, (self,), (self, dim, keepdim), {})
-        return (op.scan or entry(op))((self, dim, keepdim))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(mode, (self,), (self, dim, keepdim), {})
     return mode
 
 
@@ -1700,7 +2700,12 @@ def make_mul(op, op_out):
     def mul(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(mul, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(mul, (self, other), (self, other), {})
     return mul
 
 
@@ -1708,7 +2713,12 @@ def make_mul_(op, op_out):
     def mul_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(mul_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(mul_, (self, other), (self, other), {})
     return mul_
 
 
@@ -1716,7 +2726,12 @@ def make_multinomial(op, op_out):
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(multinomial, (self,), (self, num_samples, replacement), {'generator': generator})
-        return (op.scan or entry(op))((self, num_samples, replacement, generator))
+        try:
+            return (op.scan or entry(op))((self, num_samples, replacement, generator))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(multinomial, (self,), (self, num_samples, replacement), {'generator': generator})
     return multinomial
 
 
@@ -1724,7 +2739,12 @@ def make_mv(op, op_out):
     def mv(self, vec):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, vec)):
             return _handle_torch_function(mv, (self, vec), (self, vec), {})
-        return (op.scan or entry(op))((self, vec))
+        try:
+            return (op.scan or entry(op))((self, vec))
+        except Exception:
+            if not _has_torch_function((self, vec)):
+                raise
+            return _handle_torch_function(mv, (self, vec), (self, vec), {})
     return mv
 
 
@@ -1732,7 +2752,12 @@ def make_mvlgamma(op, op_out):
     def mvlgamma(self, p):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(mvlgamma, (self,), (self, p), {})
-        return (op.scan or entry(op))((self, p))
+        try:
+            return (op.scan or entry(op))((self, p))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(mvlgamma, (self,), (self, p), {})
     return mvlgamma
 
 
@@ -1740,7 +2765,12 @@ def make_mvlgamma_(op, op_out):
     def mvlgamma_(self, p):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(mvlgamma_, (self,), (self, p), {})
-        return (op.scan or entry(op))((self, p))
+        try:
+            return (op.scan or entry(op))((self, p))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(mvlgamma_, (self,), (self, p), {})
     return mvlgamma_
 
 
@@ -1748,7 +2778,12 @@ def make_nan_to_num(op, op_out):
     def nan_to_num(self, nan=None, posinf=None, neginf=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(nan_to_num, (self,), (self, nan, posinf, neginf), {})
-        return (op.scan or entry(op))((self, nan, posinf, neginf))
+        try:
+            return (op.scan or entry(op))((self, nan, posinf, neginf))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(nan_to_num, (self,), (self, nan, posinf, neginf), {})
     return nan_to_num
 
 
@@ -1756,7 +2791,12 @@ def make_nan_to_num_(op, op_out):
     def nan_to_num_(self, nan=None, posinf=None, neginf=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(nan_to_num_, (self,), (self, nan, posinf, neginf), {})
-        return (op.scan or entry(op))((self, nan, posinf, neginf))
+        try:
+            return (op.scan or entry(op))((self, nan, posinf, neginf))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(nan_to_num_, (self,), (self, nan, posinf, neginf), {})
     return nan_to_num_
 
 
@@ -1766,7 +2806,12 @@ def make_nansum(op, op_out):
             dim, keepdim = _resolve_aliases('nansum', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(nansum, (self,), (self, dim, keepdim), {'dtype': dtype})
-        return (op.scan or entry(op))((self, dim, keepdim, dtype))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim, dtype))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(nansum, (self,), (self, dim, keepdim), {'dtype': dtype})
     return nansum
 
 
@@ -1778,7 +2823,12 @@ def make_narrow(op, op_out):
             _missing('narrow', ('dim', 'start', 'length'), (dim, start, length))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(narrow, (self,), (self, dim, start, length), {})
-        return (op.scan or entry(op))((self, dim, start, length))
+        try:
+            return (op.scan or entry(op))((self, dim, start, length))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(narrow, (self,), (self, dim, start, length), {})
     return narrow
 
 
@@ -1786,7 +2836,12 @@ def make_ne(op, op_out):
     def ne(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(ne, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(ne, (self, other), (self, other), {})
     return ne
 
 
@@ -1794,7 +2849,12 @@ def make_ne_(op, op_out):
     def ne_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(ne_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(ne_, (self, other), (self, other), {})
     return ne_
 
 
@@ -1802,7 +2862,12 @@ def make_neg(op, op_out):
     def neg(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(neg, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(neg, (self,), (self,), {})
     return neg
 
 
@@ -1810,7 +2875,12 @@ def make_neg_(op, op_out):
     def neg_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(neg_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(neg_, (self,), (self,), {})
     return neg_
 
 
@@ -1818,7 +2888,12 @@ def make_nextafter(op, op_out):
     def nextafter(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(nextafter, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(nextafter, (self, other), (self, other), {})
     return nextafter
 
 
@@ -1826,7 +2901,12 @@ def make_nextafter_(op, op_out):
     def nextafter_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(nextafter_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(nextafter_, (self, other), (self, other), {})
     return nextafter_
 
 
@@ -1834,7 +2914,12 @@ def make_nonzero_static(op, op_out):
     def nonzero_static(self, *, size, fill_value=-1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(nonzero_static, (self,), (self,), {'size': size, 'fill_value': fill_value})
-        return (op.scan or entry(op))((self, size, fill_value))
+        try:
+            return (op.scan or entry(op))((self, size, fill_value))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(nonzero_static, (self,), (self,), {'size': size, 'fill_value': fill_value})
     return nonzero_static
 
 
@@ -1842,7 +2927,12 @@ def make_normal_(op, op_out):
     def normal_(self, mean=0, std=1, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(normal_, (self,), (self, mean, std), {'generator': generator})
-        return (op.scan or entry(op))((self, mean, std, generator))
+        try:
+            return (op.scan or entry(op))((self, mean, std, generator))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(normal_, (self,), (self, mean, std), {'generator': generator})
     return normal_
 
 
@@ -1853,7 +2943,12 @@ def make_permute(op, op_out):
         dims = _int_list(dims, 'permute', 'dims')
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(permute, (self,), (self, dims), {})
-        return (op.scan or entry(op))((self, dims))
+        try:
+            return (op.scan or entry(op))((self, dims))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(permute, (self,), (self, dims), {})
     return permute
 
 
@@ -1861,7 +2956,12 @@ def make_polygamma(op, op_out):
     def polygamma(self, n):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(polygamma, (self,), (self, n), {})
-        return (op.scan or entry(op))((self, n))
+        try:
+            return (op.scan or entry(op))((self, n))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(polygamma, (self,), (self, n), {})
     return polygamma
 
 
@@ -1869,7 +2969,12 @@ def make_polygamma_(op, op_out):
     def polygamma_(self, n):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(polygamma_, (self,), (self, n), {})
-        return (op.scan or entry(op))((self, n))
+        try:
+            return (op.scan or entry(op))((self, n))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(polygamma_, (self,), (self, n), {})
     return polygamma_
 
 
@@ -1877,7 +2982,12 @@ def make_pow(op, op_out):
     def pow(self, exponent):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, exponent)):
             return _handle_torch_function(pow, (self, exponent), (self, exponent), {})
-        return (op.scan or entry(op))((self, exponent))
+        try:
+            return (op.scan or entry(op))((self, exponent))
+        except Exception:
+            if not _has_torch_function((self, exponent)):
+                raise
+            return _handle_torch_function(pow, (self, exponent), (self, exponent), {})
     return pow
 
 
@@ -1885,7 +2995,12 @@ def make_pow_(op, op_out):
     def pow_(self, exponent):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, exponent)):
             return _handle_torch_function(pow_, (self, exponent), (self, exponent), {})
-        return (op.scan or entry(op))((self, exponent))
+        try:
+            return (op.scan or entry(op))((self, exponent))
+        except Exception:
+            if not _has_torch_function((self, exponent)):
+                raise
+            return _handle_torch_function(pow_, (self, exponent), (self, exponent), {})
     return pow_
 
 
@@ -1895,7 +3010,12 @@ def make_prod(op, op_out):
             dim, keepdim = _resolve_aliases('prod', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(prod, (self,), (self, dim, keepdim), {'dtype': dtype})
-        return (op.scan or entry(op))((self, dim, keepdim, dtype))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim, dtype))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(prod, (self,), (self, dim, keepdim), {'dtype': dtype})
     return prod
 
 
@@ -1903,7 +3023,12 @@ def make_q_per_channel_axis(op, op_out):
     def q_per_channel_axis(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(q_per_channel_axis, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(q_per_channel_axis, (self,), (self,), {})
     return q_per_channel_axis
 
 
@@ -1911,7 +3036,12 @@ def make_q_per_channel_scales(op, op_out):
     def q_per_channel_scales(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(q_per_channel_scales, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(q_per_channel_scales, (self,), (self,), {})
     return q_per_channel_scales
 
 
@@ -1919,7 +3049,12 @@ def make_q_per_channel_zero_points(op, op_out):
     def q_per_channel_zero_points(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(q_per_channel_zero_points, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(q_per_channel_zero_points, (self,), (self,), {})
     return q_per_channel_zero_points
 
 
@@ -1927,7 +3062,12 @@ def make_q_scale(op, op_out):
     def q_scale(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(q_scale, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(q_scale, (self,), (self,), {})
     return q_scale
 
 
@@ -1935,7 +3075,12 @@ def make_q_zero_point(op, op_out):
     def q_zero_point(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(q_zero_point, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(q_zero_point, (self,), (self,), {})
     return q_zero_point
 
 
@@ -1943,7 +3088,12 @@ def make_qscheme(op, op_out):
     def qscheme(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(qscheme, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(qscheme, (self,), (self,), {})
     return qscheme
 
 
@@ -1951,7 +3101,12 @@ def make_rad2deg(op, op_out):
     def rad2deg(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(rad2deg, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(rad2deg, (self,), (self,), {})
     return rad2deg
 
 
@@ -1959,7 +3114,12 @@ def make_rad2deg_(op, op_out):
     def rad2deg_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(rad2deg_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(rad2deg_, (self,), (self,), {})
     return rad2deg_
 
 
@@ -1967,7 +3127,12 @@ def make_real(op, op_out):
     def real(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(real, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(real, (self,), (self,), {})
     return real
 
 
@@ -1975,7 +3140,12 @@ def make_reciprocal(op, op_out):
     def reciprocal(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(reciprocal, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(reciprocal, (self,), (self,), {})
     return reciprocal
 
 
@@ -1983,7 +3153,12 @@ def make_reciprocal_(op, op_out):
     def reciprocal_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(reciprocal_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(reciprocal_, (self,), (self,), {})
     return reciprocal_
 
 
@@ -1991,7 +3166,12 @@ def make_relu(op, op_out):
     def relu(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(relu, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(relu, (self,), (self,), {})
     return relu
 
 
@@ -1999,7 +3179,12 @@ def make_relu_(op, op_out):
     def relu_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(relu_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(relu_, (self,), (self,), {})
     return relu_
 
 
@@ -2007,7 +3192,12 @@ def make_remainder(op, op_out):
     def remainder(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(remainder, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(remainder, (self, other), (self, other), {})
     return remainder
 
 
@@ -2015,7 +3205,12 @@ def make_remainder_(op, op_out):
     def remainder_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(remainder_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(remainder_, (self, other), (self, other), {})
     return remainder_
 
 
@@ -2026,7 +3221,12 @@ def make_repeat(op, op_out):
         repeats = _int_list(repeats, 'repeat', 'repeats')
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(repeat, (self,), (self, repeats), {})
-        return (op.scan or entry(op))((self, repeats))
+        try:
+            return (op.scan or entry(op))((self, repeats))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(repeat, (self,), (self, repeats), {})
     return repeat
 
 
@@ -2034,7 +3234,12 @@ def make_roll(op, op_out):
     def roll(self, shifts, dims=()):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(roll, (self,), (self, shifts, dims), {})
-        return (op.scan or entry(op))((self, shifts, dims))
+        try:
+            return (op.scan or entry(op))((self, shifts, dims))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(roll, (self,), (self, shifts, dims), {})
     return roll
 
 
@@ -2042,7 +3247,12 @@ def make_round(op, op_out):
     def round(self, *, decimals=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(round, (self,), (self,), {'decimals': decimals})
-        return (op.scan or entry(op))((self, decimals))
+        try:
+            return (op.scan or entry(op))((self, decimals))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(round, (self,), (self,), {'decimals': decimals})
     return round
 
 
@@ -2050,7 +3260,12 @@ def make_round_(op, op_out):
     def round_(self, *, decimals=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(round_, (self,), (self,), {'decimals': decimals})
-        return (op.scan or entry(op))((self, decimals))
+        try:
+            return (op.scan or entry(op))((self, decimals))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(round_, (self,), (self,), {'decimals': decimals})
     return round_
 
 
@@ -2058,7 +3273,12 @@ def make_rsqrt(op, op_out):
     def rsqrt(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(rsqrt, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(rsqrt, (self,), (self,), {})
     return rsqrt
 
 
@@ -2066,7 +3286,12 @@ def make_rsqrt_(op, op_out):
     def rsqrt_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(rsqrt_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(rsqrt_, (self,), (self,), {})
     return rsqrt_
 
 
@@ -2078,7 +3303,12 @@ def make_scatter_add(op, op_out):
             _missing('scatter_add', ('dim', 'index', 'src'), (dim, index, src))
         if _TORCH_FUNCTION[0] and _has_torch_function((self, index, src)):
             return _handle_torch_function(scatter_add, (self, index, src), (self, dim, index, src), {})
-        return (op.scan or entry(op))((self, dim, index, src))
+        try:
+            return (op.scan or entry(op))((self, dim, index, src))
+        except Exception:
+            if not _has_torch_function((self, index, src)):
+                raise
+            return _handle_torch_function(scatter_add, (self, index, src), (self, dim, index, src), {})
     return scatter_add
 
 
@@ -2090,7 +3320,12 @@ def make_scatter_add_(op, op_out):
             _missing('scatter_add_', ('dim', 'index', 'src'), (dim, index, src))
         if _TORCH_FUNCTION[0] and _has_torch_function((self, index, src)):
             return _handle_torch_function(scatter_add_, (self, index, src), (self, dim, index, src), {})
-        return (op.scan or entry(op))((self, dim, index, src))
+        try:
+            return (op.scan or entry(op))((self, dim, index, src))
+        except Exception:
+            if not _has_torch_function((self, index, src)):
+                raise
+            return _handle_torch_function(scatter_add_, (self, index, src), (self, dim, index, src), {})
     return scatter_add_
 
 
@@ -2102,7 +3337,12 @@ def make_scatter_reduce(op, op_out):
             _missing('scatter_reduce', ('dim', 'index', 'src', 'reduce'), (dim, index, src, reduce))
         if _TORCH_FUNCTION[0] and _has_torch_function((self, index, src)):
             return _handle_torch_function(scatter_reduce, (self, index, src), (self, dim, index, src, reduce), {'include_self': include_self})
-        return (op.scan or entry(op))((self, dim, index, src, reduce, include_self))
+        try:
+            return (op.scan or entry(op))((self, dim, index, src, reduce, include_self))
+        except Exception:
+            if not _has_torch_function((self, index, src)):
+                raise
+            return _handle_torch_function(scatter_reduce, (self, index, src), (self, dim, index, src, reduce), {'include_self': include_self})
     return scatter_reduce
 
 
@@ -2114,7 +3354,12 @@ def make_scatter_reduce_(op, op_out):
             _missing('scatter_reduce_', ('dim', 'index', 'src', 'reduce'), (dim, index, src, reduce))
         if _TORCH_FUNCTION[0] and _has_torch_function((self, index, src)):
             return _handle_torch_function(scatter_reduce_, (self, index, src), (self, dim, index, src, reduce), {'include_self': include_self})
-        return (op.scan or entry(op))((self, dim, index, src, reduce, include_self))
+        try:
+            return (op.scan or entry(op))((self, dim, index, src, reduce, include_self))
+        except Exception:
+            if not _has_torch_function((self, index, src)):
+                raise
+            return _handle_torch_function(scatter_reduce_, (self, index, src), (self, dim, index, src, reduce), {'include_self': include_self})
     return scatter_reduce_
 
 
@@ -2126,7 +3371,12 @@ def make_select(op, op_out):
             _missing('select', ('dim', 'index'), (dim, index))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(select, (self,), (self, dim, index), {})
-        return (op.scan or entry(op))((self, dim, index))
+        try:
+            return (op.scan or entry(op))((self, dim, index))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(select, (self,), (self, dim, index), {})
     return select
 
 
@@ -2138,7 +3388,12 @@ def make_select_scatter(op, op_out):
             _missing('select_scatter', ('dim', 'index'), (dim, index))
         if _TORCH_FUNCTION[0] and _has_torch_function((self, src)):
             return _handle_torch_function(select_scatter, (self, src), (self, src, dim, index), {})
-        return (op.scan or entry(op))((self, src, dim, index))
+        try:
+            return (op.scan or entry(op))((self, src, dim, index))
+        except Exception:
+            if not _has_torch_function((self, src)):
+                raise
+            return _handle_torch_function(select_scatter, (self, src), (self, src, dim, index), {})
     return select_scatter
 
 
@@ -2146,7 +3401,12 @@ def make_sgn(op, op_out):
     def sgn(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sgn, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sgn, (self,), (self,), {})
     return sgn
 
 
@@ -2154,7 +3414,12 @@ def make_sgn_(op, op_out):
     def sgn_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sgn_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sgn_, (self,), (self,), {})
     return sgn_
 
 
@@ -2162,7 +3427,12 @@ def make_sigmoid(op, op_out):
     def sigmoid(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sigmoid, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sigmoid, (self,), (self,), {})
     return sigmoid
 
 
@@ -2170,7 +3440,12 @@ def make_sigmoid_(op, op_out):
     def sigmoid_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sigmoid_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sigmoid_, (self,), (self,), {})
     return sigmoid_
 
 
@@ -2178,7 +3453,12 @@ def make_sign(op, op_out):
     def sign(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sign, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sign, (self,), (self,), {})
     return sign
 
 
@@ -2186,7 +3466,12 @@ def make_sign_(op, op_out):
     def sign_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sign_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sign_, (self,), (self,), {})
     return sign_
 
 
@@ -2194,7 +3479,12 @@ def make_signbit(op, op_out):
     def signbit(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(signbit, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(signbit, (self,), (self,), {})
     return signbit
 
 
@@ -2202,7 +3492,12 @@ def make_sin(op, op_out):
     def sin(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sin, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sin, (self,), (self,), {})
     return sin
 
 
@@ -2210,7 +3505,12 @@ def make_sin_(op, op_out):
     def sin_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sin_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sin_, (self,), (self,), {})
     return sin_
 
 
@@ -2218,7 +3518,12 @@ def make_sinc(op, op_out):
     def sinc(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sinc, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sinc, (self,), (self,), {})
     return sinc
 
 
@@ -2226,7 +3531,12 @@ def make_sinc_(op, op_out):
     def sinc_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sinc_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sinc_, (self,), (self,), {})
     return sinc_
 
 
@@ -2234,7 +3544,12 @@ def make_sinh(op, op_out):
     def sinh(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sinh, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sinh, (self,), (self,), {})
     return sinh
 
 
@@ -2242,7 +3557,12 @@ def make_sinh_(op, op_out):
     def sinh_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sinh_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sinh_, (self,), (self,), {})
     return sinh_
 
 
@@ -2252,7 +3572,12 @@ def make_slice(op, op_out):
             dim, = _resolve_aliases('slice', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(slice, (self,), (self, dim, start, end, step), {})
-        return (op.scan or entry(op))((self, dim, start, end, step))
+        try:
+            return (op.scan or entry(op))((self, dim, start, end, step))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(slice, (self,), (self, dim, start, end, step), {})
     return slice
 
 
@@ -2262,7 +3587,12 @@ def make_slice_scatter(op, op_out):
             dim, = _resolve_aliases('slice_scatter', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self, src)):
             return _handle_torch_function(slice_scatter, (self, src), (self, src, dim, start, end, step), {})
-        return (op.scan or entry(op))((self, src, dim, start, end, step))
+        try:
+            return (op.scan or entry(op))((self, src, dim, start, end, step))
+        except Exception:
+            if not _has_torch_function((self, src)):
+                raise
+            return _handle_torch_function(slice_scatter, (self, src), (self, src, dim, start, end, step), {})
     return slice_scatter
 
 
@@ -2274,7 +3604,12 @@ def make_softmax(op, op_out):
             _missing('softmax', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(softmax, (self,), (self, dim, dtype), {})
-        return (op.scan or entry(op))((self, dim, dtype))
+        try:
+            return (op.scan or entry(op))((self, dim, dtype))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(softmax, (self,), (self, dim, dtype), {})
     return softmax
 
 
@@ -2284,7 +3619,12 @@ def make_sort(op, op_out):
             dim, = _resolve_aliases('sort', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sort, (self,), (self, dim, descending), {'stable': stable})
-        return (op.scan or entry(op))((self, dim, descending, stable))
+        try:
+            return (op.scan or entry(op))((self, dim, descending, stable))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sort, (self,), (self, dim, descending), {'stable': stable})
     return sort
 
 
@@ -2292,7 +3632,12 @@ def make_sparse_mask(op, op_out):
     def sparse_mask(self, mask):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, mask)):
             return _handle_torch_function(sparse_mask, (self, mask), (self, mask), {})
-        return (op.scan or entry(op))((self, mask))
+        try:
+            return (op.scan or entry(op))((self, mask))
+        except Exception:
+            if not _has_torch_function((self, mask)):
+                raise
+            return _handle_torch_function(sparse_mask, (self, mask), (self, mask), {})
     return sparse_mask
 
 
@@ -2300,7 +3645,12 @@ def make_special_i1(op, op_out):
     def special_i1(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(special_i1, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(special_i1, (self,), (self,), {})
     return special_i1
 
 
@@ -2308,7 +3658,12 @@ def make_sqrt(op, op_out):
     def sqrt(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sqrt, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sqrt, (self,), (self,), {})
     return sqrt
 
 
@@ -2316,7 +3671,12 @@ def make_sqrt_(op, op_out):
     def sqrt_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sqrt_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sqrt_, (self,), (self,), {})
     return sqrt_
 
 
@@ -2324,7 +3684,12 @@ def make_square(op, op_out):
     def square(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(square, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(square, (self,), (self,), {})
     return square
 
 
@@ -2332,7 +3697,12 @@ def make_square_(op, op_out):
     def square_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(square_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(square_, (self,), (self,), {})
     return square_
 
 
@@ -2342,7 +3712,12 @@ def make_squeeze(op, op_out):
             dim, = _resolve_aliases('squeeze', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(squeeze, (self,), (self, dim), {})
-        return (op.scan or entry(op))((self, dim))
+        try:
+            return (op.scan or entry(op))((self, dim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(squeeze, (self,), (self, dim), {})
     return squeeze
 
 
@@ -2350,7 +3725,12 @@ def make_sub(op, op_out):
     def sub(self, other, *, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(sub, (self, other), (self, other), {'alpha': alpha})
-        return (op.scan or entry(op))((self, other, alpha))
+        try:
+            return (op.scan or entry(op))((self, other, alpha))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(sub, (self, other), (self, other), {'alpha': alpha})
     return sub
 
 
@@ -2358,7 +3738,12 @@ def make_sub_(op, op_out):
     def sub_(self, other, *, alpha=1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(sub_, (self, other), (self, other), {'alpha': alpha})
-        return (op.scan or entry(op))((self, other, alpha))
+        try:
+            return (op.scan or entry(op))((self, other, alpha))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(sub_, (self, other), (self, other), {'alpha': alpha})
     return sub_
 
 
@@ -2368,7 +3753,12 @@ def make_sum(op, op_out):
             dim, keepdim = _resolve_aliases('sum', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(sum, (self,), (self, dim, keepdim), {'dtype': dtype})
-        return (op.scan or entry(op))((self, dim, keepdim, dtype))
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim, dtype))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(sum, (self,), (self, dim, keepdim), {'dtype': dtype})
     return sum
 
 
@@ -2376,7 +3766,12 @@ def make_t(op, op_out):
     def t(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(t, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(t, (self,), (self,), {})
     return t
 
 
@@ -2384,7 +3779,12 @@ def make_take(op, op_out):
     def take(self, index):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, index)):
             return _handle_torch_function(take, (self, index), (self, index), {})
-        return (op.scan or entry(op))((self, index))
+        try:
+            return (op.scan or entry(op))((self, index))
+        except Exception:
+            if not _has_torch_function((self, index)):
+                raise
+            return _handle_torch_function(take, (self, index), (self, index), {})
     return take
 
 
@@ -2392,7 +3792,12 @@ def make_tan(op, op_out):
     def tan(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(tan, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(tan, (self,), (self,), {})
     return tan
 
 
@@ -2400,7 +3805,12 @@ def make_tan_(op, op_out):
     def tan_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(tan_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(tan_, (self,), (self,), {})
     return tan_
 
 
@@ -2408,7 +3818,12 @@ def make_tanh(op, op_out):
     def tanh(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(tanh, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(tanh, (self,), (self,), {})
     return tanh
 
 
@@ -2416,7 +3831,12 @@ def make_tanh_(op, op_out):
     def tanh_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(tanh_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(tanh_, (self,), (self,), {})
     return tanh_
 
 
@@ -2426,7 +3846,12 @@ def make_topk(op, op_out):
             dim, = _resolve_aliases('topk', _aliases, ('dim',), (dim,), None)
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(topk, (self,), (self, k, dim, largest, sorted), {})
-        return (op.scan or entry(op))((self, k, dim, largest, sorted))
+        try:
+            return (op.scan or entry(op))((self, k, dim, largest, sorted))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(topk, (self,), (self, k, dim, largest, sorted), {})
     return topk
 
 
@@ -2434,7 +3859,12 @@ def make_trace(op, op_out):
     def trace(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(trace, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(trace, (self,), (self,), {})
     return trace
 
 
@@ -2442,7 +3872,12 @@ def make_transpose(op, op_out):
     def transpose(self, dim0, dim1):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(transpose, (self,), (self, dim0, dim1), {})
-        return (op.scan or entry(op))((self, dim0, dim1))
+        try:
+            return (op.scan or entry(op))((self, dim0, dim1))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(transpose, (self,), (self, dim0, dim1), {})
     return transpose
 
 
@@ -2450,7 +3885,12 @@ def make_tril(op, op_out):
     def tril(self, diagonal=0):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(tril, (self,), (self, diagonal), {})
-        return (op.scan or entry(op))((self, diagonal))
+        try:
+            return (op.scan or entry(op))((self, diagonal))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(tril, (self,), (self, diagonal), {})
     return tril
 
 
@@ -2458,7 +3898,12 @@ def make_tril_(op, op_out):
     def tril_(self, diagonal=0):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(tril_, (self,), (self, diagonal), {})
-        return (op.scan or entry(op))((self, diagonal))
+        try:
+            return (op.scan or entry(op))((self, diagonal))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(tril_, (self,), (self, diagonal), {})
     return tril_
 
 
@@ -2466,7 +3911,12 @@ def make_triu(op, op_out):
     def triu(self, diagonal=0):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(triu, (self,), (self, diagonal), {})
-        return (op.scan or entry(op))((self, diagonal))
+        try:
+            return (op.scan or entry(op))((self, diagonal))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(triu, (self,), (self, diagonal), {})
     return triu
 
 
@@ -2474,7 +3924,12 @@ def make_triu_(op, op_out):
     def triu_(self, diagonal=0):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(triu_, (self,), (self, diagonal), {})
-        return (op.scan or entry(op))((self, diagonal))
+        try:
+            return (op.scan or entry(op))((self, diagonal))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(triu_, (self,), (self, diagonal), {})
     return triu_
 
 
@@ -2482,7 +3937,12 @@ def make_trunc(op, op_out):
     def trunc(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(trunc, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(trunc, (self,), (self,), {})
     return trunc
 
 
@@ -2490,7 +3950,12 @@ def make_trunc_(op, op_out):
     def trunc_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(trunc_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(trunc_, (self,), (self,), {})
     return trunc_
 
 
@@ -2502,7 +3967,12 @@ def make_unflatten(op, op_out):
             _missing('unflatten', ('dim', 'sizes'), (dim, sizes))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(unflatten, (self,), (self, dim, sizes), {})
-        return (op.scan or entry(op))((self, dim, sizes))
+        try:
+            return (op.scan or entry(op))((self, dim, sizes))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(unflatten, (self,), (self, dim, sizes), {})
     return unflatten
 
 
@@ -2510,7 +3980,12 @@ def make_unfold(op, op_out):
     def unfold(self, dimension, size, step):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(unfold, (self,), (self, dimension, size, step), {})
-        return (op.scan or entry(op))((self, dimension, size, step))
+        try:
+            return (op.scan or entry(op))((self, dimension, size, step))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(unfold, (self,), (self, dimension, size, step), {})
     return unfold
 
 
@@ -2518,7 +3993,12 @@ def make_uniform_(op, op_out):
     def uniform_(self, from_=0, to=1, *, generator=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(uniform_, (self,), (self, from_, to), {'generator': generator})
-        return (op.scan or entry(op))((self, from_, to, generator))
+        try:
+            return (op.scan or entry(op))((self, from_, to, generator))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(uniform_, (self,), (self, from_, to), {'generator': generator})
     return uniform_
 
 
@@ -2530,7 +4010,12 @@ def make_unsqueeze(op, op_out):
             _missing('unsqueeze', ('dim',), (dim,))
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(unsqueeze, (self,), (self, dim), {})
-        return (op.scan or entry(op))((self, dim))
+        try:
+            return (op.scan or entry(op))((self, dim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(unsqueeze, (self,), (self, dim), {})
     return unsqueeze
 
 
@@ -2538,7 +4023,12 @@ def make_values(op, op_out):
     def values(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(values, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(values, (self,), (self,), {})
     return values
 
 
@@ -2546,7 +4036,12 @@ def make_vdot(op, op_out):
     def vdot(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(vdot, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(vdot, (self, other), (self, other), {})
     return vdot
 
 
@@ -2557,7 +4052,12 @@ def make_view(op, op_out):
         size = _int_list(size, 'view', 'size')
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(view, (self,), (self, size), {})
-        return (op.scan or entry(op))((self, size))
+        try:
+            return (op.scan or entry(op))((self, size))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(view, (self,), (self, size), {})
     return view
 
 
@@ -2565,7 +4065,12 @@ def make_xlogy(op, op_out):
     def xlogy(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(xlogy, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(xlogy, (self, other), (self, other), {})
     return xlogy
 
 
@@ -2573,7 +4078,12 @@ def make_xlogy_(op, op_out):
     def xlogy_(self, other):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, other)):
             return _handle_torch_function(xlogy_, (self, other), (self, other), {})
-        return (op.scan or entry(op))((self, other))
+        try:
+            return (op.scan or entry(op))((self, other))
+        except Exception:
+            if not _has_torch_function((self, other)):
+                raise
+            return _handle_torch_function(xlogy_, (self, other), (self, other), {})
     return xlogy_
 
 
@@ -2581,5 +4091,10 @@ def make_zero_(op, op_out):
     def zero_(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
             return _handle_torch_function(zero_, (self,), (self,), {})
-        return (op.scan or entry(op))((self,))
+        try:
+            return (op.scan or entry(op))((self,))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(zero_, (self,), (self,), {})
     return zero_

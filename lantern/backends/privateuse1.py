@@ -24,6 +24,7 @@ from ..ops.op_kinds import AliasKind
 from .base import Backend, install_backend
 
 _registered = [None]  # the one PrivateUse1 backend, as in PyTorch
+_own_kernels = set()  # the ops register_kernel gave a kernel: installing (again, on a reference-mode switch) keeps it
 
 
 class PrivateUse1Backend(Backend):
@@ -50,7 +51,10 @@ class PrivateUse1Backend(Backend):
         raise NotImplementedError(f"{type(self).__name__}.from_host: a device copies host arrays in")
 
     def install(self, op):
-        """Backend.install, then the fallback for an op that got no kernel here."""
+        """Backend.install, then the fallback for an op that got no kernel here; a kernel from register_kernel
+        stays."""
+        if op in _own_kernels:
+            return
         super().install(op)
         if self.fallback is not None and self.key not in op.kernels:
             op.kernels[self.key] = self.fallback
@@ -96,7 +100,9 @@ def register_kernel(op_name, kernel):
     device, in place of the shared one (`TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl(name, kernel); }`).
     `args` is the tuple of the op's arguments in schema order; the kernel returns what the op returns."""
     backend = _require_backend("register_kernel")
-    registry.get(op_name).kernels[backend.key] = kernel
+    op = registry.get(op_name)
+    op.kernels[backend.key] = kernel
+    _own_kernels.add(op)
 
 
 def register_fallback(kernel):

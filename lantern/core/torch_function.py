@@ -8,7 +8,8 @@ before their bases, until one answers something other than NotImplemented.
 
 The question costs nothing for plain tensors: bindings test `ACTIVE[0]` first, which is True only while a mode is
 pushed or a class that overrides `__torch_function__` exists (Tensor.__init_subclass__ and weak references keep
-the count). It lives in core because the bindings (lantern.ops) read it; lantern.overrides is its public face.
+the count); an object that is no Tensor but has `__torch_function__` fails the call and is asked in the binding's
+`except`. It lives in core because the bindings (lantern.ops) read it; lantern.overrides is its public face.
 
 >>> import lantern
 >>> class Logged(lantern.Tensor):
@@ -39,8 +40,6 @@ class _ThreadState(threading.local):
 
 
 _state = _ThreadState()
-
-
 _watchers = []  # called with the new value whenever ACTIVE changes (lantern._tensor_subclasses checks methods)
 
 
@@ -128,7 +127,7 @@ def is_enabled():
 
 
 class _Disabled:
-    """A context manager and decorator setting the thread's disabled flags, restoring them on exit."""
+    """A context manager setting the thread's disabled flags, restoring them on exit."""
     _all = False
 
     def __enter__(self):
@@ -139,12 +138,6 @@ class _Disabled:
 
     def __exit__(self, *exc):
         _state.subclasses_disabled, _state.all_disabled = self._saved
-
-    def __call__(self, fn):
-        def disabled(*args, **kwargs):
-            with type(self)():
-                return fn(*args, **kwargs)
-        return disabled
 
 
 class DisableTorchFunctionSubclass(_Disabled):
@@ -213,14 +206,15 @@ def overloaded_args(values):
 
 
 class _PoppedMode:
-    """The innermost mode, off the stack while its own `__torch_function__` runs (so calls inside it go below)."""
+    """The innermost mode, off the stack while its own `__torch_function__` runs (so calls inside it go below).
+    It still counts as pushed: the check stays on, rather than being switched off and on around every call."""
 
     def __enter__(self):
-        self.mode = pop_mode()
+        self.mode = _modes().pop()
         return self.mode
 
     def __exit__(self, *exc):
-        push_mode(self.mode)
+        _modes().append(self.mode)
 
 
 def handle_torch_function(public_api, relevant_args, args, kwargs):

@@ -8,15 +8,21 @@ def make_add(op, op_out):
     def add(input, other, *, alpha=1, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, other, out)):
             return _handle_torch_function(add, (input, other, out), (input, other), {'alpha': alpha, 'out': out})
-        if out is None:
-            return (op.scan or entry(op))((input, other, alpha))
-        return call(op_out, (input, other, alpha, out))
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, other, alpha))
+            return call(op_out, (input, other, alpha, out))
+        except Exception:
+            if not _has_torch_function((input, other, out)):
+                raise
+            return _handle_torch_function(add, (input, other, out), (input, other), {'alpha': alpha, 'out': out})
     return add
 <BLANKLINE>
 
 (`op.scan or entry(op)` is the op's generated dispatcher entry: the same as call(op, args), one call shorter.
-`_TORCH_FUNCTION[0]` is False unless a TorchFunctionMode is on or a class overriding `__torch_function__` exists:
-see lantern.core.torch_function.)
+`_TORCH_FUNCTION[0]` is False unless a TorchFunctionMode is on or a class overriding `__torch_function__` exists;
+an object with `__torch_function__` that is no Tensor fails the call and is handed it in the `except`, which costs
+a call that does not fail nothing: see lantern.core.torch_function.)
 `make codegen` writes every binding into lantern/_generated/functions.py and methods.py, where lantern takes them
 from at start-up (see lantern.ops.generated).
 """
@@ -117,23 +123,32 @@ def generated_source(op, method=False, name=None, out_op=None):
     if varargs:
         lines.append(f"    {varargs} = _int_list({varargs}, {name!r}, {varargs!r})")
     packed = ", ".join(names) + ("," if len(names) == 1 else "")
-    lines += _torch_function_lines(op.schema, name, names, method, out_op is not None)
+    relevant, handoff = _torch_function_call(op.schema, name, names, out_op is not None)
+    lines += [f"    if _TORCH_FUNCTION[0] and _has_torch_function({relevant}):", f"        return {handoff}"]
     if out_op is not None:
-        lines.append("    if out is None:")
-        lines.append(f"        return (op.scan or entry(op))(({packed}))")
-        lines.append(f"    return call(op_out, ({', '.join(names)}, out))")
+        calls = ["    if out is None:", f"        return (op.scan or entry(op))(({packed}))",
+                 f"    return call(op_out, ({', '.join(names)}, out))"]
     else:
-        lines.append(f"    return (op.scan or entry(op))(({packed}))")
+        calls = [f"    return (op.scan or entry(op))(({packed}))"]
+    if relevant == "()":
+        lines += calls
+    else:  # an object with __torch_function__ that is no Tensor fails the call, and then gets it
+        lines += ["    try:"] + ["    " + line for line in calls]
+        lines += ["    except Exception:", f"        if not _has_torch_function({relevant}):", "            raise",
+                  f"        return {handoff}"]
     if name in names:  # a parameter named as the function (threshold's threshold): the handler reads it as public
         lines.append(f"public = {name}")
     body = "".join(f"    {line}\n" for line in lines)
     return f"def make_{generated.identifier(op.name)}(op, op_out):\n{body}    return {name}\n"
 
 
-def _torch_function_lines(schema, name, names, method, has_out):
-    """The binding's first test: hand the call to `__torch_function__` (lantern.core.torch_function) when a mode is
-    on or a tensor argument's class overrides it. The handler gets the positional parameters as positional
-    arguments and the keyword-only ones as keywords."""
+def _torch_function_call(schema, name, names, has_out):
+    """(the tensor arguments, the call handing the binding's call to `__torch_function__`) as source text.
+
+    The binding's first test hands the call over (lantern.core.torch_function) when a mode is on or a tensor
+    argument's class overrides it; an argument that is no Tensor but has `__torch_function__` (a "tensor-like")
+    makes the call fail, and the binding hands it over then, so that the test costs plain calls nothing. The
+    handler gets the positional parameters as positional arguments and the keyword-only ones as keywords."""
     args = [a for a in schema.args if not (a.name == "out" and a.kwarg_only)]
     tensors = [n for a, n in zip(args, names) if a.is_tensor] + (["out"] if has_out else [])
     positional = [n for a, n in zip(args, names) if not a.kwarg_only]
@@ -142,8 +157,7 @@ def _torch_function_lines(schema, name, names, method, has_out):
     packed = "(" + ", ".join(positional) + ("," if len(positional) == 1 else "") + ")"
     kwargs = "{" + ", ".join(f"{k!r}: {k}" for k in keywords) + "}"
     public = "public" if name in names else name
-    return [f"    if _TORCH_FUNCTION[0] and _has_torch_function({relevant}):",
-            f"        return _handle_torch_function({public}, {relevant}, {packed}, {kwargs})"]
+    return relevant, f"_handle_torch_function({public}, {relevant}, {packed}, {kwargs})"
 
 
 def _handle_torch_function(binding, relevant, args, kwargs):

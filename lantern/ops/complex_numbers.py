@@ -10,7 +10,7 @@ docs/internals/conj-views.md); `resolve_conj`/`resolve_neg` materialise the bits
 """
 import math
 
-from ..backends.math_bits import bits
+from ..core.math_bits import bits
 from ..core import dtype as dt
 from . import autocast
 from .derivative import derivative

@@ -14,6 +14,7 @@ import functools
 
 from ..core.dispatch_keys import DispatchKey
 from ..core.layout import strided
+from ..core.math_bits import bits
 from ..core.reference import mode, on_switch, specialisation
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
@@ -306,6 +307,11 @@ def explain_keys(op, args):
     if backend.key is DispatchKey.Conjugate or backend.key is DispatchKey.Negative:
         keys += _math_bit_keys(op, args)
         backend = backend.under  # the fallback resolves the bit, then the device's kernel runs
+    python_why = _python_key_reason(op, args, backend)
+    if python_why is not None:
+        keys.append((DispatchKey.Python, python_why))
+        if backend.key is DispatchKey.Python:  # a wrapper subclass's handler computes: no backend kernel runs
+            return keys
     has_tensors = any(isinstance(args[i], TensorImpl) for i in op.tensor_positions) or \
         any(isinstance(t, TensorImpl) for i in op.list_positions for t in args[i])
     why = f"inputs are on {backend.device}" if has_tensors else f"no tensor inputs; device argument {backend.device}"
@@ -315,13 +321,27 @@ def explain_keys(op, args):
     return keys
 
 
+def _python_key_reason(op, args, backend):
+    """Why the Python key is in a call's key set (lantern/ops/python_key.py), or None: a dispatch mode is on, or an
+    input is a wrapper subclass."""
+    if tls.dispatch_modes:
+        return f"a TorchDispatchMode is on ({type(tls.dispatch_modes[-1]).__name__})"
+    if backend.key is DispatchKey.Python:
+        tensors = [args[i] for i in op.tensor_positions] + [t for i in op.list_positions for t in args[i]]
+        first = next(i for i, t in enumerate(tensors)
+                     if isinstance(t, TensorImpl) and t._backend.key is DispatchKey.Python)
+        return f"input {first} is a wrapper subclass ({type(tensors[first]).__name__})"
+    return None
+
+
 def _math_bit_keys(op, args):
     """[(key, why)] for the Negative and Conjugate keys that a call's views put in its key set, highest first:
     "input 0 is a conjugate view" (lantern/ops/math_bits.py)."""
     tensors = [args[i] for i in op.tensor_positions] + [t for i in op.list_positions for t in args[i]]
     keys = []
-    for key, bit, name in ((DispatchKey.Negative, "neg", "negative"), (DispatchKey.Conjugate, "conj", "conjugate")):
-        having = [i for i, t in enumerate(tensors) if isinstance(t, TensorImpl) and getattr(t._backend, bit, False)]
+    set_bits = [bits(t) if isinstance(t, TensorImpl) else (False, False) for t in tensors]
+    for key, which, name in ((DispatchKey.Negative, 1, "negative"), (DispatchKey.Conjugate, 0, "conjugate")):
+        having = [i for i, b in enumerate(set_bits) if b[which]]
         if having:
             keys.append((key, f"input {having[0]} is a {name} view"))
     return keys

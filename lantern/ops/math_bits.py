@@ -1,7 +1,7 @@
 """The Conjugate and Negative dispatch keys: the ops that set the bits, and the fallback every other op runs.
 
 `_conj(x)` and `_neg_view(x)` make views whose backend reads x's memory conjugated or negated
-(lantern/backends/math_bits.py). An op given such a tensor dispatches to the Conjugate or Negative key (they rank
+(lantern/core/math_bits.py). An op given such a tensor dispatches to the Conjugate or Negative key (they rank
 above the devices) and runs `math_bits_fallback`, PyTorch's conjugate/negative fallback:
 - a view op makes its view and keeps the bits (`x.conj()[0]` is still a conjugate view, sharing x's memory), except
   where the bit has no meaning for the result: `real` drops the conjugate bit, `imag` of a conjugate view is a
@@ -20,7 +20,7 @@ tensor([1.-1.j, 3.+5.j])
 >>> x
 tensor([1.+1.j, 3.-5.j])
 """
-from ..backends.math_bits import bits, raw_array, resolve_array, store_array, with_bits
+from ..core.math_bits import bits, raw_array, resolve_array, store_array, with_bits
 from ..core.dispatch_keys import DispatchKey
 from ..core.tensor_impl import TensorImpl, make_tensor
 from .derivative import derivative

@@ -18,6 +18,7 @@ from .derivative import derivative
 from .nn_common import _op
 from .nn_extra import adaptive_avg_pool3d
 from .nn_pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+from .nn_sampling_antialias import fused_multiply_add, upsample_aa
 from .nn_windows import _compute_dtype
 
 
@@ -48,15 +49,26 @@ def _nearest_index(xp, n_in, n_out, scale, exact):
 
 
 def _cubic_weights(xp, t):
-    """Keys' cubic convolution weights (A = -0.75) for the four taps around a fractional offset t."""
+    """Keys' cubic convolution weights (A = -0.75) for the four taps around a fractional offset t, each Horner
+    step one fused multiply-add as ATen's compiled kernels evaluate them."""
     a = -0.75
 
     def near(x):
-        return ((a + 2) * x - (a + 3)) * x * x + 1
+        return fused_multiply_add(xp, fused_multiply_add(xp, x, a + 2, -(a + 3)) * x, x, 1)
 
     def far(x):
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return fused_multiply_add(xp, fused_multiply_add(xp, fused_multiply_add(xp, x, a, -5 * a), x, 8 * a), x,
+                                  -4 * a)
     return (far(t + 1), near(t), near(1 - t), far(2 - t))
+
+
+def _source_index(xp, dst, ratio):
+    """(dst + 0.5) * ratio - 0.5, the input coordinate of output position dst, rounded once in float32 as ATen's
+    compiled kernels compute it (a fused multiply-add; the product is exact in float64). Rounded twice otherwise
+    (NumPy has no fused multiply-add)."""
+    if dst.dtype != np.float32:
+        return (dst + 0.5) * ratio - 0.5
+    return ((dst + np.float32(0.5)).astype(np.float64) * np.float32(ratio) - 0.5).astype(np.float32)
 
 
 def interpolation_matrix(xp, n_in, n_out, mode, align_corners, scale, dtype):
@@ -66,7 +78,7 @@ def interpolation_matrix(xp, n_in, n_out, mode, align_corners, scale, dtype):
     else:
         ratio = _source_scale(n_in, n_out, align_corners, scale)
         dst = xp.arange(n_out, dtype=dtype)
-        src = dst * ratio if align_corners else (dst + 0.5) * ratio - 0.5
+        src = dst * ratio if align_corners else _source_index(xp, dst, ratio)
         if mode == "bicubic":
             i0 = xp.floor(src)
             t = src - i0
@@ -205,13 +217,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if align_corners is not None and mode not in _SPATIAL_DIMS:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported by lantern (use antialias=False)")
+    if antialias and (mode not in ("bilinear", "bicubic") or nd != 2):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, output_size)
     if recompute_scale_factor:
         scales = None
-    result = _op("_upsample", input, output_size, mode, bool(align_corners), scales)
+    if antialias:
+        result = upsample_aa(input, output_size, mode, bool(align_corners), scales)
+    else:
+        result = _op("_upsample", input, output_size, mode, bool(align_corners), scales)
     layout = {4: channels_last, 5: channels_last_3d}.get(input.dim())
     if layout is not None and not input.is_contiguous() and input.is_contiguous(memory_format=layout):
         return result.contiguous(memory_format=layout)  # PyTorch's kernels keep a channels-last input's layout

@@ -20,7 +20,7 @@ from .dispatcher import call
 from .registry import composite, custom, get, structured
 from .nn_common import _op
 from .meta_util import iterator_strides
-from .special_aten_forms import hurwitz_zeta
+from .special_aten_forms import bessel_i, hurwitz_zeta
 from .pointwise_common import (
     BOOL, FLOAT, INT_FOR_BOOL, KEEP, REAL, _computed, _ints_only, _kernel_check, _no_complex, _not_for,
     _not_for_complex, _predicate_impl, _require_tensor, _special_impl, _ufunc_impl, special,
@@ -181,7 +181,7 @@ UNARY = [
     ("erfinv", _special_impl("erfinv"), FLOAT, _not_for_complex("erfinv_vml_cpu"), (True, True)),
     ("lgamma", _computed(_lgamma), FLOAT, _not_for_complex("lgamma_vml_cpu"), (True, True)),
     ("digamma", _special_impl("psi"), FLOAT, _not_for_complex("digamma"), (True, True)),
-    ("i0", _special_impl("i0"), FLOAT, _not_for_complex("i0_vml_cpu"), (True, True)),
+    ("i0", _computed(bessel_i("i0")), FLOAT, _not_for_complex("i0_vml_cpu"), (True, True)),
     ("sinc", _computed(_sinc), FLOAT, None, (True, True)),
 ]
 # Multiplies by a constant; PyTorch writes them into empty_like(self), so for an EMPTY input torch keeps the input's
@@ -341,7 +341,7 @@ def _special_i1_meta(a):
     return a._size, FLOAT(a.dtype)
 
 
-structured("special_i1(Tensor self) -> Tensor", _special_i1_meta, _special_impl("i1"), inplace=False,
+structured("special_i1(Tensor self) -> Tensor", _special_i1_meta, _computed(bessel_i("i1")), inplace=False,
            pointwise=True)
 
 

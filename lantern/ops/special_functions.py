@@ -3,8 +3,9 @@ functions, the normal distribution's log-CDF and quantile, entropy, Hurwitz zeta
 incomplete gamma functions igamma/igammac and the multivariate log-gamma mvlgamma) and their derivatives.
 
 The kernels are scipy.special's ufuncs on host arrays (cupyx.scipy.special on CuPy ones), with the values PyTorch
-gives where SciPy's differ (at the edges of the domain: igamma at 0 and infinity, Airy far out); Hurwitz zeta is
-computed as ATen computes it, and so are the Bessel functions J0, J1, Y0, Y1 beyond x = 5 (special_aten_forms.py).
+gives where SciPy's differ (at the edges of the domain: igamma at 0 and infinity); Hurwitz zeta, Airy Ai and float32
+erfcx are computed as ATen computes them, and so are the Bessel functions J0, J1, Y0, Y1 beyond x = 5
+(special_aten_forms.py).
 SciPy is often the more accurate of the two inside the domain: torch's own OpInfos compare its Bessel functions
 with SciPy's at 1e-5 in float64. The orthogonal polynomials are in special_polynomials.py.
 
@@ -26,7 +27,7 @@ from .pointwise_common import (
 )
 from .registry import structured
 from .pointwise_unary import _lgamma
-from .special_aten_forms import bessel_asymptotic, hurwitz_zeta
+from .special_aten_forms import airy_ai, bessel_asymptotic, bessel_i, erfcx, hurwitz_zeta
 
 
 def _refuse(kernel, half=False, integers=True):
@@ -40,16 +41,6 @@ def _refuse(kernel, half=False, integers=True):
 
 
 # ---- unary: kernels ------------------------------------------------------------------------------------------
-
-def _airy_ai(xp, x):
-    """Ai(x). Beyond |x| ~ 1e6 SciPy gives NaN where PyTorch gives values: 0 on the right (Ai has underflowed), and
-    on the left the leading term of the asymptotic expansion, sin(2/3 z^1.5 + pi/4) / (sqrt(pi) z^0.25), z = -x."""
-    ai = special(xp).airy(x)[0]
-    lost = xp.isnan(ai) & xp.isfinite(x)
-    z = -x
-    far_left = xp.sin(z * xp.sqrt(z) * (2 / 3) + math.pi / 4) / (math.sqrt(math.pi) * xp.sqrt(xp.sqrt(z)))
-    return xp.where(lost & (x > 0), 0, xp.where(lost & (x < 0), far_left, ai))
-
 
 def _spherical_bessel_j0(xp, x):
     """sin(x) / x, 1 at 0 and 0 at +-inf."""
@@ -73,19 +64,19 @@ def _bessel(order, second_kind):
 
 # aten name, kernel, computes float16/bfloat16 (in float32), the derivative of self (None: no gradient flows)
 UNARY = [
-    ("special_airy_ai", _computed(_airy_ai), False, None),
+    ("special_airy_ai", _computed(airy_ai), False, None),
     ("special_bessel_j0", _computed(_bessel(0, False)), False, None),
     ("special_bessel_j1", _computed(_bessel(1, False)), False, None),
     ("special_bessel_y0", _computed(_bessel(0, True)), False, None),
     ("special_bessel_y1", _computed(_bessel(1, True)), False, None),
-    ("special_modified_bessel_i0", _special_impl("i0"), False, None),
-    ("special_modified_bessel_i1", _special_impl("i1"), False, None),
+    ("special_modified_bessel_i0", _computed(bessel_i("i0")), False, None),
+    ("special_modified_bessel_i1", _computed(bessel_i("i1")), False, None),
     ("special_modified_bessel_k0", _special_impl("k0"), False, None),
     ("special_modified_bessel_k1", _special_impl("k1"), False, None),
     ("special_scaled_modified_bessel_k0", _special_impl("k0e"), False, None),
     ("special_scaled_modified_bessel_k1", _special_impl("k1e"), False, None),
     ("special_spherical_bessel_j0", _computed(_spherical_bessel_j0), False, None),
-    ("special_erfcx", _special_impl("erfcx"), False, "grad * (2 * self * result - M_2_SQRTPI)"),
+    ("special_erfcx", _computed(erfcx), False, "grad * (2 * self * result - M_2_SQRTPI)"),
     ("special_i0e", _special_impl("i0e"), True, "grad * (_op('special_i1e', self) - self.sgn() * result)"),
     ("special_i1e", _special_impl("i1e"), True, "i1e_backward(grad, self, result)"),
     ("special_log_ndtr", _special_impl("log_ndtr"), False, "grad / SQRT_2PI * (-(result + self * self / 2)).exp()"),

@@ -6,7 +6,9 @@ dtype, and reads n as PyTorch's kernels do: truncated to an integer, and any n t
 as a negative degree. Values follow PyTorch's kernels case by case: 0 for n < 0, exact values at the ends of the
 interval, the trigonometric closed form for Chebyshev polynomials of high degree inside (-1, 1), NaN for Hermite
 degrees past 128 (float32) or 512 (float64), and the three-term recurrence otherwise, run for all elements at once
-(an element that overflows to NaN stays NaN, as PyTorch's loop stops there). None has a derivative.
+(an element that overflows to NaN stays NaN, as PyTorch's loop stops there). In float32 the recurrences' multiply-adds
+are fused and the trigonometric forms use the C library's acosf, sinf and cosf roundings, as the compiled kernels do
+(special_aten_forms.fused_multiply_add, c_library_acos, c_library). None has a derivative.
 
 >>> x = lantern.tensor([-1.0, 0.0, 0.5, 2.0], dtype=lantern.float64)
 >>> lantern.special_chebyshev_polynomial_t(x, 3).tolist()   # 4x^3 - 3x (-0.0 at 0, as torch)
@@ -15,12 +17,15 @@ degrees past 128 (float32) or 512 (float64), and the three-term recurrence other
 [1.0, -0.5, 0.0, 5.5]
 """
 import math
+from functools import partial
 
 import numpy as np
 
 from ..core import dtype as dt
 from .derivative import nondifferentiable
 from .registry import structured
+from .special_aten_forms import c_library, c_library_acos, fused_multiply_add
+from .pointwise_common import special
 from .special_functions import _refuse, number_or_tensor_meta
 
 _INT64_RANGE = 2.0 ** 63
@@ -73,24 +78,25 @@ def _chebyshev_closed_form(kind, shifted):
     """The trigonometric form of the degree-n polynomial at y = cos(theta) (PyTorch's, with its fallbacks where the
     denominator rounds to 0), as a function (xp, x, y, n, degree) -> array."""
     def closed_form(xp, x, y, n, degree):
-        theta = xp.arccos(y)
+        sin, cos = partial(c_library, xp, xp.sin), partial(c_library, xp, xp.cos)
+        theta = c_library_acos(xp, y)
         if kind == "t":
-            return xp.cos(n * theta)
+            return cos(n * theta)
         if kind == "u":
-            s = xp.sin(theta)
-            return xp.where(s != 0, xp.sin((n + 1) * theta) / s, (n + 1) * xp.cos((n + 1) * theta) / y)
+            s = sin(theta)
+            return xp.where(s != 0, sin((n + 1) * theta) / s, (n + 1) * cos((n + 1) * theta) / y)
         half = theta / 2
         odd_value = (n + n + 1) * _sign_of_parity(xp, degree)
         if kind == "v":
-            return xp.where(xp.sin(half) != 1, xp.cos((n + 0.5) * theta) / xp.cos(half), odd_value)
+            return xp.where(sin(half) != 1, cos((n + 0.5) * theta) / cos(half), odd_value)
         near_one = _sign_of_parity(xp, degree) if shifted else xp.where(x > 0, n + n + 1, _sign_of_parity(xp, degree))
-        return xp.where(xp.cos(half) != 1, xp.sin((n + 0.5) * theta) / xp.sin(half), near_one)
+        return xp.where(cos(half) != 1, sin((n + 0.5) * theta) / sin(half), near_one)
     return closed_form
 
 
-def _chebyshev_step(y, m, q, p):
+def _chebyshev_step(xp, y, m, q, p):
     """P_m = 2y P_(m-1) - P_(m-2), for each of the four kinds."""
-    return (y + y) * q - p
+    return fused_multiply_add(xp, y + y, q, -p)
 
 
 # kind: (P_1 in terms of y, value at y = 1, value at y = -1 for even n (odd n: its negative), closed-form threshold
@@ -119,7 +125,7 @@ def _chebyshev(kind, shifted):
             (y == -1, at_minus_one(n) * _sign_of_parity(xp, degree)),
             ((degree > threshold) & (xp.abs(y) < 1), closed_form(xp, x, y, n, degree)),
         ]
-        return _by_cases(xp, y, degree, cases, first, _chebyshev_step)
+        return _by_cases(xp, y, degree, cases, first, partial(_chebyshev_step, xp))
     kernel.__name__ = f"{'shifted_' if shifted else ''}chebyshev_polynomial_{kind}"
     return kernel
 
@@ -131,39 +137,56 @@ def _hermite_limit(dtype):
     return 128 if dtype == np.float32 else 512
 
 
-def _fused_multiply_subtract(xp, a, b, c):
-    """a * b - c rounded once, as the fused multiply-add PyTorch's vectorised CPU build compiles a * b - c into.
-    Done in float64 for float32 operands, where their product is exact (for float64 operands: a * b - c)."""
-    if a.dtype != np.float32:
-        return a * b - c
-    return (a.astype(np.float64) * b - c).astype(np.float32)
-
-
 def _hermite_h(xp, x, degree):
     """H_m = 2x H_(m-1) - 2(m-1) H_(m-2)."""
     cases = [(degree < 0, 0.0), (degree > _hermite_limit(x.dtype), math.nan)]
     return _by_cases(xp, x, degree, cases, lambda v: v + v,
-                     lambda v, m, q, p: _fused_multiply_subtract(xp, v + v, q, 2 * (m - 1) * p))
+                     lambda v, m, q, p: fused_multiply_add(xp, v + v, q, -(2 * (m - 1) * p)))
 
 
 def _hermite_he(xp, x, degree):
     """He_m = x He_(m-1) - (m-1) He_(m-2)."""
     cases = [(degree < 0, 0.0), (degree > _hermite_limit(x.dtype), math.nan)]
     return _by_cases(xp, x, degree, cases, lambda v: v,
-                     lambda v, m, q, p: _fused_multiply_subtract(xp, v, q, (m - 1) * p))
+                     lambda v, m, q, p: fused_multiply_add(xp, v, q, -((m - 1) * p)))
+
+
+LONG_LAGUERRE = 1 << 14   # degrees past this go to SciPy's compiled loop (_laguerre_long)
 
 
 def _laguerre_l(xp, x, degree):
     """L_m = ((2m - 1 - x) L_(m-1) - (m-1) L_(m-2)) / m; L_n(0) = 1."""
-    cases = [(degree < 0, 0.0), (x == 0, 1.0)]
+    long = (degree > LONG_LAGUERRE) & (x != 0)
+    cases = [(degree < 0, 0.0), (x == 0, 1.0), (long, _laguerre_long(xp, x, degree, long))]
     return _by_cases(xp, x, degree, cases, lambda v: 1 - v,
-                     lambda v, m, q, p: ((2 * (m - 1) + (1 - v)) * q - (m - 1) * p) / m)
+                     lambda v, m, q, p: fused_multiply_add(xp, 2 * (m - 1) + (1 - v), q, -((m - 1) * p)) / m)
+
+
+def _laguerre_long(xp, x, degree, where):
+    """L_n(x) at `where` (0 elsewhere) for degrees past LONG_LAGUERRE, through scipy.special.eval_laguerre's
+    compiled recurrence: ATen's loop runs millions of steps in microseconds where the vectorised recurrence here
+    would take minutes. SciPy's loop rounds differently (~1e-10 relative to ATen's after 5e6 steps, in float64; it
+    sums float32 inputs in float64), and where the terms overflow (the dtype's range) it gives inf where ATen's loop
+    reaches inf - inf and stops at NaN: read as NaN.
+
+    >>> import numpy as np
+    >>> x, n = np.array([501.0, -501.0]), np.array([4988429, 4988429])
+    >>> _laguerre_long(np, x, n, n > LONG_LAGUERRE)   # L_n(-501) overflows
+    array([1.57961926e+105,             nan])
+    """
+    result = xp.zeros(x.shape, dtype=x.dtype)
+    if xp.any(where):
+        with xp.errstate(all="ignore"):
+            values = special(xp).eval_laguerre(degree[where], x[where].astype(np.float64)).astype(x.dtype)
+        result[where] = xp.where(xp.isfinite(values), values, math.nan)
+    return result
 
 
 def _legendre_p(xp, x, degree):
     """P_m = ((2m - 1) x P_(m-1) - (m-1) P_(m-2)) / m; P_n(1) = 1, P_n(-1) = (-1)^n."""
     cases = [(degree < 0, 0.0), (xp.abs(x) == 1, xp.where(x > 0, 1.0, _sign_of_parity(xp, degree)))]
-    return _by_cases(xp, x, degree, cases, lambda v: v, lambda v, m, q, p: ((2 * m - 1) * v * q - (m - 1) * p) / m)
+    return _by_cases(xp, x, degree, cases, lambda v: v,
+                     lambda v, m, q, p: fused_multiply_add(xp, (2 * m - 1) * v, q, -((m - 1) * p)) / m)
 
 
 KERNELS = {

@@ -1,4 +1,5 @@
-"""Conjugate and negative views: another backend's memory read through a conjugate bit, a negative bit, or both.
+"""Conjugate and negative views: a backend's memory read through a conjugate bit, a negative bit, or both (the
+bits of PyTorch's c10 TensorImpl, kept here on the view's backend).
 
 `x.conj()` of a complex tensor copies nothing: it is a view of x (same storage, sizes, strides and offset) whose
 backend says "conjugate what you read". `x._neg_view()` does the same with negation (`x.conj().imag` is one). Such
@@ -13,7 +14,7 @@ lantern/ops/math_bits.py, which resolves the bits before the op runs. Ordinary t
 >>> y._backend.array(y), raw_array(y)
 (array([1.-2.j], dtype=complex64), array([1.+2.j], dtype=complex64))
 """
-from ..core.dispatch_keys import DispatchKey
+from .dispatch_keys import DispatchKey
 
 
 class MathBitsBackend:
