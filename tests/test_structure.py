@@ -87,6 +87,8 @@ ALLOWED_UPWARD = {
     ("ops.sparse_csr", "backends.cpu"): "sparse kernels (in progress)",
     ("ops.sparse_csr", "backends.sparse"): "sparse kernels (in progress)",
     ("ops.sparse_csr", "_construct"): "sparse kernels (in progress)",
+    ("ops.sparse_csr_products", "backends.cpu"): "sparse kernels compute on the CSR parts through the CPU backend",
+    ("ops.sparse_csr_products", "backends.sparse"): "sparse kernels register for, and make, the SparseCsrCPU layout",
 }
 
 # Imports inside functions not yet in order, (importer, statement): they break no cycle (and belong at the top),

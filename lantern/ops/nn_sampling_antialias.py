@@ -11,8 +11,9 @@ The weights and sums of up to 4 taps agree with torch's bit for bit; longer sums
 differently in the compiled kernel, an ulp or two apart.
 
 >>> x = lantern.arange(8.).reshape(1, 1, 1, 8)
->>> lantern.nn.functional.interpolate(x, size=(1, 4), mode="bilinear", antialias=True).tolist()
-[[[[0.625, 2.5, 4.5, 6.375]]]]
+>>> y = lantern.nn.functional.interpolate(x, size=(1, 4), mode="bilinear", antialias=True)
+>>> [round(v, 4) for v in y.flatten().tolist()]
+[0.7143, 2.5, 4.5, 6.2857]
 """
 import math
 
@@ -144,6 +145,9 @@ structured("_upsample_aa(Tensor self, int[] output_size, str mode, bool align_co
 
 
 def _upsample_aa_backward_meta(grad_output, input_size, mode, align_corners=False, scales=None):
+    if len(input_size) != 4:
+        raise RuntimeError(f"It is expected input_size equals to 4, but got size {len(input_size)} (the "
+                           "antialiased resampling's input is (N, C, H, W))")
     return tuple(input_size), grad_output.dtype
 
 
