@@ -10,6 +10,7 @@ files compare with torch; tests/device_generic.py runs whole oracle test files o
 """
 import io
 import json
+import pathlib
 import subprocess
 import sys
 import types
@@ -24,6 +25,9 @@ from lantern.core.allocator import cpu_allocator
 from lantern.ops import dispatcher, registry
 from lantern.testing import _openreg
 from lantern.utils import backend_registration
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "bench"))
+from workloads import training  # noqa: E402  (the benchmark's MLP and CNN training steps)
 
 NAME = _openreg.NAME
 GENERATED = (f"[hasattr(owner, attr) for owner in (lib.Tensor, lib.nn.Module, lib.nn.utils.rnn.PackedSequence, "
@@ -248,5 +252,33 @@ def test_a_model_trains_on_the_device_as_on_the_cpu(model_fn, shape):
     losses, params = _train(NAME, model_fn, inputs, targets)
     np.testing.assert_allclose(losses, cpu_losses, rtol=1e-6)
     assert losses[-1] < losses[0]
+    for p, q in zip(params, cpu_params):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("workload", ["mlp_train_step", "cnn_train_step"])
+def test_the_benchmarks_mlp_and_cnn_train_on_the_device_as_on_the_cpu(workload):
+    """bench/workloads/training.py's models, built with the device as the default device (parameters, data and
+    optimizer state all on it), take two SGD/Adam steps as they do on the CPU."""
+    setup = next(w.setup for w in training.WORKLOADS if w.name == workload)
+
+    def steps(device):
+        with lantern.device(device):
+            env = setup(lantern)
+        losses = []
+        for _ in range(2):
+            env["opt"].zero_grad()
+            loss = env["loss_fn"](env["model"](env["x"]), env["y"])
+            loss.backward()
+            env["opt"].step()
+            losses.append(loss.item())
+        # Adam's `step` count stays a CPU tensor, as torch's does outside capturable/fused mode
+        state = [(k, t.device.type) for s in env["opt"].state.values() for k, t in s.items()]
+        assert state and all(kind == ("cpu" if k == "step" else device) for k, kind in state)
+        assert all(p.device.type == device for p in env["model"].parameters())
+        return losses, [p.detach().cpu() for p in env["model"].parameters()]
+
+    (cpu_losses, cpu_params), (losses, params) = steps("cpu"), steps(NAME)
+    np.testing.assert_allclose(losses, cpu_losses, rtol=1e-6)
     for p, q in zip(params, cpu_params):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6)
