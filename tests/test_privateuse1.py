@@ -282,3 +282,22 @@ def test_the_benchmarks_mlp_and_cnn_train_on_the_device_as_on_the_cpu(workload):
     np.testing.assert_allclose(losses, cpu_losses, rtol=1e-6)
     for p, q in zip(params, cpu_params):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_device_registered_before_its_rename_answers_to_the_new_name():
+    """PyTorch's order (the extension registers its kernels, then Python renames): in a process of its own, since a
+    rename lasts as long as the process."""
+    script = """
+import lantern
+from lantern.backends import privateuse1
+from lantern.testing._openreg import OpenRegBackend
+backend = OpenRegBackend()
+privateuse1.register_privateuse1_backend(backend)
+before = lantern.ones(2, device="privateuseone").device
+lantern.utils.rename_privateuse1_backend("laterdev")
+after = lantern.ones(2, device="laterdev")
+print(before, after.device, backend.device, after.untyped_storage().device, (after + 1).tolist())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          cwd=pathlib.Path(lantern.__file__).resolve().parent.parent)
+    assert done.stdout.split() == ["privateuseone", "laterdev", "laterdev", "laterdev", "[2.0,", "2.0]"]

@@ -30,8 +30,8 @@ def rename_privateuse1_backend(backend_name):
     """Call the PrivateUse1 device `backend_name` from now on: `lantern.device("foo")`, `.to("foo")`; once per
     process (the same name again is allowed), and not a name lantern's own devices have.
 
-    Rename first, then register the device (lantern.backends.privateuse1.register_privateuse1_backend) and its
-    module (lantern._register_device_module): tensors made before a rename keep the old name."""
+    A device registered before (lantern.backends.privateuse1.register_privateuse1_backend) answers to the new name
+    from then on; tensors made before the rename keep the old one, so rename before making any."""
     _devices.rename_privateuse1(backend_name)
 
 
