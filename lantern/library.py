@@ -18,8 +18,11 @@ custom operators do.
 >>> y.sum().backward(); x.grad
 tensor([3., 3.])
 """
+import contextlib
 import inspect
+import logging
 import typing
+import warnings
 import weakref
 
 from .autograd.function import Function
@@ -34,15 +37,21 @@ from .ops.dispatcher import redispatch
 from .ops.registry import REGISTRY, custom
 from .ops.schema import parse_schema
 from .library_opcheck import OpCheckError, opcheck  # noqa: F401  (part of the namespace)
+from . import library_rules
+from .library_rules import get_ctx, get_kernel  # noqa: F401  (part of the namespace)
 
 __all__ = ["Library", "CustomOpDef", "custom_op", "define", "impl", "register_kernel", "register_fake",
-           "register_autograd", "infer_schema", "fallthrough_kernel", "opcheck"]
+           "register_autograd", "infer_schema", "fallthrough_kernel", "opcheck", "get_ctx", "get_kernel",
+           "impl_abstract", "register_autocast", "register_torch_dispatch"]
+_log = logging.getLogger(__name__)
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 _BACKEND_DISPATCH_KEYS = {"CPU": DispatchKey.CPU, "CUDA": DispatchKey.CUDA, "Meta": DispatchKey.Meta,
                           "PrivateUse1": DispatchKey.PrivateUse1}
 _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "privateuseone": "PrivateUse1"}
 _ALL_BACKENDS = ("CompositeExplicitAutograd", "")  # a kernel for every backend
+# the keys whose kernels serve every op, a library's too: __torch_dispatch__ and the conjugate / negative bits
+_EVERY_OP_KEYS = (DispatchKey.Python, DispatchKey.Conjugate, DispatchKey.Negative)
 
 
 def fallthrough_kernel():
@@ -84,7 +93,8 @@ class Library:
                                "multiple times. Each overload's schema should only be registered with a single call "
                                "to def().")
         op = custom(parsed.text, _missing_kernel, _missing_kernel, method=False)
-        op.kernels.clear()  # kernels come from impl(); none until then
+        for key in [k for k in op.kernels if k not in _EVERY_OP_KEYS]:
+            del op.kernels[key]  # the op's own kernels come from impl(); none until then
         self._defined.append(name)
         op_namespaces.registry_changed()
         return name.partition("::")[2]
@@ -188,6 +198,8 @@ class CustomOpDef:
 
     def __init__(self, namespace, name, schema, fn, device_types):
         self._namespace, self._name, self._init_fn = namespace, name, fn
+        self._backend_fns = {}          # device type (None: every device) -> its kernel
+        self._disabled_kernel = set()   # device types whose kernel set_kernel_enabled turned off
         self._lib = Library(namespace, "FRAGMENT")
         self._lib.define(f"{name}{schema}")
         self._lib.impl(name, self._no_autograd, "Autograd")
@@ -203,16 +215,42 @@ class CustomOpDef:
         if fn is None:
             return lambda f: self.register_kernel(device_types, f)
         if device_types is None:
-            self._lib.impl(self._name, fn, "CompositeExplicitAutograd")
+            self._lib.impl(self._name, self._switchable(None, fn), "CompositeExplicitAutograd")
             self._lib.impl(self._name, self._no_fake, "Meta")
         else:
             for device_type in ((device_types,) if isinstance(device_types, str) else device_types):
-                self._lib.impl(self._name, fn, _device_key(device_type))
+                self._lib.impl(self._name, self._switchable(device_type, fn), _device_key(device_type))
         return fn
+
+    def _switchable(self, device_type, fn):
+        """fn as the kernel of device_type, or the op's own function while set_kernel_enabled turns it off."""
+        self._backend_fns[device_type] = fn
+
+        def kernel(*args):
+            return (self._init_fn if device_type in self._disabled_kernel else fn)(*args)
+        kernel.__qualname__, kernel.__module__ = fn.__qualname__, fn.__module__  # what the dispatch trace names
+        return kernel
+
+    @contextlib.contextmanager
+    def set_kernel_enabled(self, device_type, enabled=True):
+        """Turn the kernel registered for device_type off (the op's own function runs instead) or on again; the
+        previous state comes back when the `with` block ends."""
+        action = "enable" if enabled else "disable"
+        was_disabled = device_type in self._disabled_kernel
+        if device_type not in self._backend_fns:
+            _log.warning("Attempted to %s kernel for %s but no kernel was registered for this device type.",
+                         action, device_type)
+        if enabled != was_disabled:
+            _log.warning("Attempted to %s kernel for %s but it was already %sd.", action, device_type, action)
+        (self._disabled_kernel.discard if enabled else self._disabled_kernel.add)(device_type)
+        try:
+            yield
+        finally:
+            (self._disabled_kernel.add if was_disabled else self._disabled_kernel.discard)(device_type)
 
     def register_fake(self, fn):
         """fn(*args) computes the outputs' shapes and dtypes on meta tensors (no data): the op on the meta device."""
-        self._lib.impl(self._name, lambda *args: fn(*args), "Meta")
+        self._lib.impl(self._name, library_rules.meta_kernel(f"{self._namespace}::{self._name}", fn), "Meta")
         return fn
 
     def register_autograd(self, backward, *, setup_context=None):
@@ -220,6 +258,18 @@ class CustomOpDef:
         output) saves what it needs on ctx. The op then records a GeneratedBackwardFor_<ns>_<name>_default node."""
         function = _autograd_function(self, backward, setup_context)
         self._lib.impl(self._name, lambda *args: function.apply(*args), "Autograd")
+
+    def register_autocast(self, device_type, cast_inputs):
+        """Under autocast for device_type, the op's floating inputs on that device (not float64) are cast to
+        cast_inputs and the op runs with autocast off; the first registration for a device type stays."""
+        library_rules.register_autocast(self._opoverload._op, device_type, cast_inputs)
+
+    def register_torch_dispatch(self, torch_dispatch_class, fn=None, /):
+        """fn(mode or subclass, func, types, args, kwargs) computes this op for one TorchDispatchMode class or
+        __torch_dispatch__ subclass, in place of that class's __torch_dispatch__."""
+        if fn is None:
+            return lambda f: self.register_torch_dispatch(torch_dispatch_class, f)
+        return library_rules.register_torch_dispatch(self._opoverload._op, torch_dispatch_class, fn)
 
     def _destroy(self):
         """Take the op out of the registry (PyTorch's CustomOpDef._destroy, for tests that define it again)."""
@@ -307,7 +357,42 @@ def register_kernel(op, device_types, func=None, /, *, lib=None):
 
 
 def register_fake(op, func=None, /, *, lib=None, _stacklevel=1):
-    return _as_custom(op).register_fake(func) if func is not None else _as_custom(op).register_fake
+    """func computes the op's outputs on meta tensors: a CustomOpDef's, or a Library-defined op's by name."""
+    if func is None:
+        return lambda f: register_fake(op, f, lib=lib)
+    if isinstance(op, CustomOpDef):
+        return op.register_fake(func)
+    qualname = op if isinstance(op, str) else op.name()
+    namespace, _, name = qualname.partition("::")
+    library = lib if lib is not None else _forever(namespace)
+    library.impl(name, library_rules.meta_kernel(qualname, func), "Meta")
+    return func
+
+
+def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
+    """The old name of register_fake (deprecated, as in PyTorch since 2.4)."""
+    warnings.warn("`torch.library.impl_abstract` was renamed to `torch.library.register_fake`. Please use that "
+                  "instead; we will remove `torch.library.impl_abstract` in a future version of PyTorch.",
+                  FutureWarning, stacklevel=2)
+    return register_fake(qualname, func, lib=lib)
+
+
+def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
+    """Cast the op's floating inputs on device_type to cast_inputs under autocast (see
+    CustomOpDef.register_autocast); op is a CustomOpDef, a qualified name or an OpOverload."""
+    if isinstance(op, CustomOpDef):
+        return op.register_autocast(device_type, cast_inputs)
+    library_rules.register_autocast(library_rules.resolve(op), device_type, cast_inputs)
+
+
+def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None):
+    """func(mode or subclass, func, types, args, kwargs) answers op for torch_dispatch_class (see
+    CustomOpDef.register_torch_dispatch); op is a CustomOpDef, a qualified name or an OpOverload."""
+    if isinstance(op, CustomOpDef):
+        return op.register_torch_dispatch(torch_dispatch_class, func)
+    if func is None:
+        return lambda f: register_torch_dispatch(op, torch_dispatch_class, f, lib=lib)
+    return library_rules.register_torch_dispatch(library_rules.resolve(op), torch_dispatch_class, func)
 
 
 def register_autograd(op, backward, /, *, setup_context=None, lib=None):

@@ -169,7 +169,11 @@ def _policy_of_op(op):
 
 
 def autocast_kernel(op, args):
-    """The Autocast key's kernel for a registered op: cast per the op's policy, then redispatch below the key."""
+    """The Autocast key's kernel for a registered op: cast per the op's policy, then redispatch below the key (an
+    op with its own Autocast kernel, from lantern.library.register_autocast, runs that instead)."""
+    own = op.kernels.get(DispatchKey.Autocast)
+    if own is not None:
+        return own(op, args)
     policy = _policy_of_op(op)
     if policy is None:
         return redispatch(op, args, DispatchKey.Autocast)

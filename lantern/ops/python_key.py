@@ -25,6 +25,8 @@ grad mode for that.
 aten.ones.default
 aten.mul.default
 """
+import functools
+
 from ..core.device import device as _device
 from ..core.dispatch_keys import DispatchKey
 from ..core.layout import strided
@@ -181,11 +183,11 @@ def python_key_kernel(op, args):
         if modes:
             mode = modes[-1]
             with _popped_mode():
-                result = mode.__torch_dispatch__(func, types, positional, kwargs)
+                result = _handler(op, mode)(func, types, positional, kwargs)
             if result is not NotImplemented:
                 return result
         for cls in types:
-            result = cls.__torch_dispatch__(func, types, positional, kwargs)
+            result = _handler(op, cls)(func, types, positional, kwargs)
             if result is not NotImplemented:
                 return result
     finally:
@@ -194,6 +196,18 @@ def python_key_kernel(op, args):
     raise TypeError(f"Multiple dispatch failed for 'lantern.ops.{func}'; all __torch_dispatch__ handlers returned "
                     f"NotImplemented:\n{tried}\n\nFor more information, try re-running with "
                     "TORCH_LOGS=not_implemented")
+
+
+# {op: {mode class or subclass: rule(mode or subclass, func, types, args, kwargs)}}, which answers the op for
+# exactly that class in place of its __torch_dispatch__ (lantern.library.register_torch_dispatch adds them)
+TORCH_DISPATCH_RULES = {}
+
+
+def _handler(op, owner):
+    """The handler of `op` for a mode or a subclass: its registered rule, else its __torch_dispatch__."""
+    rules = TORCH_DISPATCH_RULES.get(op)
+    rule = rules and rules.get(owner if isinstance(owner, type) else type(owner))
+    return owner.__torch_dispatch__ if rule is None else functools.partial(rule, owner)
 
 
 class _popped_mode:
