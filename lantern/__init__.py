@@ -14,7 +14,7 @@ _np.seterr(all="ignore")
 
 from .core.dtype import (  # noqa: E402,F401
     bfloat16, bool, complex32, complex64, complex128, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo,
-    int8, int16, int32, int64, set_default_dtype, uint8,
+    int8, int16, int32, int64, set_default_dtype, uint8, uint16, uint32, uint64,
 )
 from .core.quantized_dtypes import (  # noqa: E402,F401
     per_channel_affine, per_channel_affine_float_qparams, per_channel_symmetric, per_tensor_affine,
@@ -51,7 +51,7 @@ from .ops import (  # noqa: E402,F401  (importing an ops module registers its op
     nn_misc as _nn_misc, nn_loss as _nn_loss,
     nn_loss_classification as _nn_loss_classification, nn_loss_margin as _nn_loss_margin,
     nn_extra as _nn_extra, nn_attention as _nn_attention, sparse_coo as _sparse_coo, sparse_math as _sparse_math,
-    sparse_csr as _sparse_csr, sparse_csr_products as _sparse_csr_products,
+    sparse_csr as _sparse_csr, sparse_csr_products as _sparse_csr_products, hash_tensor as _hash_tensor,
     random_distributions as _random_distributions, fft as _fft_ops,
     spectral_windows as _spectral_windows, stft as _stft,
 )

@@ -103,9 +103,14 @@ def test_from_numpy_messages():
 
 
 def test_unsupported_numpy_dtypes_are_type_errors():
-    for dtype in (np.uint16, np.uint32, np.uint64, object):
-        with pytest.raises(TypeError, match="can't convert np.ndarray of type"):
-            lantern.from_numpy(np.zeros(2, dtype=dtype))
+    with pytest.raises(TypeError, match="can't convert np.ndarray of type"):
+        lantern.from_numpy(np.zeros(2, dtype=object))
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
+def test_wide_unsigned_arrays_convert_as_torch_converts_them(dtype):
+    array = np.array([1, 2, 40000], dtype=dtype)
+    check(lambda m: (m.from_numpy(array.copy()), m.tensor(array), m.as_tensor(array)))
 
 
 def test_read_only_array_warns():

@@ -1671,6 +1671,23 @@ def make_hardtanh(op, op_out):
     return hardtanh
 
 
+def make_hash_tensor(op, op_out):
+    def hash_tensor(input, dim=(), *, keepdim=False, mode=0, out=None, **_aliases):
+        if _aliases:
+            dim, keepdim = _resolve_aliases('hash_tensor', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
+        if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
+            return _handle_torch_function(hash_tensor, (input, out), (input, dim), {'keepdim': keepdim, 'mode': mode, 'out': out})
+        try:
+            if out is None:
+                return (op.scan or entry(op))((input, dim, keepdim, mode))
+            return call(op_out, (input, dim, keepdim, mode, out))
+        except Exception:
+            if not _has_torch_function((input, out)):
+                raise
+            return _handle_torch_function(hash_tensor, (input, out), (input, dim), {'keepdim': keepdim, 'mode': mode, 'out': out})
+    return hash_tensor
+
+
 def make_heaviside(op, op_out):
     def heaviside(input, values, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, values, out)):

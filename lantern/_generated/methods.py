@@ -1761,6 +1761,21 @@ def make_hardshrink(op, op_out):
     return hardshrink
 
 
+def make_hash_tensor(op, op_out):
+    def hash_tensor(self, dim=(), *, keepdim=False, mode=0, **_aliases):
+        if _aliases:
+            dim, keepdim = _resolve_aliases('hash_tensor', _aliases, ('dim', 'keepdim'), (dim, keepdim), None)
+        if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
+            return _handle_torch_function(hash_tensor, (self,), (self, dim), {'keepdim': keepdim, 'mode': mode})
+        try:
+            return (op.scan or entry(op))((self, dim, keepdim, mode))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(hash_tensor, (self,), (self, dim), {'keepdim': keepdim, 'mode': mode})
+    return hash_tensor
+
+
 def make_heaviside(op, op_out):
     def heaviside(self, values):
         if _TORCH_FUNCTION[0] and _has_torch_function((self, values)):

@@ -94,6 +94,13 @@ complex128 = dtype("complex128", np.complex128, COMPLEX, True, "ComplexDouble")
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex32, complex64, complex128)
 
+# PyTorch's "shell" unsigned types: tensors of them exist (hash_tensor returns uint64, from_numpy takes them), but
+# no type promotion involves them, so few ops accept them; kept out of ALL, which the promotion table spans.
+uint16 = dtype("uint16", np.uint16, INTEGRAL, False, "UInt16")
+uint32 = dtype("uint32", np.uint32, INTEGRAL, False, "UInt32")
+uint64 = dtype("uint64", np.uint64, INTEGRAL, False, "UInt64")
+LIMITED_UNSIGNED = (uint16, uint32, uint64)
+
 # PyTorch's aliases: torch.float is float32, torch.long is int64, ...
 ALIASES = {
     "half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
@@ -107,8 +114,8 @@ def holds_complex(np_dtype):
     """Whether arrays of this NumPy dtype hold complex numbers: NumPy's complex kinds, and complex32 (ml_dtypes'
     type, whose kind is 'V' and whose .real is not its real part)."""
     return np_dtype.kind == "c" or np_dtype == complex32.np
-_BY_NP = {d.np: d for d in ALL}
-_BY_NAME = {d.name: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL + LIMITED_UNSIGNED}
+_BY_NAME = {d.name: d for d in ALL + LIMITED_UNSIGNED}
 
 
 def _by_name(name):
@@ -116,13 +123,14 @@ def _by_name(name):
 
 
 def from_numpy_dtype(np_dtype):
-    """The lantern dtype for a NumPy dtype; TypeError for types lantern lacks (uint16, object...)."""
+    """The lantern dtype for a NumPy dtype; TypeError for types lantern lacks (object, datetime64...)."""
     try:
         return _BY_NP[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+            "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+            "uint16, uint8, and bool."
         ) from None
 
 

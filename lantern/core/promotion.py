@@ -46,6 +46,11 @@ def promote_types(a, b):
     try:
         return _TABLE[a, b]
     except KeyError:
+        if a in dt.LIMITED_UNSIGNED or b in dt.LIMITED_UNSIGNED:
+            if a is b:
+                return a
+            raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                               f"{a.legacy} and {b.legacy}") from None
         if not (isinstance(a, QuantizedDtype) or isinstance(b, QuantizedDtype)):
             raise
         raise RuntimeError(f"promoteTypes with quantized numbers is not handled yet; figure out what the correct "
