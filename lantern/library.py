@@ -122,7 +122,7 @@ def _destroy(defined, kernels):
     for op, key in kernels:
         op.kernels.pop(key, None)
     for name in defined:
-        REGISTRY.pop(name, None)
+        library_rules.forget(REGISTRY.pop(name, None))
     kernels.clear()
     defined.clear()
     op_namespaces.registry_changed()

@@ -163,6 +163,11 @@ def register_torch_dispatch(op, torch_dispatch_class, fn):
     return fn
 
 
+def forget(op):
+    """Drop the rules of an op that is gone (its Library was destroyed)."""
+    TORCH_DISPATCH_RULES.pop(op, None)
+
+
 def resolve(op):
     """The registered Operator of a qualified name or an OpOverload."""
     return op._op if isinstance(op, OpOverload) else _lookup(op)

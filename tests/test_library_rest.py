@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import lantern
+from lantern.ops.python_key import TORCH_DISPATCH_RULES
 from lantern.utils._python_dispatch import TorchDispatchMode as LanternMode
 from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
 
@@ -236,3 +237,27 @@ def test_set_kernel_enabled_falls_back_to_the_op_function_inside_the_block(ns, c
     t, l_ = _both(program, ns)
     assert t[0] == l_[0] == [1.0, 0.0, 1.0, 0.0, 1.0]
     assert [m.split(" ")[:3] for m in t[1]] == [m.split(" ")[:3] for m in l_[1]] and len(l_[1]) == 2
+
+
+def test_destroying_an_op_drops_its_torch_dispatch_rules(ns):
+    op = _sin_op(lantern, ns)
+    op.register_torch_dispatch(LanternMode, lambda mode, func, types, args, kwargs: args[0])
+    operator = lantern.ops.registry.REGISTRY[f"{ns}::my_sin"]
+    assert operator in TORCH_DISPATCH_RULES
+    op._destroy()
+    assert operator not in TORCH_DISPATCH_RULES
+
+
+def test_a_torch_dispatch_rule_for_an_aten_op(ns):
+    def program(lib, mode_base, ns):
+        class Mode(mode_base):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        lib.library.register_torch_dispatch("aten::neg", Mode, lambda mode, func, types, args, kwargs: args[0] * 7)
+        x = lib.ones(2)
+        with Mode():
+            inside = lib.neg(x).tolist()
+        return inside, lib.neg(x).tolist()
+    t, l_ = _both(program, ns)
+    assert t == l_ == ([7.0, 7.0], [-1.0, -1.0])
