@@ -40,6 +40,12 @@ class OpNode(Node):
                 flat.extend(g if g is not None else [None] * n)
         return tuple(flat)
 
+    def __dir__(self):
+        """The `_saved_<name>` attributes of this node's derivative (a class shared by name may carry others')."""
+        d = self.derivative
+        own = {"_saved_" + n for n, _, _ in d.save_plan} | {"_saved_" + n for n, _ in d.output_plan}
+        return sorted(n for n in super().__dir__() if not n.startswith("_saved_") or n in own)
+
     def release_saved(self):
         """Drop the saved tensors (reading one later raises); saved sizes and scalars stay readable."""
         saved = self.saved
