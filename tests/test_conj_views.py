@@ -98,6 +98,8 @@ OP_CASES = {
     "neg view + real": lambda m, z: m._neg_view(z.real) + z.real,
     "eq": lambda m, z: z.conj() == m.conj_physical(z),
     "stack of views": lambda m, z: m.stack([z.conj()[0], m._neg_view(z)[1]]),
+    "unsafe_split": lambda m, z: m.unsafe_split(z.conj(), 1, 1),
+    "unsafe_chunk of neg": lambda m, z: m._neg_view(z).unsafe_chunk(2),
 }
 
 

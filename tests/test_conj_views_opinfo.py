@@ -20,8 +20,6 @@ _ALIASING_TO = ("x.cfloat()/x.float(memory_format=contiguous_format) of a tensor
                 "holds the resolved values (plain tensors too: a copy where torch aliases)")
 _VIEW_PIXEL_SHUFFLE = ("lantern's pixel_shuffle/pixel_unshuffle of these shapes is a view, so it keeps the bit; "
                        "torch's is a copy")
-_UNSAFE_SPLIT = ("torch's unsafe_split/unsafe_chunk resolve the bit (they are not among its fallback's view ops); "
-                 "lantern's split the view and keep it")
 # Samples whose outcome differs from torch's for a reason other than the fallback being wrong, each with the reason.
 # The test fails when another sample differs, and when one of these starts to agree (then delete its entry).
 KNOWN = {
@@ -29,8 +27,6 @@ KNOWN = {
         "cfloat/1": _ALIASING_TO,
         "dot/1": "torch's dot of a conjugate view returns conj(vdot(...)) as a conjugate view; lantern the values",
         "nn.functional.pixel_shuffle/0": _VIEW_PIXEL_SHUFFLE, "nn.functional.pixel_unshuffle/0": _VIEW_PIXEL_SHUFFLE,
-        "unsafe_chunk/0": _UNSAFE_SPLIT, "unsafe_chunk/1": _UNSAFE_SPLIT,
-        "unsafe_split/0": _UNSAFE_SPLIT, "unsafe_split/1": _UNSAFE_SPLIT,
     },
     "neg": {
         "float/1": _ALIASING_TO,
@@ -40,8 +36,6 @@ KNOWN = {
                                        "memory without the bit, so its values are wrong; lantern's are those of "
                                        "max_pool1d on the view's values"),
         "nn.functional.pixel_shuffle/0": _VIEW_PIXEL_SHUFFLE, "nn.functional.pixel_unshuffle/0": _VIEW_PIXEL_SHUFFLE,
-        "unsafe_chunk/0": _UNSAFE_SPLIT, "unsafe_chunk/1": _UNSAFE_SPLIT,
-        "unsafe_split/0": _UNSAFE_SPLIT, "unsafe_split/1": _UNSAFE_SPLIT,
     },
 }
 

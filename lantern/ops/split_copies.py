@@ -56,17 +56,22 @@ def split_with_sizes(input, split_sizes, dim=0):
 
 
 def unsafe_split(input, split_size, dim=0):
-    """split, for callers that promise not to modify the pieces in place (lantern's pieces are plain views)."""
-    return input.split(split_size, dim)
+    """split, for callers that promise not to modify the pieces in place (lantern's pieces are plain views). A
+    conjugate or negative view is resolved first: torch's unsafe forms are no view ops, so its fallback resolves."""
+    return _resolved(input).split(split_size, dim)
 
 
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
-    return split_with_sizes(input, split_sizes, dim)
+    return split_with_sizes(_resolved(input), split_sizes, dim)
 
 
 def unsafe_chunk(input, chunks, dim=0):
-    """chunk, for callers that promise not to modify the pieces in place."""
-    return input.chunk(chunks, dim)
+    """chunk, for callers that promise not to modify the pieces in place (a view with bits resolved first)."""
+    return _resolved(input).chunk(chunks, dim)
+
+
+def _resolved(input):
+    return input.resolve_conj().resolve_neg()
 
 
 composite("split_with_sizes", split_with_sizes)
