@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from oracle import check, raises_like
 
+import lantern
+
 
 def _image(shape, dtype=np.float32, seed=0):
     return (np.random.default_rng(seed).random(shape) * 255).astype(dtype)
@@ -33,6 +35,18 @@ def test_antialias_gradient(mode):
         weights = m.arange(y.numel(), dtype=y.dtype).reshape(y.shape).sin()
         return y, y.grad_fn.name(), m.autograd.grad(y, x, weights)[0]
     check(run, _image((1, 2, 11, 6), np.float64))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_antialias_to_second_order(mode):
+    """gradgradcheck of the resampling and of its backward op (lantern's _upsample_aa_backward, differentiated in
+    turn by the forward resampling)."""
+    x = lantern.tensor(_image((1, 2, 7, 5), np.float64) / 255, requires_grad=True)
+    g = lantern.tensor(_image((1, 2, 3, 2), np.float64, seed=1) / 255, requires_grad=True)
+    resample = lambda x: lantern.nn.functional.interpolate(x, size=(3, 2), mode=mode, antialias=True)
+    backward_op = lambda g: lantern.ops.aten._upsample_aa_backward(g, [1, 2, 7, 5], mode)
+    assert lantern.autograd.gradgradcheck(resample, (x,))
+    assert lantern.autograd.gradgradcheck(backward_op, (g,))
 
 
 @pytest.mark.parametrize("case", [

@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 from oracle import check, raises_like
 
+import lantern
+
 REDUCTIONS = ["sum", "mean", "amax", "amin"]
 
 # rows with two entries, an empty row, a row with one entry; columns 1 and 2 of `OTHER` tie under amax/amin
@@ -69,3 +71,26 @@ def test_sampled_addmm(dtype):
 ])
 def test_sampled_addmm_errors(case):
     raises_like(case, MATRIX, np.ones((4, 2)), np.ones((2, 3)))
+
+
+def _csr64(v):
+    """MATRIX's pattern with the values v (float64, differentiable through the constructor)."""
+    return lantern.sparse_csr_tensor([0, 2, 2, 4, 5], [1, 2, 0, 2, 1], v, (4, 3))
+
+
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+def test_mm_reduce_to_second_order(reduce):
+    """Both operands at once: the dense gradient reads the CSR values through values(), so its own gradient reaches
+    them (values() of a CSR tensor differentiates back into a CSR tensor of the same pattern)."""
+    v = lantern.tensor([1., 1.2, 3., 4., -2.], dtype=lantern.float64, requires_grad=True)
+    w = lantern.tensor([[1., 2.], [1.5, -1.], [0.5, 7.]], dtype=lantern.float64, requires_grad=True)
+    assert lantern.autograd.gradgradcheck(lambda v, w: lantern.sparse.mm(_csr64(v * v), w * w, reduce), (v, w))
+
+
+def test_sampled_addmm_to_second_order():
+    rng = np.random.default_rng(1)
+    v = lantern.tensor([1., 1.2, 3., 4., -2.], dtype=lantern.float64, requires_grad=True)
+    x, y = (lantern.tensor(rng.standard_normal(shape), requires_grad=True) for shape in ((4, 2), (2, 3)))
+    assert lantern.autograd.gradgradcheck(
+        lambda v, x, y: lantern.sparse.sampled_addmm(_csr64(v * v), x * x, y, beta=0.5, alpha=-2.0).to_dense(),
+        (v, x, y))

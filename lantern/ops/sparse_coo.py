@@ -321,6 +321,9 @@ def sparse_constructor_values_backward(grad, indices):
 
 def values_backward(grad, self):
     """A sparse tensor with self's indices and `grad` as values (the gradient flowing back from .values())."""
+    if self.layout is sparse_csr:
+        parts = self._storage
+        return call(get("_sparse_csr_tensor_unsafe"), (parts.crow_indices, parts.col_indices, grad, self._size))
     indices = self._indices()
     return call(get("_sparse_coo_tensor_with_dims_and_tensors"),
                 (indices._size[0], grad.dim() - 1, self._size, indices, grad, self.is_coalesced()))

@@ -138,7 +138,7 @@ def mm_reduce_other_backward(grad, self, other, reduce, arg_out):
     """The dense operand's gradient: each entry (i, k)'s value times grad[i, :], added into row k (sum, mean: over
     all entries; amax, amin: into the elements each entry gave)."""
     rows, columns = _entry_rows_and_columns(self)
-    values = self._storage.values
+    values = self.values()
     if reduce in ("sum", "mean"):
         contributions = values.unsqueeze(1) * grad[rows]
         if reduce == "mean":
