@@ -1,9 +1,11 @@
 """pytest set-up for the whole repo: doctests see `lantern`; tests compare against torch (the oracle only)."""
+import gc
 import os
 
 import pytest
 
 import lantern
+from lantern.core import torch_function
 import second_order  # tests/second_order.py: tests/ is on sys.path (pyproject's pythonpath)
 
 # every gradgradcheck of the session records the derivatives it differentiated, for the second-order guard
@@ -51,6 +53,16 @@ def _reference_mode_restored():
     """A test (or doctest) that switches reference mode cannot carry its setting into the tests after it."""
     with lantern.reference_mode(lantern.is_reference_mode()):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _tensor_subclasses_collected():
+    """A test (or doc page) that defines a Tensor subclass switches the __torch_function__ check on for as long as
+    the class lives (lantern.core.torch_function); classes live in reference cycles, so collect them after such a
+    test: the next one starts with the check off, as a program without subclasses runs."""
+    yield
+    if torch_function.ACTIVE[0]:
+        gc.collect()
 
 
 @pytest.fixture(scope="module")

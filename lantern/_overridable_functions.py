@@ -88,10 +88,13 @@ def _checked(function):
 
 def _switch_checks(active):
     if active:
+        wrappers = {}  # one wrapper per function: lantern.conv2d is nn.functional.conv2d while the check is on too
         for namespace in namespaces():
             for name, function in hand_written_functions(namespace).items():
                 _originals[(namespace.__name__, name)] = function
-                setattr(namespace, name, _checked(function))
+                if function not in wrappers:
+                    wrappers[function] = _checked(function)
+                setattr(namespace, name, wrappers[function])
     else:
         for namespace in namespaces():
             for name in hand_written_functions(namespace):

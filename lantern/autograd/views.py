@@ -76,7 +76,10 @@ class CopySlices(Node):
         region = result.as_strided(v.size, v.stride, v.offset)
         res = self.fn.apply((v.through_bits(region.clone()),))
         inner = v.through_bits(res[0]) if res[0] is not None else zeros_like(region)
-        result = call(get("as_strided_scatter"), (result, inner, v.size, v.stride, v.offset))
+        # written into the region in place, not with as_strided_scatter: copy_'s derivative gives the region's old
+        # values none, where as_strided_scatter's self gradient is torch's (the reverse; view_scatter.py), which
+        # would make double backward through in-place ops on views wrong
+        call(get("copy_"), (region, inner, False))
         return (result,) + tuple(res[1:])
 
     def release_saved(self):

@@ -165,6 +165,10 @@ def allowed_python(qualname, attr=False):
 _FUNCTIONS = {}
 
 
+def _unwrapped(function):
+    return getattr(function, "__wrapped__", function)
+
+
 def _tensor_functions():
     """name -> function for lantern's tensor functions: the public callables of _OP_NAMESPACES defined in
     _OP_MODULES (a function and its alias in another namespace are the same object)."""
@@ -268,7 +272,9 @@ def _check_aten(node, kind):
     if not name.isidentifier() or name.startswith("_"):
         _fail(f"the archive calls {kind!r:.60}, which is not a public name", node)
     function = getattr(lantern, name, None)  # what the interpreter's by-name fallback calls, else a method
-    allowed = _tensor_functions().get(name) is function if callable(function) else hasattr(Tensor, name)
+    # (a __torch_function__ wrapper stands in for the function while a Tensor subclass is alive: compare what it wraps)
+    allowed = (_unwrapped(_tensor_functions().get(name)) is _unwrapped(function) if callable(function)
+               else hasattr(Tensor, name))
     if not allowed:
         _fail(f"the archive calls {kind}, which is neither a registered operator nor a lantern tensor function", node)
 
