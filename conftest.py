@@ -58,10 +58,11 @@ def _reference_mode_restored():
 @pytest.fixture(autouse=True)
 def _tensor_subclasses_collected():
     """A test (or doc page) that defines a Tensor subclass switches the __torch_function__ check on for as long as
-    the class lives (lantern.core.torch_function); classes live in reference cycles, so collect them after such a
-    test: the next one starts with the check off, as a program without subclasses runs."""
+    the class lives (lantern.core.torch_function); classes live in reference cycles, so collect them after a test
+    that switched it on: the next one starts with the check off, as a program without subclasses runs."""
+    was_on = torch_function.ACTIVE[0]
     yield
-    if torch_function.ACTIVE[0]:
+    if torch_function.ACTIVE[0] and not was_on:
         gc.collect()
 
 
