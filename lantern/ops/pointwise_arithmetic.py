@@ -141,8 +141,8 @@ def mul_backward_on_arrays(grad, other):
     """grad * other as one array multiply into a new row-major tensor, without dispatching `mul` (other is real:
     its conj is itself)."""
     backend = grad._backend
-    out = backend.empty(grad._size, grad.dtype)  # a new tensor from empty() carries its array in _nd
-    backend.xp.multiply(backend.array(grad), backend.array(other), out=out._nd)
+    out = backend.empty(grad._size, grad.dtype)
+    backend.xp.multiply(backend.array(grad), backend.array(other), out=backend.array(out))
     return out
 
 
