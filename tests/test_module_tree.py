@@ -94,7 +94,7 @@ def _torch_object(path):
 def test_distributed_names_are_torchs():
     import torch.distributed as tdist
     assert all(hasattr(tdist, name) for name in ldist.__all__)
-    assert ldist.is_available() is False  # lantern has no process-group backend (torch's CPU build ships gloo)
+    assert ldist.is_available() is tdist.is_available() is True  # lantern's process groups run on MPI
     assert ldist.is_initialized() is tdist.is_initialized() is False
     assert ldist.ReduceOp.SUM.name == "SUM" and ldist.ReduceOp.AVG.name == "AVG"
 
@@ -117,11 +117,13 @@ def test_no_default_group_errors_match_torch(name):
     assert str(ours.value) == str(theirs.value)
 
 
-@pytest.mark.parametrize("name", ["init_process_group", "new_group"])
-def test_creating_a_group_names_what_is_missing(name):
-    with pytest.raises(NotImplementedError, match=f"torch.distributed.{name}: lantern does not implement "
-                                                  "distributed training yet"):
-        getattr(ldist, name)("gloo")
+def test_new_group_without_a_default_group_fails_as_torchs():
+    import torch.distributed as tdist
+    with pytest.raises(ValueError) as theirs:
+        tdist.new_group([0])
+    with pytest.raises(ValueError) as ours:
+        ldist.new_group([0])
+    assert str(ours.value) == str(theirs.value)
 
 
 def test_ddp_construction_raises_clearly():

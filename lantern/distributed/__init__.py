@@ -1,42 +1,54 @@
-"""lantern.distributed: torch.distributed's front door, for programs that run in one process.
+"""lantern.distributed: torch.distributed over MPI (mpi4py and the mpich wheel), on the CPU.
 
-lantern has no process-group backend yet (no gloo, NCCL or MPI transport; distributed training comes with its own
-issue). So `is_available()` is False, which is the honest answer and what programs check before they go
-distributed, and no default process group ever exists: the queries and collectives raise torch's error for that
-state, and what would create a group (`init_process_group`, `new_group`) raises NotImplementedError naming itself.
-Programs written like nanoGPT, which import these names and call them only when launched by torchrun, run
-unchanged in one process.
+Processes are started by an MPI launcher (`python -m lantern.distributed.run --nproc-per-node 2 train.py`, or the
+venv's `mpiexec -n 2 python train.py`); `init_process_group("gloo")` (or "mpi": both run on MPI) makes the default
+process group over MPI's world, and the collectives move tensor memory through MPI's nonblocking operations, each
+returning a Work. mpi4py is imported on first use, never by `import lantern`. A single process needs no launcher:
+it is a world of one. docs/internals/distributed.md shows the whole design.
 
->>> import lantern.distributed as dist
->>> dist.is_available(), dist.is_initialized(), dist.is_torchelastic_launched()
-(False, False, False)
+>>> import lantern, lantern.distributed as dist
+>>> dist.is_available(), dist.is_initialized()
+(True, False)
 >>> dist.get_rank()
 Traceback (most recent call last):
 ValueError: Default process group has not been initialized, please make sure to call init_process_group.
->>> dist.init_process_group("gloo")
-Traceback (most recent call last):
-NotImplementedError: torch.distributed.init_process_group: lantern does not implement distributed training yet (no process-group backend); run the program as a single process, without torchrun
+>>> dist.init_process_group("gloo", rank=0, world_size=1)
+>>> t = lantern.arange(4.0)
+>>> work = dist.all_reduce(t, async_op=True)
+>>> work.wait(), t
+(True, tensor([0., 1., 2., 3.]))
+>>> dist.destroy_process_group()
 """
-import enum
+import importlib.util
 import os
+
+from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, barrier,
+                          broadcast, gather, reduce, reduce_scatter, reduce_scatter_tensor, scatter)
+from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError
+from .object_collectives import (all_gather_object, broadcast_object_list, gather_object, recv_object_list,
+                                 scatter_object_list, send_object_list)
+from .point_to_point import P2POp, batch_isend_irecv, irecv, isend, recv, send
+from .process_group import (Backend, GroupMember, ProcessGroup, default_pg_timeout, destroy_process_group,
+                            get_backend, get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
+                            get_world_size, group, init_process_group, is_initialized, new_group)
+from .reduce_op import ReduceOp, _make_nccl_premul_sum
+from .work import Work
 
 __all__ = [
     "is_available", "is_initialized", "is_torchelastic_launched", "is_gloo_available", "is_nccl_available",
     "is_mpi_available", "init_process_group", "new_group", "destroy_process_group", "get_rank", "get_world_size",
-    "get_backend", "barrier", "monitored_barrier", "all_reduce", "reduce", "broadcast", "all_gather",
-    "all_gather_into_tensor", "all_gather_object", "gather", "scatter", "reduce_scatter", "reduce_scatter_tensor",
-    "all_to_all", "all_to_all_single", "broadcast_object_list", "send", "recv", "isend", "irecv", "ReduceOp",
+    "get_backend", "get_process_group_ranks", "get_global_rank", "get_group_rank", "barrier", "all_reduce", "reduce",
+    "broadcast", "all_gather", "all_gather_into_tensor", "all_gather_object", "gather", "gather_object", "scatter",
+    "scatter_object_list", "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
+    "broadcast_object_list", "send_object_list", "recv_object_list", "send", "recv", "isend", "irecv", "P2POp",
+    "batch_isend_irecv", "ReduceOp", "Backend", "ProcessGroup", "GroupMember", "group", "Work", "DistError",
+    "DistBackendError", "DistNetworkError", "DistStoreError", "default_pg_timeout",
 ]
 
 
 def is_available():
-    """False: lantern cannot form a process group (torch's CPU build says True because it ships gloo)."""
-    return False
-
-
-def is_initialized():
-    """Whether the default process group exists; in lantern it never does."""
-    return False
+    """True: lantern's process groups run on MPI (mpi4py), a runtime dependency."""
+    return True
 
 
 def is_torchelastic_launched():
@@ -45,78 +57,15 @@ def is_torchelastic_launched():
 
 
 def is_gloo_available():
-    return False
-
-
-def is_nccl_available():
-    return False
+    """True: the "gloo" backend is lantern's MPI backend under torch's CPU default name."""
+    return True
 
 
 def is_mpi_available():
+    """Whether mpi4py is installed (looked up without importing it)."""
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def is_nccl_available():
+    """False: NCCL is for NVIDIA GPUs; lantern's process groups run on the CPU."""
     return False
-
-
-class ReduceOp(enum.Enum):
-    """The reductions a collective can apply (dist.ReduceOp.SUM, ...)."""
-    SUM = 0
-    PRODUCT = 1
-    MIN = 2
-    MAX = 3
-    BAND = 4
-    BOR = 5
-    BXOR = 6
-    AVG = 7
-    PREMUL_SUM = 8
-    UNUSED = 9
-
-
-def _creates_group(name):
-    """A function that would create a process group: lantern cannot, so it says so."""
-    def unsupported(*args, **kwargs):
-        raise NotImplementedError(f"torch.distributed.{name}: lantern does not implement distributed training yet "
-                                  "(no process-group backend); run the program as a single process, without torchrun")
-    unsupported.__name__ = unsupported.__qualname__ = name
-    unsupported.__doc__ = f"torch.distributed.{name}; raises NotImplementedError in lantern (no backend)."
-    return unsupported
-
-
-def _needs_group(name):
-    """A query or collective on the default group, which in lantern is never initialized: torch's error then."""
-    def uninitialized(*args, **kwargs):
-        raise ValueError("Default process group has not been initialized, please make sure to call "
-                         "init_process_group.")
-    uninitialized.__name__ = uninitialized.__qualname__ = name
-    uninitialized.__doc__ = f"torch.distributed.{name}; raises torch's no-default-group ValueError in lantern."
-    return uninitialized
-
-
-init_process_group = _creates_group("init_process_group")
-new_group = _creates_group("new_group")
-
-get_rank = _needs_group("get_rank")
-get_world_size = _needs_group("get_world_size")
-get_backend = _needs_group("get_backend")
-barrier = _needs_group("barrier")
-monitored_barrier = _needs_group("monitored_barrier")
-all_reduce = _needs_group("all_reduce")
-reduce = _needs_group("reduce")
-broadcast = _needs_group("broadcast")
-all_gather = _needs_group("all_gather")
-all_gather_into_tensor = _needs_group("all_gather_into_tensor")
-all_gather_object = _needs_group("all_gather_object")
-gather = _needs_group("gather")
-scatter = _needs_group("scatter")
-reduce_scatter = _needs_group("reduce_scatter")
-reduce_scatter_tensor = _needs_group("reduce_scatter_tensor")
-all_to_all = _needs_group("all_to_all")
-all_to_all_single = _needs_group("all_to_all_single")
-broadcast_object_list = _needs_group("broadcast_object_list")
-send = _needs_group("send")
-recv = _needs_group("recv")
-isend = _needs_group("isend")
-irecv = _needs_group("irecv")
-
-
-def destroy_process_group(group=None):
-    """Destroy a process group; with none initialized torch fails its own assertion, and so does lantern."""
-    raise AssertionError("Process group cannot be None")

@@ -1,0 +1,99 @@
+"""Work: the handle of a collective in flight (torch.distributed.Work), over MPI's nonblocking requests.
+
+Every lantern collective posts nonblocking MPI operations and returns a Work; with async_op=False it waits at
+once. `wait()` drives MPI until the requests complete, then runs the collective's finishing step (copy a staging
+buffer back into non-contiguous outputs, divide an AVG, unpickle objects). It never hangs: if the requests have not
+completed within the group's timeout (a peer died, or never joined the collective), it raises DistBackendError, and
+the group is then unusable, as in PyTorch.
+
+>>> import lantern, lantern.distributed as dist
+>>> dist.init_process_group("gloo", rank=0, world_size=1)
+>>> work = dist.all_reduce(lantern.ones(2), async_op=True)
+>>> work.wait(), work.is_completed(), work.is_success()
+(True, True, True)
+>>> dist.destroy_process_group()
+"""
+import datetime
+import time
+
+from .errors import DistBackendError
+from .mpi import MPI
+
+_FIRST_NAP_S, _LONGEST_NAP_S = 2e-5, 1e-3
+
+
+class Work:
+    """A collective's completion: wait(), is_completed(), result(), exception()."""
+
+    def __init__(self, group, name, requests, finish=None, result=(), statuses=None):
+        self._group, self._name = group, name
+        self._requests = list(requests)
+        self._statuses = statuses
+        self._finish = finish
+        self._result = list(result)
+        self._done = not self._requests and finish is None
+        self._exception = None
+        self._source_rank = -1
+
+    def __repr__(self):
+        state = "completed" if self._done else "pending"
+        return f"<Work {self._name} ({state})>"
+
+    def is_completed(self):
+        """Whether the operation finished; asking drives MPI's progress one step (it never blocks)."""
+        if not self._done and self._exception is None and MPI().Request.Testall(self._requests, self._statuses):
+            self._complete()
+        return self._done
+
+    def is_success(self):
+        """Whether it finished without an error."""
+        return self.is_completed() and self._exception is None
+
+    def exception(self):
+        """The error it ended with, or None."""
+        return self._exception
+
+    def wait(self, timeout=None):
+        """Block until done (True), or raise DistBackendError after `timeout` (a timedelta; default: the group's)."""
+        if self._exception is not None:
+            raise self._exception
+        limit = timeout if timeout is not None else self._group.timeout
+        seconds = limit.total_seconds() if isinstance(limit, datetime.timedelta) else float(limit)
+        deadline, nap = time.monotonic() + seconds, _FIRST_NAP_S
+        while not self.is_completed():
+            if time.monotonic() > deadline:
+                self._exception = DistBackendError(
+                    f"{self._name} timed out after {seconds * 1000:.0f} ms on rank {self._group.rank()} of "
+                    f"process group {self._group.group_name!r}: a peer never joined the collective (it died, hung "
+                    "or took another code path). The group cannot be used any more.")
+                self._group._broken = self._exception
+                raise self._exception
+            time.sleep(nap)
+            nap = min(nap * 2, _LONGEST_NAP_S)
+        return True
+
+    def result(self):
+        """The output tensors (the in-place ones for most collectives), once done."""
+        self.wait()
+        return self._result
+
+    def source_rank(self):
+        """The sender's rank, for a receive from any source."""
+        self.wait()
+        return self._source_rank
+
+    def synchronize(self):
+        """Wait; on the CPU there is no stream to synchronize with."""
+        self.wait()
+
+    def _complete(self):
+        if self._finish is not None:
+            self._finish()
+        self._done = True
+
+
+class CompletedWork(Work):
+    """A Work with nothing to wait for (a collective over a group of one, or a non-member's no-op)."""
+
+    def __init__(self, group, name, result=()):
+        super().__init__(group, name, (), None, result)

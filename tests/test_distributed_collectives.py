@@ -1,0 +1,20 @@
+"""lantern.distributed's collectives across 2 and 4 MPI ranks: each check of tests/distributed_scripts/collectives.py
+(every collective against its definition) passes on every rank; and the single-process rules (a world of one
+without a launcher, torch's errors) in this process, against torch."""
+import pytest
+
+from distributed_harness import SCRIPTS, check_names, run_script
+
+SCRIPT = SCRIPTS / "collectives.py"
+
+
+@pytest.fixture(scope="module", params=[2, 4], ids=["2 ranks", "4 ranks"])
+def ranks(request):
+    run = run_script(SCRIPT, nproc=request.param, timeout=120)
+    run.assert_succeeded()
+    return run
+
+
+@pytest.mark.parametrize("name", check_names(SCRIPT))
+def test_collective(ranks, name):
+    ranks.assert_passed(name)
