@@ -27,6 +27,7 @@ from .autograd.meta import autograd_meta, current_grad_fn
 
 from .core import determinism, dtype as dt
 from .core.device import device as _device
+from .core.cuda_as_cpu import SWITCH as CUDA_AS_CPU
 from .core.dispatch_keys import DispatchKey
 from .core.layout import contiguous_format, preserve_format, strided
 from .core.state import tls as _tls
@@ -264,6 +265,10 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         return False
 
     def pin_memory(self, device=None):
+        """A copy in page-locked memory, for fast copies to an accelerator: there is none, so PyTorch's CPU build
+        raises. In cuda-as-cpu mode (lantern.core.cuda_as_cpu) the accelerator is the CPU: an ordinary copy."""
+        if CUDA_AS_CPU.on:
+            return self.clone()
         raise RuntimeError("Cannot access accelerator device when none is available.")
 
     def record_stream(self, stream):

@@ -129,7 +129,7 @@ def test_runner_behaves_like_python_script(tmp_path):
 
 def test_usage_and_errors_exit_nonzero(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "lantern.compat"], env=_env(), capture_output=True, text=True)
-    assert proc.returncode == 2 and "usage: python -m lantern.compat script.py" in proc.stderr
+    assert proc.returncode == 2 and "usage: python -m lantern.compat [--cuda-as-cpu] script.py" in proc.stderr
     (tmp_path / "bad.py").write_text("import torch\ntorch.definitely_missing()\n")
     proc = subprocess.run([sys.executable, "-m", "lantern.compat", str(tmp_path / "bad.py")], env=_env(),
                           capture_output=True, text=True)

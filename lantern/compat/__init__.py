@@ -1,5 +1,8 @@
 """Run unmodified PyTorch programs on lantern: `python -m lantern.compat script.py [args]`.
 
+`python -m lantern.compat --cuda-as-cpu script.py` runs a program written for a GPU on the CPU: the CUDA devices it
+names are the CPU (lantern.core.cuda_as_cpu).
+
 `install()` puts an import hook on sys.meta_path so that `import torch`, `import torch.nn as nn`,
 `from torch.utils.data import DataLoader`, `import torchvision.transforms` ... give lantern's modules (see
 lantern.compat.aliases). What lantern lacks fails with an error that names it.
@@ -19,9 +22,10 @@ import runpy
 import sys
 from multiprocessing import spawn
 
+from ..core import cuda_as_cpu
 from .aliases import ModuleProxy, TorchAliasFinder
 
-__all__ = ["install", "uninstall", "run_script", "main"]
+__all__ = ["install", "uninstall", "run_script", "main", "cuda_as_cpu"]
 
 _FINDER = [None]
 _SPAWN_PREPARATION_DATA = spawn.get_preparation_data
@@ -80,9 +84,13 @@ def run_script(path, args=()):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--cuda-as-cpu":
+        cuda_as_cpu.enable()
+        argv = argv[1:]
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m lantern.compat script.py [args...]\n\nRuns a PyTorch program with `torch` "
-              "resolved to lantern.", file=sys.stderr)
+        print("usage: python -m lantern.compat [--cuda-as-cpu] script.py [args...]\n\nRuns a PyTorch program with "
+              "`torch` resolved to lantern.\n\n--cuda-as-cpu  the CUDA devices the program names are the CPU (see "
+              "lantern.core.cuda_as_cpu;\n               LANTERN_CUDA_AS_CPU=1 does the same)", file=sys.stderr)
         return 2
     run_script(argv[0], argv[1:])
     return 0

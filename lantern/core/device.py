@@ -11,6 +11,7 @@ device(type='cuda', index=1)
 ...     lantern.zeros(2).device
 device(type='meta')
 """
+from .cuda_as_cpu import SWITCH as CUDA_AS_CPU
 from .state import tls
 
 # Every device type PyTorch's device parser knows, in the order its error message lists them.
@@ -55,6 +56,8 @@ class device:
                                f"{type_or_str}")
         if index is not None and index < 0:
             raise RuntimeError("Device index must not be negative")
+        if kind == "cuda" and CUDA_AS_CPU.on:  # see lantern.core.cuda_as_cpu
+            return CPU
         self = object.__new__(cls)
         object.__setattr__(self, "type", kind)
         object.__setattr__(self, "index", index)

@@ -17,6 +17,7 @@ import importlib
 from .._legacy_types import make_types as _make_types
 from ..core.absent_device import needs as _needs, needs_nvml as _needs_nvml, unbound as _unbound
 from ..core.absent_device import StreamContext as _StreamContext, unbound_error as _unbound_error
+from ..core import cuda_as_cpu as _cuda_as_cpu
 from ..core.absent_device import (  # noqa: F401  (what torch.cuda and torch.xpu both answer)
     device_count, get_arch_list, get_gencode_flags, is_available, is_bf16_supported, is_initialized,
     is_tf32_supported,
@@ -52,10 +53,12 @@ def stream(stream):
 
 class device:
     """A context that selects CUDA device `device` for its block. Selecting index -1 does nothing; any real
-    device cannot be selected in a CPU build."""
+    device cannot be selected in a CPU build (in cuda-as-cpu mode it is the CPU, and selecting it does nothing)."""
 
     def __init__(self, device):
-        if isinstance(device, (str, _device)):
+        if isinstance(device, (str, _device)) and _cuda_as_cpu.enabled():
+            device = _cuda_as_cpu.cuda_index(device, optional=True)
+        elif isinstance(device, (str, _device)):
             dev = _device(device)
             if dev.type != "cuda":
                 raise ValueError(f"Expected a cuda device, but got: {dev}")
@@ -65,6 +68,8 @@ class device:
 
     def __enter__(self):
         if self.idx < 0:
+            return None
+        if _cuda_as_cpu.enabled():  # the device is the CPU: selecting it changes nothing
             return None
         raise RuntimeError("PyTorch was compiled without CUDA support")
 
@@ -109,8 +114,8 @@ def check_error(res):
 
 # What needs a CUDA device: AssertionError('Torch not compiled with CUDA enabled'), as in the CPU build.
 init = _needs("CUDA", "init", "Initialise CUDA.", __name__)
-synchronize = _needs("CUDA", "synchronize", "Wait for all work on a CUDA device to finish.", __name__)
-current_device = _needs("CUDA", "current_device", "The index of the selected CUDA device.", __name__)
+_synchronize = _needs("CUDA", "synchronize", "Wait for all work on a CUDA device to finish.", __name__)
+_current_device = _needs("CUDA", "current_device", "The index of the selected CUDA device.", __name__)
 get_device_name = _needs("CUDA", "get_device_name", "The name of a CUDA device.", __name__)
 get_device_capability = _needs("CUDA", "get_device_capability", "A CUDA device's (major, minor) compute "
                                "capability.", __name__)
@@ -129,7 +134,35 @@ get_sync_debug_mode = _needs("CUDA", "get_sync_debug_mode", "The CUDA synchronis
 set_sync_debug_mode = _needs("CUDA", "set_sync_debug_mode", "Set the CUDA synchronisation debug mode.", __name__)
 
 # Where the CPU build lacks the C binding: AttributeError.
-set_device = _unbound("CUDA", "set_device", "_cuda_setDevice", "Select a CUDA device.", __name__)
+_set_device = _unbound("CUDA", "set_device", "_cuda_setDevice", "Select a CUDA device.", __name__)
+
+
+# Selecting and waiting for a device: what the CPU build raises, unless CUDA devices mean the CPU
+# (lantern.core.cuda_as_cpu), where they select "a GPU" that is the CPU.
+def set_device(device):
+    """Select CUDA device `device` (an index, 'cuda:1', a device). PyTorch's CPU build lacks the binding
+    (AttributeError); in cuda-as-cpu mode the index is remembered and current_device() answers it."""
+    index = _cuda_as_cpu.cuda_index(device)
+    if index < 0:  # torch: a negative index selects nothing
+        return
+    if not _cuda_as_cpu.enabled():
+        _set_device(device)
+    _cuda_as_cpu.select(index)
+
+
+def current_device():
+    """The index of the selected CUDA device. PyTorch's CPU build: AssertionError('Torch not compiled with CUDA
+    enabled'); in cuda-as-cpu mode, the index set_device selected (0 at first)."""
+    if not _cuda_as_cpu.enabled():
+        _current_device()
+    return _cuda_as_cpu.SWITCH.selected_index
+
+
+def synchronize(device=None):
+    """Wait for all work on a CUDA device to finish. PyTorch's CPU build: AssertionError('Torch not compiled with
+    CUDA enabled'); in cuda-as-cpu mode there is nothing to wait for (CPU work is done when its call returns)."""
+    if not _cuda_as_cpu.enabled():
+        _synchronize(device)
 
 # GPU sensors, read through nvidia-ml-py.
 device_memory_used = _needs_nvml("device_memory_used", "GPU memory in use, by the driver's count.", __name__)

@@ -13,6 +13,7 @@ import operator
 import numpy as np
 
 from ..core import determinism, dtype as dt
+from ..core.cuda_as_cpu import SWITCH as CUDA_AS_CPU
 from ..core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format, strided
 from ..core.promotion import wrapped_scalar_dtype
 from ..core.quantized_dtypes import refuse_quantized_dtype
@@ -65,7 +66,7 @@ def size_arg(fn, size):
 def check_options(layout, pin_memory):
     if layout is not None and layout is not strided:
         raise RuntimeError(f"lantern implements only the strided layout, not {layout}")
-    if pin_memory:
+    if pin_memory and not CUDA_AS_CPU.on:  # in cuda-as-cpu mode pinned memory is ordinary memory
         raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory "
                            "allocator is available on this system.")
 
