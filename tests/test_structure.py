@@ -51,6 +51,9 @@ NAMESPACE_USERS_FROM = "frontend"
 ALLOWED_UPWARD = {
     # torch.utils.data.DistributedSampler asks the default process group for the rank and the world size.
     ("utils.data.distributed", "distributed"): "DistributedSampler reads the process group, as torch's does",
+    # torch.nn.parallel.DistributedDataParallel broadcasts and all-reduces over the process group it is given.
+    ("nn.parallel.distributed", "distributed"): "DDP broadcasts the module's state over its process group",
+    ("nn.parallel.reducer", "distributed"): "DDP's reducer all-reduces gradient buckets over the process group",
     # Op formulas computing on raw arrays through the eager backend (issue 15 item 1: area 7 is moving them into
     # named specialisations; these go with it).
     ("ops.linalg_common", "backends.base"): "resize_out of out= arguments",
