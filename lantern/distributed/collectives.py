@@ -56,10 +56,11 @@ def group_peer(made, rank, group_rank, role, collective):
 
 
 def launch(made, name, tensors, post, finish=None, async_op=False, result=None):
-    """Post a collective through `post()` (which returns MPI requests), wrapped as a Work named like PyTorch's
-    profiler rows; wait unless async_op."""
-    with observe.collective(name, made, tensors):
+    """Post a collective through `post()` (which returns MPI requests) as a Work, seen by the profiler under
+    PyTorch's names (lantern.distributed.observe); wait unless async_op."""
+    with observe.collective(name, made) as follow:
         work = Work(made, name, post(), finish, tensors if result is None else result)
+        follow(work)
         if async_op:
             return work
         work.wait()
@@ -346,8 +347,9 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     made = group_or_warn(group, "barrier")
     if made is None:
         return None
-    with observe.collective("barrier", made, []):
+    with observe.collective("barrier", made) as follow:
         work = Work(made, "barrier", [made.communicator.Ibarrier()])
+        follow(work)
         if async_op:
             return work
         work.wait(timeout)

@@ -40,9 +40,11 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     if peer is None:
         raise ValueError("Either dst or group_dst must be specified")
     array = read_only_array(tensor, "isend")
-    with observe.collective("send", made, [tensor]):
-        return Work(made, "send", [made.communicator.Isend([as_bytes(array), MPI().BYTE], peer, tag)],
+    with observe.collective("send", made) as follow:
+        work = Work(made, "send", [made.communicator.Isend([as_bytes(array), MPI().BYTE], peer, tag)],
                     result=[tensor])
+        follow(work)
+    return work
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
@@ -55,13 +57,14 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     array, write_back = buffer_of(tensor, "irecv")
     status = MPI().Status()
     source = MPI().ANY_SOURCE if peer is None else peer
-    with observe.collective("recv", made, [tensor]):
+    with observe.collective("recv" if peer is not None else "recv_any_source", made) as follow:
         request = made.communicator.Irecv([as_bytes(array), MPI().BYTE], source, tag)
 
-    def finish():
-        write_back()
-        work._source_rank = made.global_ranks[status.Get_source() if peer is None else peer]
-    work = Work(made, "recv", [request], finish, [tensor], statuses=[status])
+        def finish():
+            write_back()
+            work._source_rank = made.global_ranks[status.Get_source() if peer is None else peer]
+        work = Work(made, "recv", [request], finish, [tensor], statuses=[status])
+        follow(work)
     return work
 
 

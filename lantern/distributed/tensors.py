@@ -15,6 +15,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..core.layout import strided
+from ..core.math_bits import bits
 
 
 def check_tensor(value, parameter="tensor"):
@@ -38,7 +39,7 @@ def host_array(tensor, collective):
                            f"{tensor.device}. Move it with .cpu() first")
     if tensor.layout is not strided:
         raise RuntimeError(f"{collective}: lantern's collectives take dense (strided) tensors, not {tensor.layout}")
-    if tensor.is_conj() or tensor.is_neg():
+    if any(bits(tensor)):  # memory read conjugated or negated: MPI would move the memory, not the values
         raise RuntimeError(f"{collective}: the tensor has its conjugate or negative bit set; call "
                            ".resolve_conj().resolve_neg() first")
     return tensor._host_array()

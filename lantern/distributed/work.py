@@ -34,6 +34,7 @@ class Work:
         self._done = not self._requests and finish is None
         self._exception = None
         self._source_rank = -1
+        self._completion_callbacks = []
 
     def __repr__(self):
         state = "completed" if self._done else "pending"
@@ -86,10 +87,19 @@ class Work:
         """Wait; on the CPU there is no stream to synchronize with."""
         self.wait()
 
+    def on_completion(self, callback):
+        """Call `callback()` when the operation completes (at once if it has)."""
+        if self._done:
+            callback()
+        else:
+            self._completion_callbacks.append(callback)
+
     def _complete(self):
         if self._finish is not None:
             self._finish()
         self._done = True
+        for callback in self._completion_callbacks:
+            callback()
 
 
 class CompletedWork(Work):
