@@ -37,10 +37,13 @@ inverse ratio, so that it always reads "times slower":
 >>> print(format_goals([Row("add_16", "µs", {"lantern": 6.1, "torch": 2.0}, at_most(3)), row]))
 Goals met: 1 of 2. Not met: add_16 (3.05, goal ≤ 3).
 
-`splice` puts generated text between two marker lines of a document and keeps the rest:
+`splice` puts generated text between two marker lines of a document and keeps the rest (a page can hold several
+pairs, each with its own name):
 
 >>> splice("prose\n<!-- bench:begin -->\nold\n<!-- bench:end -->\nmore prose\n", "new")
 'prose\n<!-- bench:begin -->\nnew\n<!-- bench:end -->\nmore prose\n'
+>>> splice("<!-- bench-ddp:begin -->\nold\n<!-- bench-ddp:end -->\n", "new", "bench-ddp")
+'<!-- bench-ddp:begin -->\nnew\n<!-- bench-ddp:end -->\n'
 """
 import dataclasses
 import math
@@ -135,11 +138,10 @@ def format_goals(rows):
     return line + (f" Not met: {', '.join(missed)}." if missed else "")
 
 
-BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
-
-
-def splice(document, generated):
-    """`document` with the text between its BEGIN and END marker lines replaced by `generated`."""
-    head, rest = document.split(BEGIN + "\n", 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{generated}\n{END}{tail}"
+def splice(document, generated, marker="bench"):
+    """`document` with the text between its `<!-- marker:begin -->` and `<!-- marker:end -->` lines replaced by
+    `generated`."""
+    begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
+    head, rest = document.split(begin + "\n", 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{generated}\n{end}{tail}"

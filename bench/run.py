@@ -6,6 +6,8 @@
     python bench/run.py --lib lantern --lib lantern-reference   # what reference mode costs (LANTERN_REFERENCE=1)
     python bench/run.py --quick              # a fast smoke run
     python bench/run.py --write              # also write the tables into docs/performance.md
+    python bench/run.py --filter ddp         # the DDP rows alone (bench/distributed.py: 1 and 2 processes)
+    python bench/run.py --no-ddp             # every workload but the DDP rows
     python bench/workloads/training.py --lib lantern    # one workload file alone: the same runner, its workloads
 
 Each library runs in its own long-lived worker process (bench/worker.py), so lantern never shares a process
@@ -25,6 +27,7 @@ import statistics
 import subprocess
 import sys
 
+import distributed
 from machine import describe
 from report import Row, format_goals, format_memory_table, format_table, splice
 from workload import all_workloads
@@ -115,6 +118,7 @@ def parse_args(argv):
     parser.add_argument("--repeats", type=int, help="repeats per library (default 9, quick 3)")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads per library (default 1)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory measurements")
+    parser.add_argument("--no-ddp", action="store_true", help="skip the DDP rows (bench/distributed.py)")
     parser.add_argument("--write", nargs="?", const=DOCS, metavar="PATH",
                         help="also write the tables between the bench markers of PATH (default docs/performance.md)")
     return parser.parse_args(argv)
@@ -136,8 +140,12 @@ def main(argv=None, workloads=None):
     repeats = args.repeats or (3 if args.quick else 9)
     min_time = 0.01 if args.quick else 0.2
     steps, memory_repeats = (2, 1) if args.quick else (5, 3)
-    workloads = [w for w in workloads or all_workloads() if not args.filter or any(f in w.name for f in args.filter)]
-    if not workloads:
+    def selected(name):
+        return not args.filter or any(f in name for f in args.filter)
+
+    ddp_models = [] if workloads or args.no_ddp else [m for m in distributed.MODELS if selected(distributed.row_name(m))]
+    workloads = [w for w in workloads or all_workloads() if selected(w.name)]
+    if not workloads and not ddp_models:
         raise SystemExit(f"no workload matches {args.filter}")
 
     workers = [Worker(lib, args.threads) for lib in libs]
@@ -159,23 +167,31 @@ def main(argv=None, workloads=None):
                 f"{args.threads} thread(s) per library")
     if memory_rows:
         settings += f"; peak memory: median of {memory_repeats} run(s) of {steps} steps"
-    tables = format_table(rows, libs)
+    tables = format_table(rows, libs) if rows else ""
     if memory_rows:
         tables += ("\n\nPeak memory (MiB the resident set rose while building the model and training; "
                    "bench/memory.py):\n\n")
         tables += format_memory_table(memory_rows, libs)
-    if "torch" in libs and "lantern" in libs:
+    if rows and "torch" in libs and "lantern" in libs:
         tables += "\n\n" + format_goals(rows + memory_rows)
-    print(f"{machine}\n{settings}\n\n{tables}")
+    ddp_ok = True
+    if ddp_models:
+        ddp_table, ddp_ok = distributed.run(libs, ddp_models, quick=args.quick)
+    print(f"{machine}\n{settings}\n\n{tables}" if rows else machine)
+    if ddp_models:
+        print(f"\nDistributedDataParallel training steps (bench/distributed.py): {ddp_table}")
     if args.write:
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         with open(args.write) as f:
             document = f.read()
-        generated = f"Measured {when} ({settings}).\n\nMachine: {machine}.\n\n{tables}"
+        if rows:
+            document = splice(document, f"Measured {when} ({settings}).\n\nMachine: {machine}.\n\n{tables}")
+        if ddp_models:
+            document = splice(document, f"Measured {when}: {ddp_table}\n\nMachine: {machine}.", "bench-ddp")
         with open(args.write, "w") as f:
-            f.write(splice(document, generated))
+            f.write(document)
     failed = any(None in row.medians.values() for row in rows + memory_rows)
-    return 1 if failed else 0
+    return 1 if failed or not ddp_ok else 0
 
 
 if __name__ == "__main__":

@@ -76,3 +76,22 @@ def test_memory_goal_marks_only_the_training_steps():
     measured = [w.name for w in all_workloads() if w.memory_goal is not None]
     assert measured == ["mlp_train_step", "cnn_train_step", "lstm_train_step", "transformer_train_step"]
     assert all(w.memory_goal == at_most(1.5) for w in all_workloads() if w.memory_goal is not None)
+
+
+def test_ddp_rows_run_each_rank_through_the_launcher_and_write_between_their_own_markers(tmp_path):
+    doc = tmp_path / "performance.md"
+    doc.write_text("<!-- bench:begin -->\nop table\n<!-- bench:end -->\n\n<!-- bench-ddp:begin -->\nold\n"
+                   "<!-- bench-ddp:end -->\n")
+    result = run("bench/run.py", "--lib", "lantern", "--quick", "--filter", "ddp_mlp", "--write", str(doc))
+    assert result.returncode == 0, result.stderr
+    for processes in (1, 2):
+        assert re.search(rf"^\| ddp_mlp_train_step \| lantern \| {processes} \|( {NUMBER} \|){{3}}", result.stdout,
+                         re.M), result.stdout
+    assert "ddp_transformer" not in result.stdout and "| add_16 |" not in result.stdout
+    row = re.search(rf"^\| ddp_mlp_train_step \| lantern \| 2 \|.* \| ({NUMBER})% \| ({NUMBER}) \|$", result.stdout,
+                    re.M)
+    hidden, efficiency = map(float, row.groups())
+    assert 0 <= hidden <= 100 and efficiency > 0
+    text = doc.read_text()
+    assert text.startswith("<!-- bench:begin -->\nop table\n<!-- bench:end -->\n\n<!-- bench-ddp:begin -->\nMeasured ")
+    assert "| ddp_mlp_train_step | lantern | 2 |" in text and "old" not in text

@@ -1,0 +1,93 @@
+"""One rank of the DDP benchmark: a PyTorch program that bench/distributed.py starts through a launcher.
+
+    python -m lantern.distributed.run --nproc-per-node 2 bench/ddp_step.py --model mlp    # torch is lantern
+    python -m torch.distributed.run --standalone --nproc-per-node 2 bench/ddp_step.py --model mlp
+
+It trains the single-process rows' model (bench/workloads/training.py: same layers, batch and optimizer, now the
+batch of each rank) wrapped in DistributedDataParallel and times three things per step, in turns, each after a
+barrier so that the ranks start together:
+
+- `ddp`: zero_grad, forward, backward (DDP all-reduces the gradient buckets as backward produces them, and waits
+  for them at its end), optimizer step;
+- `local`: the same step inside `model.no_sync()`: no communication at all;
+- `allreduce`: one all_reduce of as many floats as the model has parameters, alone.
+
+A step takes as long as its slowest rank, so each time is the maximum over the ranks; rank 0 prints the medians
+over the timed steps as one JSON line after `DDP-BENCH `. The time DDP's communication adds to a step is
+`ddp - local`; had none of it overlapped backward, it would be about `allreduce`.
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+from workloads import training  # bench/ is first on the path, the script's folder
+
+MODELS = {"mlp": training._mlp, "transformer": training._transformer}
+PHASES = ("ddp", "local", "allreduce")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=sorted(MODELS), required=True)
+    parser.add_argument("--steps", type=int, default=20, help="timed steps (each phase once per step)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
+    return parser.parse_args(argv)
+
+
+def timed(call):
+    """Seconds `call()` takes on this rank, started together with the other ranks."""
+    dist.barrier()
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo")
+    parts = MODELS[args.model](torch)
+    model = DistributedDataParallel(parts["model"])
+    opt, loss_fn, x, y = parts["opt"], parts["loss_fn"], parts["x"], parts["y"]
+    gradients = torch.zeros(sum(p.numel() for p in model.parameters()))
+
+    def ddp_step():
+        opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        opt.step()
+
+    def local_step():
+        opt.zero_grad()
+        with model.no_sync():
+            loss_fn(model(x), y).backward()
+        opt.step()
+
+    def allreduce():
+        dist.all_reduce(gradients)
+
+    calls = dict(zip(PHASES, (ddp_step, local_step, allreduce)))
+    times = {phase: [] for phase in PHASES}
+    for step in range(args.warmup + args.steps):
+        order = PHASES[step % 3:] + PHASES[:step % 3]  # each phase goes first, second and third in turn
+        for phase in order:
+            seconds = timed(calls[phase])
+            if step >= args.warmup:
+                times[phase].append(seconds)
+
+    everyone = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, times)
+    if dist.get_rank() == 0:
+        slowest = {phase: [max(rank[phase][i] for rank in everyone) for i in range(args.steps)] for phase in PHASES}
+        result = {f"{phase}_ms": statistics.median(slowest[phase]) * 1e3 for phase in PHASES}
+        result.update(world_size=dist.get_world_size(), parameters=gradients.numel(), steps=args.steps)
+        print("DDP-BENCH " + json.dumps(result), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

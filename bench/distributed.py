@@ -1,0 +1,145 @@
+r"""The DDP benchmark: a training step of the MLP and the transformer under DistributedDataParallel at 1 and 2
+processes, each library's ranks started by its own launcher (`make bench` runs it after the other tables).
+
+    python bench/distributed.py                  # both models, both libraries, 1 and 2 processes
+    python bench/distributed.py --lib lantern --model mlp --quick
+
+lantern's ranks start through `python -m lantern.distributed.run` (MPI underneath, `torch` aliased to lantern),
+torch's through `python -m torch.distributed.run --standalone` (gloo); both run bench/ddp_step.py, which times a
+DDP step, the same step without communication (`no_sync`) and an all-reduce of the gradients' size alone. Each
+launch reports medians over its steps; the table shows the median over the rounds (the launches take turns,
+library by library, so that load from other programs falls on all of them alike). The model and the batch are
+those of the single-process `*_train_step` rows, per rank: two processes do twice the work of one (weak scaling).
+
+- scaling efficiency: step time at 1 process ÷ step time at N (1.0: N processes train N batches in the time one
+  trains one);
+- comm added: DDP step − no-sync step, what communication costs the step;
+- hidden: 1 − comm added ÷ all-reduce alone, the share of the all-reduce time that overlapped backward (0 when
+  communication added at least an all-reduce's time, which it can also exceed: waiting for a slower rank counts).
+
+>>> rows = [Result("ddp_mlp_train_step", "lantern", 1, 10.0, 10.2, 0.1),
+...         Result("ddp_mlp_train_step", "lantern", 2, 12.0, 10.5, 3.0)]
+>>> print(format_table(rows))
+| benchmark | library | processes | step ms | no-sync step ms | all-reduce alone ms | comm added ms | hidden | scaling efficiency |
+| --- | --- | --: | --: | --: | --: | --: | --: | --: |
+| ddp_mlp_train_step | lantern | 1 | 10.0 | 10.2 | 0.100 | — | — | 1.00 |
+| ddp_mlp_train_step | lantern | 2 | 12.0 | 10.5 | 3.00 | 1.50 | 50% | 0.83 |
+"""
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+from report import _markdown, _number
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(BENCH_DIR)
+RANK_PROGRAM = os.path.join(BENCH_DIR, "ddp_step.py")
+MODELS = ("mlp", "transformer")
+LAUNCHERS = {
+    "lantern": ["-m", "lantern.distributed.run"],
+    "torch": ["-m", "torch.distributed.run", "--standalone"],
+}
+LAUNCH_TIMEOUT_S = 600
+
+
+def row_name(model):
+    """The table's name for a model's DDP row: ddp_mlp_train_step beside the single-process mlp_train_step."""
+    return f"ddp_{model}_train_step"
+
+
+@dataclasses.dataclass
+class Result:
+    """One configuration's medians (milliseconds; None where its launch failed)."""
+
+    name: str
+    lib: str
+    processes: int
+    step_ms: float | None
+    local_ms: float | None
+    allreduce_ms: float | None
+
+
+def launch(lib, processes, model, steps, warmup):
+    """Run bench/ddp_step.py on `processes` ranks through `lib`'s launcher; rank 0's JSON result, or None."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore",
+               PYTHONPATH=os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")])))
+    command = [sys.executable, *LAUNCHERS[lib], "--nproc-per-node", str(processes), RANK_PROGRAM,
+               "--model", model, "--steps", str(steps), "--warmup", str(warmup)]
+    try:
+        done = subprocess.run(command, cwd=BENCH_DIR, env=env, capture_output=True, text=True,
+                              timeout=LAUNCH_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        print(f"ddp {model} on {lib} x{processes}: no result within {LAUNCH_TIMEOUT_S} s", file=sys.stderr)
+        return None
+    for line in done.stdout.splitlines():
+        if line.startswith("DDP-BENCH "):
+            return json.loads(line[len("DDP-BENCH "):])
+    print(f"ddp {model} on {lib} x{processes} failed (exit {done.returncode}):\n{done.stdout[-2000:]}"
+          f"{done.stderr[-4000:]}", file=sys.stderr)
+    return None
+
+
+def measure(libs, models=MODELS, process_counts=(1, 2), rounds=3, steps=20, warmup=3):
+    """Every (model, library, processes) launched `rounds` times, taking turns; one Result per configuration."""
+    runs = {}
+    for r in range(rounds):
+        for model in models:
+            for processes in process_counts:
+                for lib in libs if r % 2 == 0 else libs[::-1]:
+                    print(f"running ddp {model} on {lib} x{processes} (round {r + 1} of {rounds}) ...",
+                          file=sys.stderr, flush=True)
+                    runs.setdefault((model, lib, processes), []).append(launch(lib, processes, model, steps, warmup))
+    results = []
+    for (model, lib, processes), outcomes in runs.items():
+        medians = [None if None in outcomes else statistics.median(o[f"{phase}_ms"] for o in outcomes)
+                   for phase in ("ddp", "local", "allreduce")]
+        results.append(Result(row_name(model), lib, processes, *medians))
+    return results
+
+
+def format_table(results):
+    """The markdown table; scaling efficiency is against the same model and library at 1 process."""
+    single = {(r.name, r.lib): r.step_ms for r in results if r.processes == 1}
+    lines = [["benchmark", "library", "processes", "step ms", "no-sync step ms", "all-reduce alone ms",
+              "comm added ms", "hidden", "scaling efficiency"],
+             ["---", "---", *["--:"] * 7]]
+    for r in results:
+        added = hidden = efficiency = "—"
+        if r.processes > 1 and None not in (r.step_ms, r.local_ms, r.allreduce_ms):
+            added = _number(r.step_ms - r.local_ms)
+            hidden = f"{100 * min(1.0, max(0.0, 1 - (r.step_ms - r.local_ms) / r.allreduce_ms)):.0f}%"
+        if r.step_ms and single.get((r.name, r.lib)):
+            efficiency = f"{single[r.name, r.lib] / r.step_ms:.2f}"
+        lines.append([r.name, r.lib, str(r.processes), _number(r.step_ms), _number(r.local_ms),
+                      _number(r.allreduce_ms), added, hidden, efficiency])
+    return _markdown(lines)
+
+
+def run(libs, models=MODELS, quick=False):
+    """Measure and format: (table, whether every launch gave a result)."""
+    libs = [lib for lib in libs if lib in LAUNCHERS]
+    rounds, steps, warmup = (1, 4, 1) if quick else (3, 20, 3)
+    results = measure(libs, models, rounds=rounds, steps=steps, warmup=warmup)
+    settings = (f"{rounds} round(s) of launches; each reports the median of {steps} steps after {warmup} untimed, "
+                "a step taking as long as its slowest rank; 1 BLAS/OpenMP thread per rank")
+    ok = all(None not in (r.step_ms, r.local_ms, r.allreduce_ms) for r in results)
+    return f"{settings}.\n\n{format_table(results)}", ok
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lib", action="append", choices=sorted(LAUNCHERS), help="default: lantern torch")
+    parser.add_argument("--model", action="append", choices=MODELS, help="default: both")
+    parser.add_argument("--quick", action="store_true", help="smoke mode: one round of 4 steps")
+    args = parser.parse_args(argv)
+    table, ok = run(args.lib or ["lantern", "torch"], tuple(args.model or MODELS), quick=args.quick)
+    print(table)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
