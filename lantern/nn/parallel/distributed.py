@@ -30,6 +30,7 @@ from contextlib import contextmanager
 import lantern
 from ... import distributed as dist
 from ...autograd.grad_mode import is_grad_enabled, no_grad
+from ...core import cuda_as_cpu
 from ...profiler import record_function
 from ...utils._pytree import tree_map
 from ..modules.module import Module
@@ -135,7 +136,8 @@ class DistributedDataParallel(Module):
                              f"module parameters locate in {device_types}.")
         self.device_type = next(iter(device_types))
         if not device_ids or self.device_type == "cpu" or self.is_multi_device_module:
-            if device_ids or output_device:
+            # in cuda-as-cpu mode the GPU that device_ids names is the CPU this module is on
+            if (device_ids or output_device) and not cuda_as_cpu.enabled():
                 devices = {p.device for p in self._module_parameters}
                 raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
                                  "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
@@ -199,10 +201,11 @@ class DistributedDataParallel(Module):
         else:
             limits = [self.bucket_bytes_cap]
         bucket_indices, per_bucket_limits = compute_bucket_assignment_by_size(parameters, limits)
-        self.reducer = Reducer(parameters, list(reversed(bucket_indices)), list(reversed(per_bucket_limits)),
+        names = {id(p): name for name, p in self.module.named_parameters()}
+        self.reducer = Reducer(parameters, [names[id(p)] for p in parameters], list(reversed(bucket_indices)), list(reversed(per_bucket_limits)),
                                self.process_group, self.bucket_bytes_cap, self.find_unused_parameters,
                                self.gradient_as_bucket_view, first_cap)
-        self._initial_bucket_sizes = [bucket.nbytes for bucket in self.reducer.buckets]
+        self._logging_data = self._construction_logging_data()
         if static_graph:
             self._set_static_graph()
 
@@ -233,6 +236,7 @@ class DistributedDataParallel(Module):
 
     def _pre_forward(self, *inputs, **kwargs):
         if is_grad_enabled() and self.require_backward_grad_sync:
+            self._log_runtime_stats()
             self.reducer.prepare_for_forward()
         if is_grad_enabled():
             self.reducer.rebuild_buckets()
@@ -279,25 +283,36 @@ class DistributedDataParallel(Module):
     # ---- introspection and the parts lantern lacks ----
 
     def _get_ddp_logging_data(self):
-        """Part of torch's DDP logging dict: the configuration and the buckets (sizes in bytes, as strings)."""
+        """Part of torch's DDP logging dict: the configuration, the buckets (sizes in bytes, as strings) and, as
+        torch samples them at the start of a synchronised forward, the rebuilt buckets."""
+        return dict(self._logging_data)
+
+    def _construction_logging_data(self):
         reducer = self.reducer
-        data = {
+        return {
             "module_name": type(self.module).__name__, "world_size": reducer.world_size, "rank": reducer.rank,
             "device_ids": "" if self.device_ids is None else " ".join(map(str, self.device_ids)),
             "output_device": -1 if self.output_device is None else self.output_device,
             "broadcast_buffers": int(self.forward_sync_buffers), "bucket_cap_bytes": self.bucket_bytes_cap,
             "find_unused_parameters": int(self.find_unused_parameters),
             "gradient_as_bucket_view": int(self.gradient_as_bucket_view),
-            "is_multi_device_module": int(self.is_multi_device_module),
+            "is_multi_device_module": int(self.is_multi_device_module), "iteration": 0,
             "num_parameter_tensors": len(reducer.params),
             "total_parameter_size_bytes": sum(p.numel() * p.element_size() for p in reducer.params),
-            "bucket_sizes": ", ".join(map(str, self._initial_bucket_sizes)),
+            "bucket_sizes": ", ".join(str(bucket.nbytes) for bucket in reducer.buckets),
         }
+
+    def _log_runtime_stats(self):
+        """Sample the reducer's state as torch's Logger does: iterations 1 to 10, then every 100th."""
+        reducer, data = self.reducer, self._logging_data
+        if reducer.num_iterations == 0 or (reducer.num_iterations > 10 and reducer.num_iterations % 100):
+            return
+        data["iteration"] = reducer.num_iterations
+        data["has_rebuilt_buckets"] = int(reducer.has_rebuilt_buckets)
         if reducer.has_rebuilt_buckets:
             data["rebuilt_bucket_sizes"] = ", ".join(str(b.nbytes) for b in reducer.buckets)
             data["rebuilt_per_bucket_param_indices"] = ", ".join(
                 " ".join(map(str, b.variable_indices)) for b in reducer.buckets)
-        return data
 
     def join(self, *args, **kwargs):
         raise NotImplementedError("DistributedDataParallel.join (uneven inputs): lantern does not implement the "

@@ -22,6 +22,7 @@ Each phase is a profiler range (lantern.profiler, `record_function`): "reducer::
 "reducer::mark_bucket_ready[<i>]" around a bucket's launch, "reducer::finalize_backward" with "reducer::wait[<i>]"
 inside it.
 """
+import os
 import weakref
 from itertools import accumulate
 
@@ -94,9 +95,10 @@ def _hook_for(reducer, index):
 class Reducer:
     """Buckets, hooks and the all-reduce schedule of one DistributedDataParallel (see the module docstring)."""
 
-    def __init__(self, params, bucket_indices, per_bucket_size_limits, process_group, bucket_bytes_cap,
+    def __init__(self, params, param_names, bucket_indices, per_bucket_size_limits, process_group, bucket_bytes_cap,
                  find_unused_parameters, gradient_as_bucket_view, first_bucket_bytes_cap):
         self.params = params
+        self.param_names = param_names
         self.process_group = process_group
         self.world_size = dist.get_world_size(process_group)
         self.rank = dist.get_rank(process_group)
@@ -323,8 +325,8 @@ class Reducer:
         """A backward that left parameters without gradients never finished its reduction: torch's error."""
         if not self.require_finalize:
             return
-        missing = " ".join(str(i) for i in range(len(self.params)) if i not in self.ready)
-        raise RuntimeError(
+        missing = [i for i in range(len(self.params)) if i not in self.ready]
+        message = (
             "Expected to have finished reduction in the prior iteration before starting a new one. This error "
             "indicates that your module has parameters that were not used in producing loss. You can enable unused "
             "parameter detection by passing the keyword argument `find_unused_parameters=True` to "
@@ -332,8 +334,18 @@ class Reducer:
             "participate in calculating loss. \nIf you already have done the above, then the distributed data "
             "parallel module wasn't able to locate the output tensors in the return value of your module's "
             "`forward` function. Please include the loss function and the structure of the return value of "
-            f"`forward` of your module when reporting this issue (e.g. list, dict, iterable).\nParameter indices "
-            f"which did not receive grad for rank {self.rank}: {missing}")
+            "`forward` of your module when reporting this issue (e.g. list, dict, iterable).")
+        debug = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF").upper() in ("INFO", "DETAIL")
+        if debug:
+            names = ", ".join(sorted(self.param_names[i] for i in missing))
+            message += f"\nParameters which did not receive grad for rank {self.rank}: {names}"
+        message += (f"\nParameter indices which did not receive grad for rank {self.rank}: "
+                    f"{' '.join(map(str, missing))}")
+        if not debug:
+            message += ("\n In addition, you can set the environment variable TORCH_DISTRIBUTED_DEBUG to either INFO "
+                        "or DETAIL to print out information about which particular parameters did not receive "
+                        "gradient on this rank as part of this error")
+        raise RuntimeError(message)
 
 
 def _remove_handles(handles):
