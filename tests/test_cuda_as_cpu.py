@@ -271,3 +271,29 @@ def test_gpu_written_training_loop_matches_torch_on_the_cpu(tmp_path):
     assert torch_run.returncode == 0, torch_run.stderr
     np.testing.assert_allclose([float(v) for v in lantern_run.stdout.split()],
                                [float(v) for v in torch_run.stdout.split()], rtol=1e-5)
+
+
+# ---- DistributedDataParallel(device_ids=[local_rank]), as nanoGPT builds it ----------------------------------------------
+
+@pytest.fixture
+def world_of_one():
+    import lantern.distributed as dist
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:29500", rank=0, world_size=1)
+    yield
+    dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("device_ids", [[0], ["cuda:0"]], ids=str)
+def test_ddp_device_ids_name_the_cpu_in_the_mode(world_of_one, device_ids):
+    with cuda_as_cpu.switched_on():
+        model = lantern.nn.parallel.DistributedDataParallel(lantern.nn.Linear(2, 1).to("cuda:0"),
+                                                            device_ids=device_ids)
+        assert model.device_ids is None and model.output_device is None
+        model(lantern.ones(3, 2).to("cuda:0")).sum().backward()
+        assert model.module.weight.grad.tolist() == [[3.0, 3.0]]
+
+
+def test_ddp_device_ids_with_a_cpu_module_off_the_mode_raise_torchs_error(world_of_one):
+    with pytest.raises(ValueError, match="device_ids and output_device arguments only work with single-device/"
+                                         r"multiple-device GPU modules or CPU modules, but got device_ids \[0\]"):
+        lantern.nn.parallel.DistributedDataParallel(lantern.nn.Linear(2, 1), device_ids=[0])

@@ -220,6 +220,7 @@ class Run:
     then: list = field(default_factory=list)    # scripts run after it: [(script, args)]
     cwd: str = ""               # run from this sub-folder of the copy (the scripts' own folder for pytorch/examples)
     env: dict = field(default_factory=dict)     # environment variables the program is run with
+    launcher: list = field(default_factory=list)  # lantern's run starts the program through this module instead
     slow: bool = False          # only in the slow tier (-m slow, LANTERN_SLOW=1): keeps `make test` short
 
 
@@ -233,6 +234,18 @@ RUNS = {
                    r"step \d+: train loss [\d.]+, val loss ([\d.]+)", data=shakespeare_char,
                    then=[("sample.py", ["--out_dir=out-shakespeare-char", "--device=cpu", "--compile=False",
                                         "--num_samples=1", "--max_new_tokens=40", "--dtype=float32"])]),
+    # nanoGPT's DDP path, unmodified, on 2 ranks started by lantern's launcher (its GPU device names are the CPU:
+    # lantern.core.cuda_as_cpu), against torch running it as 1 process on the same global batch (2 micro-steps
+    # of 8 where each rank does 1). The first evaluation agrees to the digit (rank 0's weights are broadcast), then
+    # the ranks draw other batches than the single process does (each seeds 1337 + rank): the losses agree only as
+    # two runs over different batches do
+    "nanogpt-ddp": Run("nanogpt", "train.py",
+                       ["config/train_shakespeare_char.py", *NANOGPT_SMALL, "--eval_iters=8", "--compile=False",
+                        "--max_iters=40", "--eval_interval=20", "--lr_decay_iters=40", "--warmup_iters=5",
+                        "--backend=gloo", "--gradient_accumulation_steps=2"],
+                       r"step \d+: train loss [\d.]+, val loss ([\d.]+)", rel=0.03, data=shakespeare_char,
+                       env={"LANTERN_CUDA_AS_CPU": "1"},
+                       launcher=["-m", "lantern.distributed.run", "--nproc-per-node", "2"]),
     **{f"makemore-{kind}": Run("makemore", "makemore.py",
                                ["-i", "names.txt", "-o", "out", "--type", kind, "--max-steps", "60", "-n", "0"],
                                r"step \d+ \| loss ([\d.]+)")
@@ -363,7 +376,8 @@ def _run(lib, run, base):
     env["PYTHONPATH"] = copy + os.pathsep + env["PYTHONPATH"]   # minGPT imports its package from the repo root
     results = []
     for script, args in [*run.before, (run.script, run.args), *run.then]:
-        prefix = ["-m", "lantern.compat"] if lib == "lantern" else [TORCHVISION_ORACLE] if run.torchvision else []
+        prefix = ((run.launcher or ["-m", "lantern.compat"]) if lib == "lantern" else
+                  [TORCHVISION_ORACLE] if run.torchvision else [])
         done = subprocess.run([sys.executable, *prefix, os.path.join(copy, script), *args], cwd=work, env=env,
                               capture_output=True, text=True, timeout=900)
         results.append((f"{script} on {lib}", done.returncode, done.stdout, done.stderr))
@@ -376,8 +390,8 @@ def _run(lib, run, base):
 def finished(request, tmp_path_factory):
     """Every selected run under both libraries, a few at a time (each is its own process)."""
     base = str(tmp_path_factory.mktemp("programs"))
-    selected = [item.callspec.params["name"] for item in request.session.items
-                if getattr(item, "module", None) is request.module and hasattr(item, "callspec")]
+    selected = dict.fromkeys(item.callspec.params["name"] for item in request.session.items
+                             if getattr(item, "module", None) is request.module and hasattr(item, "callspec"))
     jobs = [(name, lib) for name in selected for lib in ("torch", "lantern")]
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         futures = {job: pool.submit(_run, job[1], RUNS[job[0]], os.path.join(base, job[0])) for job in jobs}
@@ -403,3 +417,15 @@ def test_program_trains_like_torch(name, finished):
         main_output = finished[name, lib][len(run.before)][2]
         losses[lib], rounding = _last_loss(main_output, run.loss, f"{name} on {lib}")
     assert abs(losses["lantern"] - losses["torch"]) <= run.rel * losses["torch"] + run.atol + 2 * rounding, losses
+
+
+@pytest.mark.parametrize("name", ["nanogpt-ddp"])
+def test_ddp_run_trains_on_two_ranks_from_the_single_process_weights(name, finished):
+    """Both ranks ran the DDP branch (each prints the tokens per iteration, the same global count as the single
+    process's) and the first evaluation, before any step, equals the single process's to the printed digit."""
+    outputs = {lib: finished[name, lib][0][2] for lib in ("torch", "lantern")}
+    assert outputs["torch"].count("tokens per iteration will be: 512\n") == 1, outputs["torch"]
+    assert outputs["lantern"].count("tokens per iteration will be: 512\n") == 2, outputs["lantern"]
+    first = {lib: re.search(r"step 0: train loss ([\d.]+), val loss ([\d.]+)", out).groups()
+             for lib, out in outputs.items()}
+    assert first["lantern"] == first["torch"]
