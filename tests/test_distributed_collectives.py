@@ -18,3 +18,24 @@ def ranks(request):
 @pytest.mark.parametrize("name", check_names(SCRIPT))
 def test_collective(ranks, name):
     ranks.assert_passed(name)
+
+
+TIMEOUTS = SCRIPTS / "timeouts.py"
+
+
+@pytest.fixture(scope="module")
+def timeouts():
+    run = run_script(TIMEOUTS, nproc=2, timeout=120)
+    run.assert_succeeded()
+    return run
+
+
+@pytest.mark.parametrize("name", check_names(TIMEOUTS))
+def test_a_collective_a_peer_never_joins_raises_after_the_timeout(timeouts, name):
+    timeouts.assert_passed(name)
+
+
+def test_a_killed_rank_ends_the_job_with_an_error():
+    run = run_script(SCRIPTS / "killed_rank.py", nproc=2, timeout=120)
+    assert not run.timed_out and run.returncode != 0, run.describe()
+    assert "Killed (signal 9)" in run.stdout + run.stderr, run.describe()

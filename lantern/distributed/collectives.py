@@ -22,7 +22,7 @@ from . import observe
 from .mpi import MPI, as_bytes, reduction
 from .process_group import resolve
 from .reduce_op import RedOpType, check_supported, kind_of
-from .tensors import buffer_of, check_tensor, check_tensor_list, read_only_array, shape_text
+from .tensors import buffer_of, check_same_dtypes, check_tensor, check_tensor_list, read_only_array, shape_text
 from .work import Work
 
 
@@ -163,6 +163,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     made = group_or_warn(group, "all_gather")
     if made is None:
         return None
+    check_same_dtypes(tensor_list, tensor)
     _check_list_length("allgather", tensor_list, made, "output tensor list")
     _check_same_tensors("allgather", tensor, tensor_list)
     mine = read_only_array(tensor, "all_gather")
@@ -203,6 +204,7 @@ def reduce_scatter(output, input_list, op=RedOpType.SUM, group=None, async_op=Fa
     made = group_or_warn(group, "reduce_scatter")
     if made is None:
         return None
+    check_same_dtypes(output, input_list)
     _check_list_length("reduce_scatter", input_list, made, "input tensor list")
     _check_same_tensors("reduce_scatter", output, input_list)
     kind = _reduction_setup(made, output, op, "reduce_scatter")
@@ -240,6 +242,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     made = group_or_warn(group, "gather")
     if made is None:
         return None
+    check_same_dtypes(tensor, gather_list or [])
     root = group_peer(made, dst, group_dst, "dst", "gather")
     at_root = made.rank() == root
     if at_root and not gather_list:
@@ -265,6 +268,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     made = group_or_warn(group, "scatter")
     if made is None:
         return None
+    check_same_dtypes(tensor, scatter_list or [])
     root = group_peer(made, src, group_src, "src", "scatter")
     at_root = made.rank() == root
     if at_root and not scatter_list:
@@ -294,6 +298,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     made = group_or_warn(group, "all_to_all")
     if made is None:
         return None
+    check_same_dtypes(output_tensor_list, input_tensor_list)
     _check_list_length("alltoall", output_tensor_list, made, "output tensor list")
     _check_list_length("alltoall", input_tensor_list, made, "input tensor list")
     sending = [read_only_array(t, "all_to_all") for t in input_tensor_list]
@@ -319,6 +324,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     made = group_or_warn(group, "all_to_all_single")
     if made is None:
         return None
+    check_same_dtypes(output, input)
     row_bytes = [t.element_size() * (t.numel() // t.shape[0] if t.dim() and t.shape[0] else 0) for t in (input, output)]
     send_counts = _counts_and_offsets(_split_bytes(input, input_split_sizes, made.size(), row_bytes[0]))
     receive_counts = _counts_and_offsets(_split_bytes(output, output_split_sizes, made.size(), row_bytes[1]))

@@ -21,7 +21,7 @@ def world_rank_and_size(init_method, world_size, rank, *, rank_and_size, environ
     """This process's (rank, world size), from MPI's `rank_and_size`, after checking the program's claims."""
     mpi_rank, mpi_size = rank_and_size
     if init_method is not None and not init_method.startswith(_KNOWN_SCHEMES):
-        raise ValueError(f"No rendezvous handler for {init_method.split('://')[0]}://")
+        raise RuntimeError(f"No rendezvous handler for {init_method.split('://')[0]}://")
     claims = {"world_size": world_size, "rank": rank}
     if init_method is None or init_method.startswith("env://"):
         for name, variable in (("world_size", "WORLD_SIZE"), ("rank", "RANK")):

@@ -32,6 +32,17 @@ def check_tensor_list(values, parameter):
                         f"             but got {type(values)} instead.")
 
 
+def check_same_dtypes(*tensors_or_lists):
+    """torch's ValueError when a collective's tensors mix dtypes (a complex dtype counts as its real pairs)."""
+    first = None
+    for tensor in (t for item in tensors_or_lists for t in (item if isinstance(item, (list, tuple)) else [item])):
+        dtype = tensor.dtype.to_real() if tensor.dtype.is_complex else tensor.dtype
+        if first is None:
+            first = dtype
+        elif dtype != first:
+            raise ValueError(f"Invalid usage of tensors with different dtypesFound {first} and  {tensor.dtype}")
+
+
 def host_array(tensor, collective):
     """The NumPy array over a dense CPU tensor's memory (with its strides); an error naming what is unsupported."""
     if tensor.device.type != "cpu":

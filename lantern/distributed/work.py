@@ -74,8 +74,10 @@ class Work:
         return True
 
     def result(self):
-        """The output tensors (the in-place ones for most collectives), once done."""
-        self.wait()
+        """The output tensors (the in-place ones for most collectives); torch's error before it completes."""
+        if not self.is_completed():
+            raise RuntimeError("Work needs to be completed before calling result(). Should call wait() before "
+                               "result().")
         return self._result
 
     def source_rank(self):

@@ -1,0 +1,64 @@
+"""Rank script: collectives that a peer never joins raise DistBackendError after the group's timeout instead of
+hanging, and leave the group unusable, while the world group goes on. Run by tests/test_distributed_collectives.py.
+"""
+import datetime
+
+import lantern
+from distributed_harness import Checks
+
+checks = Checks()
+SHORT = datetime.timedelta(seconds=1)
+
+
+def expect_timeout(run):
+    try:
+        run()
+    except lantern.distributed.DistBackendError as error:
+        assert "timed out after 1000 ms" in str(error) and "a peer never joined" in str(error), str(error)
+        return error
+    raise AssertionError("the collective did not time out")
+
+
+@checks.check
+def a_collective_nobody_joins_times_out(dist, rank, size):
+    group = dist.new_group(timeout=SHORT)
+    if rank == 0:
+        error = expect_timeout(lambda: dist.all_reduce(lantern.ones(3), group=group))
+        try:
+            dist.broadcast(lantern.ones(3), src=0, group=group)
+            raise AssertionError("a broken group ran another collective")
+        except lantern.distributed.DistBackendError as again:
+            assert again is error
+    dist.barrier()
+
+
+@checks.check
+def an_async_work_times_out_in_wait(dist, rank, size):
+    group = dist.new_group(timeout=SHORT)
+    if rank == 0:
+        work = dist.irecv(lantern.zeros(2), src=size - 1, group=group)
+        assert not work.is_completed()
+        expect_timeout(work.wait)
+        assert isinstance(work.exception(), dist.DistBackendError) and not work.is_success()
+    dist.barrier()
+
+
+@checks.check
+def wait_takes_its_own_timeout(dist, rank, size):
+    group = dist.new_group()  # the default 30 minutes: the wait's own timeout applies
+    if rank == 0:
+        work = dist.all_reduce(lantern.ones(1), group=group, async_op=True)
+        expect_timeout(lambda: work.wait(timeout=SHORT))
+    dist.barrier()
+
+
+@checks.check
+def a_barrier_with_a_missing_rank_times_out(dist, rank, size):
+    group = dist.new_group()
+    if rank == size - 1:
+        expect_timeout(lambda: dist.barrier(group=group, timeout=SHORT))
+    dist.barrier()
+
+
+if __name__ == "__main__":
+    checks.run()
