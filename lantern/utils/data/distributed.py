@@ -2,7 +2,8 @@
 
 Each of `num_replicas` processes takes every num_replicas-th index of one common order (shuffled by seed + epoch),
 after the order is padded by repeating its start (or cut, with drop_last) to a multiple of num_replicas. Without
-num_replicas and rank it asks lantern.distributed, which has no process groups, so both must be given.
+num_replicas and rank it asks the default process group (lantern.distributed.get_world_size() and get_rank()), so
+under `python -m lantern.distributed.run` each rank gets its own share; with no process group, torch's error.
 
 >>> from lantern.utils.data.distributed import DistributedSampler
 >>> [list(DistributedSampler(range(5), num_replicas=2, rank=r, shuffle=False)) for r in (0, 1)]

@@ -1,0 +1,196 @@
+"""Start a job's processes through mpiexec, watch them, restart or report: what torchrun's agent does, over MPI.
+
+torchrun's agent forks its workers itself and meets the other nodes' agents at a rendezvous. Here MPI's launcher
+(`mpiexec`, from the mpich wheel in the venv's bin/) does both: it starts `nproc_per_node` processes on each node of
+the host file and connects them, and each process, a copy of lantern.distributed.launcher.worker, turns MPI's
+placement into torchrun's environment before it runs the program. This module builds that mpiexec command and the
+job-wide part of the environment, supervises one attempt (a rank's error record ends the job at once: the others
+may be waiting for it in a collective), restarts up to `max_restarts` times, and raises ChildFailedError with the
+failed ranks' records when the last attempt fails.
+
+>>> config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=2, run_id="demo", rdzv_endpoint="localhost:29500")
+>>> command = mpiexec_command(config, Program("train.py", ["--lr", "0.1"]), "/tmp/run/attempt_0")
+>>> command[1:5], command[-7:]
+(['-n', '2', '-ppn', '2'], ['lantern.distributed.launcher.worker', '--error-dir', '/tmp/run/attempt_0', '--', 'train.py', '--lr', '0.1'])
+>>> sorted(job_environment(config).items())  # doctest: +NORMALIZE_WHITESPACE
+[('MASTER_ADDR', 'localhost'), ('MASTER_PORT', '29500'), ('ROLE_NAME', 'default'),
+ ('TORCHELASTIC_MAX_RESTARTS', '0'), ('TORCHELASTIC_RUN_ID', 'demo'),
+ ('TORCHELASTIC_SIGNALS_TO_HANDLE', 'SIGTERM,SIGINT,SIGHUP,SIGQUIT'), ('TORCHELASTIC_USE_AGENT_STORE', 'False')]
+"""
+import dataclasses
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+
+from .failures import ChildFailedError, ProcessFailure, read_records
+
+# How long the launcher lets a job end by itself after a rank recorded its failure (a rank that had joined MPI
+# aborts the job at once) before it stops mpiexec, which then stops every rank.
+ABORT_GRACE_S = 1.0
+
+
+@dataclasses.dataclass
+class LaunchConfig:
+    """The fields of torch.distributed.launcher.api.LaunchConfig that mean something over MPI, plus the host file
+    mpiexec reads for a job on several machines. Nodes are a fixed set (min_nodes must equal max_nodes)."""
+    min_nodes: int
+    max_nodes: int
+    nproc_per_node: int
+    run_id: str = ""
+    role: str = "default"
+    rdzv_endpoint: str = ""
+    max_restarts: int = 0
+    monitor_interval: float = 0.1
+    signals_to_handle: str = "SIGTERM,SIGINT,SIGHUP,SIGQUIT"
+    shutdown_timeout: float = 30.0
+    hostfile: str | None = None
+
+    def __post_init__(self):
+        if self.min_nodes != self.max_nodes:
+            raise ValueError(f"nnodes={self.min_nodes}:{self.max_nodes}: lantern's launcher starts a fixed set of "
+                             "nodes through mpiexec, so the node count must be one number")
+        if self.max_nodes > 1 and not self.hostfile:
+            raise ValueError(f"nnodes={self.max_nodes} needs a host file (--hostfile): lantern's launcher starts "
+                             "every node's processes from this machine through mpiexec, where torchrun runs once "
+                             "per node")
+
+
+@dataclasses.dataclass
+class Program:
+    """What each rank runs: a script (or a module, or with no_python an executable) and its arguments."""
+    target: str
+    args: list = dataclasses.field(default_factory=list)
+    module: bool = False
+    no_python: bool = False
+
+
+def mpiexec_path():
+    """The mpiexec of this Python's environment (the mpich wheel puts it beside python), else the one on PATH."""
+    here = shutil.which("mpiexec", path=sysconfig.get_path("scripts"))
+    found = here or shutil.which("mpiexec")
+    if found is None:
+        raise RuntimeError("lantern.distributed.run starts processes with MPI's mpiexec, and none is installed: "
+                           "pip install mpich mpi4py")
+    return found
+
+
+def mpiexec_command(config, program, error_dir):
+    """mpiexec's command line: nproc_per_node ranks per node (-ppn keeps each node's ranks consecutive), each a
+    worker that sets torchrun's variables and runs the program."""
+    world_size = config.max_nodes * config.nproc_per_node
+    command = [mpiexec_path(), "-n", str(world_size), "-ppn", str(config.nproc_per_node)]
+    if config.hostfile:
+        command += ["-f", config.hostfile]
+    python = os.getenv("PYTHON_EXEC", sys.executable)
+    command += [python, "-u", "-m", "lantern.distributed.launcher.worker", "--error-dir", error_dir]
+    command += ["--module"] * program.module + ["--no-python"] * program.no_python
+    return command + ["--", program.target, *program.args]
+
+
+def job_environment(config):
+    """The variables every rank shares, which mpiexec passes on to all of them (the workers add their own)."""
+    host, _, port = config.rdzv_endpoint.rpartition(":") if ":" in config.rdzv_endpoint else \
+        (config.rdzv_endpoint, "", "")
+    return {
+        "MASTER_ADDR": host or "localhost", "MASTER_PORT": port if port not in ("", "0") else str(free_port()),
+        "TORCHELASTIC_RUN_ID": config.run_id, "TORCHELASTIC_MAX_RESTARTS": str(config.max_restarts),
+        "ROLE_NAME": config.role, "TORCHELASTIC_SIGNALS_TO_HANDLE": config.signals_to_handle,
+        # torchrun's agent serves a TCPStore that workers may join; MPI needs none, so lantern's launcher has none.
+        "TORCHELASTIC_USE_AGENT_STORE": "False",
+    }
+
+
+def free_port():
+    """A TCP port nobody listens on now (for MASTER_PORT when the rendezvous endpoint names none)."""
+    with socket.socket() as probe:
+        probe.bind(("", 0))
+        return probe.getsockname()[1]
+
+
+def launch_agent(config, program):
+    """Run the job to the end; retry a failed attempt up to config.max_restarts times; raise ChildFailedError
+    naming the failed ranks when the last attempt fails (or when the launcher was signalled to stop)."""
+    run_dir = tempfile.mkdtemp(prefix=f"lantern_run_{config.run_id}_")
+    shared = job_environment(config)
+    for attempt in range(config.max_restarts + 1):
+        attempt_dir = os.path.join(run_dir, f"attempt_{attempt}")
+        environment = {**os.environ, **shared, "TORCHELASTIC_RESTART_COUNT": str(attempt)}
+        supervisor = Supervisor(mpiexec_command(config, program, attempt_dir), environment, attempt_dir, config)
+        returncode = supervisor.run()
+        if returncode == 0:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            return
+        failures = read_records(attempt_dir) or [_unrecorded_failure(returncode, supervisor.signalled)]
+        if supervisor.signalled is not None:
+            break
+        if attempt < config.max_restarts:
+            print(f"lantern.distributed.run: attempt {attempt} failed (exit code {returncode}); restarting "
+                  f"({attempt + 1} of {config.max_restarts})", file=sys.stderr, flush=True)
+    raise ChildFailedError(program.target, failures)
+
+
+def _unrecorded_failure(returncode, signalled):
+    if signalled is not None:
+        why = f"the launcher received {signal.Signals(signalled).name} and passed it on to mpiexec"
+    else:
+        why = (f"mpiexec exited with code {returncode} and no rank left an error record: a rank died without a "
+               "Python exception (a signal such as SIGKILL, or os._exit); mpiexec's report above names it")
+    return ProcessFailure(rank=None, local_rank=None, exitcode=returncode, message=why)
+
+
+class Supervisor:
+    """One attempt: mpiexec running, the launcher's signals passed on to it, and the ranks' error records watched
+    so that one rank's failure ends the job even while the others wait for it."""
+
+    def __init__(self, command, environment, attempt_dir, config):
+        self.command, self.environment, self.attempt_dir, self.config = command, environment, attempt_dir, config
+        self.process = None
+        self.signalled = None
+
+    def run(self):
+        self.process = subprocess.Popen(self.command, env=self.environment)
+        previous = self._forward_signals()
+        try:
+            while self.process.poll() is None:
+                if read_records(self.attempt_dir):
+                    self._stop()
+                    break
+                time.sleep(self.config.monitor_interval)
+            return self.process.wait()
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+    def _forward_signals(self):
+        """Pass the signals torchrun handles on to mpiexec (which passes them to the ranks); returns the handlers
+        to put back. Signal handlers belong to the main thread, so elsewhere nothing is forwarded."""
+        if threading.current_thread() is not threading.main_thread():
+            return {}
+        previous = {}
+        for name in filter(None, self.config.signals_to_handle.split(",")):
+            number = signal.Signals[name.strip()]
+            previous[number] = signal.signal(number, self._forward)
+        return previous
+
+    def _forward(self, number, frame):
+        self.signalled = number
+        self.process.send_signal(number)
+
+    def _stop(self):
+        """Let the job end by itself for ABORT_GRACE_S, then terminate mpiexec, and kill it after the timeout."""
+        try:
+            self.process.wait(ABORT_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            self.process.terminate()
+        try:
+            self.process.wait(self.config.shutdown_timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()

@@ -1,0 +1,211 @@
+"""`python -m lantern.distributed.run` (and `lantern-run`): torchrun's command line, starting the ranks through MPI.
+
+    python -m lantern.distributed.run --nproc-per-node 2 train.py --batch_size 8
+    lantern-run --nnodes 2 --nproc-per-node 4 --hostfile hosts train.py      # two machines, from this one
+
+torchrun's arguments keep their meaning where MPI gives them one: --nproc-per-node (a number, or cpu/auto), --nnodes
+(with --hostfile beyond one: mpiexec starts every node's ranks from this machine), --standalone, --rdzv-endpoint,
+--rdzv-id, --master-addr/--master-port (MASTER_ADDR and MASTER_PORT for the program), --role, --max-restarts,
+--monitor-interval, --signals-to-handle, --shutdown-timeout, -m/--module, --no-python, --run-path. Each rank runs
+the program with `torch` aliased to lantern, in torchrun's environment (RANK, LOCAL_RANK, WORLD_SIZE, ...). MPI
+does the rendezvous, so --rdzv-backend and --rdzv-conf are accepted and --start-method has no effect; options about
+log files, NUMA binding and GPUs raise an error naming themselves. Like torchrun, each option can also come from a
+PET_<OPTION> environment variable (PET_NPROC_PER_NODE=2).
+
+>>> args = parse_args(["--nproc-per-node", "2", "--standalone", "train.py", "--lr", "0.1"])
+>>> config, program = config_from_args(args)
+>>> config.nproc_per_node, config.rdzv_endpoint, program
+(2, 'localhost:0', Program(target='train.py', args=['--lr', '0.1'], module=False, no_python=False))
+"""
+import argparse
+import os
+import sys
+import uuid
+
+from .launcher.api import LaunchConfig, Program, launch_agent
+from .launcher.failures import ChildFailedError
+
+__all__ = ["get_args_parser", "parse_args", "config_from_args", "run", "main"]
+
+# torchrun's options that lantern's launcher refuses unless left at their default, and why.
+UNSUPPORTED = {
+    "log_dir": "log files per rank (mpiexec prints every rank's output here)",
+    "redirects": "log files per rank", "tee": "log files per rank",
+    "local_ranks_filter": "filtering ranks' output", "duplicate_stdout_filters": "copying output to log files",
+    "duplicate_stderr_filters": "copying output to log files", "logs_specs": "log file plug-ins",
+    "event_log_handler": "event log plug-ins", "numa_binding": "NUMA binding",
+    "virtual_local_rank": "per-GPU device masking", "local_addr": "choosing the agent's address",
+}
+
+
+class _FromEnvironment(argparse.Action):
+    """An option whose default comes from PET_<DEST> when that is set, as torchrun's `env` action does."""
+
+    def __init__(self, dest, default=None, required=False, **kwargs):
+        default = os.environ.get(f"PET_{dest.upper()}", default)
+        super().__init__(dest=dest, default=default, required=required and default is None, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+
+
+class _FlagFromEnvironment(argparse.Action):
+    """A flag that PET_<DEST>=1 also sets."""
+
+    def __init__(self, dest, **kwargs):
+        default = os.environ.get(f"PET_{dest.upper()}", "0") == "1"
+        super().__init__(dest=dest, default=default, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, True)
+
+
+def _option(parser, name, **kwargs):
+    """Add --a-b with its torchrun alias --a_b (and any short forms given in `also`)."""
+    also = kwargs.pop("also", ())
+    spellings = [f"--{name}", *([f"--{name.replace('-', '_')}"] if "-" in name else []), *also]
+    action = _FlagFromEnvironment if kwargs.pop("flag", False) else _FromEnvironment
+    parser.add_argument(*spellings, action=action, **kwargs)
+
+
+def get_args_parser():
+    """torchrun's argument parser (its option names, aliases, defaults), plus lantern's --hostfile."""
+    parser = argparse.ArgumentParser(prog="lantern-run", description="Start a PyTorch program's ranks through MPI, "
+                                     "with torch aliased to lantern (torchrun's arguments).")
+    _option(parser, "nnodes", type=str, default="1:1", help="number of nodes (MIN:MAX ranges need MIN == MAX)")
+    _option(parser, "nproc-per-node", type=str, default="1", help="ranks per node: a number, cpu or auto")
+    _option(parser, "hostfile", help="mpiexec's host file (one host[:slots] a line) for a job on several machines")
+    _option(parser, "rdzv-backend", type=str, default="static", help="accepted: MPI does the rendezvous")
+    _option(parser, "rdzv-endpoint", type=str, default="", help="<host>:<port> given to ranks as MASTER_ADDR/PORT")
+    _option(parser, "rdzv-id", type=str, default="none", help="the job's id (TORCHELASTIC_RUN_ID)")
+    _option(parser, "rdzv-conf", type=str, default="", help="accepted: <key1>=<value1>,...")
+    _option(parser, "standalone", flag=True, help="single node: a fresh run id and a free MASTER_PORT")
+    _option(parser, "max-restarts", type=int, default=0, help="rerun a failed job this many times")
+    _option(parser, "monitor-interval", type=float, default=0.1, help="seconds between looks at the ranks")
+    _option(parser, "start-method", type=str, default="spawn", choices=["spawn", "fork", "forkserver"],
+            help="accepted: mpiexec starts the processes")
+    _option(parser, "role", type=str, default="default", help="ROLE_NAME of the ranks")
+    _option(parser, "module", flag=True, also=["-m"], help="run the script as a module, as python -m")
+    _option(parser, "no-python", flag=True, help="execute the script as a program (not Python)")
+    _option(parser, "run-path", flag=True, help="accepted: ranks always run the script in their own interpreter")
+    _option(parser, "node-rank", type=int, default=0, help="0: this machine starts every node")
+    _option(parser, "master-addr", type=str, default="127.0.0.1", help="MASTER_ADDR for the ranks")
+    _option(parser, "master-port", type=int, help="MASTER_PORT for the ranks (default: a free port)")
+    _option(parser, "signals-to-handle", type=str, default="SIGTERM,SIGINT,SIGHUP,SIGQUIT",
+            help="signals the launcher passes on to the ranks")
+    _option(parser, "shutdown-timeout", type=float, help="seconds from SIGTERM to SIGKILL (default: "
+            "TORCH_ELASTIC_SHUTDOWN_TIMEOUT, else 30)")
+    _add_unsupported_options(parser)
+    parser.add_argument("training_script", help="the program each rank runs, then its arguments")
+    parser.add_argument("training_script_args", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _add_unsupported_options(parser):
+    """torchrun's options that lantern-run refuses unless left at their default (UNSUPPORTED says why)."""
+    _option(parser, "log-dir", type=str, help="unsupported")
+    _option(parser, "redirects", type=str, default="0", also=["-r"], help="unsupported")
+    _option(parser, "tee", type=str, default="0", also=["-t"], help="unsupported")
+    _option(parser, "local-ranks-filter", type=str, default="", help="unsupported")
+    _option(parser, "duplicate-stdout-filters", type=str, default=[], help="unsupported")
+    _option(parser, "duplicate-stderr-filters", type=str, default=[], help="unsupported")
+    _option(parser, "event-log-handler", type=str, default="null", help="unsupported")
+    _option(parser, "logs-specs", type=str, help="unsupported")
+    _option(parser, "numa-binding", type=str, help="unsupported")
+    _option(parser, "virtual-local-rank", flag=True, help="unsupported")
+    _option(parser, "local-addr", type=str, help="unsupported")
+
+
+def parse_args(args):
+    return get_args_parser().parse_args(args)
+
+
+def config_from_args(args):
+    """A LaunchConfig and the Program each rank runs, from parsed arguments (torchrun's rules where they apply)."""
+    parser = get_args_parser()
+    for name, what in UNSUPPORTED.items():
+        if getattr(args, name) != parser.get_default(name):
+            raise ValueError(f"--{name.replace('_', '-')}: lantern's launcher does not support {what}")
+    if args.node_rank != 0:
+        raise ValueError(f"--node-rank {args.node_rank}: lantern's launcher runs once, on one machine, and starts "
+                         "every node's ranks through mpiexec (list the machines with --hostfile)")
+    if args.module and args.no_python:
+        raise ValueError("Don't use both the '--no-python' flag and the '--module' flag at the same time.")
+    min_nodes, max_nodes = _node_range(args.nnodes)
+    run_id, endpoint = _rendezvous(args, max_nodes)
+    config = LaunchConfig(
+        min_nodes=min_nodes, max_nodes=max_nodes, nproc_per_node=_local_world_size(args.nproc_per_node),
+        run_id=run_id, role=args.role, rdzv_endpoint=endpoint, max_restarts=args.max_restarts,
+        monitor_interval=args.monitor_interval, signals_to_handle=args.signals_to_handle,
+        shutdown_timeout=_shutdown_timeout(args.shutdown_timeout), hostfile=args.hostfile)
+    if args.hostfile and not os.path.isfile(args.hostfile):
+        raise FileNotFoundError(f"--hostfile {args.hostfile}: no such file")
+    program = Program(args.training_script, list(args.training_script_args), args.module, args.no_python)
+    return config, program
+
+
+def _node_range(nnodes):
+    parts = nnodes.split(":")
+    if len(parts) > 2:
+        raise RuntimeError(f'nnodes={nnodes} is not in "MIN:MAX" format')
+    min_nodes, max_nodes = int(parts[0]), int(parts[-1])
+    if not 0 < min_nodes <= max_nodes:
+        raise ValueError(f"min_nodes must be > 0 and <= max_nodes, got min_nodes={min_nodes}, "
+                         f"max_nodes={max_nodes}")
+    return min_nodes, max_nodes
+
+
+def _rendezvous(args, max_nodes):
+    """(run id, endpoint) as torchrun chooses them: --standalone, or one node with no address given, gets a fresh
+    id and a free port on localhost; otherwise the static endpoint --master-addr:--master-port (port 29500)."""
+    if args.standalone or (args.rdzv_backend == "static" and not args.rdzv_endpoint and args.master_port is None
+                           and max_nodes == 1):
+        return str(uuid.uuid4()), "localhost:0"
+    if args.rdzv_endpoint:
+        return args.rdzv_id, args.rdzv_endpoint
+    return args.rdzv_id, f"{args.master_addr}:{29500 if args.master_port is None else args.master_port}"
+
+
+def _shutdown_timeout(given):
+    return float(os.environ.get("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", 30)) if given is None else given
+
+
+def _local_world_size(nproc_per_node):
+    """A number, or `cpu`/`auto` (one rank per CPU core: lantern computes on the CPU); `gpu` has no devices."""
+    if nproc_per_node.isdigit():
+        return int(nproc_per_node)
+    if nproc_per_node in ("cpu", "auto"):
+        return os.cpu_count()
+    if nproc_per_node == "gpu":
+        raise ValueError("Cuda is not available.")
+    raise ValueError(f"Unsupported nproc_per_node value: {nproc_per_node}")
+
+
+def run(args):
+    """Launch the job the parsed arguments describe; ChildFailedError when it fails."""
+    config, program = config_from_args(args)
+    if "OMP_NUM_THREADS" not in os.environ and config.nproc_per_node > 1:
+        print("*****************************************\nSetting OMP_NUM_THREADS environment variable for each "
+              "process to be 1 in default, to avoid your system being overloaded, please further tune the variable "
+              "for optimal performance in your application as needed.\n*****************************************",
+              file=sys.stderr)
+        os.environ["OMP_NUM_THREADS"] = "1"
+    launch_agent(config, program)
+
+
+def main(args=None):
+    """The console entry point: exit status 0 when every rank succeeded, 1 with the failure report when the job
+    failed, 2 when the arguments describe no job lantern can launch."""
+    try:
+        run(parse_args(sys.argv[1:] if args is None else args))
+    except ChildFailedError as error:
+        print(f"{type(error).__module__}.{type(error).__name__}:\n{error}", file=sys.stderr)
+        return 1
+    except (ValueError, RuntimeError, FileNotFoundError) as error:
+        print(f"lantern-run: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,284 @@
+"""lantern.distributed.run (lantern-run) against torchrun: its arguments and defaults (read from torch's parser), the
+environment each rank gets (compared with what torch's torchrun gives the same program), placement on two nodes
+from a host file, -m and --no-python, restarts, and how a job ends when a rank dies: the launcher returns non-zero
+with a report naming the rank, within the test's timeout, never a hang."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+
+import pytest
+import torch.distributed.run as torchrun
+
+from distributed_harness import ROOT, SCRIPTS, environment
+from lantern.distributed import run as lantern_run
+from lantern.distributed.launcher import api, failures, worker
+
+PROGRAM = SCRIPTS / "launched_rank.py"
+TIMEOUT_S = 120
+
+
+def launch(*args, cwd=ROOT, timeout=TIMEOUT_S, launcher=("lantern.distributed.run",)):
+    """Run the launcher (lantern's by default) to the end; kill its whole process group after `timeout`."""
+    process = subprocess.Popen([sys.executable, "-m", *launcher, *map(str, args)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=cwd, env=environment(),
+                               start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"{args} did not end within {timeout} s")
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def records(out_dir, nproc):
+    return [json.loads((out_dir / f"rank{rank}.json").read_text()) for rank in range(nproc)]
+
+
+# --- the command line, compared with torchrun's parser ---
+
+def test_every_torchrun_option_is_accepted():
+    theirs = {s for action in torchrun.get_args_parser()._actions for s in action.option_strings}
+    ours = {s for action in lantern_run.get_args_parser()._actions for s in action.option_strings}
+    assert theirs <= ours, sorted(theirs - ours)
+
+
+def test_defaults_are_torchruns():
+    ours = lantern_run.get_args_parser()
+    for action in torchrun.get_args_parser()._actions:
+        assert ours.get_default(action.dest) == action.default, action.dest
+
+
+ARGV = ["--nnodes", "1", "--nproc_per_node", "3", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:5", "--rdzv_id",
+        "job", "--rdzv-conf", "a=1", "--max-restarts", "2", "--monitor-interval", "0.5", "--start-method", "fork",
+        "--role", "trainer", "-m", "--master-addr", "10.0.0.1", "--master_port", "1234", "--shutdown-timeout", "4",
+        "--signals-to-handle", "SIGTERM", "pkg.train", "--lr", "0.1", "-m"]
+
+
+def test_parsed_values_are_torchruns():
+    theirs = vars(torchrun.get_args_parser().parse_args(ARGV))
+    ours = vars(lantern_run.parse_args(ARGV))
+    assert {name: ours[name] for name in theirs} == theirs
+
+
+def test_options_come_from_pet_variables_as_in_torchrun(monkeypatch):
+    monkeypatch.setenv("PET_NPROC_PER_NODE", "3")
+    monkeypatch.setenv("PET_STANDALONE", "1")
+    monkeypatch.setenv("PET_MAX_RESTARTS", "2")
+    theirs = vars(torchrun.get_args_parser().parse_args(["x.py"]))
+    ours = vars(lantern_run.parse_args(["x.py"]))
+    assert {name: ours[name] for name in theirs} == theirs
+    assert (ours["nproc_per_node"], ours["standalone"]) == ("3", True)
+
+
+def config(*argv):
+    return lantern_run.config_from_args(lantern_run.parse_args([*argv, "train.py", "--lr", "1"]))
+
+
+def test_rendezvous_as_torchrun_chooses_it():
+    (standalone, _), (one_node, _) = config("--standalone", "--rdzv-id", "ignored"), config()
+    for chosen in (standalone, one_node):
+        assert chosen.rdzv_endpoint == "localhost:0" and len(chosen.run_id) == 36  # a fresh uuid4 per job
+    static, _ = config("--master-port", "29600")
+    assert (static.rdzv_endpoint, static.run_id) == ("127.0.0.1:29600", "none")
+    given, _ = config("--rdzv-endpoint", "node0:1234", "--rdzv-id", "job7", "--rdzv-backend", "c10d")
+    assert (given.rdzv_endpoint, given.run_id) == ("node0:1234", "job7")
+
+
+def test_program_module_and_no_python():
+    assert config()[1] == api.Program("train.py", ["--lr", "1"])
+    assert config("-m")[1].module and config("--no-python")[1].no_python
+
+
+def test_job_environment_names_master_and_run():
+    chosen, _ = config("--master-addr", "10.1.2.3", "--master-port", "29600", "--role", "trainer",
+                       "--max-restarts", "2")
+    shared = api.job_environment(chosen)
+    assert (shared["MASTER_ADDR"], shared["MASTER_PORT"], shared["ROLE_NAME"]) == ("10.1.2.3", "29600", "trainer")
+    assert shared["TORCHELASTIC_MAX_RESTARTS"] == "2" and shared["TORCHELASTIC_RUN_ID"] == "none"
+    free = api.job_environment(config()[0])["MASTER_PORT"]
+    assert free.isdigit() and int(free) > 0
+
+
+@pytest.mark.parametrize("argv", [["-m", "--no-python"], ["--nproc-per-node", "gpu"], ["--nnodes", "1:2:3"]])
+def test_errors_as_torchrun(argv):
+    """torchrun and lantern-run refuse these arguments with the same exception and message."""
+    with pytest.raises(Exception) as expected:
+        torchrun.config_from_args(torchrun.get_args_parser().parse_args([*argv, "train.py"]))
+    with pytest.raises(type(expected.value), match=str(expected.value).replace(".", r"\.")):
+        config(*argv)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--nnodes", "2"], "needs a host file"),
+    (["--nnodes", "1:2"], "node count must be one number"),
+    (["--node-rank", "1"], "runs once, on one machine"),
+    (["--nnodes", "2", "--hostfile", "/no/such/hosts"], "no such file"),
+])
+def test_what_mpi_cannot_do_is_refused_by_name(argv, message):
+    with pytest.raises((ValueError, FileNotFoundError), match=message):
+        config(*argv)
+
+
+@pytest.mark.parametrize("name", sorted(lantern_run.UNSUPPORTED))
+def test_unsupported_options_raise_naming_themselves(name):
+    action = next(a for a in lantern_run.get_args_parser()._actions if a.dest == name)
+    argv = [action.option_strings[0]] if action.nargs == 0 else [action.option_strings[0], "3"]
+    with pytest.raises(ValueError, match=f"--{name.replace('_', '-')}: lantern's launcher does not support"):
+        config(*argv)
+
+
+def test_main_reports_bad_arguments_with_status_2(capsys):
+    assert lantern_run.main(["--node-rank", "2", "train.py"]) == 2
+    assert "lantern-run: error: --node-rank 2" in capsys.readouterr().err
+
+
+def test_console_script_is_lantern_run():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, function = scripts["lantern-run"].split(":")
+    assert (module, function) == ("lantern.distributed.run", "main")
+
+
+def test_mpiexec_command_places_ranks_per_node():
+    chosen = api.LaunchConfig(min_nodes=2, max_nodes=2, nproc_per_node=3, hostfile="hosts")
+    command = api.mpiexec_command(chosen, api.Program("pkg.train", ["-x"], module=True), "/tmp/a")
+    assert command[0] == api.mpiexec_path() and os.path.dirname(command[0]) == os.path.dirname(sys.executable)
+    assert command[1:7] == ["-n", "6", "-ppn", "3", "-f", "hosts"]
+    assert command[-5:] == ["/tmp/a", "--module", "--", "pkg.train", "-x"]
+
+
+# --- each rank's environment from MPI's ---
+
+@pytest.mark.parametrize("placement", [
+    {"PMI_RANK": "5", "PMI_SIZE": "8", "MPI_LOCALRANKID": "1", "MPI_LOCALNRANKS": "4"},
+    {"OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "8", "OMPI_COMM_WORLD_LOCAL_RANK": "1",
+     "OMPI_COMM_WORLD_LOCAL_SIZE": "4"},
+])
+def test_rank_environment_from_mpich_and_open_mpi(placement):
+    assert worker.rank_environment(placement) == {
+        "RANK": "5", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "4", "GROUP_RANK": "1",
+        "GROUP_WORLD_SIZE": "2", "ROLE_RANK": "5", "ROLE_WORLD_SIZE": "8"}
+
+
+def test_rank_environment_outside_mpi_names_the_launcher():
+    with pytest.raises(RuntimeError, match="python -m lantern.distributed.run"):
+        worker.rank_environment({"RANK": "0"})
+
+
+def test_error_record_round_trip(tmp_path, monkeypatch):
+    path = tmp_path / "attempt_0" / "1" / "error.json"
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(path))
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    failures.write_record("Traceback ...\nValueError: no\n", 1, message="ValueError: no")
+    torch_layout = json.loads(path.read_text())["message"]
+    assert torch_layout["message"] == "ValueError: no" and torch_layout["extraInfo"]["py_callstack"].endswith("no\n")
+    [found] = failures.read_records(tmp_path / "attempt_0")
+    assert (found.rank, found.local_rank, found.exitcode, found.pid) == (1, 0, 1, os.getpid())
+    report = str(failures.ChildFailedError("train.py", [found]))
+    assert "train.py FAILED" in report and "rank      : 1 (local_rank: 0)" in report and "ValueError: no" in report
+
+
+# --- whole jobs ---
+
+def test_environment_matches_torchrun(tmp_path):
+    """The same program under torchrun (torch) and lantern-run (lantern): every variable torchrun sets is set, to
+    the same value, save the error file's path, the agent store (lantern's launcher has none) and NCCL's."""
+    seen, port = {}, api.free_port()
+    for name, launcher in (("torch", ("torch.distributed.run",)), ("lantern", ("lantern.distributed.run",))):
+        out = tmp_path / name
+        out.mkdir()
+        done = launch("--nproc-per-node", "2", "--master-port", port, PROGRAM, "ok", out, launcher=launcher)
+        assert done.returncode == 0, done.stderr
+        seen[name] = records(out, 2)
+    differ = {"TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE"}
+    for theirs, ours in zip(seen["torch"], seen["lantern"]):
+        added = set(theirs["environ"]) - set(os.environ) - {"TORCH_NCCL_ASYNC_ERROR_HANDLING"}
+        assert added <= set(ours["environ"]), added - set(ours["environ"])
+        assert {k: ours["environ"][k] for k in added - differ} == {k: theirs["environ"][k] for k in added - differ}
+        assert (ours["torch"], ours["tensor_library"], ours["main"]) == ("torch", "lantern", "__main__")
+        assert (theirs["tensor_library"], ours["sum"]) == ("torch", theirs["sum"])
+
+
+def test_two_nodes_from_a_host_file(tmp_path):
+    """Four ranks on two 'machines' (localhost and 127.0.0.1, both this one) from a host file: each node holds
+    two consecutive ranks, and the process group spans both."""
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost:2\n127.0.0.1:2\n")
+    done = launch("--nnodes", "2", "--nproc-per-node", "2", "--hostfile", hosts, PROGRAM, "ok", tmp_path)
+    assert done.returncode == 0, done.stderr
+    for rank, seen in enumerate(records(tmp_path, 4)):
+        placement = {k: seen["environ"][k] for k in ("RANK", "LOCAL_RANK", "GROUP_RANK", "LOCAL_WORLD_SIZE",
+                                                      "GROUP_WORLD_SIZE", "WORLD_SIZE", "ROLE_RANK")}
+        assert placement == {"RANK": str(rank), "LOCAL_RANK": str(rank % 2), "GROUP_RANK": str(rank // 2),
+                             "LOCAL_WORLD_SIZE": "2", "GROUP_WORLD_SIZE": "2", "WORLD_SIZE": "4",
+                             "ROLE_RANK": str(rank)}
+        assert seen["sum"] == 0 + 1 + 2 + 3
+
+
+def test_module_with_a_host_file_naming_localhost(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "train.py").write_text(PROGRAM.read_text())
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost\n")
+    done = launch("--nproc-per-node", "2", "--hostfile", hosts, "-m", "pkg.train", "ok", tmp_path, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for seen in records(tmp_path, 2):
+        assert seen["argv"][0] == str(package / "train.py") and seen["main"] == "__main__"
+        assert seen["tensor_library"] == "lantern" and seen["sum"] == 1
+
+
+def test_no_python_executes_the_program(tmp_path):
+    done = launch("--nproc-per-node", "2", "--no-python", "sh", "-c",
+                  f'echo "$LOCAL_RANK $WORLD_SIZE $GROUP_RANK" > {tmp_path}/rank$RANK')
+    assert done.returncode == 0, done.stderr
+    assert [(tmp_path / f"rank{r}").read_text() for r in range(2)] == ["0 2 0\n", "1 2 0\n"]
+
+
+@pytest.mark.parametrize("mode,names", [
+    ("kill", ["rank      : unknown", "exitcode  : 9", "Killed (signal 9)"]),
+    ("raise", ["rank      : 1 (local_rank: 1)", "ValueError: rank 1 gives up inside the process group"]),
+    ("raise_before_init", ["rank      : 1 (local_rank: 1)", "RuntimeError: rank 1 gives up before init"]),
+    ("exit", ["rank      : 1 (local_rank: 1)", "exitcode  : 3", "SystemExit: 3"]),
+])
+def test_a_failed_rank_ends_the_job(tmp_path, mode, names):
+    """While rank 0 waits for rank 1 (in an all_reduce, or in MPI's start-up), rank 1 dies: the launcher returns 1
+    with torchrun's failure report naming the rank, instead of waiting for rank 0."""
+    started = time.monotonic()
+    done = launch("--nproc-per-node", "2", PROGRAM, mode, tmp_path, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert f"{PROGRAM} FAILED" in done.stderr and "Root Cause (first observed failure):" in done.stderr
+    for name in names:
+        assert name in done.stdout + done.stderr  # mpiexec reports a signal on stdout
+    assert not (tmp_path / "rank0.json").exists(), "rank 0 finished an all_reduce that rank 1 never joined"
+    assert time.monotonic() - started < 60
+
+
+def test_max_restarts_reruns_a_failed_job(tmp_path):
+    done = launch("--nproc-per-node", "2", "--max-restarts", "1", PROGRAM, "fail_first_attempt", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "attempt 0 failed" in done.stderr and "gives up before init (attempt 0)" in done.stderr
+    assert [seen["environ"]["TORCHELASTIC_RESTART_COUNT"] for seen in records(tmp_path, 2)] == ["1", "1"]
+
+
+def test_sigterm_to_the_launcher_stops_every_rank(tmp_path):
+    process = subprocess.Popen([sys.executable, "-m", "lantern.distributed.run", "--nproc-per-node", "2",
+                                str(PROGRAM), "wait", str(tmp_path)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=ROOT, env=environment(),
+                               start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"rank{r}.json").exists() for r in range(2)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 1 and "the launcher received SIGTERM" in stderr, stderr
