@@ -62,6 +62,7 @@ def launch(made, name, tensors, post, finish=None, async_op=False, result=None):
         work = Work(made, name, post(), finish, tensors if result is None else result)
         follow(work)
         if async_op:
+            work.keep_moving()
             return work
         work.wait()
     return None
@@ -357,6 +358,7 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
         work = Work(made, "barrier", [made.communicator.Ibarrier()])
         follow(work)
         if async_op:
+            work.keep_moving()
             return work
         work.wait(timeout)
     return None

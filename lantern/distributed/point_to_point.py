@@ -44,6 +44,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
         work = Work(made, "send", [made.communicator.Isend([as_bytes(array), MPI().BYTE], peer, tag)],
                     result=[tensor])
         follow(work)
+    work.keep_moving()
     return work
 
 
@@ -65,6 +66,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
             work._source_rank = made.global_ranks[status.Get_source() if peer is None else peer]
         work = Work(made, "recv", [request], finish, [tensor], statuses=[status])
         follow(work)
+    work.keep_moving()
     return work
 
 

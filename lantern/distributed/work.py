@@ -16,6 +16,7 @@ the group is then unusable, as in PyTorch.
 import datetime
 import time
 
+from . import progress
 from .errors import DistBackendError
 from .mpi import MPI
 
@@ -35,6 +36,7 @@ class Work:
         self._exception = None
         self._source_rank = -1
         self._completion_callbacks = []
+        self._driven = False
 
     def __repr__(self):
         state = "completed" if self._done else "pending"
@@ -68,6 +70,7 @@ class Work:
                     f"process group {self._group.group_name!r}: a peer never joined the collective (it died, hung "
                     "or took another code path). The group cannot be used any more.")
                 self._group._broken = self._exception
+                self._stop_driving()
                 raise self._exception
             time.sleep(nap)
             nap = min(nap * 2, _LONGEST_NAP_S)
@@ -89,6 +92,21 @@ class Work:
         """Wait; on the CPU there is no stream to synchronize with."""
         self.wait()
 
+    def keep_moving(self):
+        """Have the progress thread (lantern.distributed.progress) drive this Work's MPI operations until it
+        completes: for Works the caller does not wait on at once."""
+        if not self._done and progress.enabled():
+            progress.begin(self._group)
+            self._driven = True
+
+    def _stop_driving(self):
+        if self._driven:
+            self._driven = False
+            progress.end(self._group)
+
+    def __del__(self):
+        self._stop_driving()  # dropped before anyone waited: the progress thread need not drive it any more
+
     def on_completion(self, callback):
         """Call `callback()` when the operation completes (at once if it has)."""
         if self._done:
@@ -97,6 +115,7 @@ class Work:
             self._completion_callbacks.append(callback)
 
     def _complete(self):
+        self._stop_driving()
         if self._finish is not None:
             self._finish()
         self._done = True

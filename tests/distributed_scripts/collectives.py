@@ -1,6 +1,8 @@
 """Rank script: every collective of lantern.distributed against its definition, computed locally from what each
 rank contributes (rank r's data is `data(r, ...)`, known to every rank). Run by tests/test_distributed_collectives.py
 under mpiexec with 2 and 4 ranks."""
+import time
+
 import numpy as np
 
 import lantern
@@ -378,6 +380,23 @@ def new_group_runs_collectives_among_its_ranks(dist, rank, size):
     dist.broadcast(t, group=group, group_src=0)
     np.testing.assert_array_equal(t.numpy(), [0, 0])
     dist.destroy_process_group(group)
+
+
+@checks.check
+def an_async_receive_completes_while_the_receiver_computes(dist, rank, size):
+    """The progress thread moves a large message into an irecv's tensor while its rank makes no MPI call."""
+    big = 4 * 2**20
+    if rank == 0:
+        dist.send(lantern.arange(big, dtype=lantern.float32), dst=1)
+    elif rank == 1:
+        received = lantern.zeros(big)
+        work = dist.irecv(received, src=0)
+        deadline = time.monotonic() + 30
+        while received.numpy()[-1] != big - 1 and time.monotonic() < deadline:
+            time.sleep(0.01)  # no MPI call here: only the progress thread can have moved the data
+        assert received.numpy()[-1] == big - 1, "the message did not arrive before wait()"
+        work.wait()
+    dist.barrier()
 
 
 if __name__ == "__main__":
