@@ -24,6 +24,11 @@ from .saved_hooks import current_hooks, save_on_cpu, saved_tensors_hooks  # noqa
 _PYTHON_KEY = DispatchKey.Python  # read per call: an enum class attribute costs ~70 ns (see autograd/kernel.py)
 
 _sequence = itertools.count()
+# A leaf's AccumulateGrad runs as soon as it is ready, before any other ready node (PyTorch gives it the largest
+# sequence number), so a leaf's .grad and its post-accumulate hooks come while backward still runs: what lets
+# DistributedDataParallel start a bucket's all-reduce early. Among leaves the earlier-made runs first (a layer's
+# weight before its bias, in the order torch's engine queues them).
+_LEAF_SEQUENCE_BASE = 2 ** 62
 
 
 class RemovableHandle:
@@ -136,7 +141,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self.next_functions = ()
         self._input_meta = (InputMeta(variable),)
-        self._seq = next(_sequence)
+        self._seq = _LEAF_SEQUENCE_BASE - next(_sequence)
         self._variable = weakref.ref(variable)
 
     @property
