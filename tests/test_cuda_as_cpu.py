@@ -297,3 +297,21 @@ def test_ddp_device_ids_with_a_cpu_module_off_the_mode_raise_torchs_error(world_
     with pytest.raises(ValueError, match="device_ids and output_device arguments only work with single-device/"
                                          r"multiple-device GPU modules or CPU modules, but got device_ids \[0\]"):
         lantern.nn.parallel.DistributedDataParallel(lantern.nn.Linear(2, 1), device_ids=[0])
+
+
+RANK_PROBE = """
+import os, torch
+local_rank = int(os.environ['LOCAL_RANK'])
+torch.cuda.set_device(f'cuda:{local_rank}')
+x = torch.ones(2).pin_memory().to(f'cuda:{local_rank}', non_blocking=True)
+print(f"rank {os.environ['RANK']}: {x.device} {torch.cuda.current_device()}", flush=True)
+"""
+
+
+def test_the_launchers_flag_puts_every_rank_in_the_mode(tmp_path):
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_PROBE)
+    done = subprocess.run([sys.executable, "-m", "lantern.distributed.run", "--nproc-per-node", "2", "--cuda-as-cpu",
+                           str(script)], env=_env(OMP_NUM_THREADS="1"), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()) == ["rank 0: cpu 0", "rank 1: cpu 1"]

@@ -6,26 +6,29 @@
 torchrun's arguments keep their meaning where MPI gives them one: --nproc-per-node (a number, or cpu/auto), --nnodes
 (with --hostfile beyond one: mpiexec starts every node's ranks from this machine), --standalone, --rdzv-endpoint,
 --rdzv-id, --master-addr/--master-port (MASTER_ADDR and MASTER_PORT for the program), --role, --max-restarts,
---monitor-interval, --signals-to-handle, --shutdown-timeout, -m/--module, --no-python, --run-path. Each rank runs
+--monitor-interval, --signals-to-handle, --shutdown-timeout, -m/--module, --no-python, --run-path; lantern's own
+--cuda-as-cpu runs a GPU-written program with its CUDA devices meaning the CPU (docs/cuda-as-cpu.md). Each rank runs
 the program with `torch` aliased to lantern, in torchrun's environment (RANK, LOCAL_RANK, WORLD_SIZE, ...). MPI
 does the rendezvous, so --rdzv-backend and --rdzv-conf are accepted and --start-method has no effect; options about
 log files, NUMA binding and GPUs raise an error naming themselves. Like torchrun, each option can also come from a
 PET_<OPTION> environment variable (PET_NPROC_PER_NODE=2).
 
->>> args = parse_args(["--nproc-per-node", "2", "--standalone", "train.py", "--lr", "0.1"])
->>> config, program = config_from_args(args)
->>> config.nproc_per_node, config.rdzv_endpoint, program
-(2, 'localhost:0', Program(target='train.py', args=['--lr', '0.1'], module=False, no_python=False))
+>>> args = parse_args(["--nproc-per-node", "2", "--master-port", "29600", "-m", "pkg.train", "--lr", "0.1"])
+>>> config, cmd, cmd_args = config_from_args(args)
+>>> config.nproc_per_node, config.rdzv_endpoint, cmd == sys.executable, cmd_args
+(2, '127.0.0.1:29600', True, ['-u', '-m', 'pkg.train', '--lr', '0.1'])
 """
 import argparse
 import os
 import sys
 import uuid
 
-from .launcher.api import LaunchConfig, Program, launch_agent
+from ..core import cuda_as_cpu
+from .launcher.api import LaunchConfig, elastic_launch
 from .launcher.failures import ChildFailedError
 
-__all__ = ["get_args_parser", "parse_args", "config_from_args", "run", "main"]
+__all__ = ["get_args_parser", "parse_args", "config_from_args", "run", "main", "parse_min_max_nnodes",
+           "get_rdzv_endpoint", "determine_local_world_size"]
 
 # torchrun's options that lantern's launcher refuses unless left at their default, and why.
 UNSUPPORTED = {
@@ -95,6 +98,8 @@ def get_args_parser():
             help="signals the launcher passes on to the ranks")
     _option(parser, "shutdown-timeout", type=float, help="seconds from SIGTERM to SIGKILL (default: "
             "TORCH_ELASTIC_SHUTDOWN_TIMEOUT, else 30)")
+    _option(parser, "cuda-as-cpu", flag=True, help="lantern: the CUDA devices the program names are the CPU, in "
+            "every rank (LANTERN_CUDA_AS_CPU=1; docs/cuda-as-cpu.md)")
     _add_unsupported_options(parser)
     parser.add_argument("training_script", help="the program each rank runs, then its arguments")
     parser.add_argument("training_script_args", nargs=argparse.REMAINDER)
@@ -121,7 +126,36 @@ def parse_args(args):
 
 
 def config_from_args(args):
-    """A LaunchConfig and the Program each rank runs, from parsed arguments (torchrun's rules where they apply)."""
+    """torch's config_from_args: (LaunchConfig, cmd, cmd_args) from parsed arguments. cmd is the Python
+    interpreter (PYTHON_EXEC, else this one) and cmd_args `-u [-m] script args`, or with --no-python the script
+    itself; the ranks run that command (launcher.api.Program reads it back)."""
+    _refuse_unsupported(args)
+    min_nodes, max_nodes = parse_min_max_nnodes(args.nnodes)
+    if not 0 < min_nodes <= max_nodes:
+        raise AssertionError(f"min_nodes must be > 0 and <= max_nodes, got min_nodes={min_nodes}, "
+                             f"max_nodes={max_nodes}")
+    if args.max_restarts < 0:
+        raise AssertionError("max_restarts must be >= 0")
+    if args.hostfile and not os.path.isfile(args.hostfile):
+        raise FileNotFoundError(f"--hostfile {args.hostfile}: no such file")
+    config = LaunchConfig(
+        min_nodes=min_nodes, max_nodes=max_nodes, nproc_per_node=determine_local_world_size(args.nproc_per_node),
+        run_id=args.rdzv_id, role=args.role, rdzv_endpoint=get_rdzv_endpoint(args), rdzv_backend=args.rdzv_backend,
+        rdzv_configs=_rendezvous_configs(args), max_restarts=args.max_restarts,
+        monitor_interval=args.monitor_interval, start_method=args.start_method,
+        signals_to_handle=args.signals_to_handle, duplicate_stdout_filters=args.duplicate_stdout_filters,
+        duplicate_stderr_filters=args.duplicate_stderr_filters, shutdown_timeout=args.shutdown_timeout,
+        hostfile=args.hostfile)
+    if args.no_python:
+        if args.module:
+            raise ValueError("Don't use both the '--no-python' flag and the '--module' flag at the same time.")
+        return config, args.training_script, list(args.training_script_args)
+    python = os.getenv("PYTHON_EXEC", sys.executable)
+    return config, python, ["-u", *["-m"] * args.module, args.training_script, *args.training_script_args]
+
+
+def _refuse_unsupported(args):
+    """The options MPI gives no meaning raise naming themselves; so does a node rank other than 0."""
     parser = get_args_parser()
     for name, what in UNSUPPORTED.items():
         if getattr(args, name) != parser.get_default(name):
@@ -129,68 +163,69 @@ def config_from_args(args):
     if args.node_rank != 0:
         raise ValueError(f"--node-rank {args.node_rank}: lantern's launcher runs once, on one machine, and starts "
                          "every node's ranks through mpiexec (list the machines with --hostfile)")
-    if args.module and args.no_python:
-        raise ValueError("Don't use both the '--no-python' flag and the '--module' flag at the same time.")
-    min_nodes, max_nodes = _node_range(args.nnodes)
-    run_id, endpoint = _rendezvous(args, max_nodes)
-    config = LaunchConfig(
-        min_nodes=min_nodes, max_nodes=max_nodes, nproc_per_node=_local_world_size(args.nproc_per_node),
-        run_id=run_id, role=args.role, rdzv_endpoint=endpoint, max_restarts=args.max_restarts,
-        monitor_interval=args.monitor_interval, signals_to_handle=args.signals_to_handle,
-        shutdown_timeout=_shutdown_timeout(args.shutdown_timeout), hostfile=args.hostfile)
-    if args.hostfile and not os.path.isfile(args.hostfile):
-        raise FileNotFoundError(f"--hostfile {args.hostfile}: no such file")
-    program = Program(args.training_script, list(args.training_script_args), args.module, args.no_python)
-    return config, program
 
 
-def _node_range(nnodes):
+def _rendezvous_configs(args):
+    """--rdzv-conf's key=value pairs (checked, otherwise unused: MPI does the rendezvous), with the node rank for
+    the static backend, as torchrun keeps them."""
+    configs = {}
+    for pair in filter(None, (part.strip() for part in args.rdzv_conf.split(","))):
+        key, _, value = pair.partition("=")
+        if not key.strip():
+            raise ValueError("The rendezvous configuration string must be in format <key1>=<value1>,...,"
+                             "<keyN>=<valueN>.")
+        if not value.strip():
+            raise ValueError(f"The rendezvous configuration option '{key.strip()}' must have a value specified.")
+        configs[key.strip()] = value.strip()
+    if args.rdzv_backend == "static":
+        configs["rank"] = args.node_rank
+    return configs
+
+
+def parse_min_max_nnodes(nnodes):
+    """torch's: '2' is (2, 2), '1:4' is (1, 4)."""
     parts = nnodes.split(":")
     if len(parts) > 2:
         raise RuntimeError(f'nnodes={nnodes} is not in "MIN:MAX" format')
-    min_nodes, max_nodes = int(parts[0]), int(parts[-1])
-    if not 0 < min_nodes <= max_nodes:
-        raise ValueError(f"min_nodes must be > 0 and <= max_nodes, got min_nodes={min_nodes}, "
-                         f"max_nodes={max_nodes}")
-    return min_nodes, max_nodes
+    return int(parts[0]), int(parts[-1])
 
 
-def _rendezvous(args, max_nodes):
-    """(run id, endpoint) as torchrun chooses them: --standalone, or one node with no address given, gets a fresh
-    id and a free port on localhost; otherwise the static endpoint --master-addr:--master-port (port 29500)."""
-    if args.standalone or (args.rdzv_backend == "static" and not args.rdzv_endpoint and args.master_port is None
-                           and max_nodes == 1):
-        return str(uuid.uuid4()), "localhost:0"
-    if args.rdzv_endpoint:
-        return args.rdzv_id, args.rdzv_endpoint
-    return args.rdzv_id, f"{args.master_addr}:{29500 if args.master_port is None else args.master_port}"
+def get_rdzv_endpoint(args):
+    """torch's: the static backend's endpoint is --master-addr:--master-port unless --rdzv-endpoint is given."""
+    if args.rdzv_backend == "static" and not args.rdzv_endpoint:
+        return f"{args.master_addr}:{args.master_port}"
+    return args.rdzv_endpoint
 
 
-def _shutdown_timeout(given):
-    return float(os.environ.get("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", 30)) if given is None else given
-
-
-def _local_world_size(nproc_per_node):
-    """A number, or `cpu`/`auto` (one rank per CPU core: lantern computes on the CPU); `gpu` has no devices."""
-    if nproc_per_node.isdigit():
+def determine_local_world_size(nproc_per_node):
+    """torch's: a number, or `cpu`/`auto` (one rank per CPU core: lantern computes on the CPU); `gpu` and `xpu`
+    find no devices."""
+    try:
         return int(nproc_per_node)
-    if nproc_per_node in ("cpu", "auto"):
-        return os.cpu_count()
-    if nproc_per_node == "gpu":
-        raise ValueError("Cuda is not available.")
-    raise ValueError(f"Unsupported nproc_per_node value: {nproc_per_node}")
+    except ValueError:
+        if nproc_per_node in ("cpu", "auto"):
+            return os.cpu_count()
+        if nproc_per_node in ("gpu", "xpu"):
+            raise ValueError(f"{'Cuda' if nproc_per_node == 'gpu' else 'Xpu'} is not available.") from None
+        raise ValueError(f"Unsupported nproc_per_node value: {nproc_per_node}") from None
 
 
 def run(args):
-    """Launch the job the parsed arguments describe; ChildFailedError when it fails."""
-    config, program = config_from_args(args)
+    """Launch the job the parsed arguments describe, as torchrun's run(): --standalone (or one node with no
+    address given) gets a fresh run id and a free port on localhost; ChildFailedError when the job fails."""
+    if args.standalone or (args.rdzv_backend == "static" and not args.rdzv_endpoint and args.master_port is None
+                           and parse_min_max_nnodes(args.nnodes)[1] == 1):
+        args.rdzv_backend, args.rdzv_endpoint, args.rdzv_id = "c10d", "localhost:0", str(uuid.uuid4())
+    elif args.master_port is None:
+        args.master_port = 29500
+    config, cmd, cmd_args = config_from_args(args)
     if "OMP_NUM_THREADS" not in os.environ and config.nproc_per_node > 1:
         print("*****************************************\nSetting OMP_NUM_THREADS environment variable for each "
               "process to be 1 in default, to avoid your system being overloaded, please further tune the variable "
               "for optimal performance in your application as needed.\n*****************************************",
               file=sys.stderr)
         os.environ["OMP_NUM_THREADS"] = "1"
-    launch_agent(config, program)
+    elastic_launch(config, cmd)(*cmd_args)
 
 
 def main(args=None):
@@ -201,7 +236,7 @@ def main(args=None):
     except ChildFailedError as error:
         print(f"{type(error).__module__}.{type(error).__name__}:\n{error}", file=sys.stderr)
         return 1
-    except (ValueError, RuntimeError, FileNotFoundError) as error:
+    except (ValueError, RuntimeError, FileNotFoundError, AssertionError) as error:
         print(f"lantern-run: error: {error}", file=sys.stderr)
         return 2
     return 0
