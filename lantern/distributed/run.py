@@ -219,6 +219,8 @@ def run(args):
     elif args.master_port is None:
         args.master_port = 29500
     config, cmd, cmd_args = config_from_args(args)
+    if args.cuda_as_cpu:
+        cuda_as_cpu.enable()  # sets LANTERN_CUDA_AS_CPU, which the ranks inherit
     if "OMP_NUM_THREADS" not in os.environ and config.nproc_per_node > 1:
         print("*****************************************\nSetting OMP_NUM_THREADS environment variable for each "
               "process to be 1 in default, to avoid your system being overloaded, please further tune the variable "
