@@ -1,4 +1,13 @@
-"""lantern.nn.parallel: DataParallel on a machine without accelerators, DistributedDataParallel's name (torch.nn.parallel).
+"""lantern.nn.parallel (torch.nn.parallel): DistributedDataParallel over lantern.distributed's process groups, and
+DataParallel as torch's CPU build has it.
+
+- `distributed`: DistributedDataParallel, the module wrapper (construction broadcast, forward, no_sync);
+- `reducer`: the buckets, the hooks on the gradient accumulators and the asynchronous all-reduce schedule;
+- `bucketing`: which gradients share a bucket (torch's `_compute_bucket_assignment_by_size`);
+- `timeline`: one DDP step read back from the profiler, and how much of the all-reduce backward hid;
+- `data_parallel`: DataParallel, which on a machine without accelerators runs the module whole.
+
+docs/internals/ddp.md walks through it with live output.
 
 >>> import lantern, lantern.nn as nn
 >>> model = nn.DataParallel(nn.Linear(2, 3))
