@@ -2,6 +2,7 @@
 environment each rank gets (compared with what torch's torchrun gives the same program), placement on two nodes
 from a host file, -m and --no-python, restarts, and how a job ends when a rank dies: the launcher returns non-zero
 with a report naming the rank, within the test's timeout, never a hang."""
+import dataclasses
 import json
 import os
 import signal
@@ -79,32 +80,93 @@ def config(*argv):
     return lantern_run.config_from_args(lantern_run.parse_args([*argv, "train.py", "--lr", "1"]))
 
 
-def test_rendezvous_as_torchrun_chooses_it():
-    (standalone, _), (one_node, _) = config("--standalone", "--rdzv-id", "ignored"), config()
-    for chosen in (standalone, one_node):
-        assert chosen.rdzv_endpoint == "localhost:0" and len(chosen.run_id) == 36  # a fresh uuid4 per job
-    static, _ = config("--master-port", "29600")
-    assert (static.rdzv_endpoint, static.run_id) == ("127.0.0.1:29600", "none")
-    given, _ = config("--rdzv-endpoint", "node0:1234", "--rdzv-id", "job7", "--rdzv-backend", "c10d")
-    assert (given.rdzv_endpoint, given.run_id) == ("node0:1234", "job7")
+CONFIG_ARGVS = [[], ["--nproc-per-node", "3", "--master-port", "29600"], ["-m", "--role", "trainer"],
+                ["--no-python", "--max-restarts", "2", "--shutdown-timeout", "5"],
+                ["--rdzv-backend", "c10d", "--rdzv-endpoint", "node0:1", "--rdzv-id", "job", "--rdzv-conf", "a=1,b=2"],
+                ["--monitor-interval", "2", "--start-method", "fork", "--signals-to-handle", "SIGTERM"]]
 
 
-def test_program_module_and_no_python():
-    assert config()[1] == api.Program("train.py", ["--lr", "1"])
-    assert config("-m")[1].module and config("--no-python")[1].no_python
+@pytest.mark.parametrize("argv", CONFIG_ARGVS)
+def test_config_and_command_are_torchruns(argv, monkeypatch):
+    """config_from_args gives torchrun's LaunchConfig (every field but the log-file plug-in) and command."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # torchrun's config_from_args sets it otherwise
+    full = [*argv, "train.py", "--lr", "1"]
+    theirs, their_cmd, their_args = torchrun.config_from_args(torchrun.get_args_parser().parse_args(full))
+    ours, cmd, cmd_args = lantern_run.config_from_args(lantern_run.parse_args(full))
+    for field in dataclasses.fields(theirs):
+        if field.name != "logs_specs":
+            assert getattr(ours, field.name) == getattr(theirs, field.name), field.name
+    assert (cmd, cmd_args) == (their_cmd, their_args)
+
+
+class RecordedLaunch:
+    """Stands in for elastic_launch: keeps the LaunchConfig a run() would launch with, launches nothing."""
+
+    def __init__(self):
+        self.configs = []
+
+    def __call__(self, config, entrypoint):
+        self.configs.append(config)
+        return lambda *args: None
+
+
+@pytest.mark.parametrize("argv", [["--standalone", "--rdzv-id", "ignored"], [], ["--master-port", "29600"],
+                                  ["--rdzv-endpoint", "node0:1234", "--rdzv-id", "job7", "--rdzv-backend", "c10d"]])
+def test_rendezvous_as_torchrun_chooses_it(argv, monkeypatch):
+    """run() settles the rendezvous as torchrun's does: a fresh uuid4 run id and localhost:0 for --standalone or
+    one node with no address given, otherwise what the arguments say."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    theirs, ours = RecordedLaunch(), RecordedLaunch()
+    monkeypatch.setattr(torchrun, "elastic_launch", theirs)
+    monkeypatch.setattr(lantern_run, "elastic_launch", ours)
+    torchrun.run(torchrun.get_args_parser().parse_args([*argv, "train.py"]))
+    lantern_run.run(lantern_run.parse_args([*argv, "train.py"]))
+    [theirs], [ours] = theirs.configs, ours.configs
+    assert (ours.rdzv_endpoint, ours.rdzv_backend) == (theirs.rdzv_endpoint, theirs.rdzv_backend)
+    assert ours.run_id == theirs.run_id or len(ours.run_id) == len(theirs.run_id) == 36  # two fresh uuid4s
 
 
 def test_job_environment_names_master_and_run():
-    chosen, _ = config("--master-addr", "10.1.2.3", "--master-port", "29600", "--role", "trainer",
-                       "--max-restarts", "2")
+    chosen, _, _ = config("--master-addr", "10.1.2.3", "--master-port", "29600", "--role", "trainer",
+                          "--max-restarts", "2")
     shared = api.job_environment(chosen)
     assert (shared["MASTER_ADDR"], shared["MASTER_PORT"], shared["ROLE_NAME"]) == ("10.1.2.3", "29600", "trainer")
     assert shared["TORCHELASTIC_MAX_RESTARTS"] == "2" and shared["TORCHELASTIC_RUN_ID"] == "none"
-    free = api.job_environment(config()[0])["MASTER_PORT"]
+    free = api.job_environment(api.LaunchConfig(1, 1, 2, rdzv_endpoint="localhost:0"))["MASTER_PORT"]
     assert free.isdigit() and int(free) > 0
 
 
-@pytest.mark.parametrize("argv", [["-m", "--no-python"], ["--nproc-per-node", "gpu"], ["--nnodes", "1:2:3"]])
+@pytest.mark.parametrize("entrypoint,args,program", [
+    (sys.executable, ["-u", "train.py", "--lr", "1"], api.Program("train.py", ["--lr", "1"])),
+    (sys.executable, ["-u", "-m", "pkg.train", "-m"], api.Program("pkg.train", ["-m"], module=True)),
+    (sys.executable, ["train.py"], api.Program("train.py", [])),
+    ("/bin/echo", ["-u", "hello"], api.Program("/bin/echo", ["-u", "hello"], no_python=True)),
+])
+def test_program_read_back_from_torchruns_command(entrypoint, args, program):
+    assert api.Program.from_entrypoint(entrypoint, args) == program
+
+
+def test_a_function_entrypoint_is_refused_by_name():
+    with pytest.raises(NotImplementedError, match="not a Python function"):
+        api.launch_agent(api.LaunchConfig(1, 1, 2), print, [])
+
+
+def test_launch_config_fields_are_torchs():
+    theirs = {f.name: f.default for f in dataclasses.fields(torchrun.LaunchConfig)}
+    ours = {f.name: f.default for f in dataclasses.fields(api.LaunchConfig)}
+    assert {name: ours[name] for name in theirs} == theirs and set(ours) - set(theirs) == {"hostfile"}
+
+
+@pytest.mark.parametrize("name", sorted(api.MPI_REFUSED))
+def test_launch_config_refuses_what_mpi_cannot_do(name):
+    with pytest.raises(ValueError, match=f"LaunchConfig.{name}: lantern's launcher does not support"):
+        api.LaunchConfig(1, 1, 2, **{name: "x"})
+
+
+@pytest.mark.parametrize("argv", [["-m", "--no-python"], ["--nproc-per-node", "gpu"], ["--nproc-per-node", "xpu"],
+                                  ["--nproc-per-node", "two"], ["--nnodes", "1:2:3"], ["--nnodes", "2:1"],
+                                  ["--max-restarts", "-1"], ["--rdzv-conf", "a=1,b"], ["--rdzv-conf", "=1"],
+                                  ["--shutdown-timeout", "-1"]])
 def test_errors_as_torchrun(argv):
     """torchrun and lantern-run refuse these arguments with the same exception and message."""
     with pytest.raises(Exception) as expected:

@@ -1,7 +1,6 @@
-"""Launching a job's ranks through MPI (torch.distributed.launcher's job, on mpiexec): see lantern.distributed.run
-for the command line, api for the configuration and the supervision of mpiexec, worker for what each rank does
-before the program starts, failures for the error records and the report of a failed job."""
-from .api import LaunchConfig, Program, launch_agent
-from .failures import ChildFailedError
+"""torch.distributed.launcher over MPI: `LaunchConfig`, `launch_agent` and `elastic_launch` as torch's, whose ranks
+mpiexec starts (api), each turning MPI's placement into torchrun's environment before the program runs (worker);
+failures holds the error records and the report of a failed job. The command line is lantern.distributed.run."""
+from .api import LaunchConfig, elastic_launch, launch_agent
 
-__all__ = ["LaunchConfig", "Program", "launch_agent", "ChildFailedError"]
+__all__ = ["LaunchConfig", "elastic_launch", "launch_agent"]

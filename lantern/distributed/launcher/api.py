@@ -1,6 +1,8 @@
-"""Start a job's processes through mpiexec, watch them, restart or report: what torchrun's agent does, over MPI.
+"""torch.distributed.launcher.api over MPI: start a job's processes through mpiexec, watch them, restart or report.
 
-torchrun's agent forks its workers itself and meets the other nodes' agents at a rendezvous. Here MPI's launcher
+`launch_agent(config, entrypoint, args)` and `elastic_launch(config, entrypoint)(*args)` take torch's arguments:
+torchrun passes the Python interpreter with `-u [-m] script args` (or, with --no-python, the program itself), and
+Program.from_entrypoint reads that back. torchrun's agent forks its workers itself and meets the other nodes' agents at a rendezvous. Here MPI's launcher
 (`mpiexec`, from the mpich wheel in the venv's bin/) does both: it starts `nproc_per_node` processes on each node of
 the host file and connects them, and each process, a copy of lantern.distributed.launcher.worker, turns MPI's
 placement into torchrun's environment before it runs the program. This module builds that mpiexec command and the
@@ -8,7 +10,8 @@ job-wide part of the environment, supervises one attempt (a rank's error record 
 may be waiting for it in a collective), restarts up to `max_restarts` times, and raises ChildFailedError with the
 failed ranks' records when the last attempt fails.
 
->>> config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=2, run_id="demo", rdzv_endpoint="localhost:29500")
+>>> config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=2, run_id="demo", role="default",
+...                       rdzv_endpoint="localhost:29500", max_restarts=0)
 >>> command = mpiexec_command(config, Program("train.py", ["--lr", "0.1"]), "/tmp/run/attempt_0")
 >>> command[1:5], command[-7:]
 (['-n', '2', '-ppn', '2'], ['lantern.distributed.launcher.worker', '--error-dir', '/tmp/run/attempt_0', '--', 'train.py', '--lr', '0.1'])
@@ -38,21 +41,46 @@ ABORT_GRACE_S = 1.0
 
 @dataclasses.dataclass
 class LaunchConfig:
-    """The fields of torch.distributed.launcher.api.LaunchConfig that mean something over MPI, plus the host file
-    mpiexec reads for a job on several machines. Nodes are a fixed set (min_nodes must equal max_nodes)."""
+    """torch.distributed.launcher.api.LaunchConfig: its fields and defaults, plus `hostfile`, mpiexec's host file
+    for a job on several machines. Over MPI the nodes are a fixed set started together, so min_nodes must equal
+    max_nodes; the fields about log files, NUMA and GPUs must keep their defaults (MPI_REFUSED says why)."""
     min_nodes: int
     max_nodes: int
     nproc_per_node: int
+    logs_specs: object = None
     run_id: str = ""
-    role: str = "default"
+    role: str = "default_role"
     rdzv_endpoint: str = ""
-    max_restarts: int = 0
+    rdzv_backend: str = "etcd"
+    rdzv_configs: dict = dataclasses.field(default_factory=dict)
+    rdzv_timeout: int = -1
+    max_restarts: int = 3
     monitor_interval: float = 0.1
+    start_method: str = "spawn"
+    log_line_prefix_template: str | None = None
+    metrics_cfg: dict = dataclasses.field(default_factory=dict)
+    local_addr: str | None = None
+    event_log_handler: str = "null"
+    numa_options: object = None
     signals_to_handle: str = "SIGTERM,SIGINT,SIGHUP,SIGQUIT"
-    shutdown_timeout: float = 30.0
+    duplicate_stdout_filters: list | None = None
+    duplicate_stderr_filters: list | None = None
+    virtual_local_rank: bool = False
+    shutdown_timeout: float | None = None
     hostfile: str | None = None
 
     def __post_init__(self):
+        if self.rdzv_timeout != -1:  # torch's legacy field moves into rdzv_configs, 900 s by default
+            self.rdzv_configs["timeout"] = self.rdzv_timeout
+        self.rdzv_configs.setdefault("timeout", 900)
+        if self.shutdown_timeout is None:
+            self.shutdown_timeout = int(os.environ.get("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "30"))
+        elif self.shutdown_timeout < 0:
+            raise ValueError(f"shutdown_timeout must be non-negative, got {self.shutdown_timeout}")
+        for name, why in MPI_REFUSED.items():
+            value = getattr(self, name)
+            if value != LaunchConfig.__dataclass_fields__[name].default and value != []:  # []: no filters
+                raise ValueError(f"LaunchConfig.{name}: lantern's launcher does not support {why}")
         if self.min_nodes != self.max_nodes:
             raise ValueError(f"nnodes={self.min_nodes}:{self.max_nodes}: lantern's launcher starts a fixed set of "
                              "nodes through mpiexec, so the node count must be one number")
@@ -62,6 +90,16 @@ class LaunchConfig:
                              "per node")
 
 
+# LaunchConfig's fields that must keep their default over MPI, and what they would ask for.
+MPI_REFUSED = {
+    "logs_specs": "log files per rank (mpiexec prints every rank's output on the launcher's terminal)",
+    "log_line_prefix_template": "prefixes on the ranks' output lines", "local_addr": "choosing the agent's address",
+    "event_log_handler": "event log plug-ins", "numa_options": "NUMA binding",
+    "duplicate_stdout_filters": "copying output to log files", "duplicate_stderr_filters": "copying output to log files",
+    "virtual_local_rank": "per-GPU device masking",
+}
+
+
 @dataclasses.dataclass
 class Program:
     """What each rank runs: a script (or a module, or with no_python an executable) and its arguments."""
@@ -69,6 +107,25 @@ class Program:
     args: list = dataclasses.field(default_factory=list)
     module: bool = False
     no_python: bool = False
+
+    @classmethod
+    def from_entrypoint(cls, entrypoint, args):
+        """The program torch's (entrypoint, args) describe: a Python interpreter (sys.executable or PYTHON_EXEC)
+        with [-u] [-m] target args, as torchrun builds them, runs that script or module; any other entrypoint is an
+        executable. A Python function cannot be one: mpiexec starts programs, not functions."""
+        if not isinstance(entrypoint, str):
+            raise NotImplementedError(f"launch_agent: entrypoint {entrypoint!r}: lantern's launcher starts "
+                                      "programs through mpiexec; give a script path (or an executable), not a "
+                                      "Python function")
+        args = [str(arg) for arg in args]
+        if entrypoint not in (sys.executable, os.getenv("PYTHON_EXEC", sys.executable)):
+            return cls(entrypoint, args, no_python=True)
+        flags = []
+        while args and args[0] in ("-u", "-m"):
+            flags.append(args.pop(0))
+        if not args:
+            raise ValueError(f"launch_agent: {entrypoint} needs a script or module to run")
+        return cls(args[0], args[1:], module="-m" in flags)
 
 
 def mpiexec_path():
@@ -114,9 +171,11 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def launch_agent(config, program):
-    """Run the job to the end; retry a failed attempt up to config.max_restarts times; raise ChildFailedError
-    naming the failed ranks when the last attempt fails (or when the launcher was signalled to stop)."""
+def launch_agent(config, entrypoint, args):
+    """torch.distributed.launcher.api.launch_agent: run `entrypoint args` as the job's ranks to the end; retry a
+    failed attempt up to config.max_restarts times; raise ChildFailedError naming the failed ranks when the last
+    attempt fails (or the launcher was signalled to stop). Returns {rank: None}: programs return no values."""
+    program = Program.from_entrypoint(entrypoint, args)
     run_dir = tempfile.mkdtemp(prefix=f"lantern_run_{config.run_id}_")
     shared = job_environment(config)
     for attempt in range(config.max_restarts + 1):
@@ -126,7 +185,7 @@ def launch_agent(config, program):
         returncode = supervisor.run()
         if returncode == 0:
             shutil.rmtree(run_dir, ignore_errors=True)
-            return
+            return dict.fromkeys(range(config.max_nodes * config.nproc_per_node))
         failures = read_records(attempt_dir) or [_unrecorded_failure(returncode, supervisor.signalled)]
         if supervisor.signalled is not None:
             break
@@ -134,6 +193,17 @@ def launch_agent(config, program):
             print(f"lantern.distributed.run: attempt {attempt} failed (exit code {returncode}); restarting "
                   f"({attempt + 1} of {config.max_restarts})", file=sys.stderr, flush=True)
     raise ChildFailedError(program.target, failures)
+
+
+class elastic_launch:
+    """torch.distributed.launcher.api.elastic_launch: `elastic_launch(config, entrypoint)(*args)` is
+    launch_agent(config, entrypoint, args)."""
+
+    def __init__(self, config, entrypoint):
+        self.config, self.entrypoint = config, entrypoint
+
+    def __call__(self, *args):
+        return launch_agent(self.config, self.entrypoint, list(args))
 
 
 def _unrecorded_failure(returncode, signalled):
