@@ -4,17 +4,21 @@
     python -m torch.distributed.run --standalone --nproc-per-node 2 bench/ddp_step.py --model mlp
 
 It trains the single-process rows' model (bench/workloads/training.py: same layers, batch and optimizer, now the
-batch of each rank) wrapped in DistributedDataParallel and times three things per step, in turns, each after a
+batch of each rank) wrapped in DistributedDataParallel and times four things per step, in turns, each after a
 barrier so that the ranks start together:
 
 - `ddp`: zero_grad, forward, backward (DDP all-reduces the gradient buckets as backward produces them, and waits
   for them at its end), optimizer step;
 - `local`: the same step inside `model.no_sync()`: no communication at all;
+- `plain`: rank 0 alone trains the unwrapped module one step while the others wait: the one-process baseline,
+  taken in the same launch as the rest, so that a change in the machine's load falls on both;
 - `allreduce`: one all_reduce of as many floats as the model has parameters, alone.
 
 A step takes as long as its slowest rank, so each time is the maximum over the ranks; rank 0 prints the medians
-over the timed steps as one JSON line after `DDP-BENCH `. The time DDP's communication adds to a step is
-`ddp - local`; had none of it overlapped backward, it would be about `allreduce`.
+over the timed steps as one JSON line after `DDP-BENCH `. What DDP's communication adds to a step is the median
+of `ddp - local` over the steps (`added`; the two run back to back); had none of it overlapped backward, it would
+be about `allreduce`. (The no_sync and lone steps update only their own rank's replica, so the replicas drift
+apart: these are timings, not training.)
 """
 import argparse
 import json
@@ -28,7 +32,7 @@ from torch.nn.parallel import DistributedDataParallel
 from workloads import training  # bench/ is first on the path, the script's folder
 
 MODELS = {"mlp": training._mlp, "transformer": training._transformer}
-PHASES = ("ddp", "local", "allreduce")
+PHASES = ("ddp", "local", "plain", "allreduce")
 
 
 def parse_args(argv=None):
@@ -67,13 +71,20 @@ def main(argv=None):
             loss_fn(model(x), y).backward()
         opt.step()
 
+    def plain_step():
+        if dist.get_rank() == 0:
+            opt.zero_grad()
+            loss_fn(model.module(x), y).backward()
+            opt.step()
+
     def allreduce():
         dist.all_reduce(gradients)
 
-    calls = dict(zip(PHASES, (ddp_step, local_step, allreduce)))
+    calls = dict(zip(PHASES, (ddp_step, local_step, plain_step, allreduce)))
     times = {phase: [] for phase in PHASES}
     for step in range(args.warmup + args.steps):
-        order = PHASES[step % 3:] + PHASES[:step % 3]  # each phase goes first, second and third in turn
+        turn = step % len(PHASES)
+        order = PHASES[turn:] + PHASES[:turn]  # each phase takes each place in the order in turn
         for phase in order:
             seconds = timed(calls[phase])
             if step >= args.warmup:
@@ -84,6 +95,7 @@ def main(argv=None):
     if dist.get_rank() == 0:
         slowest = {phase: [max(rank[phase][i] for rank in everyone) for i in range(args.steps)] for phase in PHASES}
         result = {f"{phase}_ms": statistics.median(slowest[phase]) * 1e3 for phase in PHASES}
+        result["added_ms"] = statistics.median(d - n for d, n in zip(slowest["ddp"], slowest["local"])) * 1e3
         result.update(world_size=dist.get_world_size(), parameters=gradients.numel(), steps=args.steps)
         print("DDP-BENCH " + json.dumps(result), flush=True)
     dist.destroy_process_group()

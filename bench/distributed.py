@@ -5,25 +5,26 @@ processes, each library's ranks started by its own launcher (`make bench` runs i
     python bench/distributed.py --lib lantern --model mlp --quick
 
 lantern's ranks start through `python -m lantern.distributed.run` (MPI underneath, `torch` aliased to lantern),
-torch's through `python -m torch.distributed.run --standalone` (gloo); both run bench/ddp_step.py, which times a
-DDP step, the same step without communication (`no_sync`) and an all-reduce of the gradients' size alone. Each
-launch reports medians over its steps; the table shows the median over the rounds (the launches take turns,
-library by library, so that load from other programs falls on all of them alike). The model and the batch are
-those of the single-process `*_train_step` rows, per rank: two processes do twice the work of one (weak scaling).
+torch's through `python -m torch.distributed.run --standalone` (gloo); both run bench/ddp_step.py, which times, in
+turns within one launch: a DDP step, the same step without communication (`no_sync`), one rank training the
+unwrapped model alone (the one-process baseline) and an all-reduce of the gradients' size alone. Each launch reports
+medians over its steps; the table shows the median over the rounds (the launches take turns, library by library).
+The model and the batch are those of the single-process `*_train_step` rows, per rank: two processes do twice the
+work of one (weak scaling).
 
-- scaling efficiency: step time at 1 process ÷ step time at N (1.0: N processes train N batches in the time one
-  trains one);
-- comm added: DDP step − no-sync step, what communication costs the step;
+- scaling efficiency: plain one-process step ÷ DDP step at N processes (1.0: N processes train N batches in the
+  time one process trains one; at 1 process it is what DDP's machinery costs);
+- comm added: the median over steps of DDP step − no-sync step, what communication costs a step;
 - hidden: 1 − comm added ÷ all-reduce alone, the share of the all-reduce time that overlapped backward (0 when
-  communication added at least an all-reduce's time, which it can also exceed: waiting for a slower rank counts).
+  communication added at least an all-reduce's time, which it can exceed: waiting for a slower rank counts).
 
->>> rows = [Result("ddp_mlp_train_step", "lantern", 1, 10.0, 10.2, 0.1),
-...         Result("ddp_mlp_train_step", "lantern", 2, 12.0, 10.5, 3.0)]
+>>> rows = [Result("ddp_mlp_train_step", "lantern", 1, 10.0, 10.2, 9.5, 0.1, -0.2),
+...         Result("ddp_mlp_train_step", "lantern", 2, 12.0, 10.5, 9.6, 3.0, 1.5)]
 >>> print(format_table(rows))
-| benchmark | library | processes | step ms | no-sync step ms | all-reduce alone ms | comm added ms | hidden | scaling efficiency |
-| --- | --- | --: | --: | --: | --: | --: | --: | --: |
-| ddp_mlp_train_step | lantern | 1 | 10.0 | 10.2 | 0.100 | — | — | 1.00 |
-| ddp_mlp_train_step | lantern | 2 | 12.0 | 10.5 | 3.00 | 1.50 | 50% | 0.83 |
+| benchmark | library | processes | step ms | no-sync step ms | one-process step ms | all-reduce alone ms | comm added ms | hidden | scaling efficiency |
+| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: |
+| ddp_mlp_train_step | lantern | 1 | 10.0 | 10.2 | 9.50 | 0.100 | — | — | 0.95 |
+| ddp_mlp_train_step | lantern | 2 | 12.0 | 10.5 | 9.60 | 3.00 | 1.50 | 50% | 0.80 |
 """
 import argparse
 import dataclasses
@@ -60,7 +61,12 @@ class Result:
     processes: int
     step_ms: float | None
     local_ms: float | None
+    plain_ms: float | None
     allreduce_ms: float | None
+    added_ms: float | None
+
+    def complete(self):
+        return None not in (self.step_ms, self.local_ms, self.plain_ms, self.allreduce_ms, self.added_ms)
 
 
 def launch(lib, processes, model, steps, warmup):
@@ -96,25 +102,24 @@ def measure(libs, models=MODELS, process_counts=(1, 2), rounds=3, steps=20, warm
     results = []
     for (model, lib, processes), outcomes in runs.items():
         medians = [None if None in outcomes else statistics.median(o[f"{phase}_ms"] for o in outcomes)
-                   for phase in ("ddp", "local", "allreduce")]
+                   for phase in ("ddp", "local", "plain", "allreduce", "added")]
         results.append(Result(row_name(model), lib, processes, *medians))
     return results
 
 
 def format_table(results):
-    """The markdown table; scaling efficiency is against the same model and library at 1 process."""
-    single = {(r.name, r.lib): r.step_ms for r in results if r.processes == 1}
-    lines = [["benchmark", "library", "processes", "step ms", "no-sync step ms", "all-reduce alone ms",
-              "comm added ms", "hidden", "scaling efficiency"],
-             ["---", "---", *["--:"] * 7]]
+    """The markdown table (a launch that failed shows `error` in its row)."""
+    lines = [["benchmark", "library", "processes", "step ms", "no-sync step ms", "one-process step ms",
+              "all-reduce alone ms", "comm added ms", "hidden", "scaling efficiency"],
+             ["---", "---", *["--:"] * 8]]
     for r in results:
         added = hidden = efficiency = "—"
-        if r.processes > 1 and None not in (r.step_ms, r.local_ms, r.allreduce_ms):
-            added = _number(r.step_ms - r.local_ms)
-            hidden = f"{100 * min(1.0, max(0.0, 1 - (r.step_ms - r.local_ms) / r.allreduce_ms)):.0f}%"
-        if r.step_ms and single.get((r.name, r.lib)):
-            efficiency = f"{single[r.name, r.lib] / r.step_ms:.2f}"
-        lines.append([r.name, r.lib, str(r.processes), _number(r.step_ms), _number(r.local_ms),
+        if r.complete():
+            efficiency = f"{r.plain_ms / r.step_ms:.2f}"
+            if r.processes > 1:
+                added = _number(r.added_ms)
+                hidden = f"{100 * min(1.0, max(0.0, 1 - r.added_ms / r.allreduce_ms)):.0f}%"
+        lines.append([r.name, r.lib, str(r.processes), _number(r.step_ms), _number(r.local_ms), _number(r.plain_ms),
                       _number(r.allreduce_ms), added, hidden, efficiency])
     return _markdown(lines)
 
@@ -126,7 +131,7 @@ def run(libs, models=MODELS, quick=False):
     results = measure(libs, models, rounds=rounds, steps=steps, warmup=warmup)
     settings = (f"{rounds} round(s) of launches; each reports the median of {steps} steps after {warmup} untimed, "
                 "a step taking as long as its slowest rank; 1 BLAS/OpenMP thread per rank")
-    ok = all(None not in (r.step_ms, r.local_ms, r.allreduce_ms) for r in results)
+    ok = all(r.complete() for r in results)
     return f"{settings}.\n\n{format_table(results)}", ok
 
 

@@ -85,7 +85,7 @@ def test_ddp_rows_run_each_rank_through_the_launcher_and_write_between_their_own
     result = run("bench/run.py", "--lib", "lantern", "--quick", "--filter", "ddp_mlp", "--write", str(doc))
     assert result.returncode == 0, result.stderr
     for processes in (1, 2):
-        assert re.search(rf"^\| ddp_mlp_train_step \| lantern \| {processes} \|( {NUMBER} \|){{3}}", result.stdout,
+        assert re.search(rf"^\| ddp_mlp_train_step \| lantern \| {processes} \|( {NUMBER} \|){{4}}", result.stdout,
                          re.M), result.stdout
     assert "ddp_transformer" not in result.stdout and "| add_16 |" not in result.stdout
     row = re.search(rf"^\| ddp_mlp_train_step \| lantern \| 2 \|.* \| ({NUMBER})% \| ({NUMBER}) \|$", result.stdout,
