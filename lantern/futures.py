@@ -60,7 +60,7 @@ class Future:
     def then(self, callback):
         """A new future for `callback(self)`, set when this one completes (with the callback's exception, wrapped
         in a RuntimeError as torch does, if it raises)."""
-        chained = Future()
+        chained = self._chained()
 
         def run(fut):
             try:
@@ -71,6 +71,10 @@ class Future:
 
         self.add_done_callback(run)
         return chained
+
+    def _chained(self):
+        """The future `then` returns: a plain one (a subclass may return one that knows how to make progress)."""
+        return Future()
 
     def add_done_callback(self, callback):
         """Run `callback(self)` when the future completes, or now if it already has."""

@@ -185,3 +185,13 @@ def test_a_rank_mpi_did_not_give_is_refused():
 def test_nccl_is_not_built_in():
     with pytest.raises(RuntimeError, match="Distributed package doesn't have NCCL built in"):
         ldist.init_process_group("nccl", rank=0, world_size=1)
+
+
+def test_a_works_future_and_its_chain(worlds):
+    results = []
+    for dist, lib in ((tdist, torch), (ldist, lantern)):
+        t = lib.ones(3)
+        future = dist.all_reduce(t, async_op=True).get_future()
+        doubled = future.then(lambda f: f.value()[0] * 2)
+        results.append((doubled.wait().tolist(), future.done(), future.value()[0] is t))
+    assert results[0] == results[1] == ([2.0, 2.0, 2.0], True, True)

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import observe
 from .mpi import MPI, as_bytes, reduction
-from .process_group import resolve
+from .process_group import get_rank, resolve
 from .reduce_op import RedOpType, check_supported, kind_of
 from .tensors import buffer_of, check_same_dtypes, check_tensor, check_tensor_list, read_only_array, shape_text
 from .work import Work
@@ -30,7 +30,6 @@ def group_or_warn(group, name):
     """The ProcessGroup to run on, or None (after PyTorch's warning) when this process is not in `group`."""
     made = resolve(group)
     if made is None:
-        from .process_group import get_rank
         warnings.warn(f"Running {name} on global rank {get_rank()} which does not belong to the given group.",
                       stacklevel=3)
         return None

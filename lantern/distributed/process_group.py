@@ -20,6 +20,7 @@ import itertools
 
 from . import rendezvous
 from .mpi import MPI
+from .work import Work
 
 default_pg_timeout = datetime.timedelta(minutes=30)
 
@@ -127,7 +128,6 @@ def is_initialized():
 
 def _wait_for_everyone(communicator, timeout, what):
     """An MPI barrier that gives up after `timeout`, run before a blocking MPI call that has no timeout of its own."""
-    from .work import Work
     probe = ProcessGroup(communicator, range(communicator.Get_size()), "mpi", timeout, what)
     Work(probe, what, [communicator.Ibarrier()]).wait()
 

@@ -17,6 +17,7 @@ import datetime
 import time
 
 from . import progress
+from ..futures import Future
 from .errors import DistBackendError
 from .mpi import MPI
 
@@ -37,6 +38,7 @@ class Work:
         self._source_rank = -1
         self._completion_callbacks = []
         self._driven = False
+        self._failure_futures = []
 
     def __repr__(self):
         state = "completed" if self._done else "pending"
@@ -71,6 +73,8 @@ class Work:
                     "or took another code path). The group cannot be used any more.")
                 self._group._broken = self._exception
                 self._stop_driving()
+                for future in self._failure_futures:
+                    future.set_exception(self._exception)
                 raise self._exception
             time.sleep(nap)
             nap = min(nap * 2, _LONGEST_NAP_S)
@@ -87,6 +91,14 @@ class Work:
         """The sender's rank, for a receive from any source."""
         self.wait()
         return self._source_rank
+
+    def get_future(self):
+        """A torch.futures.Future of the output tensors, completed when this Work completes; waiting on it (or on
+        a future chained from it with then()) waits on the Work."""
+        future = WorkFuture(self)
+        self.on_completion(lambda: future.set_result(self._result))
+        self._failure_futures.append(future)
+        return future
 
     def synchronize(self):
         """Wait; on the CPU there is no stream to synchronize with."""
@@ -123,8 +135,21 @@ class Work:
             callback()
 
 
-class CompletedWork(Work):
-    """A Work with nothing to wait for (a collective over a group of one, or a non-member's no-op)."""
+class WorkFuture(Future):
+    """A Future that a Work completes: wait() drives the Work (MPI moves only when asked), and so do the futures
+    chained from it."""
 
-    def __init__(self, group, name, result=()):
-        super().__init__(group, name, (), None, result)
+    def __init__(self, work):
+        super().__init__()
+        self._work = work
+
+    def wait(self):
+        if not self.done():
+            try:
+                self._work.wait()
+            except DistBackendError:
+                pass  # the future holds the error now: the wait below raises it
+        return super().wait()
+
+    def _chained(self):
+        return WorkFuture(self._work)

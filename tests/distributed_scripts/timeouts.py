@@ -60,5 +60,20 @@ def a_barrier_with_a_missing_rank_times_out(dist, rank, size):
     dist.barrier()
 
 
+@checks.check
+def a_timed_out_works_future_raises(dist, rank, size):
+    group = dist.new_group(timeout=SHORT)
+    if rank == 0:
+        future = dist.all_reduce(lantern.ones(1), group=group, async_op=True).get_future()
+        chained = future.then(lambda f: f.value())
+        expect_timeout(future.wait)
+        try:
+            chained.wait()
+            raise AssertionError("the chained future did not fail")
+        except RuntimeError as error:
+            assert "timed out" in str(error), str(error)
+    dist.barrier()
+
+
 if __name__ == "__main__":
     checks.run()

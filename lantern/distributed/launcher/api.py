@@ -229,7 +229,7 @@ class Supervisor:
         previous = self._forward_signals()
         try:
             while self.process.poll() is None:
-                if read_records(self.attempt_dir):
+                if any(failure.rank_ends for failure in read_records(self.attempt_dir)):
                     self._stop()
                     break
                 time.sleep(self.config.monitor_interval)

@@ -47,6 +47,7 @@ class ProcessFailure:
     host: str = dataclasses.field(default_factory=socket.getfqdn)
     timestamp: float = dataclasses.field(default_factory=time.time)
     error_file: str = NOT_AVAILABLE
+    rank_ends: bool = True
 
 
 class ChildFailedError(Exception):
@@ -85,16 +86,19 @@ def exit_code(system_exit):
     return system_exit.code if isinstance(system_exit.code, int) else 1
 
 
-def write_record(callstack, exitcode, message=None):
-    """Write this rank's error record to TORCHELASTIC_ERROR_FILE (nothing when the variable is unset)."""
+def write_record(callstack, exitcode, message=None, rank_ends=True):
+    """Write this rank's error record to TORCHELASTIC_ERROR_FILE (nothing when the variable is unset). rank_ends:
+    the rank is ending with this failure (the launcher then ends the job); @record's records, written while the
+    exception may still be caught, say False."""
     path = os.environ.get("TORCHELASTIC_ERROR_FILE")
     if not path:
         return
     record = {
         "message": {"message": message or callstack, "extraInfo": {
             "py_callstack": callstack, "timestamp": str(int(time.time()))}},
-        "rank": int(os.environ["RANK"]), "local_rank": int(os.environ["LOCAL_RANK"]), "exitcode": exitcode,
-        "host": socket.getfqdn(), "pid": os.getpid(), "time": time.time(),
+        "rank": int(os.environ.get("RANK", -1)), "local_rank": int(os.environ.get("LOCAL_RANK", -1)),
+        "exitcode": exitcode, "host": socket.getfqdn(), "pid": os.getpid(), "time": time.time(),
+        "rank_ends": rank_ends,
     }
     os.makedirs(os.path.dirname(path), exist_ok=True)
     partial = f"{path}.{os.getpid()}.partial"
@@ -116,5 +120,5 @@ def read_records(attempt_dir):
             found.append(ProcessFailure(
                 rank=record["rank"], local_rank=record["local_rank"], exitcode=record["exitcode"],
                 message=record["message"]["extraInfo"]["py_callstack"], pid=record["pid"], host=record["host"],
-                timestamp=record["time"], error_file=path))
+                timestamp=record["time"], error_file=path, rank_ends=record["rank_ends"]))
     return found
