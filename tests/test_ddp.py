@@ -16,6 +16,8 @@ import torch.distributed as torch_dist
 import lantern
 import lantern.distributed as dist
 from lantern.nn.parallel.bucketing import compute_bucket_assignment_by_size
+from lantern.nn.parallel.timeline import bucket_overlap, format_overlap
+from lantern.profiler.events import FunctionEvent
 
 
 @pytest.fixture
@@ -332,6 +334,12 @@ def test_warnings_as_in_torch(groups, kwargs):
     assert seen[lantern] == seen[torch]
 
 
+def test_sparse_gradients_are_refused_by_name(groups):
+    model = lantern.nn.Sequential(lantern.nn.Linear(2, 2), lantern.nn.Embedding(5, 2, sparse=True))
+    with pytest.raises(NotImplementedError, match=r"1 \(Embedding with sparse=True\)"):
+        ddp(lantern, model)
+
+
 @pytest.mark.parametrize("option", ["join", "register_comm_hook"])
 def test_what_lantern_lacks_says_so(groups, option):
     model = ddp(lantern, small_mlp(lantern))
@@ -354,6 +362,19 @@ def test_profiler_shows_forward_bucket_launches_and_the_wait(groups):
                       "reducer::wait[1]"]
     first_launch = names.index("reducer::mark_bucket_ready[0]")
     assert "torch::autograd::AccumulateGrad" in names[first_launch:names.index("reducer::mark_bucket_ready[1]")]
+
+
+def test_bucket_overlap_splits_each_all_reduce_at_the_end_of_backward():
+    """Bucket 0 is posted at 10 us and completes at 50; backward ends at 30 (finalize starts) and the step waits
+    from 31 to 50: 40 us in flight, 20 hidden, 19 waited."""
+    spans = [("reducer::mark_bucket_ready[0]", 8, 12), ("gloo:all_reduce", 10, 50),
+             ("reducer::mark_bucket_ready[1]", 20, 22), ("gloo:all_reduce", 21, 25),
+             ("reducer::finalize_backward", 30, 51), ("reducer::wait[0]", 31, 50), ("reducer::wait[1]", 50, 50.5)]
+    events = [FunctionEvent(i, name, start, end) for i, (name, start, end) in enumerate(spans)]
+    rows = bucket_overlap(events)
+    assert [(r.index, r.in_flight_ms, r.hidden_ms, r.exposed_ms) for r in rows] == [
+        (0, 0.04, 0.02, 0.019), (1, 0.004, 0.004, 0.0005)]
+    assert format_overlap(rows).splitlines()[-1] == "hidden behind backward: 55% of the all-reduce time in flight"
 
 
 # ---- DataParallel ----

@@ -195,14 +195,44 @@ def buffers_follow_rank_0_before_each_forward(dist, rank, size):
 
 
 @checks.check
-def different_models_fail_at_construction(dist, rank, size):
+def a_different_parameter_count_fails_at_construction_on_every_rank(dist, rank, size):
+    model = nn.Sequential(*[nn.Linear(3, 3) for _ in range(1 + (rank == 1))])
+    try:
+        nn.parallel.DistributedDataParallel(model)
+    except RuntimeError as error:
+        assert str(error).startswith(f"DDP expects same model across all ranks, but Rank {rank} has "), error
+    else:
+        raise AssertionError("DDP accepted models with different parameter counts")
+
+
+@checks.check
+def a_different_shape_fails_at_construction_on_every_rank(dist, rank, size):
     model = nn.Linear(3, 4 + (rank == 1))
     try:
         nn.parallel.DistributedDataParallel(model)
     except RuntimeError as error:
-        assert "DDP expects same model across all ranks" in str(error), error
+        where = "this process with sizes [5, 3]" if rank == 1 else "process 1 with sizes [5, 3]"
+        assert str(error) == (f"[{rank}]: params[0] in {where} appears not to match sizes of the same param in "
+                              "process 0."), error
     else:
         raise AssertionError("DDP accepted models of different shapes")
+
+
+@checks.check
+def ddp_over_a_subgroup_averages_within_it(dist, rank, size):
+    pairs = [dist.new_group([r, r + 1]) for r in range(0, size, 2)]
+    group = pairs[rank // 2]
+    lantern.manual_seed(rank)
+    model = mlp()
+    ddp = nn.parallel.DistributedDataParallel(model, process_group=group, bucket_cap_mb=0.0004)
+    reference = copy.deepcopy(model)
+    pair_batch = tuple(t + rank // 2 for t in mlp_batch(0))   # each pair trains on data of its own
+    mlp_loss(ddp, local(pair_batch, rank % 2, 2)).backward()
+    mlp_loss(reference, pair_batch).backward()
+    for p, q in zip(model.parameters(), reference.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=2e-6)
+    for pair in pairs:
+        dist.destroy_process_group(pair)
 
 
 @checks.check

@@ -34,6 +34,7 @@ from ...core import cuda_as_cpu
 from ...profiler import record_function
 from ...utils._pytree import tree_map
 from ..modules.module import Module
+from ..modules.sparse import Embedding, EmbeddingBag
 from ..parameter import UninitializedParameter
 from .bucketing import compute_bucket_assignment_by_size
 from .reducer import DEFAULT_FIRST_BUCKET_BYTES, Reducer
@@ -85,6 +86,7 @@ class DistributedDataParallel(Module):
         self.parameters_to_ignore = set(getattr(module, "_ddp_params_and_buffers_to_ignore", ()))
         self._module_parameters = [p for n, p in module.named_parameters() if n not in self.parameters_to_ignore]
         self._check_parameters()
+        _reject_sparse_gradients(module)
         self._set_devices(device_ids, output_device)
         self.static_graph = False
         self.dim = dim
@@ -343,17 +345,33 @@ def _reject_unsupported(delay_all_reduce_named_params, param_to_hook_all_reduce,
             raise NotImplementedError(f"DistributedDataParallel({name}=...): lantern does not implement this option")
 
 
+def _reject_sparse_gradients(module):
+    """An nn.Embedding / nn.EmbeddingBag with sparse=True makes sparse gradients, which torch all-gathers instead of
+    bucketing; lantern's reducer does not."""
+    for name, submodule in module.named_modules():
+        if isinstance(submodule, (Embedding, EmbeddingBag)) and submodule.sparse:
+            raise NotImplementedError(f"DistributedDataParallel: {name or 'the module'} ({type(submodule).__name__}"
+                                      " with sparse=True) makes sparse gradients, which lantern's reducer does not "
+                                      "all-reduce; use sparse=False")
+
+
 def _verify_param_shape_across_processes(process_group, parameters):
-    """Every rank must hold the same parameters (count and shapes), or the buckets would not line up."""
-    shapes = [tuple(p.shape) for p in parameters]
-    gathered = [None] * dist.get_world_size(process_group)
-    dist.all_gather_object(gathered, shapes, group=process_group)
-    for rank, theirs in enumerate(gathered):
-        if len(theirs) != len(shapes):
-            raise RuntimeError(f"DDP expects same model across all ranks, but Rank {dist.get_rank(process_group)} "
-                               f"has {len(shapes)} params, while rank {rank} has inconsistent {len(theirs)} params.")
-        for i, (mine, other) in enumerate(zip(shapes, theirs)):
-            if mine != other:
-                raise RuntimeError(f"DDP expects same model across all ranks, but Rank {dist.get_rank(process_group)}"
-                                   f" has parameter {i} of shape {list(mine)}, while rank {rank} has shape "
-                                   f"{list(other)}.")
+    """Every rank must hold the same parameters (count, sizes, strides), or the buckets would not line up. torch's
+    errors; a rank whose parameters match names the rank that differs, where torch's would go on and hang."""
+    rank = dist.get_rank(process_group)
+    mine = [(list(p.shape), list(p.stride())) for p in parameters]
+    everyone = [None] * dist.get_world_size(process_group)
+    dist.all_gather_object(everyone, mine, group=process_group)
+    for other, theirs in enumerate(everyone):
+        if len(theirs) != len(mine):
+            raise RuntimeError(f"DDP expects same model across all ranks, but Rank {rank} has {len(mine)} params, "
+                               f"while rank {other} has inconsistent {len(theirs)} params.")
+    for other in [rank] + [r for r in range(len(everyone)) if r != rank]:
+        where = "this process" if other == rank else f"process {other}"
+        for index, ((sizes, strides), (sizes0, strides0)) in enumerate(zip(everyone[other], everyone[0])):
+            if sizes != sizes0:
+                raise RuntimeError(f"[{rank}]: params[{index}] in {where} with sizes {sizes} appears not to match "
+                                   "sizes of the same param in process 0.")
+            if strides != strides0:
+                raise RuntimeError(f"params[{index}] in {where} with sizes {sizes} appears not to match strides of "
+                                   "the same param in process 0.")
