@@ -16,6 +16,9 @@ import torch.distributed.run as torchrun
 
 from distributed_harness import ROOT, SCRIPTS, environment
 from lantern.distributed import run as lantern_run
+import torch.distributed.elastic.multiprocessing.errors as torch_errors
+
+import lantern.distributed.elastic.multiprocessing.errors as lantern_errors
 from lantern.distributed.launcher import api, failures, worker
 
 PROGRAM = SCRIPTS / "launched_rank.py"
@@ -245,6 +248,32 @@ def test_error_record_round_trip(tmp_path, monkeypatch):
     assert "train.py FAILED" in report and "rank      : 1 (local_rank: 0)" in report and "ValueError: no" in report
 
 
+@pytest.mark.parametrize("raised", [ValueError("bad batch"), SystemExit(0), SystemExit(2), KeyboardInterrupt()])
+def test_record_behaves_as_torchs(raised, tmp_path, monkeypatch):
+    """@record: what the decorated function returns or raises, and the error file it leaves, are torch's."""
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    outcomes = []
+    for name, module in (("torch", torch_errors), ("lantern", lantern_errors)):
+        error_file = tmp_path / name / "error.json"
+        error_file.parent.mkdir()
+        monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(error_file))
+
+        @module.record
+        def step():
+            raise raised
+        try:
+            outcome = ("returned", step())
+        except BaseException as error:  # whatever record lets through
+            outcome = ("raised", type(error), str(error))
+        written = json.loads(error_file.read_text())["message"] if error_file.exists() else None
+        if written is not None:
+            written = (written["message"], sorted(written["extraInfo"]), written["extraInfo"]["py_callstack"]
+                       .splitlines()[-1])
+        outcomes.append((outcome, written))
+    assert outcomes[0] == outcomes[1]
+
+
 # --- whole jobs ---
 
 def test_environment_matches_torchrun(tmp_path):
@@ -320,6 +349,12 @@ def test_a_failed_rank_ends_the_job(tmp_path, mode, names):
         assert name in done.stdout + done.stderr  # mpiexec reports a signal on stdout
     assert not (tmp_path / "rank0.json").exists(), "rank 0 finished an all_reduce that rank 1 never joined"
     assert time.monotonic() - started < 60
+
+
+def test_a_recorded_exception_that_the_program_catches_does_not_end_the_job(tmp_path):
+    done = launch("--nproc-per-node", "2", PROGRAM, "record_caught", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [seen["sum"] for seen in records(tmp_path, 2)] == [1.0, 1.0]
 
 
 def test_max_restarts_reruns_a_failed_job(tmp_path):

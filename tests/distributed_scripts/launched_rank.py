@@ -8,7 +8,8 @@ OUT_DIR/rank<RANK>.json. MODE says how rank 1 misbehaves, to test how a job ends
   raise_before_init  rank 1 raises before MPI starts, the others go on to init_process_group and an all_reduce;
   exit               rank 1 calls sys.exit(3) inside the process group;
   fail_first_attempt rank 1 raises on attempt 0 (TORCHELASTIC_RESTART_COUNT), all succeed on the next;
-  wait               every rank writes its record, then waits in a barrier that rank 0 never reaches (to signal).
+  wait               every rank writes its record, then waits in a barrier that rank 0 never reaches (to signal);
+  record_caught      rank 1's @record-decorated step raises, and the program catches it and goes on.
 """
 import json
 import os
@@ -18,6 +19,7 @@ import time
 
 import torch
 import torch.distributed as dist
+from torch.distributed.elastic.multiprocessing.errors import record
 
 mode, out_dir = sys.argv[1], sys.argv[2]
 rank = int(os.environ["RANK"])
@@ -32,6 +34,18 @@ if rank == 1 and mode == "raise":
     raise ValueError("rank 1 gives up inside the process group")
 if rank == 1 and mode == "exit":
     sys.exit(3)
+
+
+@record
+def failing_step():
+    raise ValueError("a step that the program retries")
+
+
+if rank == 1 and mode == "record_caught":
+    try:
+        failing_step()
+    except ValueError:
+        time.sleep(2)  # the launcher has looked at the record by now
 total = torch.tensor([float(rank)])
 dist.all_reduce(total)
 record = {
