@@ -83,6 +83,21 @@ def with_batchnorm(lib):
     return lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.BatchNorm1d(8), lib.nn.Linear(8, 2))
 
 
+def tied(lib):
+    """nanoGPT's weight tying: the output layer shares the embedding's weight (one parameter, two uses)."""
+    class Tied(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = lib.nn.Embedding(10, 6)
+            self.mix = lib.nn.Linear(6, 6)
+            self.out = lib.nn.Linear(6, 10, bias=False)
+            self.out.weight = self.embed.weight
+
+        def forward(self, x):
+            return self.out(self.mix(self.embed((x.abs() * 3).long() % 10)))
+    return Tied()
+
+
 def twins(factory):
     """(torch module, lantern module) with the same parameters and buffers."""
     torch.manual_seed(0)
@@ -154,6 +169,7 @@ BUCKET_CONFIGS = {
     "static_graph": (small_mlp, {"static_graph": True, "bucket_cap_mb": 0.0001}),
     "bucket_views": (small_mlp, {"gradient_as_bucket_view": True, "bucket_cap_mb": 0.0001}),
     "batchnorm": (with_batchnorm, {"bucket_cap_mb": 0.0002}),
+    "tied_weights": (tied, {"bucket_cap_mb": 0.0001}),
 }
 
 
@@ -186,6 +202,19 @@ def test_training_steps_match_torch(groups, config):
             optimizers[lib].step()
     for (name, p), q in zip(models[torch].state_dict().items(), models[lantern].state_dict().values()):
         np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_bucket_views_through_zero_grad_as_in_torch(groups, set_to_none):
+    wrapped = {lib: ddp(lib, module, gradient_as_bucket_view=True, bucket_cap_mb=0.0001)
+               for lib, module in zip((torch, lantern), twins(small_mlp))}
+    optimizers = {lib: lib.optim.SGD(model.parameters(), lr=0.1) for lib, model in wrapped.items()}
+    for i in range(3):
+        for lib, model in wrapped.items():
+            optimizers[lib].zero_grad(set_to_none=set_to_none)
+            step(lib, model, inputs(small_mlp, i))
+            optimizers[lib].step()
+        assert_grads_equal(wrapped[torch], wrapped[lantern])
 
 
 def test_gradients_are_views_of_one_bucket_with_gradient_as_bucket_view(groups):
