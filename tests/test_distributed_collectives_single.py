@@ -195,3 +195,39 @@ def test_a_works_future_and_its_chain(worlds):
         doubled = future.then(lambda f: f.value()[0] * 2)
         results.append((doubled.wait().tolist(), future.done(), future.value()[0] is t))
     assert results[0] == results[1] == ([2.0, 2.0, 2.0], True, True)
+
+
+def test_the_small_queries_match(worlds, monkeypatch):
+    for dist in (tdist, ldist):
+        assert dist.get_pg_count() == 1
+        assert [dist.supports_complex(op) for op in dist.ReduceOp.RedOpType.__members__.values()] == \
+            [tdist.supports_complex(op) for op in tdist.ReduceOp.RedOpType.__members__.values()]
+        assert dist.is_backend_available("gloo") and not dist.is_backend_available("nccl")
+        assert not dist.is_backend_available("cpu:gloo,cuda:nccl")
+        assert not dist.is_ucc_available() and not dist.is_xccl_available()
+        assert dist.get_node_local_rank(fallback_rank=3) == 3
+        with pytest.raises(RuntimeError, match="LOCAL_RANK is not in the environment"):
+            dist.get_node_local_rank()
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert ldist.get_node_local_rank() == tdist.get_node_local_rank() == 1
+
+
+@pytest.mark.parametrize("old, new", [("all_gather_into_tensor", "all_gather_single"),
+                                      ("reduce_scatter_tensor", "reduce_scatter_single")])
+def test_the_names_torch_deprecated_warn_and_work(worlds, old, new):
+    for dist, lib in ((tdist, torch), (ldist, lantern)):
+        out = lib.zeros(3)
+        with pytest.warns(FutureWarning, match=f"`torch.distributed.{old}` is deprecated. Please use "
+                                               f"`torch.distributed.{new}` instead."):
+            getattr(dist, old)(out, lib.ones(3))
+        getattr(dist, new)(out, lib.full((3,), 2.0))
+        assert out.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_monitored_barrier_in_a_world_of_one(worlds):
+    for dist in (tdist, ldist):
+        assert dist.monitored_barrier(timeout=datetime.timedelta(seconds=5)) is None
+        mpi_group = dist.new_group([0], backend="mpi") if dist is ldist else None
+        if mpi_group is not None:
+            with pytest.raises(ValueError, match="monitored_barrier is only implemented for GLOO backend."):
+                dist.monitored_barrier(mpi_group)

@@ -22,24 +22,29 @@ ValueError: Default process group has not been initialized, please make sure to 
 import importlib.util
 import os
 
-from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, barrier,
-                          broadcast, gather, reduce, reduce_scatter, reduce_scatter_tensor, scatter)
+from .collectives import (all_gather, all_gather_into_tensor, all_gather_single, all_reduce, all_to_all,
+                          all_to_all_single, barrier, broadcast, gather, reduce, reduce_scatter, reduce_scatter_single,
+                          reduce_scatter_tensor, scatter)
 from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError
+from .monitored_barrier import monitored_barrier
 from .object_collectives import (all_gather_object, broadcast_object_list, gather_object, recv_object_list,
                                  scatter_object_list, send_object_list)
 from .point_to_point import P2POp, batch_isend_irecv, irecv, isend, recv, send
-from .process_group import (Backend, GroupMember, ProcessGroup, default_pg_timeout, destroy_process_group,
-                            get_backend, get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
-                            get_world_size, group, init_process_group, is_initialized, new_group)
-from .reduce_op import ReduceOp, _make_nccl_premul_sum
+from .process_group import (SUPPORTED_BACKENDS, Backend, GroupMember, ProcessGroup, default_pg_timeout,
+                            destroy_process_group, get_backend, get_global_rank, get_group_rank, get_node_local_rank,
+                            get_pg_count, get_process_group_ranks, get_rank, get_world_size, group, init_process_group,
+                            is_initialized, new_group)
+from .reduce_op import RedOpType, ReduceOp, _make_nccl_premul_sum
 from .work import Work
 
 __all__ = [
     "is_available", "is_initialized", "is_torchelastic_launched", "is_gloo_available", "is_nccl_available",
-    "is_mpi_available", "init_process_group", "new_group", "destroy_process_group", "get_rank", "get_world_size",
-    "get_backend", "get_process_group_ranks", "get_global_rank", "get_group_rank", "barrier", "all_reduce", "reduce",
-    "broadcast", "all_gather", "all_gather_into_tensor", "all_gather_object", "gather", "gather_object", "scatter",
-    "scatter_object_list", "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
+    "is_mpi_available", "is_ucc_available", "is_xccl_available", "is_backend_available", "init_process_group",
+    "new_group", "destroy_process_group", "get_rank", "get_world_size", "get_backend", "get_process_group_ranks",
+    "get_global_rank", "get_group_rank", "get_pg_count", "get_node_local_rank", "supports_complex", "barrier",
+    "monitored_barrier", "all_reduce", "reduce", "broadcast", "all_gather", "all_gather_single",
+    "all_gather_into_tensor", "all_gather_object", "gather", "gather_object", "scatter", "scatter_object_list",
+    "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
     "broadcast_object_list", "send_object_list", "recv_object_list", "send", "recv", "isend", "irecv", "P2POp",
     "batch_isend_irecv", "ReduceOp", "Backend", "ProcessGroup", "GroupMember", "group", "Work", "DistError",
     "DistBackendError", "DistNetworkError", "DistStoreError", "default_pg_timeout",
@@ -69,3 +74,25 @@ def is_mpi_available():
 def is_nccl_available():
     """False: NCCL is for NVIDIA GPUs; lantern's process groups run on the CPU."""
     return False
+
+
+def is_ucc_available():
+    """False: lantern has no UCC backend."""
+    return False
+
+
+def is_xccl_available():
+    """False: XCCL is for Intel GPUs."""
+    return False
+
+
+def is_backend_available(backend):
+    """Whether init_process_group accepts `backend` ("gloo" and "mpi"; "cpu:gloo,cuda:nccl" names one per device)."""
+    names = [part.split(":")[-1] for part in backend.lower().split(",")]
+    return all(name in SUPPORTED_BACKENDS for name in names)
+
+
+def supports_complex(reduceOp):
+    """Whether a reduction is defined on complex tensors (sums are, orderings and bitwise ones are not)."""
+    return reduceOp not in (RedOpType.MAX, RedOpType.MIN, RedOpType.PRODUCT, RedOpType.BAND, RedOpType.BOR,
+                            RedOpType.BXOR)

@@ -183,18 +183,25 @@ def _check_concatenated(collective, whole, part, parts):
                            f"{shape_text(part.shape)}, got {shape_text(whole.shape)})")
 
 
-def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
     """Every rank's `input_tensor`, concatenated along dim 0 in rank order, into `output_tensor`."""
     check_tensor(output_tensor, "output_tensor")
     check_tensor(input_tensor, "input_tensor")
-    made = group_or_warn(group, "all_gather_into_tensor")
+    made = group_or_warn(group, "all_gather_single")
     if made is None:
         return None
     _check_concatenated("allgather", output_tensor, input_tensor, made.size())
-    mine = read_only_array(input_tensor, "all_gather_into_tensor")
-    out, write_back = buffer_of(output_tensor, "all_gather_into_tensor")
+    mine = read_only_array(input_tensor, "all_gather_single")
+    out, write_back = buffer_of(output_tensor, "all_gather_single")
     post = lambda: [made.communicator.Iallgather([as_bytes(mine), MPI().BYTE], [as_bytes(out), MPI().BYTE])]
     return launch(made, "_allgather_base", [output_tensor], post, write_back, async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """all_gather_single's former name, deprecated in PyTorch 2.13 (with its FutureWarning)."""
+    warnings.warn("`torch.distributed.all_gather_into_tensor` is deprecated. Please use "
+                  "`torch.distributed.all_gather_single` instead.", FutureWarning, stacklevel=2)
+    return all_gather_single(output_tensor, input_tensor, group, async_op)
 
 
 def reduce_scatter(output, input_list, op=RedOpType.SUM, group=None, async_op=False):
@@ -212,19 +219,26 @@ def reduce_scatter(output, input_list, op=RedOpType.SUM, group=None, async_op=Fa
     return _post_reduce_scatter(made, "reduce_scatter", output, staged, kind, op, async_op)
 
 
-def reduce_scatter_tensor(output, input, op=RedOpType.SUM, group=None, async_op=False):
+def reduce_scatter_single(output, input, op=RedOpType.SUM, group=None, async_op=False):
     """Reduce the ranks' `input`s element-wise; rank i gets the i-th of size() equal chunks along dim 0."""
     check_tensor(output, "output")
     check_tensor(input, "input")
-    made = group_or_warn(group, "reduce_scatter_tensor")
+    made = group_or_warn(group, "reduce_scatter_single")
     if made is None:
         return None
     _check_concatenated("reduce_scatter", input, output, made.size())
-    kind = _reduction_setup(made, output, op, "reduce_scatter_tensor")
-    staged = read_only_array(input, "reduce_scatter_tensor")
+    kind = _reduction_setup(made, output, op, "reduce_scatter_single")
+    staged = read_only_array(input, "reduce_scatter_single")
     if kind is RedOpType.PREMUL_SUM:
         staged = staged.copy()  # scaled below: the input itself stays as it was
     return _post_reduce_scatter(made, "_reduce_scatter_base", output, staged, kind, op, async_op)
+
+
+def reduce_scatter_tensor(output, input, op=RedOpType.SUM, group=None, async_op=False):
+    """reduce_scatter_single's former name, deprecated in PyTorch 2.13 (with its FutureWarning)."""
+    warnings.warn("`torch.distributed.reduce_scatter_tensor` is deprecated. Please use "
+                  "`torch.distributed.reduce_scatter_single` instead.", FutureWarning, stacklevel=2)
+    return reduce_scatter_single(output, input, op, group, async_op)
 
 
 def _post_reduce_scatter(made, name, output, staged, kind, op, async_op):

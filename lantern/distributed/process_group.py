@@ -17,6 +17,7 @@ False
 """
 import datetime
 import itertools
+import os
 
 from . import rendezvous
 from .mpi import MPI
@@ -229,6 +230,22 @@ def get_backend(group=None):
     if made is None:
         raise ValueError("Invalid process group specified")
     return Backend(made.backend)
+
+
+def get_pg_count():
+    """How many process groups exist (the default one included)."""
+    return len(_State.groups)
+
+
+def get_node_local_rank(fallback_rank=None):
+    """This process's rank on its machine: LOCAL_RANK (set by the launcher), else `fallback_rank`."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+                       "`get_node_local_rank` to work, assuming you are not running in a multi-device context and "
+                       "want the code to run locally instead.")
 
 
 def get_process_group_ranks(group):

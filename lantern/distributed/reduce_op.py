@@ -28,7 +28,6 @@ class RedOpType(enum.Enum):
     BOR = 6
     BXOR = 7
     PREMUL_SUM = 8
-    UNUSED = 9
 
     def __str__(self):
         return f"RedOpType.{self.name}"
@@ -46,7 +45,6 @@ class ReduceOp:
     BOR = RedOpType.BOR
     BXOR = RedOpType.BXOR
     PREMUL_SUM = RedOpType.PREMUL_SUM
-    UNUSED = RedOpType.UNUSED
 
 
 class PremulSum:
@@ -98,5 +96,3 @@ def check_supported(kind, dtype, backend, collective="all_reduce"):
         raise RuntimeError(f"result type Float can't be cast to the desired output type {dtype.legacy}")
     if kind is RedOpType.PREMUL_SUM and backend == "gloo":
         raise RuntimeError("Cannot use ReduceOp.PREMUL_SUM with Gloo")
-    if kind is RedOpType.UNUSED:
-        raise ValueError(f"{collective} does not support {kind}")

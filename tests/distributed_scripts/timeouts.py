@@ -75,5 +75,19 @@ def a_timed_out_works_future_raises(dist, rank, size):
     dist.barrier()
 
 
+@checks.check
+def a_monitored_barrier_names_the_missing_ranks(dist, rank, size):
+    group = dist.new_group()
+    dist.monitored_barrier(group)  # everyone arrives
+    if rank == 0:
+        try:
+            dist.monitored_barrier(group, timeout=SHORT, wait_all_ranks=True)
+            raise AssertionError("the monitored barrier passed without its other ranks")
+        except dist.DistBackendError as error:
+            missing = ", ".join(str(r) for r in range(1, size))
+            assert str(error) == f"Ranks {missing} failed to pass monitoredBarrier in 1000 ms", str(error)
+    dist.barrier()
+
+
 if __name__ == "__main__":
     checks.run()
