@@ -270,6 +270,28 @@ def test_a_branch_used_in_some_iterations_with_find_unused(groups):
         assert_grads_equal(wrapped[torch], wrapped[lantern])
 
 
+def two_outputs(lib):
+    class TwoOutputs(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = lib.nn.Linear(4, 3), lib.nn.Linear(4, 3)
+
+        def forward(self, x):
+            return {"first": self.a(x), "second": (self.b(x),)}
+    return TwoOutputs()
+
+
+def test_an_output_the_loss_ignores_leaves_its_parameters_unused_as_in_torch(groups):
+    """The graph of the outputs reaches `b`, but the loss uses only the first output: b gets no gradient."""
+    wrapped = {lib: ddp(lib, module, find_unused_parameters=True) for lib, module in zip((torch, lantern),
+                                                                                        twins(two_outputs))}
+    for i in range(3):
+        for lib, model in wrapped.items():
+            out = model(lib.tensor(inputs(small_mlp, i)))
+            (out["first"] if i != 1 else out["first"] + out["second"][0]).sum().backward()
+        assert_grads_equal(wrapped[torch], wrapped[lantern])
+
+
 # ---- no_sync ----
 
 def test_no_sync_accumulates_locally_then_reduces_as_in_torch(groups):

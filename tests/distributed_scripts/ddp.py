@@ -184,6 +184,25 @@ def find_unused_parameters_with_a_branch_only_rank_0_uses(dist, rank, size):
     assert all(lantern.equal(g, everyone[0]) for g in everyone)
 
 
+class TwoOutputs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.a(x), self.b(x)
+
+
+@checks.check
+def an_output_only_rank_0_uses_gets_its_gradient_averaged(dist, rank, size):
+    model = TwoOutputs()
+    ddp = nn.parallel.DistributedDataParallel(model, find_unused_parameters=True)
+    first, second = ddp(lantern.ones(2, 4))
+    (first.sum() + (second.sum() if rank == 0 else 0)).backward()   # b's graph is reached, but only rank 0 uses it
+    np.testing.assert_allclose(model.b.bias.grad.numpy(), [2.0 / size] * 4, rtol=1e-6)
+    np.testing.assert_allclose(model.a.bias.grad.numpy(), [2.0] * 4, rtol=1e-6)
+
+
 @checks.check
 def buffers_follow_rank_0_before_each_forward(dist, rank, size):
     model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))

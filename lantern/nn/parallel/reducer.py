@@ -218,6 +218,8 @@ class Reducer:
             return
         if not self.has_marked_unused_parameters:
             self.has_marked_unused_parameters = True
+            if self.find_unused_parameters and not self.static_graph:
+                queue_callback(self.mark_the_rest_ready)
             for unused in self.unused_parameters:
                 self.mark_variable_ready(unused)
         if self.should_rebuild_buckets():
@@ -234,6 +236,16 @@ class Reducer:
             self.delay_all_reduce_queued = True
             queue_callback(self.delay_all_reduce)
         self.static_hook_counts[index] += 1
+
+    def mark_the_rest_ready(self):
+        """find_unused_parameters, at the end of backward: a parameter the outputs reach but backward never gave a
+        gradient (it feeds an output the loss does not use) is unused too. (torch routes every output through its
+        _DDPSink node, so that such parameters' hooks fire without a gradient.)"""
+        rest = [index for index in range(len(self.params)) if index not in self.ready]
+        for index in rest:
+            self.mark_variable_ready(index, finalize_later=False)
+        if rest:
+            self.finalize_backward()
 
     def mark_variable_ready(self, index, finalize_later=True):
         if index in self.ready:
