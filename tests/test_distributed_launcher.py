@@ -157,7 +157,8 @@ def test_a_function_entrypoint_is_refused_by_name():
 def test_launch_config_fields_are_torchs():
     theirs = {f.name: f.default for f in dataclasses.fields(torchrun.LaunchConfig)}
     ours = {f.name: f.default for f in dataclasses.fields(api.LaunchConfig)}
-    assert {name: ours[name] for name in theirs} == theirs and set(ours) - set(theirs) == {"hostfile"}
+    assert {name: ours[name] for name in theirs} == theirs
+    assert set(ours) - set(theirs) == {"hostfile", "local_ranks_filter"}
 
 
 @pytest.mark.parametrize("name", sorted(api.MPI_REFUSED))
@@ -169,7 +170,7 @@ def test_launch_config_refuses_what_mpi_cannot_do(name):
 @pytest.mark.parametrize("argv", [["-m", "--no-python"], ["--nproc-per-node", "gpu"], ["--nproc-per-node", "xpu"],
                                   ["--nproc-per-node", "two"], ["--nnodes", "1:2:3"], ["--nnodes", "2:1"],
                                   ["--max-restarts", "-1"], ["--rdzv-conf", "a=1,b"], ["--rdzv-conf", "=1"],
-                                  ["--shutdown-timeout", "-1"]])
+                                  ["--shutdown-timeout", "-1"], ["--local-ranks-filter", "0,a"]])
 def test_errors_as_torchrun(argv):
     """torchrun and lantern-run refuse these arguments with the same exception and message."""
     with pytest.raises(Exception) as expected:
@@ -330,6 +331,14 @@ def test_no_python_executes_the_program(tmp_path):
                   f'echo "$LOCAL_RANK $WORLD_SIZE $GROUP_RANK" > {tmp_path}/rank$RANK')
     assert done.returncode == 0, done.stderr
     assert [(tmp_path / f"rank{r}").read_text() for r in range(2)] == ["0 2 0\n", "1 2 0\n"]
+
+
+def test_local_ranks_filter_shows_only_those_ranks_output():
+    done = launch("--nproc-per-node", "3", "--local-ranks-filter", "0,2", "--no-python", "sh", "-c",
+                  'echo "out $RANK"; echo "err $RANK" >&2')
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split("\n")) == ["", "out 0", "out 2"]
+    assert sorted(line for line in done.stderr.split("\n") if line.startswith("err")) == ["err 0", "err 2"]
 
 
 @pytest.mark.parametrize("mode,names", [

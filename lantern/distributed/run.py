@@ -6,11 +6,11 @@
 torchrun's arguments keep their meaning where MPI gives them one: --nproc-per-node (a number, or cpu/auto), --nnodes
 (with --hostfile beyond one: mpiexec starts every node's ranks from this machine), --standalone, --rdzv-endpoint,
 --rdzv-id, --master-addr/--master-port (MASTER_ADDR and MASTER_PORT for the program), --role, --max-restarts,
---monitor-interval, --signals-to-handle, --shutdown-timeout, -m/--module, --no-python, --run-path; lantern's own
---cuda-as-cpu runs a GPU-written program with its CUDA devices meaning the CPU (docs/cuda-as-cpu.md). Each rank runs
-the program with `torch` aliased to lantern, in torchrun's environment (RANK, LOCAL_RANK, WORLD_SIZE, ...). MPI
-does the rendezvous, so --rdzv-backend and --rdzv-conf are accepted and --start-method has no effect; options about
-log files, NUMA binding and GPUs raise an error naming themselves. Like torchrun, each option can also come from a
+--monitor-interval, --signals-to-handle, --shutdown-timeout, --local-ranks-filter, -m/--module, --no-python,
+--run-path; lantern's own --cuda-as-cpu runs a GPU-written program with its CUDA devices meaning the CPU
+(docs/cuda-as-cpu.md). Each rank runs the program with `torch` aliased to lantern, in torchrun's environment (RANK,
+LOCAL_RANK, WORLD_SIZE, ...). MPI does the rendezvous, so --rdzv-backend and --rdzv-conf are accepted and
+--start-method has no effect; options about log files, NUMA binding and GPUs raise an error naming themselves. Like torchrun, each option can also come from a
 PET_<OPTION> environment variable (PET_NPROC_PER_NODE=2).
 
 >>> args = parse_args(["--nproc-per-node", "2", "--master-port", "29600", "-m", "pkg.train", "--lr", "0.1"])
@@ -34,7 +34,7 @@ __all__ = ["get_args_parser", "parse_args", "config_from_args", "run", "main", "
 UNSUPPORTED = {
     "log_dir": "log files per rank (mpiexec prints every rank's output here)",
     "redirects": "log files per rank", "tee": "log files per rank",
-    "local_ranks_filter": "filtering ranks' output", "duplicate_stdout_filters": "copying output to log files",
+"duplicate_stdout_filters": "copying output to log files",
     "duplicate_stderr_filters": "copying output to log files", "logs_specs": "log file plug-ins",
     "event_log_handler": "event log plug-ins", "numa_binding": "NUMA binding",
     "virtual_local_rank": "per-GPU device masking", "local_addr": "choosing the agent's address",
@@ -88,6 +88,7 @@ def get_args_parser():
     _option(parser, "start-method", type=str, default="spawn", choices=["spawn", "fork", "forkserver"],
             help="accepted: mpiexec starts the processes")
     _option(parser, "role", type=str, default="default", help="ROLE_NAME of the ranks")
+    _option(parser, "local-ranks-filter", type=str, default="", help="show only these local ranks' output (0,1,2)")
     _option(parser, "module", flag=True, also=["-m"], help="run the script as a module, as python -m")
     _option(parser, "no-python", flag=True, help="execute the script as a program (not Python)")
     _option(parser, "run-path", flag=True, help="accepted: ranks always run the script in their own interpreter")
@@ -111,7 +112,6 @@ def _add_unsupported_options(parser):
     _option(parser, "log-dir", type=str, help="unsupported")
     _option(parser, "redirects", type=str, default="0", also=["-r"], help="unsupported")
     _option(parser, "tee", type=str, default="0", also=["-t"], help="unsupported")
-    _option(parser, "local-ranks-filter", type=str, default="", help="unsupported")
     _option(parser, "duplicate-stdout-filters", type=str, default=[], help="unsupported")
     _option(parser, "duplicate-stderr-filters", type=str, default=[], help="unsupported")
     _option(parser, "event-log-handler", type=str, default="null", help="unsupported")
@@ -145,7 +145,7 @@ def config_from_args(args):
         monitor_interval=args.monitor_interval, start_method=args.start_method,
         signals_to_handle=args.signals_to_handle, duplicate_stdout_filters=args.duplicate_stdout_filters,
         duplicate_stderr_filters=args.duplicate_stderr_filters, shutdown_timeout=args.shutdown_timeout,
-        hostfile=args.hostfile)
+        hostfile=args.hostfile, local_ranks_filter=_local_ranks(args.local_ranks_filter))
     if args.no_python:
         if args.module:
             raise ValueError("Don't use both the '--no-python' flag and the '--module' flag at the same time.")
@@ -163,6 +163,17 @@ def _refuse_unsupported(args):
     if args.node_rank != 0:
         raise ValueError(f"--node-rank {args.node_rank}: lantern's launcher runs once, on one machine, and starts "
                          "every node's ranks through mpiexec (list the machines with --hostfile)")
+
+
+def _local_ranks(local_ranks_filter):
+    """--local-ranks-filter 0,2 as {0, 2}; empty (the default) shows every rank."""
+    if not local_ranks_filter:
+        return None
+    try:
+        return set(map(int, local_ranks_filter.split(",")))
+    except ValueError as error:
+        raise ValueError("--local_ranks_filter must be a comma-separated list of integers e.g. "
+                         "--local_ranks_filter=0,1,2") from error
 
 
 def _rendezvous_configs(args):

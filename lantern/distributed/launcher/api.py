@@ -42,7 +42,8 @@ ABORT_GRACE_S = 1.0
 @dataclasses.dataclass
 class LaunchConfig:
     """torch.distributed.launcher.api.LaunchConfig: its fields and defaults, plus `hostfile`, mpiexec's host file
-    for a job on several machines. Over MPI the nodes are a fixed set started together, so min_nodes must equal
+    for a job on several machines, and `local_ranks_filter`, the local ranks whose output shows (torch keeps it in
+    logs_specs, which holds log-file settings lantern does not have). Over MPI the nodes are a fixed set started together, so min_nodes must equal
     max_nodes; the fields about log files, NUMA and GPUs must keep their defaults (MPI_REFUSED says why)."""
     min_nodes: int
     max_nodes: int
@@ -68,6 +69,7 @@ class LaunchConfig:
     virtual_local_rank: bool = False
     shutdown_timeout: float | None = None
     hostfile: str | None = None
+    local_ranks_filter: set | None = None
 
     def __post_init__(self):
         if self.rdzv_timeout != -1:  # torch's legacy field moves into rdzv_configs, 900 s by default
@@ -148,6 +150,8 @@ def mpiexec_command(config, program, error_dir):
     python = os.getenv("PYTHON_EXEC", sys.executable)
     command += [python, "-u", "-m", "lantern.distributed.launcher.worker", "--error-dir", error_dir]
     command += ["--module"] * program.module + ["--no-python"] * program.no_python
+    if config.local_ranks_filter is not None:
+        command += ["--local-ranks-filter", ",".join(map(str, sorted(config.local_ranks_filter)))]
     return command + ["--", program.target, *program.args]
 
 

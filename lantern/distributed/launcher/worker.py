@@ -59,6 +59,16 @@ def run_program(target, args, module=False):
     runpy.run_module(target, run_name="__main__", alter_sys=True)
 
 
+def discard_output():
+    """Send this process's stdout and stderr (the file descriptors, so an exec'd program's too) to /dev/null."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+
+
 def end_job(exit_code):
     """Leave with exit_code; once MPI is running, abort every rank with it, since MPI's process manager waits for
     the others (stuck in a collective with this rank) rather than ending the job when one process exits."""
@@ -75,12 +85,17 @@ def main(argv=None):
     parser.add_argument("--module", action="store_true", help="run the target as a module (python -m)")
     parser.add_argument("--no-python", action="store_true", help="execute the target as a program")
     parser.add_argument("--error-dir", help="where ranks leave error records: <error-dir>/<rank>/error.json")
+    parser.add_argument("--local-ranks-filter", help="comma-separated local ranks whose output shows; others' is "
+                        "discarded")
     parser.add_argument("target")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
     os.environ.update(rank_environment(os.environ))
     if options.error_dir:
         os.environ["TORCHELASTIC_ERROR_FILE"] = os.path.join(options.error_dir, os.environ["RANK"], "error.json")
+    if options.local_ranks_filter is not None and \
+            os.environ["LOCAL_RANK"] not in options.local_ranks_filter.split(","):
+        discard_output()
     if options.no_python:
         os.execvp(options.target, [options.target, *options.args])
     try:
