@@ -176,9 +176,9 @@ RULES = [
     ("torch.nn.quantizable.*", ".*", "quantizable modules: lantern computes in floating point only"),
     ("torch.nn.intrinsic.*", ".*", "fused modules for quantization: lantern computes in floating point only"),
     ("torch.nn.qat.*", ".*", "quantization-aware training: lantern computes in floating point only"),
-    ("torch.distributed.*", ".*", "distributed training: comes with the distributed-training issue "
-     "(lantern.distributed has only the single-process front door: is_available, is_initialized, the "
-     "collectives' names)"),
+    ("torch.distributed.*", ".*", "distributed training beyond lantern.distributed's process groups, collectives "
+     "(on MPI), DDP and launcher: key-value stores (the ranks meet through MPI's launcher), RPC, FSDP, DTensor, "
+     "pipelining, elastic agents, DDP comm hooks"),
     ("torch.nn.parallel.*", ".*", "multi-device helpers: need accelerators or distributed training"),
     ("torch.fx.*", ".*", "FX graph capture: lantern captures graphs with its own JIT (lantern.jit)"),
     ("torch.export.*", ".*", "torch.export: lantern captures graphs with its own JIT (lantern.jit)"),
