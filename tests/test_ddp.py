@@ -15,6 +15,8 @@ import torch.distributed as torch_dist
 
 import lantern
 import lantern.distributed as dist
+import lantern.utils.checkpoint as lantern_checkpoint
+import torch.utils.checkpoint as torch_checkpoint
 from lantern.nn.parallel.bucketing import compute_bucket_assignment_by_size
 from lantern.nn.parallel.timeline import bucket_overlap, format_overlap
 from lantern.profiler.events import FunctionEvent
@@ -289,6 +291,31 @@ def test_an_output_the_loss_ignores_leaves_its_parameters_unused_as_in_torch(gro
         for lib, model in wrapped.items():
             out = model(lib.tensor(inputs(small_mlp, i)))
             (out["first"] if i != 1 else out["first"] + out["second"][0]).sum().backward()
+        assert_grads_equal(wrapped[torch], wrapped[lantern])
+
+
+def checkpointed(lib):
+    """One layer run twice under reentrant activation checkpointing (its hooks fire from inner backward calls)."""
+    checkpoint = (torch_checkpoint if lib is torch else lantern_checkpoint).checkpoint
+
+    class Checkpointed(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = lib.nn.Linear(4, 4), lib.nn.Linear(4, 2)
+
+        def forward(self, x):
+            x = x.requires_grad_()
+            return self.b(checkpoint(self.a, x, use_reentrant=True) + checkpoint(self.a, 2 * x, use_reentrant=True))
+    return Checkpointed()
+
+
+@pytest.mark.parametrize("static_graph", [False, True])
+def test_reentrant_checkpointing_as_in_torch(groups, static_graph):
+    wrapped = {lib: ddp(lib, module, static_graph=static_graph) for lib, module in zip((torch, lantern),
+                                                                                      twins(checkpointed))}
+    for i in range(3):
+        for lib, model in wrapped.items():
+            step(lib, model, inputs(small_mlp, i))
         assert_grads_equal(wrapped[torch], wrapped[lantern])
 
 
