@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import torch
 import torch.distributed as torch_dist
+import torch.utils.checkpoint as torch_checkpoint
 
 import lantern
 import lantern.distributed as dist
 import lantern.utils.checkpoint as lantern_checkpoint
-import torch.utils.checkpoint as torch_checkpoint
 from lantern.nn.parallel.bucketing import compute_bucket_assignment_by_size
 from lantern.nn.parallel.timeline import bucket_overlap, format_overlap
 from lantern.profiler.events import FunctionEvent
