@@ -2,6 +2,7 @@
 rank contributes (rank r's data is `data(r, ...)`, known to every rank). Run by tests/test_distributed_collectives.py
 under mpiexec with 2 and 4 ranks."""
 import time
+import warnings
 
 import numpy as np
 
@@ -366,6 +367,12 @@ def new_group_runs_collectives_among_its_ranks(dist, rank, size):
     if rank % 2:
         assert group == dist.GroupMember.NON_GROUP_MEMBER
         assert dist.get_rank(group) == -1 and dist.get_world_size(group) == -1
+        t = lantern.ones(2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert dist.all_reduce(t, group=group) is None and t.tolist() == [1.0, 1.0]
+        assert str(caught[0].message) == f"Running all_reduce on global rank {rank} which does not belong to the " \
+                                         "given group."
         return
     assert dist.get_rank(group) == evens.index(rank) and dist.get_world_size(group) == len(evens)
     assert dist.get_process_group_ranks(group) == evens
