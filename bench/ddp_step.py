@@ -16,8 +16,9 @@ barrier so that the ranks start together:
 
 A step takes as long as its slowest rank, so each time is the maximum over the ranks; rank 0 prints the medians
 over the timed steps as one JSON line after `DDP-BENCH `. What DDP's communication adds to a step is the median
-of `ddp - local` over the steps (`added`; the two run back to back); had none of it overlapped backward, it would
-be about `allreduce`. (The no_sync and lone steps update only their own rank's replica, so the replicas drift
+of `ddp - local` over the steps (`added`; the two run back to back), with half the interquartile range of those
+differences (`added_spread`) to say how well it is known; had none of it overlapped backward, it would be about
+`allreduce`. (The no_sync and lone steps update only their own rank's replica, so the replicas drift
 apart: these are timings, not training.)
 """
 import argparse
@@ -95,7 +96,9 @@ def main(argv=None):
     if dist.get_rank() == 0:
         slowest = {phase: [max(rank[phase][i] for rank in everyone) for i in range(args.steps)] for phase in PHASES}
         result = {f"{phase}_ms": statistics.median(slowest[phase]) * 1e3 for phase in PHASES}
-        result["added_ms"] = statistics.median(d - n for d, n in zip(slowest["ddp"], slowest["local"])) * 1e3
+        added = [(d - n) * 1e3 for d, n in zip(slowest["ddp"], slowest["local"])]
+        quartiles = statistics.quantiles(added, n=4)
+        result.update(added_ms=statistics.median(added), added_spread_ms=(quartiles[2] - quartiles[0]) / 2)
         result.update(world_size=dist.get_world_size(), parameters=gradients.numel(), steps=args.steps)
         print("DDP-BENCH " + json.dumps(result), flush=True)
     dist.destroy_process_group()

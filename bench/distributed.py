@@ -15,16 +15,20 @@ work of one (weak scaling).
 - scaling efficiency: plain one-process step ÷ DDP step at N processes (1.0: N processes train N batches in the
   time one process trains one; at 1 process it is what DDP's machinery costs);
 - comm added: the median over steps of DDP step − no-sync step, what communication costs a step;
+  The ± is half the interquartile range of the per-step differences;
 - hidden: 1 − comm added ÷ all-reduce alone, the share of the all-reduce time that overlapped backward (0 when
   communication added at least an all-reduce's time, which it can exceed: waiting for a slower rank counts).
+  Where the spread of comm added is as large as the all-reduce itself, the share cannot be told from noise: `noise`.
 
->>> rows = [Result("ddp_mlp_train_step", "lantern", 1, 10.0, 10.2, 9.5, 0.1, -0.2),
-...         Result("ddp_mlp_train_step", "lantern", 2, 12.0, 10.5, 9.6, 3.0, 1.5)]
+>>> rows = [Result("ddp_mlp_train_step", "lantern", 1, 10.0, 10.2, 9.5, 0.1, -0.2, 0.3),
+...         Result("ddp_mlp_train_step", "lantern", 2, 12.0, 10.5, 9.6, 3.0, 1.5, 0.4),
+...         Result("ddp_transformer_train_step", "lantern", 2, 150.0, 148.0, 110.0, 6.0, 0.8, 7.0)]
 >>> print(format_table(rows))
 | benchmark | library | processes | step ms | no-sync step ms | one-process step ms | all-reduce alone ms | comm added ms | hidden | scaling efficiency |
 | --- | --- | --: | --: | --: | --: | --: | --: | --: | --: |
 | ddp_mlp_train_step | lantern | 1 | 10.0 | 10.2 | 9.50 | 0.100 | — | — | 0.95 |
-| ddp_mlp_train_step | lantern | 2 | 12.0 | 10.5 | 9.60 | 3.00 | 1.50 | 50% | 0.80 |
+| ddp_mlp_train_step | lantern | 2 | 12.0 | 10.5 | 9.60 | 3.00 | 1.50 ± 0.400 | 50% | 0.80 |
+| ddp_transformer_train_step | lantern | 2 | 150 | 148 | 110 | 6.00 | 0.800 ± 7.00 | noise | 0.73 |
 """
 import argparse
 import dataclasses
@@ -64,9 +68,10 @@ class Result:
     plain_ms: float | None
     allreduce_ms: float | None
     added_ms: float | None
+    added_spread_ms: float | None
 
     def complete(self):
-        return None not in (self.step_ms, self.local_ms, self.plain_ms, self.allreduce_ms, self.added_ms)
+        return None not in dataclasses.astuple(self)
 
 
 def launch(lib, processes, model, steps, warmup):
@@ -102,7 +107,7 @@ def measure(libs, models=MODELS, process_counts=(1, 2), rounds=3, steps=20, warm
     results = []
     for (model, lib, processes), outcomes in runs.items():
         medians = [None if None in outcomes else statistics.median(o[f"{phase}_ms"] for o in outcomes)
-                   for phase in ("ddp", "local", "plain", "allreduce", "added")]
+                   for phase in ("ddp", "local", "plain", "allreduce", "added", "added_spread")]
         results.append(Result(row_name(model), lib, processes, *medians))
     return results
 
@@ -117,8 +122,9 @@ def format_table(results):
         if r.complete():
             efficiency = f"{r.plain_ms / r.step_ms:.2f}"
             if r.processes > 1:
-                added = _number(r.added_ms)
-                hidden = f"{100 * min(1.0, max(0.0, 1 - r.added_ms / r.allreduce_ms)):.0f}%"
+                added = f"{_number(r.added_ms)} ± {_number(r.added_spread_ms)}"
+                hidden = (f"{100 * min(1.0, max(0.0, 1 - r.added_ms / r.allreduce_ms)):.0f}%"
+                          if r.added_spread_ms < r.allreduce_ms else "noise")
         lines.append([r.name, r.lib, str(r.processes), _number(r.step_ms), _number(r.local_ms), _number(r.plain_ms),
                       _number(r.allreduce_ms), added, hidden, efficiency])
     return _markdown(lines)
