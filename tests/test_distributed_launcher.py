@@ -12,9 +12,11 @@ import time
 import tomllib
 
 import pytest
+import torch.distributed.launch as torch_launch
 import torch.distributed.run as torchrun
 
 from distributed_harness import ROOT, SCRIPTS, environment
+from lantern.distributed import launch as lantern_launch
 from lantern.distributed import run as lantern_run
 import torch.distributed.elastic.multiprocessing.errors as torch_errors
 
@@ -100,6 +102,20 @@ def test_config_and_command_are_torchruns(argv, monkeypatch):
         if field.name != "logs_specs":
             assert getattr(ours, field.name) == getattr(theirs, field.name), field.name
     assert (cmd, cmd_args) == (their_cmd, their_args)
+
+
+@pytest.mark.parametrize("argv", [[], ["--use-env"], ["-m", "--nproc_per_node", "2"]])
+def test_legacy_launch_passes_local_rank_as_torchs(argv, monkeypatch):
+    """torch.distributed.launch: without --use-env the program gets --local-rank=${local_rank}, filled in per rank."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    full = [*argv, "train.py", "--lr", "1"]
+    theirs = torchrun.config_from_args(torch_launch.parse_args(full))[1:]
+    assert lantern_run.config_from_args(lantern_launch.parse_args(full))[1:] == theirs
+
+
+def test_legacy_launch_refuses_no_python_without_use_env():
+    with pytest.raises(ValueError, match="you must also set the '--use-env' flag"):
+        lantern_launch.launch(lantern_launch.parse_args(["--no-python", "sh"]))
 
 
 class RecordedLaunch:
@@ -339,6 +355,16 @@ def test_local_ranks_filter_shows_only_those_ranks_output():
     assert done.returncode == 0, done.stderr
     assert sorted(done.stdout.split("\n")) == ["", "out 0", "out 2"]
     assert sorted(line for line in done.stderr.split("\n") if line.startswith("err")) == ["err 0", "err 2"]
+
+
+def test_legacy_launch_gives_each_rank_its_local_rank_argument(tmp_path):
+    program = tmp_path / "argv.py"
+    program.write_text("import os, sys\nopen(os.path.join(sys.argv[-1], os.environ['RANK']), 'w').write("
+                       "' '.join(sys.argv[1:]))\n")
+    done = launch("--nproc-per-node", "2", program, tmp_path, launcher=("lantern.distributed.launch",))
+    assert done.returncode == 0, done.stderr
+    assert "torch.distributed.launch is deprecated" in done.stderr
+    assert [(tmp_path / str(rank)).read_text() for rank in range(2)] == [f"--local-rank={r} {tmp_path}" for r in (0, 1)]
 
 
 @pytest.mark.parametrize("mode,names", [

@@ -10,8 +10,8 @@ torchrun's arguments keep their meaning where MPI gives them one: --nproc-per-no
 --run-path; lantern's own --cuda-as-cpu runs a GPU-written program with its CUDA devices meaning the CPU
 (docs/cuda-as-cpu.md). Each rank runs the program with `torch` aliased to lantern, in torchrun's environment (RANK,
 LOCAL_RANK, WORLD_SIZE, ...). MPI does the rendezvous, so --rdzv-backend and --rdzv-conf are accepted and
---start-method has no effect; options about log files, NUMA binding and GPUs raise an error naming themselves. Like torchrun, each option can also come from a
-PET_<OPTION> environment variable (PET_NPROC_PER_NODE=2).
+--start-method has no effect; options about log files, NUMA binding and GPUs raise an error naming themselves. Like
+torchrun, each option can also come from a PET_<OPTION> environment variable (PET_NPROC_PER_NODE=2).
 
 >>> args = parse_args(["--nproc-per-node", "2", "--master-port", "29600", "-m", "pkg.train", "--lr", "0.1"])
 >>> config, cmd, cmd_args = config_from_args(args)
@@ -24,11 +24,11 @@ import sys
 import uuid
 
 from ..core import cuda_as_cpu
-from .launcher.api import LaunchConfig, elastic_launch
+from .launcher.api import LOCAL_RANK_MACRO, LaunchConfig, elastic_launch
 from .launcher.failures import ChildFailedError
 
 __all__ = ["get_args_parser", "parse_args", "config_from_args", "run", "main", "parse_min_max_nnodes",
-           "get_rdzv_endpoint", "determine_local_world_size"]
+           "get_rdzv_endpoint", "get_use_env", "determine_local_world_size"]
 
 # torchrun's options that lantern's launcher refuses unless left at their default, and why.
 UNSUPPORTED = {
@@ -146,12 +146,20 @@ def config_from_args(args):
         signals_to_handle=args.signals_to_handle, duplicate_stdout_filters=args.duplicate_stdout_filters,
         duplicate_stderr_filters=args.duplicate_stderr_filters, shutdown_timeout=args.shutdown_timeout,
         hostfile=args.hostfile, local_ranks_filter=_local_ranks(args.local_ranks_filter))
+    local_rank = [] if get_use_env(args) else [f"--local-rank={LOCAL_RANK_MACRO}"]
     if args.no_python:
         if args.module:
             raise ValueError("Don't use both the '--no-python' flag and the '--module' flag at the same time.")
-        return config, args.training_script, list(args.training_script_args)
+        return config, args.training_script, [*local_rank, *args.training_script_args]
     python = os.getenv("PYTHON_EXEC", sys.executable)
-    return config, python, ["-u", *["-m"] * args.module, args.training_script, *args.training_script_args]
+    return config, python, ["-u", *["-m"] * args.module, args.training_script, *local_rank,
+                            *args.training_script_args]
+
+
+def get_use_env(args):
+    """torch's: False only for torch.distributed.launch without --use-env, whose programs read their local rank
+    from a --local-rank argument rather than LOCAL_RANK."""
+    return getattr(args, "use_env", True)
 
 
 def _refuse_unsupported(args):
@@ -244,8 +252,14 @@ def run(args):
 def main(args=None):
     """The console entry point: exit status 0 when every rank succeeded, 1 with the failure report when the job
     failed, 2 when the arguments describe no job lantern can launch."""
+    return exit_status(run, parse_args(sys.argv[1:] if args is None else args))
+
+
+def exit_status(launch, args):
+    """Launch the job `args` describe with `launch` (run, or torch.distributed.launch's launch) and say how it
+    went as an exit status, with the failure report or the arguments' error on stderr."""
     try:
-        run(parse_args(sys.argv[1:] if args is None else args))
+        launch(args)
     except ChildFailedError as error:
         print(f"{type(error).__module__}.{type(error).__name__}:\n{error}", file=sys.stderr)
         return 1

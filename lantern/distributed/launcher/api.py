@@ -2,19 +2,20 @@
 
 `launch_agent(config, entrypoint, args)` and `elastic_launch(config, entrypoint)(*args)` take torch's arguments:
 torchrun passes the Python interpreter with `-u [-m] script args` (or, with --no-python, the program itself), and
-Program.from_entrypoint reads that back. torchrun's agent forks its workers itself and meets the other nodes' agents at a rendezvous. Here MPI's launcher
-(`mpiexec`, from the mpich wheel in the venv's bin/) does both: it starts `nproc_per_node` processes on each node of
-the host file and connects them, and each process, a copy of lantern.distributed.launcher.worker, turns MPI's
-placement into torchrun's environment before it runs the program. This module builds that mpiexec command and the
-job-wide part of the environment, supervises one attempt (a rank's error record ends the job at once: the others
-may be waiting for it in a collective), restarts up to `max_restarts` times, and raises ChildFailedError with the
-failed ranks' records when the last attempt fails.
+Program.from_entrypoint reads that back. torchrun's agent forks its workers itself and meets the other nodes' agents
+at a rendezvous. Here MPI's launcher (`mpiexec`, from the mpich wheel in the venv's bin/) does both: it starts
+`nproc_per_node` processes on each node of the host file and connects them, and each process, a copy of
+lantern.distributed.launcher.worker, turns MPI's placement into torchrun's environment before it runs the program.
+This module builds that mpiexec command and the job-wide part of the environment, supervises one attempt (a rank's
+error record ends the job at once: the others may be waiting for it in a collective), restarts up to `max_restarts`
+times, and raises ChildFailedError with the failed ranks' records when the last attempt fails.
 
 >>> config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=2, run_id="demo", role="default",
 ...                       rdzv_endpoint="localhost:29500", max_restarts=0)
 >>> command = mpiexec_command(config, Program("train.py", ["--lr", "0.1"]), "/tmp/run/attempt_0")
->>> command[1:5], command[-7:]
-(['-n', '2', '-ppn', '2'], ['lantern.distributed.launcher.worker', '--error-dir', '/tmp/run/attempt_0', '--', 'train.py', '--lr', '0.1'])
+>>> command[1:5], command[-7:]  # doctest: +NORMALIZE_WHITESPACE
+(['-n', '2', '-ppn', '2'],
+ ['lantern.distributed.launcher.worker', '--error-dir', '/tmp/run/attempt_0', '--', 'train.py', '--lr', '0.1'])
 >>> sorted(job_environment(config).items())  # doctest: +NORMALIZE_WHITESPACE
 [('MASTER_ADDR', 'localhost'), ('MASTER_PORT', '29500'), ('ROLE_NAME', 'default'),
  ('TORCHELASTIC_MAX_RESTARTS', '0'), ('TORCHELASTIC_RUN_ID', 'demo'),
@@ -34,6 +35,10 @@ import time
 
 from .failures import ChildFailedError, ProcessFailure, read_records
 
+# Each rank's local rank, in a program argument (torch.distributed.launch passes --local-rank=${local_rank}); the
+# worker fills it in, as torchrun's agent does.
+LOCAL_RANK_MACRO = "${local_rank}"
+
 # How long the launcher lets a job end by itself after a rank recorded its failure (a rank that had joined MPI
 # aborts the job at once) before it stops mpiexec, which then stops every rank.
 ABORT_GRACE_S = 1.0
@@ -43,8 +48,9 @@ ABORT_GRACE_S = 1.0
 class LaunchConfig:
     """torch.distributed.launcher.api.LaunchConfig: its fields and defaults, plus `hostfile`, mpiexec's host file
     for a job on several machines, and `local_ranks_filter`, the local ranks whose output shows (torch keeps it in
-    logs_specs, which holds log-file settings lantern does not have). Over MPI the nodes are a fixed set started together, so min_nodes must equal
-    max_nodes; the fields about log files, NUMA and GPUs must keep their defaults (MPI_REFUSED says why)."""
+    logs_specs, which holds log-file settings lantern does not have). Over MPI the nodes are a fixed set started
+    together, so min_nodes must equal max_nodes; the fields about log files, NUMA and GPUs must keep their defaults
+    (MPI_REFUSED says why)."""
     min_nodes: int
     max_nodes: int
     nproc_per_node: int
@@ -97,7 +103,8 @@ MPI_REFUSED = {
     "logs_specs": "log files per rank (mpiexec prints every rank's output on the launcher's terminal)",
     "log_line_prefix_template": "prefixes on the ranks' output lines", "local_addr": "choosing the agent's address",
     "event_log_handler": "event log plug-ins", "numa_options": "NUMA binding",
-    "duplicate_stdout_filters": "copying output to log files", "duplicate_stderr_filters": "copying output to log files",
+    "duplicate_stdout_filters": "copying output to log files",
+    "duplicate_stderr_filters": "copying output to log files",
     "virtual_local_rank": "per-GPU device masking",
 }
 

@@ -15,6 +15,7 @@ collective.
 import argparse
 import os
 import runpy
+import string
 import sys
 import traceback
 
@@ -96,10 +97,12 @@ def main(argv=None):
     if options.local_ranks_filter is not None and \
             os.environ["LOCAL_RANK"] not in options.local_ranks_filter.split(","):
         discard_output()
+    # torchrun's agent fills in ${local_rank} (launcher.api.LOCAL_RANK_MACRO) in the program's arguments
+    args = [string.Template(arg).safe_substitute(local_rank=os.environ["LOCAL_RANK"]) for arg in options.args]
     if options.no_python:
-        os.execvp(options.target, [options.target, *options.args])
+        os.execvp(options.target, [options.target, *args])
     try:
-        run_program(options.target, options.args, options.module)
+        run_program(options.target, args, options.module)
     except SystemExit as done:
         code = failures.exit_code(done)
         if code:
