@@ -233,6 +233,12 @@ def test_mpiexec_command_places_ranks_per_node():
     assert command[-5:] == ["/tmp/a", "--module", "--", "pkg.train", "-x"]
 
 
+def test_without_mpiexec_the_error_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(api.shutil, "which", lambda name, path=None: None)
+    with pytest.raises(RuntimeError, match="pip install mpich mpi4py"):
+        api.mpiexec_path()
+
+
 # --- each rank's environment from MPI's ---
 
 @pytest.mark.parametrize("placement", [
@@ -310,6 +316,7 @@ def test_environment_matches_torchrun(tmp_path):
         assert {k: ours["environ"][k] for k in added - differ} == {k: theirs["environ"][k] for k in added - differ}
         assert (ours["torch"], ours["tensor_library"], ours["main"]) == ("torch", "lantern", "__main__")
         assert (theirs["tensor_library"], ours["sum"]) == ("torch", theirs["sum"])
+        assert ours["torchelastic_launched"] is theirs["torchelastic_launched"] is True
 
 
 def test_two_nodes_from_a_host_file(tmp_path):
