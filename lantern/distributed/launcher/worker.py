@@ -91,21 +91,33 @@ def main(argv=None):
     parser.add_argument("target")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
+    args = enter_rank(options)
+    if options.no_python:
+        os.execvp(options.target, [options.target, *args])
+    run_to_the_end(options.target, args, options.module)
+
+
+def enter_rank(options):
+    """Set this rank's variables (and its error file), discard its output if filtered out; returns the program's
+    arguments with ${local_rank} (launcher.api.LOCAL_RANK_MACRO) filled in, as torchrun's agent does."""
     os.environ.update(rank_environment(os.environ))
     if options.error_dir:
         os.environ["TORCHELASTIC_ERROR_FILE"] = os.path.join(options.error_dir, os.environ["RANK"], "error.json")
     if options.local_ranks_filter is not None and \
             os.environ["LOCAL_RANK"] not in options.local_ranks_filter.split(","):
         discard_output()
-    # torchrun's agent fills in ${local_rank} (launcher.api.LOCAL_RANK_MACRO) in the program's arguments
-    args = [string.Template(arg).safe_substitute(local_rank=os.environ["LOCAL_RANK"]) for arg in options.args]
-    if options.no_python:
-        os.execvp(options.target, [options.target, *args])
+    return [string.Template(arg).safe_substitute(local_rank=os.environ["LOCAL_RANK"]) for arg in options.args]
+
+
+def run_to_the_end(target, args, module):
+    """Run the program; if it fails, print and record why and end the job (end_job)."""
     try:
-        run_program(options.target, args, options.module)
+        run_program(target, args, module)
     except SystemExit as done:
         code = failures.exit_code(done)
         if code:
+            if isinstance(done.code, str):
+                print(done.code, file=sys.stderr)  # what Python prints for sys.exit("message")
             failures.write_record(f"SystemExit: {done.code}", code)
             end_job(code)
         raise
