@@ -13,10 +13,12 @@ import pytest
 import torch
 import torch.distributed as torch_dist
 import torch.utils.checkpoint as torch_checkpoint
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks as torch_default_hooks
 
 import lantern
 import lantern.distributed as dist
 import lantern.utils.checkpoint as lantern_checkpoint
+from lantern.distributed.algorithms.ddp_comm_hooks import default_hooks as lantern_default_hooks
 from lantern.nn.parallel.bucketing import compute_bucket_assignment_by_size
 from lantern.nn.parallel.timeline import bucket_overlap, format_overlap
 from lantern.profiler.events import FunctionEvent
@@ -109,6 +111,11 @@ def twins(factory):
     return reference, ours
 
 
+def wrapped_twins(factory, **kwargs):
+    """{torch: DDP(torch's module), lantern: DDP(lantern's twin)}, wrapped with the same arguments."""
+    return {lib: ddp(lib, module, **kwargs) for lib, module in zip((torch, lantern), twins(factory))}
+
+
 def inputs(factory, seed):
     rng = np.random.default_rng(seed)
     shape = (3, 5, 8) if factory is transformer else (6, 4)
@@ -124,6 +131,16 @@ def ddp(lib, module, **kwargs):
 def step(lib, model, x, **forward_kwargs):
     out = model(lib.tensor(x).to(next(model.parameters()).dtype), **forward_kwargs)
     (out.float() ** 2).mean().backward()
+
+
+def steps_agree(wrapped, steps=3, zero_grad=True):
+    """`steps` backward passes of both wrapped models on the same inputs; the gradients agree after each."""
+    for i in range(steps):
+        for lib, model in wrapped.items():
+            if zero_grad:
+                model.zero_grad()
+            step(lib, model, inputs(small_mlp, i))
+        assert_grads_equal(wrapped[torch], wrapped[lantern])
 
 
 def assert_grads_equal(reference, ours):
@@ -208,8 +225,7 @@ def test_training_steps_match_torch(groups, config):
 
 @pytest.mark.parametrize("set_to_none", [True, False])
 def test_bucket_views_through_zero_grad_as_in_torch(groups, set_to_none):
-    wrapped = {lib: ddp(lib, module, gradient_as_bucket_view=True, bucket_cap_mb=0.0001)
-               for lib, module in zip((torch, lantern), twins(small_mlp))}
+    wrapped = wrapped_twins(small_mlp, gradient_as_bucket_view=True, bucket_cap_mb=0.0001)
     optimizers = {lib: lib.optim.SGD(model.parameters(), lr=0.1) for lib, model in wrapped.items()}
     for i in range(3):
         for lib, model in wrapped.items():
@@ -254,18 +270,12 @@ def test_unused_parameters_without_find_unused_fail_the_next_forward_as_in_torch
 
 @pytest.mark.parametrize("static_graph", [False, True])
 def test_unused_parameters_keep_no_grad_as_in_torch(groups, static_graph):
-    wrapped = {lib: ddp(lib, module, find_unused_parameters=not static_graph, static_graph=static_graph)
-               for lib, module in zip((torch, lantern), twins(Branches.module))}
-    for i in range(3):
-        for lib, model in wrapped.items():
-            model.zero_grad()
-            step(lib, model, inputs(small_mlp, i))
-        assert_grads_equal(wrapped[torch], wrapped[lantern])
+    wrapped = wrapped_twins(Branches.module, find_unused_parameters=not static_graph, static_graph=static_graph)
+    steps_agree(wrapped)
 
 
 def test_a_branch_used_in_some_iterations_with_find_unused(groups):
-    wrapped = {lib: ddp(lib, module, find_unused_parameters=True)
-               for lib, module in zip((torch, lantern), twins(Branches.module))}
+    wrapped = wrapped_twins(Branches.module, find_unused_parameters=True)
     for i, use_b in enumerate([False, True, False, True]):
         for lib, model in wrapped.items():
             step(lib, model, inputs(small_mlp, i), use_b=use_b)
@@ -285,8 +295,7 @@ def two_outputs(lib):
 
 def test_an_output_the_loss_ignores_leaves_its_parameters_unused_as_in_torch(groups):
     """The graph of the outputs reaches `b`, but the loss uses only the first output: b gets no gradient."""
-    wrapped = {lib: ddp(lib, module, find_unused_parameters=True) for lib, module in zip((torch, lantern),
-                                                                                        twins(two_outputs))}
+    wrapped = wrapped_twins(two_outputs, find_unused_parameters=True)
     for i in range(3):
         for lib, model in wrapped.items():
             out = model(lib.tensor(inputs(small_mlp, i)))
@@ -311,18 +320,14 @@ def checkpointed(lib):
 
 @pytest.mark.parametrize("static_graph", [False, True])
 def test_reentrant_checkpointing_as_in_torch(groups, static_graph):
-    wrapped = {lib: ddp(lib, module, static_graph=static_graph) for lib, module in zip((torch, lantern),
-                                                                                      twins(checkpointed))}
-    for i in range(3):
-        for lib, model in wrapped.items():
-            step(lib, model, inputs(small_mlp, i))
-        assert_grads_equal(wrapped[torch], wrapped[lantern])
+    wrapped = wrapped_twins(checkpointed, static_graph=static_graph)
+    steps_agree(wrapped, zero_grad=False)
 
 
 # ---- no_sync ----
 
 def test_no_sync_accumulates_locally_then_reduces_as_in_torch(groups):
-    wrapped = {lib: ddp(lib, module) for lib, module in zip((torch, lantern), twins(small_mlp))}
+    wrapped = wrapped_twins(small_mlp)
     for lib, model in wrapped.items():
         with model.no_sync():
             assert not model.require_backward_grad_sync
@@ -418,11 +423,77 @@ def test_sparse_gradients_are_refused_by_name(groups):
         ddp(lantern, model)
 
 
-@pytest.mark.parametrize("option", ["join", "register_comm_hook"])
-def test_what_lantern_lacks_says_so(groups, option):
-    model = ddp(lantern, small_mlp(lantern))
-    with pytest.raises(NotImplementedError, match=option):
-        getattr(model, option)(None, None) if option == "register_comm_hook" else model.join()
+def test_join_says_lantern_lacks_it(groups):
+    with pytest.raises(NotImplementedError, match="join"):
+        ddp(lantern, small_mlp(lantern)).join()
+
+
+# ---- communication hooks ----
+
+def _hooks(lib):
+    """The default hooks and a hand-written one (all_reduce's Future, its value halved then doubled back)."""
+    defaults = (torch_default_hooks if lib is torch else lantern_default_hooks)
+    dist_module = torch_dist if lib is torch else dist
+
+    def custom(state, bucket):
+        buffer = bucket.buffer().div_(dist_module.get_world_size())
+        future = dist_module.all_reduce(buffer, async_op=True).get_future()
+        return future.then(lambda fut: fut.value()[0] * 0.5 * 2)
+    return {"allreduce": (None, defaults.allreduce_hook), "fp16": (None, defaults.fp16_compress_hook),
+            "custom": (None, custom)}
+
+
+@pytest.mark.parametrize("hook", ["allreduce", "fp16", "custom"])
+@pytest.mark.parametrize("bucket_view", [False, True])
+def test_communication_hooks_as_in_torch(groups, hook, bucket_view):
+    wrapped = wrapped_twins(small_mlp, bucket_cap_mb=0.0001, gradient_as_bucket_view=bucket_view)
+    for lib, model in wrapped.items():
+        model.register_comm_hook(*_hooks(lib)[hook])
+    steps_agree(wrapped)
+
+
+def test_a_hook_whose_future_gives_a_list_fails_backward_as_in_torch(groups):
+    caught = {}
+    for lib in (torch, lantern):
+        dist_module = torch_dist if lib is torch else dist
+        model = ddp(lib, small_mlp(lib))
+        model.register_comm_hook(None, lambda state, bucket: dist_module.all_reduce(
+            bucket.buffer(), async_op=True).get_future().then(lambda fut: fut.value()))
+        with pytest.raises(RuntimeError) as info:
+            step(lib, model, inputs(small_mlp, 0))
+        caught[lib] = str(info.value)
+    assert caught[lantern].startswith("Unable to cast [tensor([") and caught[lantern].endswith("] to Tensor")
+    assert caught[torch].startswith("Unable to cast [tensor([") and caught[torch].endswith("] to Tensor")
+
+
+def _annotated_hook(bucket_type):
+    def hook(state, bucket: bucket_type):
+        return None
+    return hook
+
+
+HOOK_ERRORS = {
+    "not_callable": lambda lib: (None, 3),
+    "twice": lambda lib: "twice",
+    "bucket_annotation": lambda lib: (None, _annotated_hook(int)),
+    "bf16": lambda lib: (None, (torch_default_hooks if lib is torch else lantern_default_hooks).bf16_compress_hook),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOOK_ERRORS))
+def test_communication_hook_errors_as_in_torch(groups, case):
+    caught = {}
+    for lib in (torch, lantern):
+        model = ddp(lib, small_mlp(lib))
+        args = HOOK_ERRORS[case](lib)
+        if args == "twice":
+            args = _hooks(lib)["allreduce"]
+            model.register_comm_hook(*args)
+        with pytest.raises(Exception) as info:
+            model.register_comm_hook(*args)
+        caught[lib] = info.value
+    assert type(caught[lantern]) is type(caught[torch])
+    assert str(caught[lantern]) == str(caught[torch])
 
 
 # ---- the profiler sees one step ----

@@ -26,6 +26,7 @@ from .collectives import (all_gather, all_gather_into_tensor, all_gather_single,
                           all_to_all_single, barrier, broadcast, gather, reduce, reduce_scatter, reduce_scatter_single,
                           reduce_scatter_tensor, scatter)
 from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError
+from .grad_bucket import GradBucket
 from .monitored_barrier import monitored_barrier
 from .object_collectives import (all_gather_object, broadcast_object_list, gather_object, recv_object_list,
                                  scatter_object_list, send_object_list)
@@ -47,7 +48,7 @@ __all__ = [
     "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
     "broadcast_object_list", "send_object_list", "recv_object_list", "send", "recv", "isend", "irecv", "P2POp",
     "batch_isend_irecv", "ReduceOp", "Backend", "ProcessGroup", "GroupMember", "group", "Work", "DistError",
-    "DistBackendError", "DistNetworkError", "DistStoreError", "default_pg_timeout",
+    "GradBucket", "DistBackendError", "DistNetworkError", "DistStoreError", "default_pg_timeout",
 ]
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import lantern
 import lantern.nn as nn
 from distributed_harness import Checks
+from lantern.distributed.algorithms.ddp_comm_hooks import default_hooks
 
 checks = Checks()
 GLOBAL_BATCH = 8
@@ -146,6 +147,23 @@ def gradient_as_bucket_view_trains_as_one_process(dist, rank, size):
 def static_graph_trains_as_one_process(dist, rank, size):
     train_against_reference(dist, rank, size, mlp, mlp_batch, mlp_loss, sgd, static_graph=True,
                             bucket_cap_mb=0.0004)
+
+
+@checks.check
+def communication_hooks_average_as_ddp_does(dist, rank, size):
+    for hook, atol in [(default_hooks.allreduce_hook, 2e-6), (default_hooks.fp16_compress_hook, 2e-3)]:
+        lantern.manual_seed(rank)
+        model = mlp()
+        ddp = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.0004)
+        ddp.register_comm_hook(None, hook)
+        reference = copy.deepcopy(model)
+        for step in range(2):
+            ddp.zero_grad()
+            reference.zero_grad()
+            mlp_loss(ddp, local(mlp_batch(step), rank, size)).backward()
+            mlp_loss(reference, mlp_batch(step)).backward()
+            for p, q in zip(model.parameters(), reference.parameters()):
+                np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-3, atol=atol)
 
 
 @checks.check

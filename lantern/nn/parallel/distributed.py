@@ -24,6 +24,8 @@ With one process the averages are the gradients themselves:
 ([[3.0, 3.0]], ['module.weight', 'module.bias'])
 >>> dist.destroy_process_group()
 """
+import inspect
+import typing
 import warnings
 from contextlib import contextmanager
 
@@ -31,6 +33,7 @@ import lantern
 from ... import distributed as dist
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...core import cuda_as_cpu
+from ...futures import Future
 from ...profiler import record_function
 from ...utils._pytree import tree_map
 from ..modules.module import Module
@@ -208,6 +211,7 @@ class DistributedDataParallel(Module):
                                self.process_group, self.bucket_bytes_cap, self.find_unused_parameters,
                                self.gradient_as_bucket_view, first_cap)
         self._logging_data = self._construction_logging_data()
+        self._comm_hooks = []
         if static_graph:
             self._set_static_graph()
 
@@ -322,8 +326,31 @@ class DistributedDataParallel(Module):
                                   "with drop_last=True)")
 
     def register_comm_hook(self, state, hook):
-        raise NotImplementedError("DistributedDataParallel.register_comm_hook: lantern's reducer always all-reduces "
-                                  "with the sum of grad / world_size; communication hooks are not implemented")
+        """Reduce each bucket with `hook(state, bucket: dist.GradBucket) -> Future` instead of DDP's all_reduce of
+        grad / world_size (see lantern.distributed.algorithms.ddp_comm_hooks); once, before the first backward."""
+        _check_comm_hook(hook)
+        self._comm_hooks.append((hook, state))
+        self.reducer.register_comm_hook(state, hook)
+
+    def _register_builtin_comm_hook(self, comm_hook_type):
+        raise NotImplementedError("DistributedDataParallel._register_builtin_comm_hook: lantern has no C++ built-in "
+                                  "hooks; register the Python ones of torch.distributed.algorithms.ddp_comm_hooks "
+                                  "with register_comm_hook")
+
+
+def _check_comm_hook(hook):
+    """torch's checks of a communication hook: callable, `bucket` annotated as GradBucket (if at all), a Future
+    returned, and no bfloat16 compression without CUDA and NCCL."""
+    if not callable(hook):
+        raise TypeError("Communication hook must be callable.")
+    sig = inspect.signature(hook)
+    if sig.parameters["bucket"].annotation not in (inspect.Parameter.empty, dist.GradBucket):
+        raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+    returned = sig.return_annotation
+    if returned is not inspect.Signature.empty and (typing.get_origin(returned) or returned) is not Future:
+        raise ValueError("Communication hook: return annotation should be torch.futures.Future[torch.Tensor].")
+    if hook.__name__ in ("bf16_compress_hook", "bf16_compress_wrapper_hook"):
+        raise TypeError("BF16 all reduce communication hook required CUDA 11+ and NCCL 2.10+ or XPU and XCCL")
 
 
 def _device_index(device):

@@ -122,6 +122,7 @@ class Reducer:
         self.static_graph_recorded = False
         self.delay_all_reduce_queued = False
         self.hooks_left = []
+        self.comm_hook = None   # (hook, state) from DistributedDataParallel.register_comm_hook
         self.initialize_buckets(bucket_indices, per_bucket_size_limits)
         handles = [p.register_post_accumulate_grad_hook(_hook_for(self, i)) for i, p in enumerate(params)]
         weakref.finalize(self, _remove_handles, handles)
@@ -264,16 +265,21 @@ class Reducer:
             queue_callback(self.finalize_backward)
 
     def copy_grad_into_bucket(self, index, view):
-        """The bucket's view gets grad / world_size (zeros for a parameter without a gradient)."""
+        """The bucket's view gets grad / world_size (zeros for a parameter without a gradient); with a
+        communication hook, grad itself: the hook averages."""
         param = self.params[index]
         grad = param.grad
         with no_grad(), record_function("reducer::copy_grad_to_bucket"):
             if grad is None:
                 view.zero_()
             elif is_bucket_view(grad, view):
-                view.div_(self.world_size)
+                if self.comm_hook is None:
+                    view.div_(self.world_size)
             else:
-                lantern.mul(grad, 1.0 / self.world_size, out=view)
+                if self.comm_hook is None:
+                    lantern.mul(grad, 1.0 / self.world_size, out=view)
+                else:
+                    view.copy_(grad)
                 if self.gradient_as_bucket_view:
                     param.grad = view
 
@@ -282,10 +288,32 @@ class Reducer:
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             bucket = self.buckets[self.next_bucket]
             with record_function(f"reducer::mark_bucket_ready[{self.next_bucket}]"):
-                bucket.work = dist.all_reduce(bucket.gradients, group=self.process_group, async_op=True)
+                bucket.work = self.run_comm_hook(bucket) if self.comm_hook else dist.all_reduce(
+                    bucket.gradients, group=self.process_group, async_op=True)
             self.next_bucket += 1
         if self.next_bucket == len(self.buckets) and self.tracks_used_parameters():
             self.launch_used_map_reduction()
+
+    def register_comm_hook(self, state, hook):
+        if self.comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        self.comm_hook = (hook, state)
+
+    def run_comm_hook(self, bucket):
+        """The registered hook's Future for `bucket` (it stands where the all_reduce's Work would)."""
+        hook, state = self.comm_hook
+        index = self.next_bucket
+        grad_bucket = dist.GradBucket(index, index == len(self.buckets) - 1, bucket.gradients, bucket.views,
+                                      [self.params[i] for i in bucket.variable_indices])
+        return hook(state, grad_bucket)
+
+    def take_hook_result(self, bucket, value):
+        """A hook's Future gives the reduced bucket as a tensor: copy it into the bucket unless it is the bucket."""
+        if not isinstance(value, lantern.Tensor):
+            raise RuntimeError(f"Unable to cast {value!r} to Tensor")
+        if not is_bucket_view(value, bucket.gradients):
+            with no_grad():
+                bucket.gradients.copy_(value.reshape(-1))
 
     def launch_used_map_reduction(self):
         self.used_map = lantern.tensor(self.locally_used, dtype=lantern.int32)
@@ -308,7 +336,9 @@ class Reducer:
             globally_used = self.wait_for_used_map()
             for b, bucket in enumerate(self.buckets):
                 with record_function(f"reducer::wait[{b}]"):
-                    bucket.work.wait()
+                    outcome = bucket.work.wait()
+                if self.comm_hook is not None:
+                    self.take_hook_result(bucket, outcome)
                 for index, view in zip(bucket.variable_indices, bucket.views):
                     if globally_used is None or globally_used[index]:
                         self.copy_bucket_to_grad(self.params[index], view)
