@@ -421,3 +421,31 @@ def test_sigterm_to_the_launcher_stops_every_rank(tmp_path):
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == 1 and "the launcher received SIGTERM" in stderr, stderr
+
+
+def test_killing_the_launcher_stops_every_rank(tmp_path):
+    """SIGKILL gives the launcher no chance to stop mpiexec; Linux's parent-death signal does it instead."""
+    process = subprocess.Popen([sys.executable, "-m", "lantern.distributed.run", "--nproc-per-node", "2",
+                                str(PROGRAM), "wait", str(tmp_path)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, cwd=ROOT, env=environment(), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"rank{r}.json").exists() for r in range(2)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        pids = [seen["pid"] for seen in records(tmp_path, 2)]
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(pid) for pid in pids)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -51,7 +51,7 @@ dist.all_reduce(total)
 record = {
     "environ": dict(os.environ), "argv": sys.argv, "torch": torch.__name__,
     "tensor_library": type(torch.ones(1)).__module__.split(".")[0],
-    "main": __name__, "sum": total.item(), "torchelastic_launched": dist.is_torchelastic_launched(),
+    "main": __name__, "sum": total.item(), "torchelastic_launched": dist.is_torchelastic_launched(), "pid": os.getpid(),
 }
 with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as file:
     json.dump(record, file)

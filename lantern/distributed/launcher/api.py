@@ -21,6 +21,7 @@ times, and raises ChildFailedError with the failed ranks' records when the last 
  ('TORCHELASTIC_MAX_RESTARTS', '0'), ('TORCHELASTIC_RUN_ID', 'demo'),
  ('TORCHELASTIC_SIGNALS_TO_HANDLE', 'SIGTERM,SIGINT,SIGHUP,SIGQUIT'), ('TORCHELASTIC_USE_AGENT_STORE', 'False')]
 """
+import ctypes
 import dataclasses
 import os
 import shutil
@@ -226,6 +227,16 @@ def _unrecorded_failure(returncode, signalled):
     return ProcessFailure(rank=None, local_rank=None, exitcode=returncode, message=why)
 
 
+def end_with_the_launcher():
+    """In mpiexec's process before it starts: have Linux send it SIGTERM when the launcher dies (killed, even by
+    SIGKILL), so that mpiexec stops the ranks rather than leave them running. Elsewhere nothing is done."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+PR_SET_PDEATHSIG = 1  # prctl's option number (linux/prctl.h)
+
+
 class Supervisor:
     """One attempt: mpiexec running, the launcher's signals passed on to it, and the ranks' error records watched
     so that one rank's failure ends the job even while the others wait for it."""
@@ -236,7 +247,7 @@ class Supervisor:
         self.signalled = None
 
     def run(self):
-        self.process = subprocess.Popen(self.command, env=self.environment)
+        self.process = subprocess.Popen(self.command, env=self.environment, preexec_fn=end_with_the_launcher)
         previous = self._forward_signals()
         try:
             while self.process.poll() is None:
