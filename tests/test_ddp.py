@@ -6,6 +6,7 @@ both, and compares what torch shows (the bucket layout in `_get_ddp_logging_data
 The several-process behaviour (averaging, broadcast, unused parameters across ranks) is tests/test_ddp_multiprocess.py.
 """
 import tempfile
+import typing
 import warnings
 
 import numpy as np
@@ -563,3 +564,60 @@ def test_parameter_gradients_become_ready_in_torchs_order(factory):
         x = np.ones((2, 2, 4, 4), np.float32) if factory is READY_ORDER_MODELS[-1] else inputs(factory, 0)
         step(lib, model, x)
     assert orders[lantern] == orders[torch]
+
+
+# ---- DataParallel's steps, as torch's CPU build runs them ----
+
+class Pair(typing.NamedTuple):
+    first: object
+    second: object
+
+
+def _helper_cases(lib):
+    """(name, call) for torch.nn.parallel's replicate, scatter, gather and parallel_apply on the CPU."""
+    P, nn, t = lib.nn.parallel, lib.nn, lib.ones(4)
+    return [
+        ("replicate_nothing", lambda: P.replicate(nn.Linear(2, 2), [])),
+        ("replicate_to_cpu", lambda: P.replicate(nn.ReLU(), ["cpu"])),
+        ("replicate_parameters", lambda: P.replicate(nn.Linear(2, 2), [0])),
+        ("replicate_buffers", lambda: P.replicate(nn.BatchNorm1d(2, affine=False), [0])),
+        ("replicate_tensorless", lambda: [repr(m) for m in P.replicate(nn.Sequential(nn.ReLU(), nn.Tanh()), [0, 1])]),
+        ("scatter_tensor", lambda: P.scatter(t, [0, 1])),
+        ("scatter_to_cpu", lambda: P.scatter((t,), ["cpu"])),
+        ("scatter_structures", lambda: P.scatter(({"a": 1, "b": [2, 3]}, Pair(4, "x"), (), []), [0, 1])),
+        ("scatter_kwargs", lambda: P.scatter_gather.scatter_kwargs((1,), {"k": 2, "j": 3}, [0, 1, 2])),
+        ("gather_tensors", lambda: P.gather([t, t], 0)),
+        ("gather_structures", lambda: P.gather([{"a": None, "b": Pair(None, None)}] * 2, -1)),
+        ("gather_uneven_dicts", lambda: P.gather([{"a": None}, {"a": None, "b": None}], 0)),
+        ("gather_ints", lambda: P.gather([1, 2], 0)),
+        ("parallel_apply_mismatch", lambda: P.parallel_apply([nn.ReLU()], [])),
+        ("parallel_apply_kwargs_mismatch", lambda: P.parallel_apply([nn.ReLU()], [t], [{}, {}])),
+        ("parallel_apply", lambda: P.parallel_apply([nn.ReLU()], [t])),
+        ("parallel_apply_on_device_0", lambda: P.parallel_apply([nn.ReLU()], [t], None, [0])),
+        ("parallel_apply_on_cpu", lambda: P.parallel_apply([nn.ReLU()], [t], None, ["cpu"])),
+        ("parallel_apply_nothing", lambda: P.parallel_apply([], [])),
+    ]
+
+
+def _outcome(call):
+    try:
+        return "value", call()
+    except Exception as error:  # the class and message are what is compared
+        return type(error).__name__, str(error)
+
+
+@pytest.mark.parametrize("case", [name for name, _ in _helper_cases(torch)])
+def test_data_parallel_helpers_as_in_torchs_cpu_build(case):
+    outcomes = {lib: _outcome(dict(_helper_cases(lib))[case]) for lib in (torch, lantern)}
+    assert outcomes[lantern] == outcomes[torch]
+
+
+def test_distributed_data_parallel_cpu_is_deprecated_as_in_torch(groups):
+    seen = {}
+    for lib in (torch, lantern):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = lib.nn.parallel.DistributedDataParallelCPU(lib.nn.Linear(2, 2))
+        seen[lib] = [(w.category, str(w.message)) for w in caught]
+        assert isinstance(model, lib.nn.parallel.DistributedDataParallel)
+    assert seen[lantern] == seen[torch]

@@ -327,7 +327,6 @@ def test_versions_are_bumped_through_their_helper():
 TORCH_PRIVATE_API = {
     "amp.grad_scaler.GradScaler._found_inf_per_device": "torch.amp.GradScaler._found_inf_per_device",
     "jit.module.RecursiveScriptModule._method_names": "torch._C.ScriptModule._method_names",
-    "nn.modules.module.Module._replicate_for_data_parallel": "torch.nn.Module._replicate_for_data_parallel",
     "optim.lr_scheduler._LRScheduler": "torch.optim.lr_scheduler._LRScheduler",
 }
 
