@@ -441,10 +441,10 @@ def _hooks(lib):
         future = dist_module.all_reduce(buffer, async_op=True).get_future()
         return future.then(lambda fut: fut.value()[0] * 0.5 * 2)
     return {"allreduce": (None, defaults.allreduce_hook), "fp16": (None, defaults.fp16_compress_hook),
-            "custom": (None, custom)}
+            "fp16_wrapper": (None, defaults.fp16_compress_wrapper(defaults.allreduce_hook)), "custom": (None, custom)}
 
 
-@pytest.mark.parametrize("hook", ["allreduce", "fp16", "custom"])
+@pytest.mark.parametrize("hook", ["allreduce", "fp16", "fp16_wrapper", "custom"])
 @pytest.mark.parametrize("bucket_view", [False, True])
 def test_communication_hooks_as_in_torch(groups, hook, bucket_view):
     wrapped = wrapped_twins(small_mlp, bucket_cap_mb=0.0001, gradient_as_bucket_view=bucket_view)
@@ -478,6 +478,8 @@ HOOK_ERRORS = {
     "twice": lambda lib: "twice",
     "bucket_annotation": lambda lib: (None, _annotated_hook(int)),
     "bf16": lambda lib: (None, (torch_default_hooks if lib is torch else lantern_default_hooks).bf16_compress_hook),
+    "bf16_wrapper": lambda lib: (None, (torch_default_hooks if lib is torch else lantern_default_hooks)
+                                 .bf16_compress_wrapper(lambda state, bucket: None)),
 }
 
 

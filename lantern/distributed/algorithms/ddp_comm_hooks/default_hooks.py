@@ -16,7 +16,8 @@ tensor([[3., 3.]])
 from ....core.dtype import bfloat16, float16
 from ... import all_reduce, group
 
-__all__ = ["allreduce_hook", "fp16_compress_hook", "bf16_compress_hook"]
+__all__ = ["allreduce_hook", "fp16_compress_hook", "bf16_compress_hook", "fp16_compress_wrapper",
+           "bf16_compress_wrapper"]
 
 
 def allreduce_hook(process_group, bucket):
@@ -48,3 +49,29 @@ def bf16_compress_hook(process_group, bucket):
     """allreduce_hook over bfloat16. torch's DistributedDataParallel takes it only on CUDA with NCCL 2.10+ (or XPU),
     so registering it raises TypeError on the CPU, as in torch; called directly it works."""
     return _compress_hook(bfloat16, process_group, bucket)
+
+
+def _compress_wrapper(dtype, hook, name):
+    """`hook` run on the bucket cast to `dtype`; its result is copied back into that cast buffer, which DDP then
+    copies (casting back) into the bucket."""
+    def compress_wrapper_hook(hook_state, bucket):
+        bucket.set_buffer(bucket.buffer().to(dtype))
+        future = hook(hook_state, bucket)
+
+        def decompress(fut):
+            decompressed = bucket.buffer()
+            decompressed.copy_(fut.value())
+            return decompressed
+        return future.then(decompress)
+    compress_wrapper_hook.__name__ = compress_wrapper_hook.__qualname__ = name
+    return compress_wrapper_hook
+
+
+def fp16_compress_wrapper(hook):
+    """`hook` over the bucket cast to float16 (fp16_compress_hook is fp16_compress_wrapper(allreduce_hook))."""
+    return _compress_wrapper(float16, hook, "fp16_compress_wrapper_hook")
+
+
+def bf16_compress_wrapper(hook):
+    """`hook` over the bucket cast to bfloat16; like bf16_compress_hook, DDP refuses it on the CPU, as torch does."""
+    return _compress_wrapper(bfloat16, hook, "bf16_compress_wrapper_hook")
