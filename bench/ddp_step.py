@@ -18,7 +18,13 @@ A step takes as long as its slowest rank, so each time is the maximum over the r
 over the timed steps as one JSON line after `DDP-BENCH `. What DDP's communication adds to a step is the median
 of `ddp - local` over the steps (`added`; the two run back to back), with half the interquartile range of those
 differences (`added_spread`) to say how well it is known; had none of it overlapped backward, it would be about
-`allreduce`. (The no_sync and lone steps update only their own rank's replica, so the replicas drift
+`allreduce`.
+
+lantern's reducer also shows the overlap directly, as profiler ranges: each bucket's all-reduce from posting to
+completion (`gloo:all_reduce`), the call that posts it (`c10d::allreduce_`) and the wait for it at the end of
+backward (`reducer::wait[<bucket>]`). A few more DDP steps run under the profiler; the share of the all-reduces'
+time in flight that the rank spent neither posting nor waiting, so computing backward, is `hidden_by_profiler`
+(None for torch, whose reducer is C++ and records no such ranges). (The no_sync and lone steps update only their own rank's replica, so the replicas drift
 apart: these are timings, not training.)
 """
 import argparse
@@ -50,6 +56,23 @@ def timed(call):
     start = time.perf_counter()
     call()
     return time.perf_counter() - start
+
+
+def hidden_by_profiler(ddp_step, steps):
+    """(in flight − posting − waiting) ÷ in flight for the buckets' all-reduces, summed over `steps` DDP steps and
+    over the ranks; None where the profiler records no reducer waits."""
+    with torch.profiler.profile() as prof:
+        for _ in range(steps):
+            ddp_step()
+
+    def total(match):
+        return sum(e.cpu_time_total for e in prof.events() if match(e.name))
+    mine = (total(lambda name: name == "gloo:all_reduce"), total(lambda name: name == "c10d::allreduce_"),
+            total(lambda name: name.startswith("reducer::wait[")))
+    everyone = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, mine)
+    in_flight, posting, waiting = map(sum, zip(*everyone))
+    return max(0.0, in_flight - posting - waiting) / in_flight if waiting and in_flight else None
 
 
 def main(argv=None):
@@ -91,6 +114,7 @@ def main(argv=None):
             if step >= args.warmup:
                 times[phase].append(seconds)
 
+    hidden = hidden_by_profiler(ddp_step, args.steps)
     everyone = [None] * dist.get_world_size()
     dist.all_gather_object(everyone, times)
     if dist.get_rank() == 0:
@@ -99,7 +123,8 @@ def main(argv=None):
         added = [(d - n) * 1e3 for d, n in zip(slowest["ddp"], slowest["local"])]
         quartiles = statistics.quantiles(added, n=4)
         result.update(added_ms=statistics.median(added), added_spread_ms=(quartiles[2] - quartiles[0]) / 2)
-        result.update(world_size=dist.get_world_size(), parameters=gradients.numel(), steps=args.steps)
+        result.update(world_size=dist.get_world_size(), parameters=gradients.numel(), steps=args.steps,
+                      hidden_by_profiler=hidden)
         print("DDP-BENCH " + json.dumps(result), flush=True)
     dist.destroy_process_group()
 

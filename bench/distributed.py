@@ -18,17 +18,20 @@ work of one (weak scaling).
   The ± is half the interquartile range of the per-step differences;
 - hidden: 1 − comm added ÷ all-reduce alone, the share of the all-reduce time that overlapped backward (0 when
   communication added at least an all-reduce's time, which it can exceed: waiting for a slower rank counts).
-  Where the spread of comm added is as large as the all-reduce itself, the share cannot be told from noise: `noise`.
+  Where the spread of comm added is as large as the all-reduce itself, the share cannot be told from noise: `noise`;
+- hidden (profiler), lantern only: the same share read from the reducer's profiler ranges (bench/ddp_step.py's
+  hidden_by_profiler: the time each bucket's all-reduce was in flight while its rank was neither posting it nor
+  waiting for it), which step-to-step noise does not blur.
 
->>> rows = [Result("ddp_mlp_train_step", "lantern", 1, 10.0, 10.2, 9.5, 0.1, -0.2, 0.3),
-...         Result("ddp_mlp_train_step", "lantern", 2, 12.0, 10.5, 9.6, 3.0, 1.5, 0.4),
-...         Result("ddp_transformer_train_step", "lantern", 2, 150.0, 148.0, 110.0, 6.0, 0.8, 7.0)]
+>>> rows = [Result("ddp_mlp_train_step", "lantern", 1, 10.0, 10.2, 9.5, 0.1, -0.2, 0.3, None),
+...         Result("ddp_mlp_train_step", "lantern", 2, 12.0, 10.5, 9.6, 3.0, 1.5, 0.4, 0.02),
+...         Result("ddp_transformer_train_step", "torch", 2, 150.0, 148.0, 110.0, 6.0, 0.8, 7.0, None)]
 >>> print(format_table(rows))
-| benchmark | library | processes | step ms | no-sync step ms | one-process step ms | all-reduce alone ms | comm added ms | hidden | scaling efficiency |
-| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: |
-| ddp_mlp_train_step | lantern | 1 | 10.0 | 10.2 | 9.50 | 0.100 | — | — | 0.95 |
-| ddp_mlp_train_step | lantern | 2 | 12.0 | 10.5 | 9.60 | 3.00 | 1.50 ± 0.400 | 50% | 0.80 |
-| ddp_transformer_train_step | lantern | 2 | 150 | 148 | 110 | 6.00 | 0.800 ± 7.00 | noise | 0.73 |
+| benchmark | library | processes | step ms | no-sync step ms | one-process step ms | all-reduce alone ms | comm added ms | hidden | hidden (profiler) | scaling efficiency |
+| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |
+| ddp_mlp_train_step | lantern | 1 | 10.0 | 10.2 | 9.50 | 0.100 | — | — | — | 0.95 |
+| ddp_mlp_train_step | lantern | 2 | 12.0 | 10.5 | 9.60 | 3.00 | 1.50 ± 0.400 | 50% | 2% | 0.80 |
+| ddp_transformer_train_step | torch | 2 | 150 | 148 | 110 | 6.00 | 0.800 ± 7.00 | noise | — | 0.73 |
 """
 import argparse
 import dataclasses
@@ -69,9 +72,11 @@ class Result:
     allreduce_ms: float | None
     added_ms: float | None
     added_spread_ms: float | None
+    hidden_by_profiler: float | None  # lantern's reducer ranges only
 
     def complete(self):
-        return None not in dataclasses.astuple(self)
+        """Whether every timing came back (the profiler's share exists for lantern alone)."""
+        return None not in dataclasses.astuple(self)[3:-1]
 
 
 def launch(lib, processes, model, steps, warmup):
@@ -108,17 +113,20 @@ def measure(libs, models=MODELS, process_counts=(1, 2), rounds=3, steps=20, warm
     for (model, lib, processes), outcomes in runs.items():
         medians = [None if None in outcomes else statistics.median(o[f"{phase}_ms"] for o in outcomes)
                    for phase in ("ddp", "local", "plain", "allreduce", "added", "added_spread")]
-        results.append(Result(row_name(model), lib, processes, *medians))
+        shares = [o["hidden_by_profiler"] for o in outcomes if o and o["hidden_by_profiler"] is not None]
+        results.append(Result(row_name(model), lib, processes, *medians,
+                              statistics.median(shares) if shares else None))
     return results
 
 
 def format_table(results):
     """The markdown table (a launch that failed shows `error` in its row)."""
     lines = [["benchmark", "library", "processes", "step ms", "no-sync step ms", "one-process step ms",
-              "all-reduce alone ms", "comm added ms", "hidden", "scaling efficiency"],
-             ["---", "---", *["--:"] * 8]]
+              "all-reduce alone ms", "comm added ms", "hidden", "hidden (profiler)", "scaling efficiency"],
+             ["---", "---", *["--:"] * 9]]
     for r in results:
         added = hidden = efficiency = "—"
+        by_profiler = "—" if r.hidden_by_profiler is None or r.processes == 1 else f"{100 * r.hidden_by_profiler:.0f}%"
         if r.complete():
             efficiency = f"{r.plain_ms / r.step_ms:.2f}"
             if r.processes > 1:
@@ -126,7 +134,7 @@ def format_table(results):
                 hidden = (f"{100 * min(1.0, max(0.0, 1 - r.added_ms / r.allreduce_ms)):.0f}%"
                           if r.added_spread_ms < r.allreduce_ms else "noise")
         lines.append([r.name, r.lib, str(r.processes), _number(r.step_ms), _number(r.local_ms), _number(r.plain_ms),
-                      _number(r.allreduce_ms), added, hidden, efficiency])
+                      _number(r.allreduce_ms), added, hidden, by_profiler, efficiency])
     return _markdown(lines)
 
 
