@@ -89,6 +89,11 @@ def test_premul_sum_is_refused_by_gloo(worlds):
     ("all_to_all", lambda dist, lib, t: dist.all_to_all([lib.zeros(3, 4)], [t])),
     ("all_to_all_single", lambda dist, lib, t: dist.all_to_all_single(lib.zeros(3, 4), t)),
     ("barrier", lambda dist, lib, t: dist.barrier()),
+    ("gather to rank 0 by default", lambda dist, lib, t: dist.gather(t, [lib.zeros(3, 4)])),
+    ("scatter from rank 0 by default", lambda dist, lib, t: dist.scatter(lib.zeros(3, 4), [t])),
+    ("objects from rank 0 by default", lambda dist, lib, t: (dist.broadcast_object_list([1]),
+                                                             dist.gather_object(1, [None]),
+                                                             dist.scatter_object_list([None], [1]))),
     ("async all_reduce", lambda dist, lib, t: dist.all_reduce(t, async_op=True).wait()),
     ("async broadcast result", lambda dist, lib, t: _waited(dist.broadcast(t, 0, async_op=True)).result()[0] is t),
 ])
@@ -111,6 +116,19 @@ def test_each_collective_in_a_world_of_one(worlds, name, fn):
     ("MIN of complex numbers", lambda dist, lib, t: dist.all_reduce(t.to(lib.complex64), op=dist.ReduceOp.MIN)),
     ("AVG of integers", lambda dist, lib, t: dist.all_reduce(t.long(), op=dist.ReduceOp.AVG)),
     ("initializing twice", lambda dist, lib, t: dist.init_process_group("gloo")),
+    ("broadcast without a source", lambda dist, lib, t: dist.broadcast(t)),
+    ("reduce without a destination", lambda dist, lib, t: dist.reduce(t)),
+    ("broadcast from a global and a group rank", lambda dist, lib, t: dist.broadcast(t, src=0, group_src=0)),
+    ("isend to no one", lambda dist, lib, t: dist.isend(t)),
+    ("isend to a global and a group rank", lambda dist, lib, t: dist.isend(t, dst=0, group_dst=0)),
+    ("all_gather into a list per rank too many", lambda dist, lib, t: dist.all_gather([t, t], t)),
+    ("reduce_scatter from a list per rank too many", lambda dist, lib, t: dist.reduce_scatter(t, [t, t])),
+    ("gather into a list per rank too many", lambda dist, lib, t: dist.gather(t, [t, t])),
+    ("scatter from a list per rank too many", lambda dist, lib, t: dist.scatter(t, [t, t])),
+    ("scatter of the wrong size", lambda dist, lib, t: dist.scatter(t, [t[:2]])),
+    ("all_to_all with a list per rank too many", lambda dist, lib, t: dist.all_to_all([t, t], [t, t])),
+    ("all_to_all_single with splits that miss dim 0",
+     lambda dist, lib, t: dist.all_to_all_single(lib.zeros(3, 4), t, [1], [2])),
 ])
 def test_misuse_raises_torchs_error(worlds, name, fn):
     assert_same_error(fn, X)

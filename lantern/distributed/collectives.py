@@ -37,13 +37,16 @@ def group_or_warn(group, name):
     return made
 
 
-def group_peer(made, rank, group_rank, role, collective):
-    """The group rank of a collective's root or peer, given as a global rank (`rank`) or a group rank."""
+def group_peer(made, rank, group_rank, collective, default=None):
+    """The group rank of a collective's root or peer, given as a global rank (`rank`) or a group rank; with
+    neither, `default` (gather and scatter default to rank 0, broadcast and reduce need one)."""
     if rank is not None and group_rank is not None:
-        raise ValueError(f"Can not specify both {role} and group_{role}")
+        raise ValueError("Can't specify both group_rank and global_rank")
+    if rank is None and group_rank is None:
+        if default is None:
+            raise ValueError("Must specify global_rank or group_rank")
+        rank = default
     if group_rank is None:
-        if rank is None:
-            rank = 0
         if rank not in made.global_ranks:
             if made.global_ranks == list(range(made.size())):
                 raise RuntimeError(f"ProcessGroupGloo::{collective}: invalid root rank: {rank}")
@@ -106,7 +109,7 @@ def reduce(tensor, dst=None, op=RedOpType.SUM, group=None, async_op=False, group
     made = group_or_warn(group, "reduce")
     if made is None:
         return None
-    root = group_peer(made, dst, group_dst, "dst", "reduce")
+    root = group_peer(made, dst, group_dst, "reduce")
     kind = _reduction_setup(made, tensor, op, "reduce")
     array, write_back = buffer_of(tensor, "reduce")
     _scale_for_premul(kind, op, array)
@@ -125,7 +128,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     made = group_or_warn(group, "broadcast")
     if made is None:
         return None
-    root = group_peer(made, src, group_src, "src", "broadcast")
+    root = group_peer(made, src, group_src, "broadcast")
     array, write_back = buffer_of(tensor, "broadcast")
     post = lambda: [made.communicator.Ibcast([as_bytes(array), MPI().BYTE], root)]
     return launch(made, "broadcast", [tensor], post, write_back, async_op)
@@ -141,18 +144,17 @@ def _check_same_tensors(collective, expected, tensors, what="size"):
                                f"{shape_text(expected.shape)}, got {shape_text(t.shape)})")
 
 
-def _check_list_length(collective, tensors, made, parameter):
+def _check_list_length(collective, tensors, made, message):
+    """gloo's error for a tensor list that is not one tensor per rank; `message` formats (got, expected)."""
     if len(tensors) != made.size():
-        raise RuntimeError(f"ProcessGroupGloo::{collective}: invalid {parameter} length (expected {made.size()}, "
-                           f"got {len(tensors)})")
+        raise RuntimeError(f"ProcessGroupGloo::{collective}: " + message.format(got=len(tensors), size=made.size()))
 
 
-def _copy_into(tensors, blocks, write):
+def _copy_into(tensors, blocks):
     """A finishing step that copies each staged block into its tensor."""
     def finish():
         for t, block in zip(tensors, blocks):
-            if write is None or write(t):
-                np.copyto(t._host_array(), block.reshape(tuple(t.shape)))
+            np.copyto(t._host_array(), block.reshape(tuple(t.shape)))
     return finish
 
 
@@ -164,12 +166,13 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     if made is None:
         return None
     check_same_dtypes(tensor_list, tensor)
-    _check_list_length("allgather", tensor_list, made, "output tensor list")
+    _check_list_length("allgather", tensor_list, made,
+                       "invalid output tensor list at index 0 (expected length {size}, got {got})")
     _check_same_tensors("allgather", tensor, tensor_list)
     mine = read_only_array(tensor, "all_gather")
     staged = np.empty((made.size(),) + mine.shape, mine.dtype)
     post = lambda: [made.communicator.Iallgather([as_bytes(mine), MPI().BYTE], [as_bytes(staged), MPI().BYTE])]
-    return launch(made, "allgather", tensor_list, post, _copy_into(tensor_list, staged, None), async_op)
+    return launch(made, "allgather", tensor_list, post, _copy_into(tensor_list, staged), async_op)
 
 
 def _check_concatenated(collective, whole, part, parts):
@@ -212,7 +215,8 @@ def reduce_scatter(output, input_list, op=RedOpType.SUM, group=None, async_op=Fa
     if made is None:
         return None
     check_same_dtypes(output, input_list)
-    _check_list_length("reduce_scatter", input_list, made, "input tensor list")
+    if len(input_list) != made.size():
+        raise RuntimeError("invalid input tensor list size, must be world size")
     _check_same_tensors("reduce_scatter", output, input_list)
     kind = _reduction_setup(made, output, op, "reduce_scatter")
     staged = np.stack([read_only_array(t, "reduce_scatter") for t in input_list]) if input_list else None
@@ -257,7 +261,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     if made is None:
         return None
     check_same_dtypes(tensor, gather_list or [])
-    root = group_peer(made, dst, group_dst, "dst", "gather")
+    root = group_peer(made, dst, group_dst, "gather", default=0)
     at_root = made.rank() == root
     if at_root and not gather_list:
         raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
@@ -267,12 +271,13 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     staged = None
     if at_root:
         check_tensor_list(gather_list, "gather_list")
-        _check_list_length("gather", gather_list, made, "output tensor list")
+        _check_list_length("gather", gather_list, made, "Incorrect output list size {got}. Output list size should "
+                           "be {size}, same as size of the process group.")
         _check_same_tensors("gather", tensor, gather_list)
         staged = np.empty((made.size(),) + mine.shape, mine.dtype)
     receive = [as_bytes(staged), MPI().BYTE] if at_root else None
     post = lambda: [made.communicator.Igather([as_bytes(mine), MPI().BYTE], receive, root)]
-    finish = _copy_into(gather_list, staged, None) if at_root else None
+    finish = _copy_into(gather_list, staged) if at_root else None
     return launch(made, "gather", [tensor], post, finish, async_op, result=gather_list or [])
 
 
@@ -283,7 +288,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if made is None:
         return None
     check_same_dtypes(tensor, scatter_list or [])
-    root = group_peer(made, src, group_src, "src", "scatter")
+    root = group_peer(made, src, group_src, "scatter", default=0)
     at_root = made.rank() == root
     if at_root and not scatter_list:
         raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
@@ -292,7 +297,8 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     send = None
     if at_root:
         check_tensor_list(scatter_list, "scatter_list")
-        _check_list_length("scatter", scatter_list, made, "input tensor list")
+        _check_list_length("scatter", scatter_list, made, "Incorrect input list size {got}. Input list size should be "
+                           "{size}, same as size of the process group.")
         _check_same_tensors("scatter", tensor, scatter_list)
         send = [as_bytes(np.stack([read_only_array(t, "scatter") for t in scatter_list])), MPI().BYTE]
     out, write_back = buffer_of(tensor, "scatter")
@@ -313,8 +319,10 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     if made is None:
         return None
     check_same_dtypes(output_tensor_list, input_tensor_list)
-    _check_list_length("alltoall", output_tensor_list, made, "output tensor list")
-    _check_list_length("alltoall", input_tensor_list, made, "input tensor list")
+    _check_list_length("alltoall", input_tensor_list, made, "input tensor list size {got} does not match world size "
+                       "{size}")
+    _check_list_length("alltoall", output_tensor_list, made, "output tensor list size {got} does not match world "
+                       "size {size}")
     sending = [read_only_array(t, "all_to_all") for t in input_tensor_list]
     send = np.concatenate([as_bytes(a) for a in sending])
     send_counts = _counts_and_offsets([a.nbytes for a in sending])
@@ -356,9 +364,10 @@ def _split_bytes(tensor, split_sizes, parts, row_bytes):
             raise RuntimeError(f"Tensor's dim 0 does not divide equally across group size (dim 0 is {rows}, "
                                f"group size is {parts})")
         split_sizes = [rows // parts] * parts
-    if len(split_sizes) != parts or sum(split_sizes) != rows:
-        raise RuntimeError(f"Split sizes {list(split_sizes)} doesn't match the group size {parts} and dim 0 size "
-                           f"{rows}")
+    if sum(split_sizes) != rows:
+        raise RuntimeError("Split sizes doesn't match total dim 0 size")
+    if len(split_sizes) != parts:
+        raise RuntimeError(f"Split sizes {list(split_sizes)}: one per rank expected (group size {parts})")
     return [n * row_bytes for n in split_sizes]
 
 

@@ -37,13 +37,14 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
     made = group_or_warn(group, "broadcast_object_list")
     if made is None:
         return
-    root_is_me = group_peer(made, src, group_src, "src", "broadcast") == made.rank()
+    root = group_peer(made, src, group_src, "broadcast", default=0)
+    root_is_me = root == made.rank()
     pickled = [_to_bytes(obj) for obj in object_list] if root_is_me else []
     sizes = _sizes([p.numel() for p in pickled] if root_is_me else [0] * len(object_list))
-    broadcast(sizes, src, group, group_src=group_src)
+    broadcast(sizes, group=group, group_src=root)
     payload = from_numpy(np.concatenate([p.numpy() for p in pickled])) if root_is_me else \
         from_numpy(np.empty(int(sizes.sum()), np.uint8))
-    broadcast(payload, src, group, group_src=group_src)
+    broadcast(payload, group=group, group_src=root)
     if not root_is_me:
         offset = 0
         for index, size in enumerate(sizes.tolist()):
@@ -78,12 +79,13 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
     made = group_or_warn(group, "gather_object")
     if made is None:
         return
-    at_root = group_peer(made, dst, group_dst, "dst", "gather") == made.rank()
+    root = group_peer(made, dst, group_dst, "gather", default=0)
+    at_root = root == made.rank()
     if at_root and object_gather_list is None:
         raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
     sizes, padded = _padded_with_sizes(obj, made, group)
     received = [from_numpy(np.zeros(padded.numel(), np.uint8)) for _ in range(made.size())] if at_root else None
-    gather(padded, received, dst, group, group_dst=group_dst)
+    gather(padded, received, group=group, group_dst=root)
     if at_root:
         for index, (size, data) in enumerate(zip(sizes, received)):
             object_gather_list[index] = _from_bytes(data, int(size.item()))
@@ -97,18 +99,19 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
     made = group_or_warn(group, "scatter_object_list")
     if made is None:
         return
-    at_root = group_peer(made, src, group_src, "src", "scatter") == made.rank()
+    root = group_peer(made, src, group_src, "scatter", default=0)
+    at_root = root == made.rank()
     pickled = [_to_bytes(obj) for obj in scatter_object_input_list] if at_root else []
     longest = _sizes([max((p.numel() for p in pickled), default=0)])
-    broadcast(longest, src, group, group_src=group_src)
+    broadcast(longest, group=group, group_src=root)
     padded = []
     for p in pickled:
         padded.append(from_numpy(np.zeros(int(longest.item()), np.uint8)))
         padded[-1].numpy()[:p.numel()] = p.numpy()
     mine = from_numpy(np.zeros(int(longest.item()), np.uint8))
-    scatter(mine, padded or None, src, group, group_src=group_src)
+    scatter(mine, padded or None, group=group, group_src=root)
     size = _sizes([0])
-    scatter(size, [_sizes([p.numel()]) for p in pickled] or None, src, group, group_src=group_src)
+    scatter(size, [_sizes([p.numel()]) for p in pickled] or None, group=group, group_src=root)
     scatter_object_output_list[0] = _from_bytes(mine, int(size.item()))
 
 

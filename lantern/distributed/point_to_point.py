@@ -17,10 +17,13 @@ from .work import Work
 
 
 def _peer(made, rank, group_rank, role):
+    """The group rank of the peer (None: any, for a receive), checked as torch checks it."""
     if rank is not None and group_rank is not None:
-        raise ValueError(f"Can not specify both {role} and group_{role}")
+        raise ValueError("Can't specify both group_rank and global_rank")
     if group_rank is None:
         if rank is None:
+            if role == "dst":
+                raise ValueError("Must specify global_rank or group_rank")
             return None
         group_rank = made.group_rank(rank)
     if group_rank == made.rank():
@@ -37,8 +40,6 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     if made is None:
         return None
     peer = _peer(made, dst, group_dst, "dst")
-    if peer is None:
-        raise ValueError("Either dst or group_dst must be specified")
     array = read_only_array(tensor, "isend")
     with observe.collective("send", made) as follow:
         work = Work(made, "send", [made.communicator.Isend([as_bytes(array), MPI().BYTE], peer, tag)],
