@@ -512,6 +512,10 @@ def test_profiler_shows_forward_bucket_launches_and_the_wait(groups):
     assert ranges == ["DistributedDataParallel.forward", "reducer::mark_bucket_ready[0]",
                       "reducer::mark_bucket_ready[1]", "reducer::finalize_backward", "reducer::wait[0]",
                       "reducer::wait[1]"]
+    events = prof.events()
+    finalize = next(e for e in events if e.name == "reducer::finalize_backward")
+    assert max(e.time_range.end for e in events if e.name == "torch::autograd::AccumulateGrad") \
+        <= finalize.time_range.start   # the engine's callbacks run after its last node's range has closed
     first_launch = names.index("reducer::mark_bucket_ready[0]")
     assert "torch::autograd::AccumulateGrad" in names[first_launch:names.index("reducer::mark_bucket_ready[1]")]
 

@@ -53,6 +53,8 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, inputs=None, acc
             outs = task.run_node(node, grads)
             task.deliver(node, outs)
         if task.callbacks:
+            if task.watch is not None:
+                task.watch.backward_node(None, task)   # the last node's range ends before the callbacks run
             task.run_callbacks()
     return task.captured_gradients(inputs, allow_unused) if inputs is not None else None
 

@@ -282,7 +282,7 @@ def buckets_start_their_all_reduce_during_backward(dist, rank, size):
     events = sorted(prof.events(), key=lambda e: e.time_range.start)
     launches = [e for e in events if e.name.startswith("reducer::mark_bucket_ready")]
     finalize = next(e for e in events if e.name == "reducer::finalize_backward")
-    last_accumulate = max(e.time_range.start for e in events if e.name == "torch::autograd::AccumulateGrad")
+    last_accumulate = max(e.time_range.end for e in events if e.name == "torch::autograd::AccumulateGrad")
     assert len(launches) == len(ddp.reducer.buckets) > 2
     assert launches[0].time_range.end < last_accumulate < finalize.time_range.start
 
