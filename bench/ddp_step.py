@@ -24,8 +24,10 @@ lantern's reducer also shows the overlap directly, as profiler ranges: each buck
 completion (`gloo:all_reduce`), the call that posts it (`c10d::allreduce_`) and the wait for it at the end of
 backward (`reducer::wait[<bucket>]`). A few more DDP steps run under the profiler; the share of the all-reduces'
 time in flight that the rank spent neither posting nor waiting, so computing backward, is `hidden_by_profiler`
-(None for torch, whose reducer is C++ and records no such ranges). (The no_sync and lone steps update only their own rank's replica, so the replicas drift
-apart: these are timings, not training.)
+(None for torch, whose reducer is C++ and records no such ranges).
+
+The no_sync and lone steps update only their own rank's replica, so the replicas drift apart: these are timings,
+not training.
 """
 import argparse
 import json

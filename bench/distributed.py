@@ -27,7 +27,8 @@ work of one (weak scaling).
 ...         Result("ddp_mlp_train_step", "lantern", 2, 12.0, 10.5, 9.6, 3.0, 1.5, 0.4, 0.02),
 ...         Result("ddp_transformer_train_step", "torch", 2, 150.0, 148.0, 110.0, 6.0, 0.8, 7.0, None)]
 >>> print(format_table(rows))
-| benchmark | library | processes | step ms | no-sync step ms | one-process step ms | all-reduce alone ms | comm added ms | hidden | hidden (profiler) | scaling efficiency |
+| benchmark | library | processes | step ms | no-sync step ms | one-process step ms | all-reduce alone ms
+  | comm added ms | hidden | hidden (profiler) | scaling efficiency |
 | --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |
 | ddp_mlp_train_step | lantern | 1 | 10.0 | 10.2 | 9.50 | 0.100 | — | — | — | 0.95 |
 | ddp_mlp_train_step | lantern | 2 | 12.0 | 10.5 | 9.60 | 3.00 | 1.50 ± 0.400 | 50% | 2% | 0.80 |
@@ -126,7 +127,9 @@ def format_table(results):
              ["---", "---", *["--:"] * 9]]
     for r in results:
         added = hidden = efficiency = "—"
-        by_profiler = "—" if r.hidden_by_profiler is None or r.processes == 1 else f"{100 * r.hidden_by_profiler:.0f}%"
+        by_profiler = "—"
+        if r.hidden_by_profiler is not None and r.processes > 1:
+            by_profiler = f"{100 * r.hidden_by_profiler:.0f}%"
         if r.complete():
             efficiency = f"{r.plain_ms / r.step_ms:.2f}"
             if r.processes > 1:

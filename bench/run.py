@@ -143,7 +143,8 @@ def main(argv=None, workloads=None):
     def selected(name):
         return not args.filter or any(f in name for f in args.filter)
 
-    ddp_models = [] if workloads or args.no_ddp else [m for m in distributed.MODELS if selected(distributed.row_name(m))]
+    ddp_models = [] if workloads or args.no_ddp else [
+        model for model in distributed.MODELS if selected(distributed.row_name(model))]
     workloads = [w for w in workloads or all_workloads() if selected(w.name)]
     if not workloads and not ddp_models:
         raise SystemExit(f"no workload matches {args.filter}")

@@ -175,7 +175,7 @@ def test_switching_off_restores_cuda_devices_and_the_environment():
         lantern.cuda.current_device()
 
 
-# ---- switching it on for a program -------------------------------------------------------------------------------------
+# ---- switching it on for a program -----------------------------------------------------------------------------------
 
 CHILD_PROBE = """
 import multiprocessing as mp, sys, torch
@@ -221,7 +221,7 @@ def test_without_the_mode_the_program_fails_as_on_pytorchs_cpu_build(tmp_path):
         done.stderr
 
 
-# ---- a GPU-written training loop, end to end ---------------------------------------------------------------------------
+# ---- a GPU-written training loop, end to end -------------------------------------------------------------------------
 
 GPU_PROGRAM = """
 import sys
@@ -273,7 +273,7 @@ def test_gpu_written_training_loop_matches_torch_on_the_cpu(tmp_path):
                                [float(v) for v in torch_run.stdout.split()], rtol=1e-5)
 
 
-# ---- DistributedDataParallel(device_ids=[local_rank]), as nanoGPT builds it ----------------------------------------------
+# ---- DistributedDataParallel(device_ids=[local_rank]), as nanoGPT builds it ------------------------------------------
 
 @pytest.fixture
 def world_of_one():
