@@ -115,11 +115,12 @@ class RanksRun:
         return (f"{' '.join(map(str, self.command))} ({self.nproc} ranks): {state}\n"
                 f"--- stderr (last 3000 characters) ---\n{self.stderr[-3000:]}")
 
-    def assert_passed(self, name):
-        """The check `name` ran and passed on every rank; otherwise an assertion naming ranks and tracebacks."""
+    def assert_passed(self, name, ranks=None):
+        """The check `name` ran and passed on every rank (or on `ranks`); otherwise an assertion naming ranks and
+        tracebacks."""
         outcomes = self.results.get(name, {})
         failed = {rank: entry["error"] for rank, entry in outcomes.items() if not entry["ok"]}
-        missing = sorted(set(range(self.nproc)) - set(outcomes))
+        missing = sorted(set(range(self.nproc) if ranks is None else ranks) - set(outcomes))
         assert not failed, f"check {name} failed on ranks {sorted(failed)}:\n" + "\n".join(
             f"--- rank {rank} ---\n{error}" for rank, error in sorted(failed.items()))
         assert not missing, f"check {name} did not report on ranks {missing}; {self.describe()}"
