@@ -19,7 +19,7 @@ import datetime
 import itertools
 import os
 
-from . import rendezvous
+from . import progress, rendezvous
 from .mpi import MPI
 from .work import Work
 
@@ -190,9 +190,10 @@ def destroy_process_group(group=None):
 
 
 def _free(made):
-    if made.communicator is not None and made._broken is None:  # a timed-out request still uses a broken one
-        made.communicator.Free()
-    made.communicator = None
+    with progress.quiet():
+        if made.communicator is not None and made._broken is None:  # a timed-out request still uses a broken one
+            made.communicator.Free()
+        made.communicator = None
 
 
 def default_group():

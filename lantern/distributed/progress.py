@@ -47,11 +47,11 @@ class _ProgressThread:
 
     def _run(self):
         while True:
-            with self.condition:
+            with self.condition:  # held while probing, so no communicator is freed under the probe (quiet())
                 self.condition.wait_for(lambda: self.pending)
-                communicators = [group.communicator for group in self.pending if group.communicator is not None]
-            for communicator in communicators:  # MPICH's progress is per communicator's channel: probe each
-                communicator.Iprobe(MPI().ANY_SOURCE, _UNUSED_TAG)
+                for group in self.pending:  # MPICH's progress is per communicator's channel: probe each
+                    if group.communicator is not None:
+                        group.communicator.Iprobe(MPI().ANY_SOURCE, _UNUSED_TAG)
             time.sleep(INTERVAL_S)
 
 
@@ -71,6 +71,11 @@ def begin(group):
 def end(group):
     """An async Work on `group` completed (or failed)."""
     _thread.end(group)
+
+
+def quiet():
+    """A context in which the thread does not touch MPI (to free a communicator it may be probing)."""
+    return _thread.condition
 
 
 def in_flight():
