@@ -155,8 +155,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False,
               group_desc=None, device_id=None, sort_ranks=True):
-    """A group of some ranks (all by default); every rank of the world must call it. Non-members get
-    GroupMember.NON_GROUP_MEMBER."""
+    """A group of some ranks (all by default); every rank of the world must call it (with
+    use_local_synchronization=True, only the group's ranks). Non-members get GroupMember.NON_GROUP_MEMBER."""
     world = default_group()
     world_size = world.size()
     ranks = list(range(world_size)) if ranks is None else list(ranks)
@@ -167,8 +167,14 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     if sort_ranks:
         ranks = sorted(ranks)
     timeout = timeout or world.timeout
-    _wait_for_everyone(world.communicator, timeout, "new_group")
-    communicator = world.communicator.Create(world.communicator.Get_group().Incl(ranks))
+    members = world.communicator.Get_group().Incl(ranks)
+    if use_local_synchronization:  # MPI_Comm_create_group: collective over the members only
+        if world.rank() not in ranks:
+            return GroupMember.NON_GROUP_MEMBER
+        communicator = world.communicator.Create_group(members)
+    else:
+        _wait_for_everyone(world.communicator, timeout, "new_group")
+        communicator = world.communicator.Create(members)
     if communicator == MPI().COMM_NULL:
         return GroupMember.NON_GROUP_MEMBER
     made = ProcessGroup(communicator, ranks, _cpu_backend(backend or world.backend), timeout, str(next(_State.names)))

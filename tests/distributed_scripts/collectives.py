@@ -390,6 +390,18 @@ def new_group_runs_collectives_among_its_ranks(dist, rank, size):
 
 
 @checks.check
+def new_group_with_local_synchronization_is_called_by_its_ranks_only(dist, rank, size):
+    ends = [0, size - 1]
+    if rank in ends:
+        group = dist.new_group(ends, use_local_synchronization=True)
+        t = lantern.full((1,), float(rank))
+        dist.all_reduce(t, group=group)
+        assert t.item() == size - 1 and dist.get_world_size(group) == 2
+        dist.destroy_process_group(group)
+    dist.barrier()
+
+
+@checks.check
 def an_async_receive_completes_while_the_receiver_computes(dist, rank, size):
     """The progress thread moves a large message into an irecv's tensor while its rank makes no MPI call."""
     big = 4 * 2**20
