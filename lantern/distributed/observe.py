@@ -3,8 +3,9 @@
 A collective shows as two ranges, as in PyTorch: the operator (`c10d::allreduce_`) around the call that posts it
 (and, when not async, waits for it), and the backend's work (`gloo:all_reduce`), from posting to completion. An
 async collective completes later, while other work runs (backward, in DistributedDataParallel), so its work range
-is added to the profiler's records when the Work completes, under the operator range that posted it: the
-profile then shows how long the communication was in flight, overlapping whatever ran meanwhile. The dispatch
+is added to the profiler's records when the Work completes, at the top level (PyTorch records gloo's work on
+gloo's thread): the profile then shows how long the communication was in flight, overlapping whatever ran
+meanwhile. The dispatch
 trace (lantern.debug.trace_dispatch) prints the operator range as a `record_function:` header.
 
 >>> import lantern, lantern.distributed as dist
@@ -61,9 +62,11 @@ def collective(name, group):
 
 
 def _record_work(started, name, start_ns):
+    """Add the work's range: under the operator range while that is still open (a blocking collective), else at
+    the top level, as PyTorch's profiler shows gloo's work from its own thread (it overlaps what ran meanwhile)."""
     end_ns = perf_counter_ns()
     for recorder, parent in started:
-        recorder.records.append([RANGE, name, parent, start_ns, end_ns, 0, 0,
+        recorder.records.append([RANGE, name, parent if parent in recorder.open else -1, start_ns, end_ns, 0, 0,
                                  [] if recorder.record_shapes else None, None])
 
 
