@@ -5,6 +5,8 @@ asynchronous all_reduce, the end-of-backward callback): each test builds the sam
 both, and compares what torch shows (the bucket layout in `_get_ddp_logging_data`, gradients, errors, warnings).
 The several-process behaviour (averaging, broadcast, unused parameters across ranks) is tests/test_ddp_multiprocess.py.
 """
+import copy
+import pickle
 import tempfile
 import typing
 import warnings
@@ -356,6 +358,29 @@ def test_module_attribute_state_dict_and_flags_as_in_torch(groups):
         for lib, model in wrapped.items():
             model(lib.ones(2, 4))
     assert wrapped[lantern].require_forward_param_sync == wrapped[torch].require_forward_param_sync is False
+
+
+@pytest.mark.parametrize("static_graph", [False, True])
+def test_deepcopy_and_pickle_make_a_working_replica_as_in_torch(groups, static_graph):
+    wrapped = wrapped_twins(small_mlp, bucket_cap_mb=0.0001, static_graph=static_graph)
+    steps_agree(wrapped, steps=2)
+    copies = {lib: copy.deepcopy(model) for lib, model in wrapped.items()}
+    assert copies[lantern].reducer is not wrapped[lantern].reducer
+    assert copies[lantern].process_group is dist.group.WORLD
+    steps_agree(copies)
+    restored = pickle.loads(pickle.dumps(wrapped[lantern]))
+    assert restored.static_graph == static_graph and len(restored.reducer.buckets) == 1
+
+
+def test_pickling_a_ddp_on_a_subgroup_fails_as_in_torch(groups):
+    caught = {}
+    for lib, module in zip((torch, lantern), twins(small_mlp)):
+        dist_module = torch_dist if lib is torch else dist
+        model = ddp(lib, module, process_group=dist_module.new_group([0]))
+        with pytest.raises(RuntimeError) as info:
+            copy.deepcopy(model)
+        caught[lib] = str(info.value)
+    assert caught[lantern] == caught[torch]
 
 
 def _lazy(lib):

@@ -227,6 +227,26 @@ class DistributedDataParallel(Module):
                           "find_unused_parameters=true, just be sure these unused parameters will not change during "
                           "training loop while calling `_set_static_graph`.")
 
+    # ---- pickling and copying ----
+
+    def __getstate__(self):
+        """The wrapper without its process group and reducer (an MPI communicator does not pickle); only a DDP on
+        the default group can be pickled or deep-copied, as in torch."""
+        if self.process_group is not dist.group.WORLD:
+            raise RuntimeError("DDP Pickling/Unpickling are only supported when using DDP with the default process "
+                               "group. That is, when you have called init_process_group and have not passed "
+                               "process_group argument to DDP constructor")
+        state = super().__getstate__()
+        del state["process_group"], state["reducer"]
+        return state
+
+    def __setstate__(self, state):
+        """Back on the default group, with a fresh reducer (no broadcast: the state is already the replica's)."""
+        self.process_group = _default_group()
+        super().__setstate__(state)
+        static_graph, self.static_graph = self.static_graph, False
+        self._ddp_init_helper(self._build_params_for_reducer(), static_graph)
+
     @staticmethod
     def _set_params_and_buffers_to_ignore_for_model(module, params_and_buffers_to_ignore):
         """Names (as in named_parameters / named_buffers) that DDP neither broadcasts nor all-reduces."""
