@@ -18,7 +18,7 @@ work of one (weak scaling).
   The ± is half the interquartile range of the per-step differences;
 - hidden: 1 − comm added ÷ all-reduce alone, the share of the all-reduce time that overlapped backward (0 when
   communication added at least an all-reduce's time, which it can exceed: waiting for a slower rank counts).
-  Where the spread of comm added is as large as the all-reduce itself, the share cannot be told from noise: `noise`;
+  Its ± is comm added's spread over the all-reduce: where that is tens of points, noise decides the share;
 - hidden (profiler), lantern only: the same share read from the reducer's profiler ranges (bench/ddp_step.py's
   hidden_by_profiler: the time each bucket's all-reduce was in flight while its rank was neither posting it nor
   waiting for it), which step-to-step noise does not blur.
@@ -31,8 +31,8 @@ work of one (weak scaling).
   | comm added ms | hidden | hidden (profiler) | scaling efficiency |
 | --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |
 | ddp_mlp_train_step | lantern | 1 | 10.0 | 10.2 | 9.50 | 0.100 | — | — | — | 0.95 |
-| ddp_mlp_train_step | lantern | 2 | 12.0 | 10.5 | 9.60 | 3.00 | 1.50 ± 0.400 | 50% | 2% | 0.80 |
-| ddp_transformer_train_step | torch | 2 | 150 | 148 | 110 | 6.00 | 0.800 ± 7.00 | noise | — | 0.73 |
+| ddp_mlp_train_step | lantern | 2 | 12.0 | 10.5 | 9.60 | 3.00 | 1.50 ± 0.400 | 50% ± 13 | 2% | 0.80 |
+| ddp_transformer_train_step | torch | 2 | 150 | 148 | 110 | 6.00 | 0.800 ± 7.00 | 87% ± 117 | — | 0.73 |
 """
 import argparse
 import dataclasses
@@ -134,8 +134,8 @@ def format_table(results):
             efficiency = f"{r.plain_ms / r.step_ms:.2f}"
             if r.processes > 1:
                 added = f"{_number(r.added_ms)} ± {_number(r.added_spread_ms)}"
-                hidden = (f"{100 * min(1.0, max(0.0, 1 - r.added_ms / r.allreduce_ms)):.0f}%"
-                          if r.added_spread_ms < r.allreduce_ms else "noise")
+                share = min(1.0, max(0.0, 1 - r.added_ms / r.allreduce_ms))
+                hidden = f"{100 * share:.0f}% ± {100 * r.added_spread_ms / r.allreduce_ms:.0f}"
         lines.append([r.name, r.lib, str(r.processes), _number(r.step_ms), _number(r.local_ms), _number(r.plain_ms),
                       _number(r.allreduce_ms), added, hidden, by_profiler, efficiency])
     return _markdown(lines)
