@@ -178,7 +178,7 @@ RULES = [
     ("torch.nn.qat.*", ".*", "quantization-aware training: lantern computes in floating point only"),
     ("torch.distributed.*", ".*", "distributed training beyond lantern.distributed's process groups, collectives "
      "(on MPI), DDP and launcher: key-value stores (the ranks meet through MPI's launcher), RPC, FSDP, DTensor, "
-     "pipelining, elastic agents, DDP comm hooks"),
+     "pipelining, elastic agents"),
     ("torch.nn.parallel.*", ".*", "multi-device helpers: need accelerators or distributed training"),
     ("torch.fx.*", ".*", "FX graph capture: lantern captures graphs with its own JIT (lantern.jit)"),
     ("torch.export.*", ".*", "torch.export: lantern captures graphs with its own JIT (lantern.jit)"),
