@@ -39,6 +39,7 @@ _NATIVE_OPS = {RedOpType.SUM: "SUM", RedOpType.AVG: "SUM", RedOpType.PREMUL_SUM:
                RedOpType.BXOR: "BXOR"}
 
 
+@functools.cache
 def reduction(np_dtype, kind):
     """(MPI datatype, MPI operation) that reduce elements of `np_dtype` with the reduction `kind`."""
     native = _NATIVE_TYPES.get(np.dtype(np_dtype).name)
