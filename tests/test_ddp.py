@@ -558,6 +558,23 @@ def test_bucket_overlap_splits_each_all_reduce_at_the_end_of_backward():
     assert format_overlap(rows).splitlines()[-1] == "hidden behind backward: 55% of the all-reduce time in flight"
 
 
+# ---- SyncBatchNorm in a process group ----
+
+def test_sync_batchnorm_in_a_process_group_on_the_cpu_as_in_torch(groups):
+    outcomes = {}
+    for lib, module in zip((torch, lantern), twins(with_batchnorm)):
+        synced = lib.nn.SyncBatchNorm.convert_sync_batchnorm(module)
+        with pytest.raises(ValueError) as refused:
+            ddp(lib, synced)
+        with pytest.raises(ValueError) as training:
+            synced(lib.ones(4, 4))
+        synced.eval()
+        evaluated = synced(lib.ones(4, 4)).detach().numpy()
+        outcomes[lib] = (str(refused.value), str(training.value), int(synced[1].num_batches_tracked), evaluated)
+    assert outcomes[lantern][:3] == outcomes[torch][:3]
+    np.testing.assert_allclose(outcomes[lantern][3], outcomes[torch][3], rtol=1e-5, atol=1e-6)
+
+
 # ---- DataParallel ----
 
 def test_data_parallel_on_the_cpu_as_in_torch():

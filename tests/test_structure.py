@@ -54,6 +54,7 @@ ALLOWED_UPWARD = {
     # torch.nn.parallel.DistributedDataParallel broadcasts and all-reduces over the process group it is given.
     ("nn.parallel.distributed", "distributed"): "DDP broadcasts the module's state over its process group",
     ("nn.parallel.reducer", "distributed"): "DDP's reducer all-reduces gradient buckets over the process group",
+    ("nn.modules.batchnorm", "distributed"): "SyncBatchNorm asks whether a process group exists, as torch's does",
     # Each rank the launcher starts is a program's entry point, as `python -m lantern.compat` is.
     ("distributed.launcher.worker", "compat"): "a launched rank runs its program with torch aliased to lantern",
     # Op formulas computing on raw arrays through the eager backend (issue 15 item 1: area 7 is moving them into

@@ -14,7 +14,8 @@ BatchNorm1d(3, eps=1e-05, momentum=None, affine=True, bias=True, track_running_s
 ([1.0, 2.0, 4.0], [2.0, 2.0, 8.0], 1)
 """
 from ... import _functions as _fns
-from ... import int64, no_grad
+from ... import distributed, int64, no_grad
+from ...utils.backend_registration import _get_privateuse1_backend_name
 from .. import functional as F
 from ..parameter import UninitializedBuffer, UninitializedParameter
 from ._layer_params import affine_params, ones_zeros_
@@ -114,13 +115,25 @@ class BatchNorm3d(_BatchNorm):
 class SyncBatchNorm(_BatchNorm):
     """Batch normalisation whose statistics are shared across processes while training under torch.distributed.
 
-    Without an initialized process group (in lantern, always) it normalises with the local batch, exactly as
-    BatchNorm does, which is what torch's SyncBatchNorm does in a single process too."""
+    Without an initialized process group, or in eval mode, it normalises as BatchNorm does, as torch's does. torch
+    shares the statistics on accelerators only: training in a process group on the CPU is its ValueError (after
+    counting the batch), and lantern's too; lantern does not share them on an accelerator either."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  process_group=None, device=None, dtype=None, *, bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
         self.process_group = process_group
+
+    def forward(self, input):
+        if not (self.training and distributed.is_initialized()):
+            return super().forward(input)
+        self._check_input_dim(input)
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+        accelerator = _get_privateuse1_backend_name()
+        if input.device.type not in ("cuda", "hpu", "xpu", accelerator):
+            raise ValueError(f"SyncBatchNorm expected input tensor to be on GPU or XPU or {accelerator}")
+        raise NotImplementedError("SyncBatchNorm: lantern does not share batch statistics across processes")
 
     def _check_input_dim(self, input):
         if input.dim() < 2:

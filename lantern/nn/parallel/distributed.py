@@ -36,6 +36,7 @@ from ...core import cuda_as_cpu
 from ...futures import Future
 from ...profiler import record_function
 from ...utils._pytree import tree_map
+from ..modules.batchnorm import SyncBatchNorm
 from ..modules.module import Module
 from ..modules.sparse import Embedding, EmbeddingBag
 from ..parameter import UninitializedParameter
@@ -214,6 +215,8 @@ class DistributedDataParallel(Module):
         self._comm_hooks = []
         if static_graph:
             self._set_static_graph()
+        if self.device_type == "cpu" and any(isinstance(m, SyncBatchNorm) for m in self.module.modules()):
+            raise ValueError("SyncBatchNorm layers only work with GPU modules")
 
     def _set_static_graph(self):
         if self.static_graph:
