@@ -33,6 +33,7 @@ and its test::
     def test_check(ranks, name):
         ranks.assert_passed(name)
 """
+import datetime
 import importlib.util
 import json
 import os
@@ -66,11 +67,13 @@ class Checks:
         self.functions.append(function)
         return function
 
-    def run(self, backend="gloo", init=True):
-        """Initialize the default group (unless init=False), run every check, report each, destroy the group."""
+    def run(self, backend="gloo", init=True, timeout_s=30):
+        """Initialize the default group (unless init=False), run every check, report each, destroy the group.
+        The group's timeout is short (`timeout_s`), so a check that leaves its peers waiting in a collective fails
+        with a DistBackendError on their side, well before the test side's timeout kills the job."""
         import lantern.distributed as dist
         if init:
-            dist.init_process_group(backend)
+            dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s))
         rank, size = dist.get_rank(), dist.get_world_size()
         for function in self.functions:
             try:
