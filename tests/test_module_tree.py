@@ -126,9 +126,12 @@ def test_new_group_without_a_default_group_fails_as_torchs():
     assert str(ours.value) == str(theirs.value)
 
 
-def test_ddp_construction_raises_clearly():
-    with pytest.raises(NotImplementedError, match="torch.nn.parallel.DistributedDataParallel: lantern does not"):
+def test_ddp_without_a_default_group_fails_as_torchs():
+    with pytest.raises(ValueError) as theirs:
+        torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 3))
+    with pytest.raises(ValueError) as ours:
         lantern.nn.parallel.DistributedDataParallel(lantern.nn.Linear(2, 3))
+    assert str(ours.value) == str(theirs.value)
 
 
 def test_data_parallel_runs_the_module_as_torchs_cpu_build_does():
