@@ -2,6 +2,10 @@
 the same results, return values and errors (class and message) for each collective, the group queries, and the
 init_process_group rules; plus lantern's own rendezvous errors, which torch has no counterpart for."""
 import datetime
+import os
+import pathlib
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -249,3 +253,13 @@ def test_monitored_barrier_in_a_world_of_one(worlds):
         if mpi_group is not None:
             with pytest.raises(ValueError, match="monitored_barrier is only implemented for GLOO backend."):
                 dist.monitored_barrier(mpi_group)
+
+
+def test_a_program_that_exits_with_a_receive_in_flight_exits():
+    """The progress thread stops before MPI is finalized (MPI_Finalize would wait for it forever)."""
+    program = ("import lantern, lantern.distributed as dist\n"
+               "dist.init_process_group('gloo', rank=0, world_size=1)\n"
+               "work = dist.irecv(lantern.zeros(1))\n")
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(lantern.__file__).parent.parent))
+    done = subprocess.run([sys.executable, "-c", program], env=env, timeout=60, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

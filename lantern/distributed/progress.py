@@ -15,6 +15,7 @@ LANTERN_DIST_PROGRESS_THREAD=0 turns the thread off (to measure what it buys).
 (True, 0)
 >>> dist.destroy_process_group()
 """
+import atexit
 import os
 import threading
 import time
@@ -30,6 +31,7 @@ class _ProgressThread:
         self.condition = threading.Condition()
         self.pending = {}  # ProcessGroup -> how many of its Works are in flight
         self.thread = None
+        self.stopping = False
 
     def begin(self, group):
         with self.condition:
@@ -37,6 +39,7 @@ class _ProgressThread:
             if self.thread is None:
                 self.thread = threading.Thread(target=self._run, name="lantern-mpi-progress", daemon=True)
                 self.thread.start()
+                atexit.register(self.stop)  # after mpi4py's own exit handler was registered, so it runs first
             self.condition.notify()
 
     def end(self, group):
@@ -45,10 +48,19 @@ class _ProgressThread:
             if not self.pending[group]:
                 del self.pending[group]
 
+    def stop(self):
+        """End the thread: at exit, before MPI is finalized (MPI_Finalize waits for a thread inside MPI)."""
+        with self.condition:
+            self.stopping = True
+            self.condition.notify()
+        self.thread.join()
+
     def _run(self):
         while True:
             with self.condition:  # held while probing, so no communicator is freed under the probe (quiet())
-                self.condition.wait_for(lambda: self.pending)
+                self.condition.wait_for(lambda: self.pending or self.stopping)
+                if self.stopping:
+                    return
                 for group in self.pending:  # MPICH's progress is per communicator's channel: probe each
                     if group.communicator is not None:
                         group.communicator.Iprobe(MPI().ANY_SOURCE, _UNUSED_TAG)
