@@ -402,6 +402,44 @@ def new_group_with_local_synchronization_is_called_by_its_ranks_only(dist, rank,
 
 
 @checks.check
+def every_collective_async_finishes_in_wait(dist, rank, size):
+    """async_op=True: outputs (staged ones written back, AVG divided) are right once wait() returns."""
+    strided = lantern.from_numpy(data(rank, (4, 3))).t()
+    averaged = lantern.from_numpy(data(rank))
+    gathered = [lantern.zeros(3, 4) for _ in range(size)]
+    whole = lantern.zeros(size * 3, 4)
+    scattered = lantern.zeros(3, 4)
+    works = [dist.all_reduce(strided, async_op=True),
+             dist.all_reduce(averaged, op=dist.ReduceOp.AVG, async_op=True),
+             dist.all_gather(gathered, lantern.from_numpy(data(rank)), async_op=True),
+             dist.all_gather_single(whole, lantern.from_numpy(data(rank)), async_op=True),
+             dist.scatter(scattered, [lantern.from_numpy(data(10 + r)) for r in range(size)] if rank == 0 else None,
+                          src=0, async_op=True)]
+    for work in works:
+        assert work.wait() is True
+    np.testing.assert_array_equal(strided.numpy(), np.sum(everyone(size, (4, 3)), axis=0).T)
+    np.testing.assert_allclose(averaged.numpy(), np.mean(everyone(size), axis=0), rtol=1e-6)
+    for r in range(size):
+        np.testing.assert_array_equal(gathered[r].numpy(), data(r))
+    np.testing.assert_array_equal(whole.numpy(), np.concatenate(everyone(size)))
+    np.testing.assert_array_equal(scattered.numpy(), data(10 + rank))
+
+
+@checks.check
+def object_collectives_on_a_subgroup(dist, rank, size):
+    odd_out = list(range(0, size, 2))
+    group = dist.new_group(odd_out)
+    if rank in odd_out:
+        gathered = [None] * len(odd_out)
+        dist.all_gather_object(gathered, f"rank {rank}", group=group)
+        assert gathered == [f"rank {r}" for r in odd_out]
+        objects = [rank] if rank == odd_out[-1] else [None]
+        dist.broadcast_object_list(objects, src=odd_out[-1], group=group)
+        assert objects == [odd_out[-1]]
+        dist.destroy_process_group(group)
+
+
+@checks.check
 def an_async_receive_completes_while_the_receiver_computes(dist, rank, size):
     """The progress thread moves a large message into an irecv's tensor while its rank makes no MPI call."""
     big = 4 * 2**20
