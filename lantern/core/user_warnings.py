@@ -39,4 +39,4 @@ def warn(message, category=None, stacklevel=1, source=None):
     module_globals = frame.f_globals
     registry = module_globals.setdefault("__warningregistry__", {})
     warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
-                           module_globals.get("__name__", "<string>"), registry, module_globals, source)
+                           module_globals.get("__name__", "<string>"), registry, source=source)

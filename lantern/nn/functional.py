@@ -11,7 +11,6 @@ composites) and exported here by name.
 >>> round(F.cross_entropy(lantern.zeros(2, 4), lantern.tensor([0, 3])).item(), 4)  # log(4): uniform over 4
 1.3863
 """
-import warnings as _warnings
 
 from ..ops import (
     nn_activation as _nn_activation, nn_attention as _nn_attention, nn_conv as _nn_conv, nn_extra as _nn_extra,
@@ -66,4 +65,4 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 
 def _warn_upsample(name):
-    _user_warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=3)
+    user_warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=3)
