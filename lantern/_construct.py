@@ -8,7 +8,6 @@ np.float64(2.0)
 lantern.float32
 """
 import copyreg
-import warnings
 from collections.abc import Sequence
 from multiprocessing.reduction import DupFd, ForkingPickler
 
@@ -27,6 +26,7 @@ from .core.tensor_impl import TensorImpl, make_tensor
 from .ops.dispatcher import backend_for_device, call
 from .ops.factory import finish, like_strides
 from .ops.registry import get
+from .core import user_warnings
 
 _PYTHON_NUMBERS = {bool, int, float, complex}
 _WIDE = {dt.BOOL: np.bool_, dt.INTEGRAL: np.int64, dt.FLOATING: np.float64, dt.COMPLEX: np.complex128}
@@ -60,7 +60,7 @@ def _wrap_ndarray(arr):
 
 def _warn_if_read_only(arr):
     if not arr.flags.writeable:
-        warnings.warn("The given NumPy array is not writable, and lantern does not support non-writable tensors: "
+        user_warnings.warn("The given NumPy array is not writable, and lantern does not support non-writable tensors: "
                       "writing to this tensor would write to the array. Copy the array, or make it writable, "
                       "before converting it to a tensor.", UserWarning, stacklevel=3)
 
@@ -252,7 +252,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     _check_dtype_arg(dtype)
     device = (tls.default_device or CPU) if device is None else _device(device)
     if isinstance(data, TensorImpl):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+        user_warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than lantern.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
         out = data.detach().to(dtype=dtype or data.dtype, device=device, copy=True)

@@ -9,7 +9,6 @@
 """
 import math
 import os
-import warnings
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from .core.warn_always import warn_once
 from .ops.dispatcher import call
 from .ops.factory import finish
 from .ops.registry import get
+from .core import user_warnings
 
 _NOT_WRITABLE = ("The given buffer is not writable, and PyTorch does not support non-writable tensors. This means you "
                  "can write to the underlying (supposedly non-writable) buffer using the tensor. You may want to copy "
@@ -86,7 +86,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     end). Float by default, as torch's."""
     if end is None:
         raise TypeError('range() missing 1 required positional arguments: "end"')
-    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+    user_warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=2)
     start, end, step = (float(v) for v in (start, end, step))

@@ -10,6 +10,7 @@ from .core.tensor_impl import TensorImpl as _TensorImpl
 from .ops import binding as _binding
 from .ops import registry as _registry
 from .ops.meta_util import operands_result_type as _operands_result_type
+from .core.overridable import overridable as _overridable
 
 globals().update(_binding.functional_bindings())
 globals().update(_registry.COMPOSITES)
@@ -23,7 +24,7 @@ def _method_frontend(name):
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = name
     fn.__doc__ = f"lantern.{name}(input, ...) is input.{name}(...)."
-    return fn
+    return _overridable(fn)
 
 
 for _name in ("reshape", "flatten", "squeeze", "transpose", "swapaxes", "swapdims", "movedim", "moveaxis",
@@ -31,6 +32,7 @@ for _name in ("reshape", "flatten", "squeeze", "transpose", "swapaxes", "swapdim
     globals()[_name] = _method_frontend(_name)
 
 
+@_overridable
 def where(condition, input=None, other=None, *, out=None):
     """where(condition, input, other): elementwise choice; where(condition) alone: the indices where it holds."""
     from .ops.dispatcher import call
@@ -45,10 +47,12 @@ def is_tensor(obj):
     return isinstance(obj, _TensorImpl)
 
 
+@_overridable
 def is_floating_point(input):
     return input.is_floating_point()
 
 
+@_overridable
 def is_complex(input):
     return input.is_complex()
 
@@ -58,6 +62,7 @@ def result_type(tensor1, tensor2):
     return _operands_result_type((tensor1, tensor2))
 
 
+@_overridable
 def is_nonzero(input):
     if input.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")

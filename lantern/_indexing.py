@@ -18,7 +18,6 @@ view: `copy_` for a tensor value, `fill_` for a scalar.
 """
 import collections.abc
 import operator
-import warnings
 
 import numpy as np
 
@@ -28,6 +27,7 @@ from .core.tensor_impl import TensorImpl
 from .ops.dispatcher import call
 from .ops.meta_util import type_name
 from .ops.registry import get
+from .core import user_warnings
 
 _SELECT, _SLICE, _UNSQUEEZE, _ALIAS = get("select"), get("slice"), get("unsqueeze"), get("alias")
 _VIEW, _EXPAND, _COPY_, _FILL_ = get("view"), get("expand"), get("copy_"), get("fill_")
@@ -166,7 +166,7 @@ def _as_tuple(index):
     if isinstance(index, TensorImpl) or not _is_sequence(index) or len(index) >= 32:
         return (index,)
     if any(i is None or i is Ellipsis or isinstance(i, (slice, TensorImpl)) or _is_sequence(i) for i in index):
-        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated; use x[tuple(seq)] "
+        user_warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated; use x[tuple(seq)] "
                       "instead of x[seq]. A future PyTorch reads it as x[torch.tensor(seq)].", UserWarning,
                       stacklevel=4)
         return tuple(index)

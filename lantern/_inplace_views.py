@@ -16,6 +16,7 @@ lantern.Size([3, 2])
 from .autograd.kernel import _check_inplace_allowed
 from .core.state import tls
 from .ops.dispatcher import refuse_inference_write
+from .core.overridable import overridable
 
 
 def _adopt_view(self, view):
@@ -41,21 +42,26 @@ class InplaceViewMethods:
 
     __slots__ = ()
 
+    @overridable
     def t_(self):
         if self.dim() > 2:
             raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
         return _in_place(self, lambda t: t.t())
 
+    @overridable
     def transpose_(self, dim0, dim1):
         return _in_place(self, lambda t: t.transpose(dim0, dim1))
 
     swapaxes_ = swapdims_ = transpose_
 
+    @overridable
     def squeeze_(self, dim=None):
         return _in_place(self, lambda t: t.squeeze(dim))
 
+    @overridable
     def unsqueeze_(self, dim):
         return _in_place(self, lambda t: t.unsqueeze(dim))
 
+    @overridable
     def as_strided_(self, size, stride, storage_offset=None):
         return _in_place(self, lambda t: t.as_strided(size, stride, storage_offset))

@@ -12,13 +12,13 @@ and isinstance asks "a tensor of this dtype on this device?". Tensors stay plain
 >>> lantern.ones(2).type(), lantern.ones(2).type(lantern.ByteTensor).type()
 ('torch.FloatTensor', 'torch.ByteTensor')
 """
-import warnings
 
 from ._construct import legacy_new
 from .core import dtype as dt
 from .core.layout import strided
 from .core.quantized_dtypes import QuantizedDtype
 from .core.tensor_impl import TensorImpl
+from .core import user_warnings
 
 # The dtypes PyTorch has a legacy tensor type for (no complex ones).
 LEGACY_DTYPES = (dt.bfloat16, dt.bool, dt.uint8, dt.int8, dt.float64, dt.float32, dt.float16, dt.int32, dt.int64,
@@ -96,7 +96,7 @@ def convert_type(tensor, spec):
 
 def set_default_tensor_type(t):
     """Deprecated spelling of set_default_dtype: 'torch.DoubleTensor' (or the class) makes float64 the default."""
-    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+    user_warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
                   "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
                   stacklevel=2)
     if isinstance(t, dt.dtype):

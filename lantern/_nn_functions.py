@@ -22,6 +22,7 @@ from .nn.modules.rnn import _gru_cell, _linear, _lstm_cell
 from .ops.keyword_aliases import with_keyword_aliases
 from .ops.nn_extra import _bag_layout
 from .ops.nn_misc import _dropout, _renorm_rows
+from .core.overridable import overridable
 
 __all__ = ["cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
            "triplet_margin_loss", "ctc_loss", "rrelu", "rrelu_", "dropout_", "alpha_dropout_", "feature_dropout",
@@ -41,30 +42,36 @@ def _reduction(name, reduction):
 
 # ---- losses ------------------------------------------------------------------------------------------------------
 
+@overridable
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=_NONE):
     return F.cosine_embedding_loss(input1, input2, target, margin,
                                    reduction=_reduction("cosine_embedding_loss", reduction))
 
 
+@overridable
 def hinge_embedding_loss(input, target, margin=1.0, reduction=_NONE):
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction("hinge_embedding_loss", reduction))
 
 
+@overridable
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=_NONE):
     return F.margin_ranking_loss(input1, input2, target, margin,
                                  reduction=_reduction("margin_ranking_loss", reduction))
 
 
+@overridable
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
                               reduction=_reduction("poisson_nll_loss", reduction))
 
 
+@overridable
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=_NONE):
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                  reduction=_reduction("triplet_margin_loss", reduction))
 
 
+@overridable
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=_NONE, zero_infinity=False):
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction("ctc_loss", reduction),
                       zero_infinity)
@@ -78,31 +85,38 @@ def _checked_p(p):
     return p
 
 
+@overridable
 def dropout_(input, p, train):
     return _dropout(input, _checked_p(p), train, True)
 
 
+@overridable
 def alpha_dropout_(input, p, train):
     return _dropout(input, _checked_p(p), train, True, alpha=True)
 
 
+@overridable
 def feature_dropout(input, p, train):
     """Dropout of whole channels: dim 1 of (N, C, ...), one draw per (sample, channel)."""
     return _dropout(input, _checked_p(p), train, False, feature=True)
 
 
+@overridable
 def feature_dropout_(input, p, train):
     return _dropout(input, _checked_p(p), train, True, feature=True)
 
 
+@overridable
 def feature_alpha_dropout(input, p, train):
     return _dropout(input, _checked_p(p), train, False, feature=True, alpha=True)
 
 
+@overridable
 def feature_alpha_dropout_(input, p, train):
     return _dropout(input, _checked_p(p), train, True, feature=True, alpha=True)
 
 
+@overridable
 def native_dropout(input, p, train):
     """(output, keep mask): training draws a bool bernoulli(1 - p) mask and scales what it keeps by 1 / (1 - p);
     otherwise the output is a copy of input and the mask all True."""
@@ -113,11 +127,13 @@ def native_dropout(input, p, train):
     return input * mask * (1 / keep if keep else 0.0), mask
 
 
+@overridable
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     _no_generator(generator)
     return F.rrelu(input, lower, upper, training)
 
 
+@overridable
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     _no_generator(generator)
     return F.rrelu_(input, lower, upper, training)
@@ -138,17 +154,20 @@ def _check_cell(input, hx, w_ih, w_hh):
         raise RuntimeError(f"hidden0 has inconsistent hidden_size: got {hx._size[-1]}, expected {w_hh._size[1]}")
 
 
+@overridable
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """tanh(input W_ih^T + b_ih + hx W_hh^T + b_hh): one step of an Elman RNN."""
     _check_cell(input, hx, w_ih, w_hh)
     return (_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh)).tanh()
 
 
+@overridable
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     _check_cell(input, hx, w_ih, w_hh)
     return (_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh)).relu()
 
 
+@overridable
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One LSTM step: hx is (h, c); returns the new (h, c)."""
     if len(hx) != 2:
@@ -158,6 +177,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _lstm_cell(_linear(input, w_ih, b_ih) + _linear(h, w_hh, b_hh), c)
 
 
+@overridable
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     _check_cell(input, hx, w_ih, w_hh)
     return _gru_cell(_linear(input, w_ih, b_ih), _linear(hx, w_hh, b_hh), hx)
@@ -186,6 +206,7 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, out=out)
 
 
+@overridable
 def norm_except_dim(v, pow=2, dim=0):
     """The pow-norm of each slice of v along `dim`, shaped to broadcast against v (weight_norm's g); dim=-1 is the
     norm of the whole tensor."""
@@ -203,6 +224,7 @@ def norm_except_dim(v, pow=2, dim=0):
 
 # ---- the rest ----------------------------------------------------------------------------------------------------
 
+@overridable
 def conv_tbc(input, weight, bias, pad=0):
     """A 1-D convolution over time-major input (time, batch, channels) with weight (kernel, in, out)."""
     if bias is None or not hasattr(bias, "dim"):
@@ -211,6 +233,7 @@ def conv_tbc(input, weight, bias, pad=0):
     return out.permute(2, 0, 1).contiguous()
 
 
+@overridable
 def embedding_renorm_(input, indices, max_norm, norm_type):
     """Rescale, in place, the rows of `input` that `indices` names whose norm exceeds max_norm (to max_norm)."""
     if tls.grad_enabled:
@@ -219,6 +242,7 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
     return input
 
 
+@overridable
 def affine_grid_generator(theta, size, align_corners):
     """affine_grid's grid: the sampling positions of the affine maps theta over an output of `size`."""
     return F.affine_grid(theta, size, align_corners)
@@ -228,6 +252,7 @@ _BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
 _FAST_SUM_DTYPES = (dt.float32, dt.float16, dt.bfloat16)
 
 
+@overridable
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
                   include_last_offset=False, padding_idx=None):
     """ATen's embedding_bag: (output, offset2bag, bag_size, max_indices). The output is nn.functional.embedding_bag's

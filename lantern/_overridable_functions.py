@@ -1,17 +1,18 @@
-"""The `__torch_function__` check for lantern's hand-written public functions (lantern.max, lantern.matmul,
-nn.functional, linalg, fft, special): the generated bindings test the flag themselves, these get a checking wrapper
-in their namespace only while the check is on (a mode pushed, an overriding class alive), so they cost nothing
-otherwise.
+"""Which of lantern's hand-written public functions (lantern.max, lantern.matmul, nn.functional, linalg, fft,
+special) take part in `__torch_function__`: all but those torch.overrides.get_ignored_functions names. Each carries
+its own check (lantern.core.overridable, or the generated wrapper of a composite), so the object a namespace holds
+never changes:
 
 >>> import lantern
->>> with lantern.overrides.BaseTorchFunctionMode():
-...     lantern.max.__wrapped__.__module__
-'lantern._functions'
+>>> matmul = lantern.matmul
+>>> class Tagged(lantern.Tensor):
+...     pass
+>>> lantern.matmul is matmul
+True
 """
 import inspect
 
 import lantern
-from .core import torch_function
 
 # What torch.overrides.get_ignored_functions names among these namespaces' functions (tests/test_torch_function.py
 # checks the lists against torch), and lantern's own settings functions: they never reach __torch_function__.
@@ -60,45 +61,7 @@ def _is_hand_written(value):
 
 
 def hand_written_functions(namespace):
-    """{name: function} of the namespace's public hand-written functions that take part in the protocol (the
-    originals, also while the wrappers stand in for them)."""
+    """{name: function} of the namespace's public hand-written functions that take part in the protocol."""
     ignored = IGNORED[namespace.__name__]
-    found = {}
-    for name, value in vars(namespace).items():
-        value = _originals.get((namespace.__name__, name), value)
-        if not name.startswith("_") and name not in ignored and _is_hand_written(value):
-            found[name] = value
-    return found
-
-
-_originals = {}  # (namespace name, function name) -> the function, while its checking wrapper stands in
-
-
-def _checked(function):
-    def checked(*args, **kwargs):
-        relevant = (*args, *kwargs.values())
-        if torch_function.has_torch_function(relevant):
-            return torch_function.handle_torch_function(checked, relevant, args, kwargs or None)
-        return function(*args, **kwargs)
-    checked.__name__, checked.__qualname__, checked.__doc__ = function.__name__, function.__qualname__, function.__doc__
-    checked.__module__ = function.__module__
-    checked.__wrapped__ = function
-    return checked
-
-
-def _switch_checks(active):
-    if active:
-        wrappers = {}  # one wrapper per function: lantern.conv2d is nn.functional.conv2d while the check is on too
-        for namespace in namespaces():
-            for name, function in hand_written_functions(namespace).items():
-                _originals[(namespace.__name__, name)] = function
-                if function not in wrappers:
-                    wrappers[function] = _checked(function)
-                setattr(namespace, name, wrappers[function])
-    else:
-        for namespace in namespaces():
-            for name in hand_written_functions(namespace):
-                setattr(namespace, name, _originals.pop((namespace.__name__, name)))
-
-
-torch_function.watch(_switch_checks)
+    return {name: value for name, value in vars(namespace).items()
+            if not name.startswith("_") and name not in ignored and _is_hand_written(value)}

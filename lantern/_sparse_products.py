@@ -16,6 +16,7 @@ from .core.layout import sparse_coo
 from .core.tensor_impl import TensorImpl
 from .ops.dispatcher import call
 from .ops.registry import get
+from .core.overridable import overridable
 
 __all__ = ["hspmm", "hsmm", "smm", "sspaddmm", "saddmm", "dsmm", "native_norm", "slice_inverse"]
 
@@ -37,6 +38,7 @@ def _product_rows(mat1, mat2):
     return rows, mat1.mm(mat2)[rows]
 
 
+@overridable
 def hspmm(mat1, mat2, *, out=None):
     """mat1 @ mat2 as a hybrid COO tensor: the rows of mat1 that hold entries, each a dense row of the result."""
     _check_product("hspmm", mat1, mat2)
@@ -48,6 +50,7 @@ def hspmm(mat1, mat2, *, out=None):
 hsmm = hspmm
 
 
+@overridable
 def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2), sparse: input's entries, then every (row, column) of the product's
     nonzero rows (uncoalesced)."""
@@ -69,6 +72,7 @@ def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 saddmm = sspaddmm
 
 
+@overridable
 def smm(input, mat):
     """input @ mat for a sparse input, as a sparse result listing every entry of the product's nonzero rows."""
     if input.layout is not sparse_coo:
@@ -77,11 +81,13 @@ def smm(input, mat):
     return sspaddmm(empty.to_sparse(), input, mat)
 
 
+@overridable
 def dsmm(input, mat2, *, out=None):
     """A matrix product with a dense result: torch's old name for mm."""
     return call(get("mm"), (input, mat2)) if out is None else call(get("mm.out"), (input, mat2, out))
 
 
+@overridable
 def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
     """The p-norm of all of a sparse tensor's elements (its coalesced values: duplicates add up first). torch has
     it for sparse tensors only, and only as a full reduction."""
@@ -98,6 +104,7 @@ def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
     return call(get("linalg_vector_norm"), (input.coalesce()._values(), p, None, False, None))
 
 
+@overridable
 def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
     """The view of `input`'s memory that `src` is of its own: input (a slice of some base) turned back into the
     base's geometry, which src gives (functionalization's inverse of slice)."""

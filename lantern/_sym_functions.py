@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .core.tensor_impl import TensorImpl
+from .core.overridable import overridable
 
 _NUMBERS = (np.integer, np.floating, builtins.int, builtins.float)
 _FLOATS = (np.floating, builtins.float)
@@ -23,11 +24,13 @@ __all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", 
            "sym_constrain_range", "sym_constrain_range_for_size", "sym_fresh_size"]
 
 
+@overridable
 def sym_int(a):
     """int(a): a float truncates toward zero."""
     return builtins.int(a)
 
 
+@overridable
 def sym_float(a):
     return builtins.float(a)
 
@@ -39,25 +42,30 @@ def _check_numbers(a, b):
     return isinstance(a, _FLOATS) or isinstance(b, _FLOATS)
 
 
+@overridable
 def sym_max(a, b):
     """max(a, b), a float when either is (so sym_max(1, 1.0) and sym_max(1.0, 1) are both 1.0)."""
     any_float = _check_numbers(a, b)
     return builtins.float(builtins.max(a, b)) if any_float else builtins.max(a, b)
 
 
+@overridable
 def sym_min(a, b):
     any_float = _check_numbers(a, b)
     return builtins.float(builtins.min(a, b)) if any_float else builtins.min(a, b)
 
 
+@overridable
 def sym_not(a):
     return not a
 
 
+@overridable
 def sym_sqrt(a):
     return math.sqrt(a)
 
 
+@overridable
 def sym_sum(*args):
     """The sum of the numbers, given as one list or as separate arguments."""
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
@@ -65,6 +73,7 @@ def sym_sum(*args):
     return builtins.sum(args)
 
 
+@overridable
 def sym_ite(b, t, f):
     """`t if b else f`, with b a bool and t, f of one type."""
     if not isinstance(b, builtins.bool):

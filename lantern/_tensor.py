@@ -12,7 +12,6 @@ import copy
 import functools
 import inspect
 import numbers
-import warnings
 import weakref
 
 from . import autograd as _ag
@@ -42,6 +41,8 @@ from .sparse._checkpoint import reduce_sparse_tensor
 from .storage import TypedStorage, _warn_typed_storage_removal, legacy_storage_class
 from .backends.quantized import quantized_equal
 from .backends.quantized_checkpoint import reduce_quantized
+from .core.overridable import OPERATOR_METHODS, overridable, overridable_property
+from .core import user_warnings
 
 _op = registry.get
 _PYTHON_KEY = DispatchKey.Python  # read per call: an enum class attribute costs ~70 ns (see autograd/kernel.py)
@@ -60,6 +61,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         return legacy_tensor_new(cls, *args, **kwargs)
 
     # ---- conversions -------------------------------------------------------------------------------------------
+    @overridable
     def item(self):
         n = self.numel()
         if n != 1:
@@ -74,6 +76,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._host_array().reshape(()).item()
 
+    @overridable
     def tolist(self):
         if self._backend.key is _PYTHON_KEY:
             raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(self).__name__}")
@@ -90,6 +93,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             return self._backend.to_host(self._backend.array(self))
         return self._backend.host_array(self)
 
+    @overridable
     def numpy(self, *, force=False):
         """The NumPy array over this tensor's memory (shared, not copied); force=True detaches and copies to CPU."""
         if self._backend.key is _PYTHON_KEY:
@@ -112,10 +116,12 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         _traced_python_value("NumPy array")
         return self._backend.host_array(self)
 
+    @overridable
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
+    @overridable
     def __bool__(self):
         n = self.numel()
         if n != 1:
@@ -125,21 +131,25 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         _traced_python_value("boolean")
         return bool(self._scalar())
 
+    @overridable
     def __float__(self):
         self._check_scalar("float")
         _traced_python_value("float")
         return float(self._scalar())
 
+    @overridable
     def __int__(self):
         self._check_scalar("int")
         _traced_python_value("integer")
         return int(self._scalar())
 
+    @overridable
     def __complex__(self):
         self._check_scalar("complex")
         _traced_python_value("complex")
         return complex(self._scalar())
 
+    @overridable
     def __index__(self):
         if self.dtype.category > dt.INTEGRAL or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
@@ -156,18 +166,21 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             _tls.tracer.warn_iteration()
         return iter(self.unbind(0))
 
+    @overridable
     def __len__(self):
         n = TensorImpl.__len__(self)
         if _tls.tracer is not None:
             _tls.tracer.warn_len()
         return n
 
+    @overridable
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import tensor_repr  # cycle: _tensor_str imports _tensor (Tensor)
         return tensor_repr(self, tensor_contents)
 
     __str__ = __repr__
 
+    @overridable
     def __format__(self, spec):
         if self.dim() == 0 and not self.is_meta and type(self) is Tensor:  # a subclass formats as its str, as torch
             return self.item().__format__(spec)
@@ -195,6 +208,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         for k, v in {**(state or {}), **(slots or {})}.items():
             setattr(self, k, v)
 
+    @overridable
     def __deepcopy__(self, memo):
         """A copy over a copied storage (one per storage in `memo`, so views stay views); grad and attributes too."""
         if id(self) in memo:
@@ -218,6 +232,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
                 setattr(new, k, copy.deepcopy(v, memo))
         return new
 
+    @overridable
     def __contains__(self, element):
         if isinstance(element, (TensorImpl, numbers.Number)):
             return bool((self == element).any().item())
@@ -225,6 +240,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
                            f"{type(element).__name__}.")
 
     # ---- dtype / device conversion -----------------------------------------------------------------------------
+    @overridable
     def to(self, *args, **kwargs):
         """to(dtype) / to(device, dtype=None) / to(other): a copy only when something changes (or copy=True)."""
         dtype, device, copy, memory_format = _parse_to(self, args, kwargs)
@@ -234,36 +250,45 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             return self
         return call(_op("_to_copy"), (self, dtype, device, memory_format))
 
+    @overridable
     def cpu(self, memory_format=preserve_format):
         return self.to("cpu")
 
+    @overridable
     def cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
         if isinstance(device, int):
             device = f"cuda:{device}"
         return self.to(_device("cuda" if device is None else device))
 
+    @overridable
     def xpu(self, device=None, non_blocking=False, memory_format=preserve_format):
         return self.to(_device("xpu" if device is None else device))
 
+    @overridable
     def mtia(self, device=None, non_blocking=False, memory_format=preserve_format):
         return self.to(_device("mtia" if device is None else device))
 
+    @overridable
     def ipu(self, device=None, non_blocking=False, memory_format=preserve_format):
         return self.to(_device("ipu" if device is None else device))
 
     # ---- memory shared with other processes, pinned for accelerator copies ----------------------------------------
+    @overridable
     def share_memory_(self):
         """Move the storage into memory shared with forked processes (torch.multiprocessing's Hogwild! training)."""
         self._storage.share_memory_()
         return self
 
+    @overridable
     def is_shared(self):
         return self._storage.is_shared()
 
+    @overridable
     def is_pinned(self, device=None):
         """Whether the memory is page-locked for fast copies to an accelerator: never, there is none."""
         return False
 
+    @overridable
     def pin_memory(self, device=None):
         """A copy in page-locked memory, for fast copies to an accelerator: there is none, so PyTorch's CPU build
         raises. In cuda-as-cpu mode (lantern.core.cuda_as_cpu) the accelerator is the CPU: an ordinary copy."""
@@ -271,11 +296,13 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             return self.clone()
         raise RuntimeError("Cannot access accelerator device when none is available.")
 
+    @overridable
     def record_stream(self, stream):
         """Mark the memory as used by a CUDA stream; no CUDA stream can exist in this build."""
         raise RuntimeError(f"record_stream: unknown parameter type {type(stream).__name__} (expected a CUDA stream, "
                            "which this build cannot make)")
 
+    @overridable
     def type(self, dtype=None, non_blocking=False, **kwargs):
         """Without arguments: the legacy type string ('torch.FloatTensor'); with a dtype, a legacy type or its name
         ('torch.DoubleTensor'): the tensor converted to it (see lantern._legacy_types)."""
@@ -283,57 +310,72 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             return type_string(self.dtype, self.device.type)
         return convert_type(self, dtype)
 
+    @overridable
     def type_as(self, other):
         return self.to(other.dtype)
 
+    @overridable
     def double(self, memory_format=preserve_format):
         return self.to(dt.float64, memory_format=memory_format)
 
+    @overridable
     def float(self, memory_format=preserve_format):
         return self.to(dt.float32, memory_format=memory_format)
 
+    @overridable
     def half(self, memory_format=preserve_format):
         return self.to(dt.float16, memory_format=memory_format)
 
+    @overridable
     def bfloat16(self, memory_format=preserve_format):
         return self.to(dt.bfloat16, memory_format=memory_format)
 
+    @overridable
     def long(self, memory_format=preserve_format):
         return self.to(dt.int64, memory_format=memory_format)
 
+    @overridable
     def int(self, memory_format=preserve_format):
         return self.to(dt.int32, memory_format=memory_format)
 
+    @overridable
     def short(self, memory_format=preserve_format):
         return self.to(dt.int16, memory_format=memory_format)
 
+    @overridable
     def char(self, memory_format=preserve_format):
         return self.to(dt.int8, memory_format=memory_format)
 
+    @overridable
     def byte(self, memory_format=preserve_format):
         return self.to(dt.uint8, memory_format=memory_format)
 
+    @overridable
     def bool(self, memory_format=preserve_format):
         return self.to(dt.bool, memory_format=memory_format)
 
+    @overridable
     def chalf(self, memory_format=preserve_format):
         return self.to(dt.complex32, memory_format=memory_format)
 
+    @overridable
     def cfloat(self, memory_format=preserve_format):
         return self.to(dt.complex64, memory_format=memory_format)
 
+    @overridable
     def cdouble(self, memory_format=preserve_format):
         return self.to(dt.complex128, memory_format=memory_format)
 
+    @overridable
     def adjoint(self):
         """The conjugate transpose of the last two dims."""
         return self.mT.conj()
 
-    @property
+    @overridable_property
     def mH(self):
         return self.adjoint()
 
-    @property
+    @overridable_property
     def H(self):
         if self.dim() > 2:
             raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
@@ -346,6 +388,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             return call(_op("view.dtype"), (self, size[0]))
         return call(_op("view"), (self, binding._int_list(size, "view")))
 
+    @overridable
     def view_as(self, other):
         return self.view(other._size)
 
@@ -356,9 +399,11 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             return call(_op("view"), (self, shape))
         return call(_op("_unsafe_view"), (self.clone(memory_format=contiguous_format), shape))
 
+    @overridable
     def reshape_as(self, other):
         return self.reshape(other._size)
 
+    @overridable
     def flatten(self, start_dim=0, end_dim=-1):
         n = self.dim()
         s, e = self._wrap_dim(start_dim), self._wrap_dim(end_dim)
@@ -373,12 +418,14 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             inner *= self._size[d]
         return self.reshape(self._size[:s] + (inner,) + self._size[e + 1:])
 
+    @overridable
     def ravel(self):
         return self.reshape(-1)
 
     def expand(self, *size):
         return call(_EXPAND, (self, binding._int_list(size, "expand")))
 
+    @overridable
     def expand_as(self, other):
         return self.expand(other._size)
 
@@ -394,6 +441,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         out = self.sum(dims, True) if dims else self
         return out.view(size) if lead else out
 
+    @overridable
     def contiguous(self, memory_format=contiguous_format):
         if self.is_contiguous(memory_format):
             return self
@@ -402,11 +450,13 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     def squeeze(self, dim=None):
         return call(_op("squeeze"), (self, dim))
 
+    @overridable
     def transpose(self, dim0, dim1):
         return call(_op("transpose"), (self, dim0, dim1))
 
     swapaxes = swapdims = transpose
 
+    @overridable
     def movedim(self, source, destination):
         n = self.dim()
         src = (source,) if isinstance(source, int) else tuple(source)
@@ -430,21 +480,21 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
 
     moveaxis = movedim
 
-    @property
+    @overridable_property
     def T(self):
         return self.permute(tuple(range(self.dim() - 1, -1, -1)))
 
-    @property
+    @overridable_property
     def mT(self):
         if self.dim() < 2:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
         return self.transpose(-2, -1)
 
-    @property
+    @overridable_property
     def real(self):
         return call(_op("real"), (self,)) if self.dtype.is_complex else self
 
-    @property
+    @overridable_property
     def imag(self):
         return call(_op("imag"), (self,))
 
@@ -517,27 +567,32 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     def min(self, dim=None, keepdim=False, *, other=None):
         return _minmax(self, "min", "minimum", dim if other is None else other, keepdim)
 
+    @overridable
     def clamp(self, min=None, max=None):
         return call(_op("clamp"), (self, min, max))
 
+    @overridable
     def clamp_(self, min=None, max=None):
         return call(_op("clamp_"), (self, min, max))
 
     clip, clip_ = clamp, clamp_
 
+    @overridable
     def div(self, other, *, rounding_mode=None):
         return call(_op("div"), (self, other, rounding_mode))
 
+    @overridable
     def div_(self, other, *, rounding_mode=None):
         return call(_op("div_"), (self, other, rounding_mode))
 
     divide, true_divide, divide_, true_divide_ = div, div, div_, div_
 
+    @overridable
     def where(self, condition, other):
         return call(_op("where"), (condition, self, other))
 
     # ---- autograd ---------------------------------------------------------------------------------------------
-    @property
+    @overridable_property
     def requires_grad(self):
         return self._requires_grad
 
@@ -545,6 +600,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     def requires_grad(self, value):
         self.requires_grad_(value)
 
+    @overridable
     def requires_grad_(self, requires_grad=True):
         if requires_grad and self.dtype.category < dt.FLOATING:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
@@ -559,25 +615,25 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         self._requires_grad = bool(requires_grad)
         return self
 
-    @property
+    @overridable_property
     def grad_fn(self):
         """The node that made this tensor (None for leaves); views changed in place get a fresh one."""
         if self._grad_fn is None and self._autograd is None:
             return None
         return current_grad_fn(self)
 
-    @property
+    @overridable_property
     def is_leaf(self):
         return self._grad_fn is None
 
-    @property
+    @overridable_property
     def output_nr(self):
         return self._output_nr
 
-    @property
+    @overridable_property
     def grad(self):
         if self._grad_fn is not None and not self.retains_grad and self._grad is None:
-            warnings.warn(
+            user_warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
                 "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf "
@@ -606,11 +662,12 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     def grad(self):
         self._grad = None
 
-    @property
+    @overridable_property
     def retains_grad(self):
         meta = self._autograd
         return meta is not None and meta.retains_grad
 
+    @overridable
     def retain_grad(self):
         """Keep this non-leaf's gradient in .grad during backward (a no-op on leaves)."""
         if not self._requires_grad:
@@ -629,6 +686,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             node._retains = {}
         node._retains[self._output_nr] = store
 
+    @overridable
     def register_hook(self, hook):
         """hook(grad) runs when this tensor's gradient is computed; a non-None return replaces the gradient."""
         if not self._requires_grad:
@@ -652,6 +710,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             return tuple(grads)
         return current_grad_fn(self).register_prehook(pre_hook)
 
+    @overridable
     def register_post_accumulate_grad_hook(self, hook):
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
@@ -660,16 +719,19 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         hooks[handle.id] = hook
         return handle
 
+    @overridable
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into the .grad of the leaves (see lantern.autograd.backward)."""
         _ag.backward(self, gradient, retain_graph, create_graph, None, inputs)
 
+    @overridable
     def detach(self):
         """A tensor sharing storage and version counter, outside autograd (a wrapper subclass's handler makes it)."""
         if self._backend.key is _PYTHON_KEY:
             return python_key.detach(self)
         return _alias_detached(self)
 
+    @overridable
     def detach_(self):
         if self._base is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
@@ -681,7 +743,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         self._requires_grad = False
         return self
 
-    @property
+    @overridable_property
     def data(self):
         """The same memory, outside autograd and outside version checks (a fresh version counter)."""
         t = _alias_detached(self)
@@ -702,10 +764,12 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     def _is_view(self):
         return self._base is not None
 
+    @overridable
     def is_inference(self):
         """Made under inference_mode: it may not be saved for backward or written to outside that mode."""
         return self._is_inference
 
+    @overridable
     def equal(self, other):
         """Same size and same elements (values compared after type promotion); quantized tensors are equal when
         their dtypes, quantizers and integers are."""
@@ -713,6 +777,7 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
             return quantized_equal(self, other)
         return self._size == other._size and bool((self == other).all().item())
 
+    @overridable
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
@@ -725,10 +790,12 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
         return _new_factory(self, "ones", size, dtype, device, requires_grad)
 
+    @overridable
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
         return call(_op("full"), (tuple(size), fill_value, dtype or self.dtype, None, device or self.device, None,
                                   requires_grad))
 
+    @overridable
     def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
         return call(_op("empty_strided"), (tuple(size), tuple(stride), dtype or self.dtype, None,
                                            device or self.device, None, requires_grad))
@@ -755,9 +822,11 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         self._bump_version()
         return self
 
+    @overridable
     def resize_as_(self, the_template, *, memory_format=None):
         return self.resize_(the_template._size, memory_format=memory_format)
 
+    @overridable
     def set_(self, source=None, storage_offset=0, size=None, stride=None):
         """Point this tensor at another tensor's or storage's memory (no copy)."""
         if source is None:
@@ -775,30 +844,38 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         self._bump_version()
         return self
 
+    @overridable
     def storage(self):
         """This tensor's memory as a TypedStorage of its dtype (deprecated by torch: use untyped_storage())."""
         _warn_typed_storage_removal()
         return TypedStorage(wrap_storage=self._storage, dtype=self.dtype, _internal=True)
 
+    @overridable
     def storage_type(self):
         """The legacy storage class of this tensor's dtype (lantern.FloatStorage for float32)."""
         return legacy_storage_class(self.dtype)
 
+    @overridable
     def dim_order(self):
         return tuple(sorted(range(self.dim()), key=lambda d: -self._stride[d]))
 
+    @overridable
     def __getitem__(self, index):
         return getitem(self, index)
 
+    @overridable
     def __setitem__(self, index, value):
         setitem(self, index, value)
 
+    @overridable
     def __delitem__(self, index):
         raise TypeError("Tensor does not support deleting items")
 
+    @overridable
     def __eq__(self, other):
         return _compare("eq", self, other)
 
+    @overridable(public="ne")
     def __ne__(self, other):
         return _compare("ne", self, other)
 
@@ -977,7 +1054,7 @@ def _install_methods():
         if name not in Tensor.__dict__:
             setattr(Tensor, name, registry.COMPOSITES[name])
     for name, fn in _dunder_methods().items():
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, overridable(fn, public=OPERATOR_METHODS.get(name)))
     _install_aliases()
 
 
@@ -988,6 +1065,7 @@ def _dunder_methods():
         "__sub__": _sub, "__rsub__": _rsub, "__isub__": _isub,
         "__mul__": _binary("mul"), "__rmul__": _commuted("mul", "__rmul__"), "__imul__": _inplace("mul"),
         "__truediv__": _truediv, "__rtruediv__": _rtruediv, "__itruediv__": _itruediv,
+        "__div__": _truediv, "__rdiv__": _rtruediv, "__idiv__": _itruediv,  # Python 2's names, kept by torch
         "__floordiv__": _binary("floor_divide"), "__rfloordiv__": _reflected("floor_divide"),
         "__ifloordiv__": _inplace("floor_divide"),
         "__mod__": _binary("remainder"), "__rmod__": _reflected("remainder"), "__imod__": _inplace("remainder"),
@@ -1046,5 +1124,4 @@ def _tensor_split_argument(t):
 
 
 _install_methods()
-Tensor.__div__, Tensor.__rdiv__, Tensor.__idiv__ = _truediv, _rtruediv, _itruediv  # Python 2's names, kept by torch
 register_tensor_class(Tensor)

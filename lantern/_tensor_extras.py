@@ -11,7 +11,6 @@ products `smm`/`sspaddmm` and `slice_inverse`, and the legacy ones torch keeps f
 [5.0, 5.0, 5.0]
 """
 import operator
-import warnings
 
 import numpy as np
 
@@ -23,6 +22,8 @@ from .core.layout import sparse_coo
 from .core.tensor_impl import TensorImpl
 from .ops.dispatcher import call
 from .ops.registry import get
+from .core.overridable import overridable, overridable_property
+from .core import user_warnings
 
 _REINFORCE_REMOVED = ("reinforce() was removed. Use torch.distributions instead: sample the action from a "
                       "distribution (m = torch.distributions.Categorical(probs); action = m.sample()) and "
@@ -74,15 +75,18 @@ class TensorExtras:
     __slots__ = ()
 
     # ---- predicates ----------------------------------------------------------------------------------------------
+    @overridable
     def is_same_size(self, other):
         """Same sizes (strides and dtype do not matter)."""
         return self._size == other._size
 
+    @overridable
     def is_set_to(self, tensor):
         """Same memory, offset, sizes and strides: the two tensors are the same view of one storage."""
         return (self._storage is tensor._storage and self._offset == tensor._offset
                 and self._size == tensor._size and self._stride == tensor._stride)
 
+    @overridable
     def is_nonzero(self):
         """The single element's truth value."""
         n = self.numel()
@@ -91,24 +95,29 @@ class TensorExtras:
                                "is ambiguous")
         return bool(self.item())
 
+    @overridable
     def is_distributed(self):
         """False: a lantern tensor is never a distributed (THD) tensor."""
         return False
 
+    @overridable
     def const_data_ptr(self):
         """The address of the first element, for reading (the same address data_ptr() gives)."""
         return self.data_ptr()
 
     # ---- Python callables, element by element --------------------------------------------------------------------
+    @overridable
     def apply_(self, callable):
         """self[i] = callable(self[i]) for every element (CPU only; slow: one Python call per element)."""
         return _for_each_element("apply_", self, callable, ())
 
+    @overridable
     def map_(self, tensor, callable):
         """self[i] = callable(self[i], tensor[i]), tensor broadcast to self's shape and of self's dtype."""
         _require_same_dtype("map_", self, tensor, "'other'")
         return _for_each_element("map_", self, callable, (tensor,))
 
+    @overridable
     def map2_(self, x, y, callable):
         """self[i] = callable(self[i], x[i], y[i])."""
         _require_same_dtype("map2_", self, x, "argument 'x'")
@@ -116,6 +125,7 @@ class TensorExtras:
         return _for_each_element("map2_", self, callable, (x, y))
 
     # ---- writes --------------------------------------------------------------------------------------------------
+    @overridable
     def fill_diagonal_(self, fill_value, wrap=False):
         """Fill the main diagonal (all dims of equal length, or a matrix); with wrap, a tall matrix's diagonal
         starts again every columns + 1 rows."""
@@ -142,6 +152,7 @@ class TensorExtras:
         out.__class__ = cls
         return out
 
+    @overridable
     def module_load(self, other, assign=False):
         """What load_state_dict swaps in for this parameter or buffer: `other` detached when assigning, else self
         holding other's values, detached."""
@@ -150,50 +161,59 @@ class TensorExtras:
         return self.copy_(other).detach()
 
     # ---- sparse products and slice_inverse (see lantern._sparse_products) -----------------------------------------
+    @overridable
     def smm(self, mat):
         return _sparse_products.smm(self, mat)
 
+    @overridable
     def sspaddmm(self, mat1, mat2, *, beta=1, alpha=1):
         return _sparse_products.sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
+    @overridable
     def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
         return _sparse_products.slice_inverse(self, src, dim, start, end, step)
 
     # ---- resizing a sparse COO tensor ----------------------------------------------------------------------------
+    @overridable
     def sparse_resize_(self, size, sparse_dim, dense_dim):
         """Give a COO tensor a new size and split into sparse and dense dims. With entries, only the sparse sizes
         may change, and only grow (every index stays valid); an empty one may change anything."""
         return _sparse_resize(self, "sparse_resize_", size, sparse_dim, dense_dim, keep_entries=True)
 
+    @overridable
     def sparse_resize_and_clear_(self, size, sparse_dim, dense_dim):
         """Drop every entry of a COO tensor, then give it a new size and split into sparse and dense dims."""
         return _sparse_resize(self, "sparse_resize_and_clear_", size, sparse_dim, dense_dim, keep_entries=False)
 
     # ---- legacy --------------------------------------------------------------------------------------------------
+    @overridable
     def new(self, *args, **kwargs):
         """The legacy constructor, in this tensor's dtype: new(2, 3) uninitialised, new([1, 2]) from data."""
         return legacy_new(self.dtype, args, kwargs)
 
+    @overridable
     def resize(self, *sizes):
         """A reshaped copy-free view with the same number of elements (deprecated: use reshape)."""
-        warnings.warn("non-inplace resize is deprecated")
+        user_warnings.warn("non-inplace resize is deprecated")
         return _resized(self, sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes)
 
+    @overridable
     def resize_as(self, tensor):
-        warnings.warn("non-inplace resize_as is deprecated")
+        user_warnings.warn("non-inplace resize_as is deprecated")
         return _resized(self, tensor.size())
 
-    @property
+    @overridable_property
     def volatile(self):
         """Always False: volatile was replaced by torch.no_grad()."""
-        warnings.warn("volatile was removed (Variable.volatile is always False)", stacklevel=2)
+        user_warnings.warn("volatile was removed (Variable.volatile is always False)", stacklevel=2)
         return False
 
     @volatile.setter
     def volatile(self, value):
-        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+        user_warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
                       stacklevel=2)
 
+    @overridable
     def reinforce(self, reward):
         raise RuntimeError(_REINFORCE_REMOVED)
 

@@ -1,6 +1,6 @@
 """What Tensor gives its Python subclasses: the default `__torch_function__`, which runs the function and wraps
-tensor results into the caller's class (PyTorch's torch._tensor._convert), and the check of the hand-written
-methods while `__torch_function__` is in use.
+tensor results into the caller's class (PyTorch's torch._tensor._convert). (The hand-written methods' own check
+is lantern.core.overridable.)
 
 A subclass that does not define `__torch_function__` inherits this one, so its instances survive operations:
 
@@ -66,40 +66,20 @@ class TensorSubclassMethods:
             return NotImplemented
         with torch_function.DisableTorchFunctionSubclass():
             result = func(*args, **kwargs)
-            if getattr(func, "__self__", None) in _no_wrap:  # t.grad: the gradient as autograd left it
+            if getattr(func, "__self__", None) is _grad_property():  # t.grad: the gradient as autograd left it
                 return result
             return _convert(result, cls)
 
 
-# ---- the hand-written methods' check -------------------------------------------------------------------------------
-# The generated bindings test the flag themselves; Tensor's hand-written methods (operators, max, to, size, ...) get a
-# checking wrapper only while the check is on, so that they cost nothing extra otherwise.
 
-# The operators that PyTorch reports to __torch_function__ as the method they run (`a + b` calls Tensor.add).
-OPERATOR_METHODS = {
-    "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub", "__isub__": "sub_",
-    "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_", "__truediv__": "div", "__itruediv__": "div_",
-    "__div__": "div", "__idiv__": "div_", "__matmul__": "matmul", "__mod__": "remainder", "__imod__": "remainder_",
-    "__pow__": "pow", "__ipow__": "pow_", "__ifloordiv__": "floor_divide_", "__lt__": "lt", "__le__": "le",
-    "__gt__": "gt", "__ge__": "ge", "__ne__": "ne", "__neg__": "neg", "__pos__": "positive", "__abs__": "abs",
-    "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
-}
+def _grad_property():
+    """Tensor.grad's property: its value is returned as it is (torch's get_default_nowrap_functions)."""
+    return inspect.getattr_static(tensor_impl.tensor_class, "grad")
+
+
 # Plumbing that is no part of the protocol: pickling, the protocol itself, and lantern's private helpers.
 # __iter__ is no part either: it calls dim and unbind, which are (as in PyTorch).
 _UNCHECKED = {"__reduce_ex__", "__setstate__", "__new__", "__init__", "__init_subclass__", "as_subclass", "__iter__"}
-_originals = {}  # name -> Tensor's own attribute (None: inherited), while a checking one replaces it
-
-
-def _checked(name, method, tensor_class):
-    def checked(self, *args, **kwargs):
-        relevant = (self, *args, *kwargs.values())
-        if torch_function.has_torch_function(relevant):
-            public = getattr(tensor_class, OPERATOR_METHODS[name]) if name in OPERATOR_METHODS else checked
-            return torch_function.handle_torch_function(public, relevant, (self, *args), kwargs or None)
-        return method(self, *args, **kwargs)
-    checked.__name__, checked.__qualname__, checked.__doc__ = method.__name__, method.__qualname__, method.__doc__
-    checked.__wrapped__ = method
-    return checked
 
 
 def hand_written_methods(tensor_class):
@@ -112,51 +92,3 @@ def hand_written_methods(tensor_class):
                     and name not in _UNCHECKED):
                 found[name] = value
     return found
-
-
-# Properties whose value the default __torch_function__ returns as it is (torch's get_default_nowrap_functions).
-_NO_WRAP_PROPERTIES = {"grad"}
-_no_wrap = set()  # the checking properties of those, while installed
-
-
-def _checked_property(name, prop, tensor_class):
-    """prop with a getter that hands `t.name` to __torch_function__ as `Tensor.name.__get__`, as PyTorch does."""
-    def get(self):
-        if torch_function.has_torch_function((self,)):
-            return torch_function.handle_torch_function(vars(tensor_class)[name].__get__, (self,), (self,), None)
-        return prop.fget(self)
-    return property(get, prop.fset, prop.fdel, prop.__doc__)
-
-
-def public_properties(tensor_class):
-    """{name: property} of Tensor's public properties (shape, T, data, grad, ...)."""
-    found = {}
-    for klass in reversed(tensor_class.__mro__[:-1]):
-        for name, value in vars(klass).items():
-            if isinstance(value, property) and not name.startswith("_"):
-                found[name] = value
-    return found
-
-
-def _switch_checks(active):
-    tensor_class = tensor_impl.tensor_class
-    if active:
-        for name, prop in public_properties(tensor_class).items():
-            _originals[name] = vars(tensor_class).get(name)
-            setattr(tensor_class, name, _checked_property(name, prop, tensor_class))
-            if name in _NO_WRAP_PROPERTIES:
-                _no_wrap.add(vars(tensor_class)[name])
-        for name, method in hand_written_methods(tensor_class).items():
-            _originals[name] = vars(tensor_class).get(name)
-            setattr(tensor_class, name, _checked(name, method, tensor_class))
-    else:
-        for name, original in _originals.items():
-            if original is None:
-                delattr(tensor_class, name)
-            else:
-                setattr(tensor_class, name, original)
-        _originals.clear()
-        _no_wrap.clear()
-
-
-torch_function.watch(_switch_checks)

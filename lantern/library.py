@@ -22,7 +22,6 @@ import contextlib
 import inspect
 import logging
 import typing
-import warnings
 import weakref
 
 from .autograd.function import Function
@@ -39,6 +38,7 @@ from .ops.schema import parse_schema
 from .library_opcheck import OpCheckError, opcheck  # noqa: F401  (part of the namespace)
 from . import library_rules
 from .library_rules import get_ctx, get_kernel  # noqa: F401  (part of the namespace)
+from .core import user_warnings
 
 __all__ = ["Library", "CustomOpDef", "custom_op", "define", "impl", "register_kernel", "register_fake",
            "register_autograd", "infer_schema", "fallthrough_kernel", "opcheck", "get_ctx", "get_kernel",
@@ -371,7 +371,7 @@ def register_fake(op, func=None, /, *, lib=None, _stacklevel=1):
 
 def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
     """The old name of register_fake (deprecated, as in PyTorch since 2.4)."""
-    warnings.warn("`torch.library.impl_abstract` was renamed to `torch.library.register_fake`. Please use that "
+    user_warnings.warn("`torch.library.impl_abstract` was renamed to `torch.library.register_fake`. Please use that "
                   "instead; we will remove `torch.library.impl_abstract` in a future version of PyTorch.",
                   FutureWarning, stacklevel=2)
     return register_fake(qualname, func, lib=lib)

@@ -34,7 +34,6 @@ import random
 import struct
 import sys
 import types
-import warnings
 import zipfile
 
 import numpy as np
@@ -53,6 +52,7 @@ from .backends.quantized_checkpoint import quantizer_params, rebuild_qtensor
 from .nn.parameter import Parameter
 from .ops.dispatcher import backend_for_device
 from .sparse._checkpoint import rebuild_sparse_tensor, reduce_sparse_tensor
+from .core import user_warnings
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
@@ -585,7 +585,7 @@ def _weights_only_from_environment(weights_only, pickle_module):
     if weights_only is not None:
         return weights_only
     if force_off:
-        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the`weights_only` "
+        user_warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the`weights_only` "
                       "argument was not explicitly passed to `torch.load`, forcing weights_only=False.", UserWarning,
                       stacklevel=3)
         return False

@@ -22,6 +22,7 @@ from lantern import (  # noqa: F401  (torch.special's names for lantern's ops)
     digamma, erf, erfc, erfinv, exp2, expm1, i0, log1p, log_softmax, logit, logsumexp, polygamma, round, sinc,
     softmax, xlogy,
 )
+from .core.overridable import overridable as _overridable
 
 __all__ = [
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
@@ -47,6 +48,7 @@ globals().update({name: getattr(lantern, "special_" + name) for name in __all__ 
                   and hasattr(lantern, "special_" + name)})
 
 
+@_overridable
 def ndtr(input, *, out=None):
     """The standard normal CDF, (1 + erf(x / sqrt 2)) / 2, computed as PyTorch computes it (so its lower tail
     underflows to 0 where erfc would keep it: ndtr(-9) is 0 in float64)."""

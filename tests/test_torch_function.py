@@ -7,6 +7,7 @@ import os
 import pickle
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -277,19 +278,54 @@ def test_parameter_opts_out_and_stays_plain():
         assert type(p * 2) is lib.Tensor and type(lib.add(p, 1)) is lib.Tensor
 
 
-def test_the_check_is_off_and_the_methods_unwrapped_while_no_subclass_or_mode_is_alive():
+def _public_objects():
+    F = lantern.nn.functional
+    return [lantern.Tensor.__add__, vars(lantern.Tensor)["max"], lantern.matmul, lantern.max, F.relu, F.linear,
+            F.cross_entropy, lantern.linalg.inv, inspect.getattr_static(lantern.Tensor, "grad")]
+
+
+def test_the_public_objects_never_change_and_the_check_follows_subclasses_and_modes():
+    """The check lives in each public function (lantern.core.overridable): nothing is swapped when a subclass or a
+    mode switches it on, so references taken at import stay the public objects."""
     gc.collect()
     assert lantern_tf.ACTIVE == [False]
-    add, max_ = vars(lantern.Tensor)["__add__"], vars(lantern.Tensor)["max"]
+    before = _public_objects()
     with lantern.overrides.BaseTorchFunctionMode():
         assert lantern_tf.ACTIVE == [True]
-        assert lantern.Tensor.__add__ is not add and lantern.Tensor.__add__.__wrapped__ is add
-    assert lantern_tf.ACTIVE == [False] and lantern.Tensor.__add__ is add and lantern.Tensor.max is max_
+        assert all(a is b for a, b in zip(_public_objects(), before))
     cls = _subclass(lantern)
     assert lantern_tf.ACTIVE == [True]
+    assert all(a is b for a, b in zip(_public_objects(), before))
+    layer = lantern.nn.TransformerEncoderLayer(8, 2, 16)  # default activation=F.relu, taken at import
+    assert layer.activation_relu_or_gelu == 1
     del cls
     gc.collect()
     assert lantern_tf.ACTIVE == [False]
+
+
+def test_every_hand_written_public_function_method_and_property_carries_the_check():
+    from lantern import _overridable_functions, _tensor_subclasses
+    from lantern.core.overridable import is_overridable
+    unchecked = [f"{namespace.__name__}.{name}" for namespace in _overridable_functions.namespaces()
+                 for name, fn in _overridable_functions.hand_written_functions(namespace).items()
+                 if not is_overridable(fn)]
+    # what an out-of-tree device adds (Tensor.openreg, is_openreg) is the user's own plain method, as in PyTorch
+    registered = {name for name, value in vars(lantern.Tensor).items()
+                  if getattr(getattr(value, "fget", value), "__module__", "") == "lantern.utils.backend_registration"}
+    unchecked += [f"Tensor.{name}" for name in _tensor_subclasses.hand_written_methods(lantern.Tensor)
+                  if not is_overridable(getattr(lantern.Tensor, name)) and name not in registered]
+    unchecked += [f"Tensor.{name}" for name, value in inspect.getmembers(lantern.Tensor)
+                  if isinstance(value, property) and not name.startswith("_") and not is_overridable(value)
+                  and name not in registered]
+    assert unchecked == []
+
+
+def test_a_warning_inside_a_checked_function_names_the_callers_line():
+    for lib in LIBS:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.nn.functional.softmax(lib.ones(2, 3))  # implicit dim
+        assert [w.filename for w in caught] == [__file__], lib.__name__
 
 
 def test_the_check_stays_on_while_a_mode_runs_its_handler():

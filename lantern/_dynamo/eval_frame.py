@@ -33,6 +33,7 @@ from ..nn.modules.module import Module
 from ..utils._pytree import tree_flatten, tree_unflatten
 from . import config
 from .exc import InvalidBackend, Unsupported
+from ..core import user_warnings
 
 __all__ = ["OptimizedModule", "compile", "optimize", "reset", "is_compiling", "list_backends", "disable"]
 
@@ -87,7 +88,7 @@ def disable(fn=None, recursive=True, *, reason=None):
     @functools.wraps(fn)
     def eager_only(*args, **kwargs):
         if is_compiling():
-            warnings.warn(f"graph break: {getattr(fn, '__qualname__', fn)} is torch.compiler.disable'd"
+            user_warnings.warn(f"graph break: {getattr(fn, '__qualname__', fn)} is torch.compiler.disable'd"
                           + (f" ({reason})" if reason else ""), _GraphBreak)
         return fn(*args, **kwargs)
     return eager_only
@@ -190,7 +191,7 @@ class _CompiledCallable:
             raise Unsupported(f"torch.compile(fullgraph=True) cannot capture {_name(self.fn)} as one graph: "
                               f"{reason}") from error
         if config.verbose:
-            warnings.warn(f"torch.compile: {_name(self.fn)} runs eagerly for these inputs (graph break)")
+            user_warnings.warn(f"torch.compile: {_name(self.fn)} runs eagerly for these inputs (graph break)")
         return _EAGER, (ran[0] if len(ran) == 2 else self.fn(*args, **kwargs))
 
 

@@ -15,12 +15,12 @@ recorded by autograd, so gradients reach float32 leaves in float32.
 lantern.float32
 """
 import functools
-import warnings
 
 from ..core import dtype as _dtypes
 from ..core.tensor_impl import TensorImpl
 from . import state as _state
 from .state import is_autocast_available
+from ..core import user_warnings
 
 __all__ = ["autocast_decorator", "autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
@@ -53,12 +53,12 @@ class autocast:
         self._cache_enabled = _state.is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
         if enabled:
             if device_type == "cuda":
-                warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
+                user_warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
                 enabled = False
             elif self.fast_dtype not in _SUPPORTED_DTYPES:
                 name = device_type.upper()
                 supported = ", ".join(map(str, _SUPPORTED_DTYPES))
-                warnings.warn(f"In {name} autocast, but the target dtype is not supported. Disabling autocast.\n"
+                user_warnings.warn(f"In {name} autocast, but the target dtype is not supported. Disabling autocast.\n"
                               f"{name} Autocast only supports dtypes of {supported} currently.", stacklevel=2)
                 enabled = False
         self._enabled = enabled

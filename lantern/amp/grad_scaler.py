@@ -15,7 +15,6 @@ True
 >>> scaler.step(opt); scaler.update(); scaler.get_scale()  # the inf gradient skips the step and backs off
 4.0
 """
-import warnings
 from collections import defaultdict
 from enum import Enum
 
@@ -23,6 +22,7 @@ from .. import _functions as _F
 from ..autograd import no_grad
 from ..core import dtype as _dtypes
 from ..core.tensor_impl import TensorImpl
+from ..core import user_warnings
 
 __all__ = ["OptState", "GradScaler"]
 
@@ -73,7 +73,7 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if device == "cuda" and enabled:
-            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+            user_warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
                           stacklevel=2)
             self._enabled = False
         if self._enabled:

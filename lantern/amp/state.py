@@ -8,11 +8,11 @@ their settings as PyTorch's CPU build does.
 >>> is_autocast_enabled("cpu"), get_autocast_dtype("cpu"), get_autocast_dtype("cuda")
 (False, lantern.bfloat16, lantern.float16)
 """
-import warnings
 
 from ..core.device import device as _device, privateuse1_name
 from ..core.dtype import dtype as _dtype_class
 from ..ops import autocast as _autocast
+from ..core import user_warnings
 
 __all__ = [
     "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
@@ -96,7 +96,7 @@ def _legacy(device_type, old_name):
     """The older, deprecated spellings for one device: is/set_autocast_<old_name>_enabled and
     get/set_autocast_<old_name>_dtype, each warning as PyTorch's do."""
     def warn(old, new):
-        warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
+        user_warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
 
     def is_enabled():
         warn(f"is_autocast_{old_name}_enabled()", f"is_autocast_enabled('{device_type}')")

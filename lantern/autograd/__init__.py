@@ -8,7 +8,6 @@ records a graph node (see kernel.py), and `backward` / `grad` run the engine (en
 >>> x.grad.tolist()
 [2.0, 4.0, 6.0]
 """
-import warnings
 
 from ..core import dtype as dt
 from ..core.dispatch_keys import DispatchKey
@@ -33,6 +32,7 @@ from .grad_mode import (  # noqa: F401
 from .kernel import autograd_entry
 from .variable import Variable  # noqa: F401
 from ..core.reference import on_switch
+from ..core import user_warnings
 
 dispatcher.set_autograd_kernel(autograd_entry())
 on_switch(lambda: dispatcher.set_autograd_kernel(autograd_entry()))
@@ -102,7 +102,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
-        warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
+        user_warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
                       "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
                       "creating the graph to avoid this. If you have to use this function, make sure to reset the "
                       ".grad fields of your parameters to None after use to break the cycle and avoid the leak.",

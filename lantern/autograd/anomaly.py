@@ -15,10 +15,10 @@ Function 'SqrtBackward0' returned nan values in its 0th output.
 import os
 import threading
 import traceback
-import warnings
 
 from ..core.dtype import is_differentiable
 from ..core.state import tls
+from ..core import user_warnings
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -42,7 +42,7 @@ def _warn_forward_trace(node):
                   "information.")
     else:
         detail = f"Traceback of forward call that caused the error:\n{node._trace}"
-    warnings.warn(f"Error detected in {node.name()}. {detail}", UserWarning, stacklevel=4)
+    user_warnings.warn(f"Error detected in {node.name()}. {detail}", UserWarning, stacklevel=4)
 
 
 def run_with_anomaly(node, grads):
@@ -65,7 +65,7 @@ class detect_anomaly:
 
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
-        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+        user_warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
                       "enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self):

@@ -7,13 +7,13 @@ convention); for a complex output, backward is checked with seeds 1 and 1j, so b
 >>> lantern.autograd.gradcheck(lambda t: (t * t).sin(), (x,))
 True
 """
-import warnings
 
 import numpy as np
 
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops.derivative_helpers import zeros_like
+from ..core import user_warnings
 
 
 class GradcheckError(RuntimeError):
@@ -110,7 +110,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     inputs = _as_tuple(inputs)
     for i, x in enumerate(inputs):
         if isinstance(x, TensorImpl) and x.requires_grad and x.dtype.name not in ("float64", "complex128"):
-            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
+            user_warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating "
                           "point or complex. ", UserWarning, stacklevel=2)
     diff = _differentiable(inputs)

@@ -7,7 +7,6 @@ A backend is a device plus an array library (`xp`: NumPy, CuPy) plus an allocato
 >>> cpu.empty((2, 3), lantern.float32).stride()
 (3, 1)
 """
-import warnings
 from math import prod as _prod
 
 from ..core.contiguity import has_cached_contiguous_strides
@@ -19,6 +18,7 @@ from ..core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
 from ..ops import generated, registry
 from ..ops.meta_util import pointwise_strides, shape_str
 from ..ops.op_kinds import OpKind
+from ..core import user_warnings
 
 
 def internal_overlap_check(t, op_name):
@@ -277,7 +277,7 @@ def resize_out(out, shape, op_name):
     if out._size == shape:
         return
     if out.numel() != 0:
-        warnings.warn(
+        user_warnings.warn(
             f"An output with one or more elements was resized since it had shape {shape_str(out._size)}, which "
             f"does not match the required output shape {shape_str(shape)}. This behavior is deprecated, and in a "
             "future PyTorch release outputs will not be resized unless they have zero elements. You can explicitly "

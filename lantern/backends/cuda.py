@@ -9,11 +9,11 @@ training. lantern has no CUDA, so they select nothing; they keep what a program 
 """
 import contextlib
 import enum
-import warnings
 
 from ..core.absent_device import unbound
 from ..core.device import not_compiled_error
 from . import precision as _precision
+from ..core import user_warnings
 
 __all__ = ["is_built", "cuFFTPlanCacheAttrContextProp", "cuFFTPlanCache", "cuFFTPlanCacheManager", "cuBLASModule",
            "preferred_linalg_library", "preferred_blas_library", "cublas_workspace_size", "cublaslt_workspace_size",
@@ -245,7 +245,7 @@ def _can_use(kind):
             raise TypeError(f"_can_use_{kind}(): incompatible function arguments (expected SDPAParams, got "
                             f"{type(params).__name__})")
         if debug:
-            warnings.warn(f"{kind.replace('_', ' ')} needs CUDA, which this build does not have.", stacklevel=2)
+            user_warnings.warn(f"{kind.replace('_', ' ')} needs CUDA, which this build does not have.", stacklevel=2)
         return False
     check.__name__ = f"can_use_{kind}"
     check.__doc__ = f"Whether the {kind.replace('_', ' ')} kernel could run this call: never without CUDA."
@@ -260,7 +260,7 @@ can_use_cudnn_attention = _can_use("cudnn_attention")
 @contextlib.contextmanager
 def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
     """Deprecated context selecting the attention kernels for its block (torch.nn.attention.sdpa_kernel now)."""
-    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
+    user_warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
                   "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with updated "
                   "signature.", FutureWarning, stacklevel=3)
     before = dict(_SDP_ENABLED)

@@ -11,7 +11,7 @@ program reads back what it set.
 True
 >>> lantern.set_float32_matmul_precision('highest')
 """
-import warnings
+from ..core import user_warnings
 
 PRECISIONS = ("highest", "high", "medium")
 _PRECISION = ["highest"]
@@ -21,7 +21,7 @@ _EVER_SET = [False]  # matmul.fp32_precision reads 'none' until a program sets t
 def set_float32_matmul_precision(precision):
     """'highest', 'high' or 'medium'; anything else warns and changes nothing, as in PyTorch."""
     if precision not in PRECISIONS:
-        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+        user_warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
                       "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
         return
     _PRECISION[0] = precision

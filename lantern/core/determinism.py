@@ -14,11 +14,11 @@ shows.
 """
 import math
 import threading
-import warnings
 
 import numpy as np
 
 from . import dtype as dt
+from . import user_warnings
 
 
 class _State:
@@ -105,7 +105,7 @@ def alert_not_deterministic(caller):
     if not _state.enabled:
         return
     if _state.warn_only:
-        warnings.warn(f"{caller} does not have a deterministic implementation, but you set "
+        user_warnings.warn(f"{caller} does not have a deterministic implementation, but you set "
                       "'torch.use_deterministic_algorithms(True, warn_only=True)'.", UserWarning, stacklevel=3)
         return
     raise RuntimeError(f"{caller} does not have a deterministic implementation, but you set "

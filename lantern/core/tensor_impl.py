@@ -10,6 +10,7 @@ A tensor is (storage, sizes, strides, storage_offset, dtype, device, layout) plu
 from .dispatch_keys import DispatchKey
 from .layout import channels_last, channels_last_3d, contiguous_format, preserve_format, sparse_coo, sparse_csr
 from .size import Size, wrap_dim
+from .overridable import overridable, overridable_property
 
 
 _STRIDES_CACHE = {}
@@ -64,15 +65,15 @@ class TensorImpl:
     _autograd = None
 
     # ---- metadata -------------------------------------------------------------------------------------------
-    @property
+    @overridable_property
     def device(self):
         return self._backend.device
 
-    @property
+    @overridable_property
     def layout(self):
         return self._backend.layout
 
-    @property
+    @overridable_property
     def shape(self):
         return Size(self._size)
 
@@ -86,18 +87,21 @@ class TensorImpl:
             return self._stride
         return self._stride[self._wrap_dim(dim)]
 
+    @overridable
     def storage_offset(self):
         return self._offset
 
+    @overridable
     def dim(self):
         return len(self._size)
 
     ndimension = dim
 
-    @property
+    @overridable_property
     def ndim(self):
         return len(self._size)
 
+    @overridable
     def numel(self):
         n = 1
         for s in self._size:
@@ -106,20 +110,23 @@ class TensorImpl:
 
     nelement = numel
 
+    @overridable
     def element_size(self):
         return self.dtype.itemsize
 
-    @property
+    @overridable_property
     def itemsize(self):
         return self.dtype.itemsize
 
-    @property
+    @overridable_property
     def nbytes(self):
         return self.numel() * self.dtype.itemsize
 
+    @overridable
     def untyped_storage(self):
         return self._storage
 
+    @overridable
     def data_ptr(self):
         """Address of this tensor's first element: the storage's address plus offset * itemsize (0 if empty)."""
         base = self._storage.data_ptr()
@@ -127,27 +134,27 @@ class TensorImpl:
             return 0
         return base + self._offset * self.dtype.itemsize
 
-    @property
+    @overridable_property
     def is_cpu(self):
         return self._backend.device.type == "cpu"
 
-    @property
+    @overridable_property
     def is_cuda(self):
         return self._backend.device.type == "cuda"
 
-    @property
+    @overridable_property
     def is_meta(self):
         return self._backend.device.type == "meta"
 
-    @property
+    @overridable_property
     def is_sparse(self):
         return self._backend.layout is sparse_coo
 
-    @property
+    @overridable_property
     def is_sparse_csr(self):
         return self._backend.layout is sparse_csr
 
-    @property
+    @overridable_property
     def is_quantized(self):
         """Whether a quantizer reads this tensor's integers (its backend, QuantizedCPU, holds one)."""
         return self._backend.key is DispatchKey.QuantizedCPU
@@ -157,16 +164,20 @@ class TensorImpl:
     # Devices lantern has no backend for, as in PyTorch's CPU build: no tensor is ever on them.
     is_xpu = is_mps = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = False
 
+    @overridable
     def get_device(self):
         dev = self._backend.device
         return -1 if dev.type in ("cpu", "meta") else (dev.index or 0)
 
+    @overridable
     def is_floating_point(self):
         return self.dtype.is_floating_point
 
+    @overridable
     def is_complex(self):
         return self.dtype.is_complex
 
+    @overridable
     def is_signed(self):
         return self.dtype.is_signed
 
@@ -180,6 +191,7 @@ class TensorImpl:
         (and autograd refuses saved tensors whose version moved on)."""
         self._vc[0] += 1
 
+    @overridable
     def is_contiguous(self, memory_format=contiguous_format):
         size, stride = self._size, self._stride
         if 0 in size:
@@ -192,6 +204,7 @@ class TensorImpl:
             return len(size) == 5 and _is_contiguous_in_order(size, stride, (1, 4, 3, 2, 0))
         raise RuntimeError(f"is_contiguous: unknown memory_format {memory_format}")
 
+    @overridable
     def is_non_overlapping_and_dense(self):
         """True if the elements tile a block of memory exactly once, in some order of the dims (always, for no
         elements: PyTorch's empty_like and clone then keep an empty tensor's strides as they are)."""

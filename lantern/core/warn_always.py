@@ -5,7 +5,7 @@ every call instead.
 >>> torch.is_warn_always_enabled()
 False
 """
-import warnings
+from . import user_warnings
 
 _warned = set()
 _always = [False]
@@ -26,7 +26,7 @@ def warn_once(message, category=UserWarning, stacklevel=3):
     """Warn the first time `message` comes up in the process, or every time while set_warn_always(True) holds (the
     warnings given then do not count as the one: turned off again, it warns once more, as torch's)."""
     if _always[0]:
-        warnings.warn(message, category, stacklevel=stacklevel)
+        user_warnings.warn(message, category, stacklevel=stacklevel)
     elif message not in _warned:
         _warned.add(message)
-        warnings.warn(message, category, stacklevel=stacklevel)
+        user_warnings.warn(message, category, stacklevel=stacklevel)

@@ -12,13 +12,13 @@ it). A subclass with a reparameterised sampler sets has_rsample and defines rsam
 >>> d.batch_shape, d.event_shape, d.sample((2,)).shape, d.expand((4, 3)).batch_shape
 (lantern.Size([3]), lantern.Size([]), lantern.Size([2, 3]), lantern.Size([4, 3]))
 """
-import warnings
 
 import lantern
 from lantern.core.size import Size
 
 from . import constraints
 from .utils import lazy_property
+from ..core import user_warnings
 
 __all__ = ["Distribution"]
 
@@ -48,7 +48,7 @@ class Distribution:
             arg_constraints = self.arg_constraints
         except NotImplementedError:
             arg_constraints = {}
-            warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}` "
+            user_warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}` "
                           "or initialize the distribution with `validate_args=False` to turn off validation.")
         for param, constraint in arg_constraints.items():
             if constraints.is_dependent(constraint):
@@ -109,7 +109,7 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n):
-        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning, stacklevel=2)
+        user_warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning, stacklevel=2)
         return self.sample(Size((n,)))
 
     def log_prob(self, value):
@@ -152,7 +152,7 @@ class Distribution:
         try:
             support = self.support
         except NotImplementedError:
-            warnings.warn(f"{self.__class__} does not define `support` to enable sample validation. Please "
+            user_warnings.warn(f"{self.__class__} does not define `support` to enable sample validation. Please "
                           "initialize the distribution with `validate_args=False` to turn off validation.")
             return
         if not support.check(value).all():

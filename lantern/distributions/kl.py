@@ -12,7 +12,6 @@ types (and forgotten when a rule is registered). A pair with no rule raises NotI
 """
 import functools
 import math
-import warnings
 
 import lantern
 import lantern.nn.functional as F
@@ -44,6 +43,7 @@ from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 from .utils import _sum_rightmost, euler_constant
+from ..core import user_warnings
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -95,7 +95,7 @@ def _dispatch_kl(type_p, type_q):
     right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
     left_fn, right_fn = _KL_REGISTRY[left_p, left_q], _KL_REGISTRY[right_p, right_q]
     if left_fn is not right_fn:
-        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
+        user_warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
                       f"register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning, stacklevel=2)
     return left_fn
 

@@ -13,7 +13,6 @@ dimension) are redrawn up to max_try_correction times, with a warning.
 """
 import math
 import numbers
-import warnings
 
 import lantern
 from lantern.core.size import Size
@@ -23,6 +22,7 @@ from .chi2 import Chi2
 from .exp_family import ExponentialFamily
 from .multivariate_normal import _precision_to_scale_tril
 from .utils import lazy_property
+from ..core import user_warnings
 
 __all__ = ["Wishart"]
 
@@ -73,7 +73,7 @@ class Wishart(ExponentialFamily):
         else:
             self.precision_matrix = param.expand(batch_shape + (-1, -1))
         if self.df.lt(event_shape[-1]).any():
-            warnings.warn("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df < "
+            user_warnings.warn("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df < "
                           "ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
@@ -150,7 +150,7 @@ class Wishart(ExponentialFamily):
         if self._batch_shape:
             is_singular = is_singular.amax(self._batch_dims)
         if is_singular.any():
-            warnings.warn("Singular sample detected.", stacklevel=2)
+            user_warnings.warn("Singular sample detected.", stacklevel=2)
             for _ in range(max_try_correction):
                 sample_new = self._bartlett_sampling(is_singular[is_singular].shape)
                 sample[is_singular] = sample_new

@@ -25,13 +25,13 @@ Interpreter: 3 registers
 """
 import linecache
 import math
-import warnings
 
 import lantern
 from . import types as jit_types
 from ..ops import dispatcher as _dispatcher, generated
 from ..ops import registry as _registry
 from .frontend_emit import resolve_python
+from ..core import user_warnings
 
 __all__ = ["Interpreter", "Instruction", "Error"]
 
@@ -143,7 +143,7 @@ def _format(fmt, *args):
 
 
 def _warn(message, stacklevel=2):
-    warnings.warn(message, stacklevel=2)
+    user_warnings.warn(message, stacklevel=2)
 
 
 def _round_to_zero_floordiv(a, b):

@@ -22,11 +22,11 @@ import functools
 import inspect
 import types
 import typing
-import warnings
 
 from ..core.state import tls
 from ..futures import Future
 from ..nn.modules.module import Module
+from ..core import user_warnings
 
 __all__ = ["annotate", "isinstance", "Attribute", "interface", "script_if_tracing", "is_tracing", "fork", "wait",
            "Future"]
@@ -58,7 +58,7 @@ def isinstance(obj, target_type):
     if not builtins.isinstance(obj, origin):
         return False
     if origin in (list, dict) and len(obj) == 0:
-        warnings.warn("The inner type of a container is lost when calling torch.jit.isinstance in eager mode. For "
+        user_warnings.warn("The inner type of a container is lost when calling torch.jit.isinstance in eager mode. For "
                       "example, List[int] would become list and therefore falsely return True for List[float] or "
                       "List[str].")
         return True

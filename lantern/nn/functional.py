@@ -11,7 +11,6 @@ composites) and exported here by name.
 >>> round(F.cross_entropy(lantern.zeros(2, 4), lantern.tensor([0, 3])).item(), 4)  # log(4): uniform over 4
 1.3863
 """
-import warnings as _warnings
 
 from ..ops import (
     nn_activation as _nn_activation, nn_attention as _nn_attention, nn_conv as _nn_conv, nn_extra as _nn_extra,
@@ -35,13 +34,15 @@ for _name in ("linear", "dropout", "layer_norm", "batch_norm", "group_norm", "in
     globals()[_name] = _registry.observed(_name, globals()[_name])
 
 from ..ops import nn_shuffle_pool as _nn_shuffle_pool  # noqa: E402  (channel_shuffle, fractional_max_pool, pdist)
+from ..core import user_warnings
 globals().update({_name: getattr(_nn_shuffle_pool, _name) for _name in _nn_shuffle_pool.__all__})
 
 # the plain functions with an autocast policy (cross_entropy, pad, ...) get the Autocast stage in front; composites
 # have it in their wrappers already, and ops that are registered meet it in the dispatcher
 for _name in _autocast_policy.FUNCTIONS:
     _fn = globals().get(_name)
-    if _fn is not None and _name not in _registry.REGISTRY and not hasattr(_fn, "__wrapped__"):
+    if _fn is not None and _name not in _registry.REGISTRY and (hasattr(_fn, "unchecked")
+                                                                or not hasattr(_fn, "__wrapped__")):
         globals()[_name] = _autocast.stage(_name, _fn)
 
 
@@ -64,4 +65,4 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 
 def _warn_upsample(name):
-    _warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=3)
+    user_warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=3)

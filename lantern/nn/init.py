@@ -19,10 +19,10 @@ fan_out = size(0) * receptive field, as PyTorch does for Linear (out, in) and Co
 (True, True)
 """
 import math
-import warnings
 
 from .. import _functions as _fns, linalg
 from ..autograd.grad_mode import no_grad
+from ..core import user_warnings
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
@@ -76,7 +76,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if tensor.is_meta:
         return tensor
     if mean < a - 2 * std or mean > b + 2 * std:
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+        user_warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
     with no_grad():
         if _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std) > 0.3:
@@ -205,7 +205,7 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """He uniform: U(-bound, bound) with bound = gain * sqrt(3 / fan); `a` is leaky_relu's negative slope."""
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        user_warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
@@ -214,7 +214,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """He normal: N(0, std^2) with std = gain / sqrt(fan)."""
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        user_warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
@@ -280,7 +280,7 @@ def _deprecated(fn):
     old = fn.__name__[:-1]
 
     def deprecated_init(*args, **kwargs):
-        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{fn.__name__}`.", FutureWarning,
+        user_warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{fn.__name__}`.", FutureWarning,
                       stacklevel=2)
         return fn(*args, **kwargs)
 

@@ -18,6 +18,7 @@ import lantern
 from ..core.tensor_impl import TensorImpl
 from ..nn import Module
 from .errors import OnnxExporterError
+from ..core import user_warnings
 
 __all__ = ["export", "TrainingMode", "is_in_onnx_export"]
 
@@ -55,7 +56,7 @@ def export(model, args=(), f=None, export_params=True, verbose=False, training=N
         raise NotImplementedError("lantern.onnx.export implements the TorchScript-based exporter (dynamo=False) "
                                   "only")
     if dynamo is not None:
-        warnings.warn(_LEGACY_WARNING, DeprecationWarning, stacklevel=2)
+        user_warnings.warn(_LEGACY_WARNING, DeprecationWarning, stacklevel=2)
     if unsupported:
         raise NotImplementedError(f"lantern.onnx.export does not support {sorted(unsupported)}")
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
@@ -109,11 +110,11 @@ def _normalise_axes(dynamic_axes, input_names, output_names):
     valid = set(input_names or []) | set(output_names or [])
     for name, axes in (dynamic_axes or {}).items():
         if name not in valid:
-            warnings.warn(f"Provided key {name} for dynamic axes is not a valid input/output name", stacklevel=3)
+            user_warnings.warn(f"Provided key {name} for dynamic axes is not a valid input/output name", stacklevel=3)
         if isinstance(axes, dict):
             out[name] = {int(a): str(n) for a, n in axes.items()}
         else:
-            warnings.warn("No names were found for specified dynamic axes of provided input.Automatically generated "
+            user_warnings.warn("No names were found for specified dynamic axes of provided input.Automatically generated "
                           f"names will be applied to each dynamic axes of input {name}", stacklevel=3)
             out[name] = {int(a): f"{name}_dynamic_axes_{i + 1}" for i, a in enumerate(axes)}
     return out

@@ -22,6 +22,7 @@ import threading
 
 from ..core import dtype as _dtypes
 from ..core.dispatch_keys import DispatchKey
+from ..core.overridable import overridable
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from . import registry
@@ -210,7 +211,11 @@ def stage(name, fn):
     """`fn` (a composite or a Python function named `name`) with the Autocast key in front: off, one flag test.
 
     nn.functional's and linalg's plain functions with a policy are wrapped by this; registry.observed calls it
-    only on its watched path (which autocast turns on), so composites pay nothing for it when autocast is off."""
+    only on its watched path (which autocast turns on), so composites pay nothing for it when autocast is off.
+    A function carrying the `__torch_function__` check keeps it in front (lantern.core.overridable)."""
+    if hasattr(fn, "unchecked"):
+        return overridable(stage(name, fn.unchecked))
+
     @functools.wraps(fn)
     def autocast_stage(*args, **kwargs):
         if tls.autocast is None:

@@ -7,7 +7,6 @@ from those ops): diff, gradient, trapezoid/trapz, cumulative_trapezoid, cov and 
 [[3.0, 4.0, 6.0, 7.0]]
 """
 import numbers
-import warnings
 
 from ..core import dtype as dt
 from ..core.size import wrap_dim
@@ -16,6 +15,7 @@ from .linalg_common import _into
 from .meta_util import wrap_dims
 from .dispatcher import call
 from .registry import COMPOSITES, composite, get
+from ..core import user_warnings
 
 
 def _floating(t):
@@ -251,7 +251,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         factor = total if correction == 0 else (total - correction if aweights is None else
                                                  total - correction * (w * aweights).sum() / total)
     if bool(factor <= 0):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+        user_warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
                       "observations.")
         factor = factor * 0 if isinstance(factor, TensorImpl) else 0
     centred = x - average.unsqueeze(1)

@@ -6,7 +6,6 @@ put/put_, index_reduce/index_reduce_, scalar_tensor, histogram and histogramdd.
 """
 import builtins
 import math
-import warnings
 
 from ..core import dtype as dt
 from ..core.determinism import alert_not_deterministic
@@ -16,6 +15,7 @@ from .factory import C_TYPE_NAMES, not_implemented_for
 from .linalg_common import _into
 from .reduction import out_return_type, return_type
 from .registry import COMPOSITES, composite, get
+from ..core import user_warnings
 
 
 def _full(size, value, dtype, device=None):
@@ -172,7 +172,7 @@ _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 def _index_reduce_args(self, dim, index, source, reduce):
     if reduce not in _INDEX_REDUCTIONS:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
-    warnings.warn("index_reduce() is in beta and the API may change at any time.")
+    user_warnings.warn("index_reduce() is in beta and the API may change at any time.")
     if index.dim() > 1:
         raise IndexError("index_reduce_(): Index is supposed to be a vector")
     if index.dtype not in (dt.int32, dt.int64):

@@ -14,7 +14,6 @@ and their shape replaces the indexed dims: in place when those dims are adjacent
 >>> call(get("index_put_"), (x, [lantern.tensor([1, 1])], lantern.tensor(1), True))[1].tolist()
 [6, 7, 8, 9]
 """
-import warnings
 from typing import NamedTuple
 
 from ..core import dtype as dt
@@ -24,6 +23,7 @@ from .meta_util import broadcast_all, broadcast_shapes, iterator_strides, shape_
 from .registry import composite, custom, get
 from .views import view_strides
 from .derivative import derivative
+from ..core import user_warnings
 
 
 _MASK_DTYPES = (dt.bool, dt.uint8)
@@ -74,7 +74,7 @@ def _check_mask_shape(self, mask, first_dim):
 def _mask_indexers(backend, mask):
     """A k-dim mask becomes k int64 indexers, the columns of its nonzero() (an (n, k) tensor, so stride k)."""
     if mask.dtype is dt.uint8:
-        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+        user_warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
                       UserWarning, stacklevel=5)
     values = _data(backend, mask)
     if values is None:
@@ -196,7 +196,7 @@ derivative("index.Tensor", self="index_backward(grad, self_meta, indices)")
 
 def _warn_if_expanded(self):
     if any(s == 0 and n > 1 for n, s in zip(self._size, self._stride)):
-        warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+        user_warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
                       "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = "
                       "tensor", UserWarning, stacklevel=5)
 

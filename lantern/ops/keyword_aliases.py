@@ -13,6 +13,7 @@ keyword its signature does not have.
 import functools
 import inspect
 
+from ..core import torch_function
 from . import generated
 
 # NumPy's name -> PyTorch's parameter, as python_arg_parser's numpy_compatibility_arg_names has them.
@@ -75,21 +76,22 @@ def missing(fn_name, names, values):
                     + " and ".join(f"'{n}'" for n in left))
 
 
-def with_keyword_aliases(fn):
-    """`fn` (a hand-written method or function) taking the other spellings too: a wrapper generated with fn's own
-    parameters plus `**_aliases`, so a call without them costs one plain call; fn itself if no parameter of it can
-    be spelled otherwise."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return fn
+def torch_function_lines(public, calls, indent="    "):
+    """Source lines of the `__torch_function__` check in a generated wrapper (which is the public function, as
+    lantern.core.overridable's check is for a hand-written one), given the source of the call it makes (`x`,
+    `*xs`, `k=k`, `**kw`); the wrapper's namespace must hold lantern.core.torch_function."""
+    positional = [c for c in calls if "=" not in c and not c.startswith("**")]
+    keywords = [f"{c.split('=')[0]!r}: {c.split('=')[0]}" if "=" in c else c for c in calls if c not in positional]
+    args, kwargs = f"({', '.join(positional)}{',' if positional else ''})", f"{{{', '.join(keywords)}}}"
+    return [f"{indent}if torch_function.ACTIVE[0] and torch_function.has_torch_function("
+            f"_relevant := (*{args}, *{kwargs}.values())):",
+            f"{indent}    return torch_function.handle_torch_function({public}, _relevant, {args}, {kwargs} or None)"]
+
+
+def _parameter_parts(params, targets):
+    """The generated wrapper's parameter list, the call it makes, its defaults, and the required parameters that
+    another spelling may fill (defaulted to REQUIRED)."""
     kinds = inspect.Parameter
-    if any(p.kind is kinds.VAR_KEYWORD or p.name.startswith("_") for p in params):
-        return fn
-    varargs = next((p.name for p in params if p.kind is kinds.VAR_POSITIONAL), None)
-    targets = plan([p.name for p in params if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)], varargs)
-    if not targets:
-        return fn
     heads, calls, defaults, placeholders = [], [], [], []
     for p in params:
         if p.kind is kinds.VAR_POSITIONAL:
@@ -106,9 +108,32 @@ def with_keyword_aliases(fn):
         if default is not p.empty:
             defaults.append(default)
         calls.append(f"{p.name}={p.name}" if p.kind is kinds.KEYWORD_ONLY else p.name)
+    return heads, calls, defaults, placeholders
+
+
+def with_keyword_aliases(fn):
+    """`fn` (a hand-written method or function) taking the other spellings too: a wrapper generated with fn's own
+    parameters plus `**_aliases`, so a call without them costs one plain call; fn itself if no parameter of it can
+    be spelled otherwise."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return fn
+    kinds = inspect.Parameter
+    if any(p.kind is kinds.VAR_KEYWORD or p.name.startswith("_") for p in params):
+        return fn
+    varargs = next((p.name for p in params if p.kind is kinds.VAR_POSITIONAL), None)
+    targets = plan([p.name for p in params if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)], varargs)
+    if not targets:
+        return fn
+    heads, calls, defaults, placeholders = _parameter_parts(params, targets)
     lines = [f"def {fn.__name__}({', '.join(heads + ['**_aliases'])}):",
              *binding_lines(fn.__name__, targets, varargs), *placeholder_lines(fn.__name__, placeholders),
+             *torch_function_lines(fn.__name__, calls),
              f"    return _fn({', '.join(calls)})"]
-    space = {"_fn": fn, "_d": defaults, "_resolve_aliases": resolve, "_REQUIRED": REQUIRED, "_missing": missing}
+    space = {"_fn": fn, "_d": defaults, "_resolve_aliases": resolve, "_REQUIRED": REQUIRED, "_missing": missing,
+             "torch_function": torch_function}
     wrapper = generated.in_memory(f"keyword aliases {fn.__qualname__}", fn.__name__, "\n".join(lines) + "\n", space)
-    return functools.update_wrapper(wrapper, fn)
+    wrapper = functools.update_wrapper(wrapper, fn)
+    wrapper.overridable = True  # lantern.core.overridable.is_overridable
+    return wrapper

@@ -17,8 +17,10 @@ from .linalg_decompositions import pinv, qr as linalg_qr, svdvals
 from .linalg_norms import matrix_norm
 from .linalg_solvers import inv_ex, inv, solve
 from .linalg_triangular import deprecated
+from ..core.overridable import overridable
 
 
+@overridable
 def vecdot(x, y, *, dim=-1, out=None):
     """Σ conj(x) y along dim, the vectors broadcasting against each other.
 
@@ -36,6 +38,7 @@ def vecdot(x, y, *, dim=-1, out=None):
     return _into(out, (x.conj() * y).sum(dim), name)
 
 
+@overridable
 def vander(x, *, N=None):
     """The Vandermonde matrices of the vectors in x's last dim: columns x^0, x^1, ..., x^(N-1) (N = x's length).
 
@@ -123,6 +126,7 @@ def _check_multi_dot(tensors):
     return matrices
 
 
+@overridable
 def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices, in the order that needs the fewest multiplications; the first may be
     a row vector (1-D) and the last a column vector (1-D), which leave the result without that dim.
@@ -153,6 +157,7 @@ def chain_matmul(*matrices, out=None):
     return multi_dot(matrices, out=out)
 
 
+@overridable
 def tensorinv(A, ind=2, *, out=None):
     """The 'inverse' of A for tensordot: tensordot(tensorinv(A, ind), A, ind) is the identity, A.shape[:ind]
     and A.shape[ind:] having equal products.
@@ -169,6 +174,7 @@ def tensorinv(A, ind=2, *, out=None):
     return _into(out, inv(A.reshape(rows, cols)).reshape(A._size[ind:] + A._size[:ind]), "linalg.tensorinv")
 
 
+@overridable
 def tensorsolve(A, B, dims=None, *, out=None):
     """X with tensordot(A, X, X.dim()) = B: A's leading dims are B's shape, its trailing ones X's (dims moves
     those dims of A to the end first).
@@ -191,6 +197,7 @@ _SVD_ORDERS = (None, 2, -2, "nuc")
 _INVERSE_ORDERS = ("fro", 1, -1, math.inf, -math.inf)
 
 
+@overridable
 def cond(A, p=None, *, out=None):
     """The condition number of each matrix in the p-norm: σ_max / σ_min for p = None or 2 (σ_min / σ_max for
     -2, Σσ Σ1/σ for 'nuc'), otherwise ||A||_p ||A^-1||_p, which is inf for a singular matrix.
@@ -222,6 +229,7 @@ def cond(A, p=None, *, out=None):
     return _into(out, result, name)
 
 
+@overridable
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """A view of the diagonals of A's matrices: Tensor.diagonal with torch.linalg's defaults (the last two dims).
 
@@ -231,6 +239,7 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return A.diagonal(offset, dim1, dim2)
 
 
+@overridable
 def matmul(input, other, *, out=None):
     """torch.linalg.matmul: the same function as torch.matmul."""
     return COMPOSITES["matmul"](input, other, out=out)

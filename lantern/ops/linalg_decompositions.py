@@ -16,6 +16,7 @@ from .registry import custom, get
 from .derivative import derivative
 from .linalg_common import _check_matrices, _new_matrices, mH, _eye, _into, into_outs
 from .linalg_solvers import inv
+from ..core.overridable import overridable
 
 
 # ---- SVD, Hermitian eigendecomposition, QR ---------------------------------------------------------------------
@@ -53,6 +54,7 @@ custom("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (T
        _svd, _svd)
 
 
+@overridable
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """A = U diag(S) Vh, singular values in descending order (full_matrices=False: the reduced factors).
 
@@ -62,6 +64,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     return into_outs(out, call(get("linalg_svd"), (A, full_matrices, driver)), "linalg.svd")
 
 
+@overridable
 def svdvals(A, *, driver=None, out=None):
     """The singular values of each matrix, descending (differentiable through the reduced SVD)."""
     _check_matrices("linalg.svdvals", A, square=False)
@@ -96,6 +99,7 @@ def _eigh(backend, A, UPLO="L"):
 custom("linalg_eigh(Tensor A, str UPLO='L') -> (Tensor eigenvalues, Tensor eigenvectors)", _eigh, _eigh)
 
 
+@overridable
 def eigh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) and orthonormal eigenvectors of Hermitian matrices, reading the UPLO triangle.
 
@@ -105,6 +109,7 @@ def eigh(A, UPLO="L", *, out=None):
     return into_outs(out, call(get("linalg_eigh"), (A, UPLO)), "linalg.eigh")
 
 
+@overridable
 def eigvalsh(A, UPLO="L", *, out=None):
     """The eigenvalues of Hermitian matrices, ascending (differentiable through eigh)."""
     return _into(out, call(get("linalg_eigh"), (A, UPLO))[0], "linalg.eigvalsh")
@@ -133,6 +138,7 @@ def _qr(backend, A, mode="reduced"):
 custom("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", _qr, _qr)
 
 
+@overridable
 def qr(A, mode="reduced", *, out=None):
     """A = Q R with orthonormal Q and upper-triangular R; mode 'reduced', 'complete' or 'r' (R only).
 
@@ -313,6 +319,7 @@ custom("linalg_pinv(Tensor self, Tensor? atol=None, Tensor? rtol=None, bool herm
        method=False)
 
 
+@overridable
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse through the SVD (eigh when hermitian), singular values at or below
     max(atol, rtol * σ_max) treated as zero (`rcond`, torch's older positional form, is rtol).
@@ -339,6 +346,7 @@ derivative("linalg_pinv", name="LinalgPinvBackward0", helpers={"pinv_backward": 
            scalar_inputs=("atol", "rtol"), self="pinv_backward(grad, result, self)")
 
 
+@overridable
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The number of singular values above max(atol, rtol * σ_max), per matrix (an int64 tensor); `tol`, torch's
     older positional form, is atol with rtol 0.
@@ -361,6 +369,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     return _into(out, rank, "linalg.matrix_rank")
 
 
+@overridable
 def matrix_power(A, n, *, out=None):
     """A multiplied by itself n times by repeated squaring; n = 0 gives identities, n < 0 powers of the inverse.
 
@@ -412,6 +421,7 @@ def _check_lstsq(A, B, driver):
     return vector
 
 
+@overridable
 def lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solution X minimising ||A X - B|| (through the pseudo-inverse, so it is differentiable),
     with residuals (m > n, full rank, drivers other than gelsy), rank (all but gels) and singular values (gelsd,
@@ -434,6 +444,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return lstsq_rt(solution.squeeze(-1) if vector else solution, residuals, rank, singular_values)
 
 
+@overridable
 def cross(input, other, *, dim=-1, out=None):
     """The cross product of 3-vectors along dim (declared with the shape ops, exported here as torch.linalg's)."""
     from .tensor_shape_products import linalg_cross

@@ -12,6 +12,7 @@ from .registry import custom, get
 from .derivative import derivative
 from .derivative_helpers import conj
 from .linalg_common import _check_matrices, _into, _new_matrices, _eye, into_outs, mH
+from ..core.overridable import overridable
 
 eig_rt = return_type("linalg_eig", ["eigenvalues", "eigenvectors"])
 out_return_type(eig_rt)
@@ -39,6 +40,7 @@ def _eig(backend, A):
 custom("linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)", _eig, _eig, method=False)
 
 
+@overridable
 def eig(A, *, out=None):
     """Eigenvalues and unit-norm eigenvectors of square matrices, A V = V diag(L), both complex.
 
@@ -49,6 +51,7 @@ def eig(A, *, out=None):
     return into_outs(out, call(get("linalg_eig"), (A,)), "linalg.eig")
 
 
+@overridable
 def eigvals(A, *, out=None):
     """The eigenvalues of square matrices (complex), differentiable through eig.
 

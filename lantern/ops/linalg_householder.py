@@ -14,6 +14,7 @@ from .reduction import out_return_type, return_type
 from .registry import composite, custom
 from .linalg_common import _into, _new_matrices, lapack_layout, mH, _eye
 from .linalg_triangular import check_lapack_dtype
+from ..core.overridable import overridable
 
 geqrf_rt = return_type("geqrf", ["a", "tau"])
 out_return_type(geqrf_rt)
@@ -80,6 +81,7 @@ def _check_householder(name, A, tau):
     check_lapack_dtype("orgqr_cpu", A)
 
 
+@overridable
 def householder_product(A, tau, *, out=None):
     """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^H with v_i in A's i-th column below the
     diagonal (a unit entry on it): the Q of geqrf's packed result.

@@ -18,6 +18,7 @@ from .registry import custom, get
 from .linalg_common import (
     _batch_prefix, _check_matrices, _first_failure, _into, _new_matrices, into_outs,
 )
+from ..core.overridable import overridable
 
 ldl_factor_ex_rt = return_type("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 ldl_factor_rt = return_type("linalg_ldl_factor", ["LD", "pivots"])
@@ -52,6 +53,7 @@ custom("linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_er
        "Tensor pivots, Tensor info)", _ldl_factor_ex, _ldl_factor_ex, method=False)
 
 
+@overridable
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     """(LD, pivots, info): L's strict lower part and the 1x1/2x2 blocks of D packed in LD's lower triangle,
     LAPACK's pivots (1-based; a negative pair marks a 2x2 block), and info > 0 where D has a zero on its
@@ -63,6 +65,7 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     return into_outs(out, call(get("linalg_ldl_factor_ex"), (A, hermitian, check_errors)), "linalg.ldl_factor_ex")
 
 
+@overridable
 def ldl_factor(A, *, hermitian=False, out=None):
     """(LD, pivots) of linalg.ldl_factor_ex; a singular D raises."""
     LD, pivots, info = call(get("linalg_ldl_factor_ex"), (A, hermitian, False))
@@ -105,6 +108,7 @@ custom("linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=F
        _ldl_solve, method=False)
 
 
+@overridable
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     """The solution X of A X = B given linalg.ldl_factor(A)'s (LD, pivots); batches broadcast."""
     return _into(out, call(get("linalg_ldl_solve"), (LD, pivots, B, hermitian)), "linalg.ldl_solve")

@@ -24,6 +24,7 @@ from .linalg_common import (
 )
 from .linalg_solvers import _solve_shape
 from .linalg_triangular import check_lapack_dtype, deprecated, solve_triangular
+from ..core.overridable import overridable
 
 lu_factor_ex_rt = return_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])
 lu_factor_rt = return_type("linalg_lu_factor", ["LU", "pivots"])
@@ -75,6 +76,7 @@ custom("linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=Fals
        "Tensor info)", _lu_factor_ex, _lu_factor_ex, method=False)
 
 
+@overridable
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """(LU, pivots, info): L (unit diagonal, below) and U (on and above the diagonal) packed in one matrix, the
     row swaps as LAPACK numbers them (row i was swapped with row pivots[i], 1-based), and info = the index of U's
@@ -86,6 +88,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     return into_outs(out, call(get("linalg_lu_factor_ex"), (A, pivot, check_errors)), "linalg.lu_factor_ex")
 
 
+@overridable
 def lu_factor(A, *, pivot=True, out=None):
     """(LU, pivots) of linalg.lu_factor_ex; a matrix with a zero on U's diagonal raises."""
     LU, pivots, info = call(get("linalg_lu_factor_ex"), (A, pivot, False))
@@ -174,6 +177,7 @@ def _lu(backend, A, pivot=True):
 custom("linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)", _lu, _lu, method=False)
 
 
+@overridable
 def lu(A, *, pivot=True, out=None):
     """A = P L U: a permutation P, unit lower-trapezoidal L (m x k) and upper-trapezoidal U (k x n), k = min(m, n).
 
@@ -217,6 +221,7 @@ custom("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, b
        _lu_solve, _lu_solve, method=False)
 
 
+@overridable
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """The solution X of A X = B given linalg.lu_factor(A) (X A = B with left=False, A^H in place of A with
     adjoint=True); batches broadcast.
@@ -228,6 +233,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     return _into(out, call(get("linalg_lu_solve"), (LU, pivots, B, left, adjoint)), "linalg.lu_solve")
 
 
+@overridable
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """(result, info): linalg.solve through LU, with getrf's info per matrix instead of an error (a singular
     matrix leaves inf or nan in its result).

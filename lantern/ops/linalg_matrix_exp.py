@@ -17,6 +17,7 @@ from .registry import composite, custom, get
 from .derivative import derivative
 from .linalg_common import check_square, mH
 from .linalg_products import batched_product
+from ..core.overridable import overridable
 
 # The largest 1-norm for which each degree (1, 2, 4, 8, 12, 18) is accurate to the working precision
 THETAS = {np.float32: (1.192092800768788e-07, 5.978858893805233e-04, 5.116619363445086e-02, 5.800524627688768e-01,
@@ -160,6 +161,7 @@ def _matrix_exp(backend, A):
 custom("linalg_matrix_exp(Tensor self) -> Tensor", _matrix_exp, _matrix_exp, method=False)
 
 
+@overridable
 def matrix_exp(A):
     """exp(A) = Σ A^k / k! for each square matrix of A.
 

@@ -18,6 +18,7 @@ from .derivative_helpers import unsqueeze_reduced, zeros_like
 from .linalg_decompositions import svdvals
 from .linalg_products import _LOW_PRECISION
 from .linalg_common import _into
+from ..core.overridable import overridable
 
 
 # ---- norms ---------------------------------------------------------------------------------------------------
@@ -83,6 +84,7 @@ structured("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool
            exact_out_dtype=True, method=False)
 
 
+@overridable
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The ord-norm of x over `dim` (every element by default), as a vector: (Σ |x|^ord)^(1/ord), max for inf.
 
@@ -106,6 +108,7 @@ def _matrix_dims(name, A, dim):
     return d0, d1
 
 
+@overridable
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """A matrix norm over the two dims `dim`: 'fro', 'nuc' (sum of singular values), ±2 (largest/smallest singular
     value), ±1 (max/min column sum of |A|), ±inf (max/min row sum).
@@ -158,6 +161,7 @@ def _singular_value_norm(A, ord, d0, d1, keepdim):
     return result
 
 
+@overridable
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """torch.linalg.norm: a vector norm when `dim` is an int or A is 1-D, a matrix norm when `dim` is a 2-tuple
     or A is 2-D; with neither ord nor dim, the 2-norm of A flattened.

@@ -21,6 +21,7 @@ from .linalg_common import (
     LinAlgError, _batch_prefix, _check_matrices, _first_failure, _lu_info, _new_matrices, _singular_error, mH, _eye,
     _into, into_outs,
 )
+from ..core.overridable import overridable
 # ---- inverse, determinants ----------------------------------------------------------------------------------
 
 inv_ex_rt = return_type("linalg_inv_ex", ["inverse", "info"])
@@ -53,6 +54,7 @@ def _inv_ex(backend, A, check_errors=False):
 custom("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)", _inv_ex, _inv_ex)
 
 
+@overridable
 def inv(A, *, out=None):
     """The inverse of each square matrix of A; a singular matrix raises lantern.linalg.LinAlgError.
 
@@ -66,6 +68,7 @@ def inv(A, *, out=None):
     return _into(out, inverse, "linalg.inv")
 
 
+@overridable
 def inv_ex(A, *, check_errors=False, out=None):
     """(inverse, info): info is LAPACK's per matrix (0, or the index of U's first zero pivot) instead of an error."""
     return into_outs(out, call(get("linalg_inv_ex"), (A, check_errors)), "linalg.inv_ex")
@@ -84,6 +87,7 @@ def _det(backend, A):
 custom("linalg_det(Tensor A) -> Tensor", _det, _det)
 
 
+@overridable
 def det(A, *, out=None):
     """The determinant of each square matrix (torch.det is the same function).
 
@@ -107,6 +111,7 @@ def _slogdet(backend, A):
 custom("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", _slogdet, _slogdet)
 
 
+@overridable
 def slogdet(A, *, out=None):
     """(sign, log|det|) of each square matrix: the determinant without overflow or underflow."""
     result = call(get("linalg_slogdet"), (A,))
@@ -183,6 +188,7 @@ def _solve(backend, A, B, left=True):
 custom("linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", _solve, _solve)
 
 
+@overridable
 def solve(A, B, *, left=True, out=None):
     """The solution X of A X = B (X A = B with left=False) for square A; B may be a vector or a batch of them.
 
@@ -243,6 +249,7 @@ custom("linalg_cholesky_ex(Tensor A, *, bool upper=False, bool check_errors=Fals
        _cholesky_ex, _cholesky_ex)
 
 
+@overridable
 def cholesky(A, *, upper=False, out=None):
     """The Cholesky factor L (A = L L^H) of each Hermitian positive-definite matrix; U = L^H with upper=True.
 
@@ -256,6 +263,7 @@ def cholesky(A, *, upper=False, out=None):
     return _into(out, L, "linalg.cholesky")
 
 
+@overridable
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """(L, info): info is LAPACK's per matrix (0, or the order of the first leading minor that is not
     positive-definite) instead of an error."""

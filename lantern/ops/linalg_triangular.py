@@ -5,7 +5,6 @@ triangular solve), with its derivative, and the deprecated torch.triangular_solv
 >>> lantern.linalg.solve_triangular(U, lantern.tensor([[4.], [8.]]), upper=True).tolist()
 [[1.0], [2.0]]
 """
-import warnings
 
 from . import linalg_lapack as lapack
 from ..core import dtype as dt
@@ -15,6 +14,8 @@ from .reduction import out_return_type, return_type
 from .registry import composite, custom, get
 from .derivative import derivative
 from .linalg_common import _into, _new_matrices, check_system, lapack_layout, mH
+from ..core.overridable import overridable
+from ..core import user_warnings
 
 _DEPRECATION_SHOWN = set()
 
@@ -23,7 +24,7 @@ def deprecated(old, advice):
     """torch's one-time UserWarning for a deprecated linear-algebra function."""
     if old not in _DEPRECATION_SHOWN:
         _DEPRECATION_SHOWN.add(old)
-        warnings.warn(f"{old} is deprecated in favor of {advice} and will be removed in a future PyTorch release.",
+        user_warnings.warn(f"{old} is deprecated in favor of {advice} and will be removed in a future PyTorch release.",
                       UserWarning, stacklevel=3)
 
 
@@ -58,6 +59,7 @@ custom("linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=
        "-> Tensor", _solve_triangular, _solve_triangular, method=False)
 
 
+@overridable
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """The solution X of A X = B (X A = B with left=False) for triangular A, reading only A's upper or lower
     triangle (and taking its diagonal as ones with unitriangular=True); batches broadcast.

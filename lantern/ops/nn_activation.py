@@ -21,6 +21,7 @@ from .pointwise_common import _require_tensor, special
 from .registry import composite, get, structured
 from .derivative import Derivative, derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
+from ..core.overridable import overridable
 
 
 __all__ = [
@@ -312,6 +313,7 @@ derivative("_normal_cdf", name="NormalCdfBackward0", self="grad * (self * self *
 
 # ---- nn.functional frontends ---------------------------------------------------------------------------------
 
+@overridable
 def relu(input, inplace=False):
     """max(input, 0), elementwise."""
     return _op("relu_" if inplace else "relu", input)
@@ -321,18 +323,22 @@ def relu_(input):
     return _op("relu_", input)
 
 
+@overridable
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _op("leaky_relu_" if inplace else "leaky_relu", input, negative_slope)
 
 
+@overridable
 def leaky_relu_(input, negative_slope=0.01):
     return _op("leaky_relu_", input, negative_slope)
 
 
+@overridable
 def elu(input, alpha=1.0, inplace=False):
     return _op("elu_" if inplace else "elu", input, alpha, 1, 1)
 
 
+@overridable
 def elu_(input, alpha=1.0):
     return _op("elu_", input, alpha, 1, 1)
 
@@ -346,6 +352,7 @@ def selu_(input):
     return selu(input, inplace=True)
 
 
+@overridable
 def celu(input, alpha=1.0, inplace=False):
     return _op("celu_" if inplace else "celu", input, alpha)
 
@@ -354,11 +361,13 @@ def celu_(input, alpha=1.0):
     return _op("celu_", input, alpha)
 
 
+@overridable
 def gelu(input, approximate="none"):
     """x * Φ(x), or its tanh approximation with approximate='tanh'."""
     return _op("gelu", input, approximate)
 
 
+@overridable
 def silu(input, inplace=False):
     """x * sigmoid(x), for floating and complex inputs; a complex one has no gradient (as in PyTorch)."""
     if input.dtype.is_complex and input.requires_grad and is_grad_enabled():
@@ -366,24 +375,29 @@ def silu(input, inplace=False):
     return _op("silu_" if inplace else "silu", input)
 
 
+@overridable
 def mish(input, inplace=False):
     return _op("mish_" if inplace else "mish", input)
 
 
+@overridable
 def softplus(input, beta=1.0, threshold=20.0):
     return _op("softplus", input, beta, threshold)
 
 
+@overridable
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _op("hardtanh_" if inplace else "hardtanh", input, min_val, max_val)
 
 
+@overridable
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
+@overridable
 def relu6(input, inplace=False):
     """hardtanh(input, 0, 6), as PyTorch computes it (HardtanhBackward0)."""
     return hardtanh(input, 0.0, 6.0, inplace)
@@ -397,14 +411,17 @@ def hardswish(input, inplace=False):
     return _op("hardswish_" if inplace else "hardswish", input)
 
 
+@overridable
 def softshrink(input, lambd=0.5):
     return _op("softshrink", input, lambd)
 
 
+@overridable
 def hardshrink(input, lambd=0.5):
     return _op("hardshrink", input, lambd)
 
 
+@overridable
 def threshold(input, threshold, value, inplace=False):
     return _op("threshold_" if inplace else "threshold", input, threshold, value)
 
@@ -413,16 +430,19 @@ def threshold_(input, threshold, value):
     return _op("threshold_", input, threshold, value)
 
 
+@overridable
 def logsigmoid(input):
     """log(sigmoid(input)), computed as min(x, 0) - log1p(exp(-|x|)) so it never overflows."""
     return _op("log_sigmoid", input)
 
 
+@overridable
 def tanhshrink(input):
     """input - tanh(input) (a composite in PyTorch too)."""
     return input - input.tanh()
 
 
+@overridable
 def softsign(input):
     """input / (1 + |input|) (a composite in PyTorch too)."""
     return input / (input.abs() + 1)

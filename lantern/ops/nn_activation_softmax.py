@@ -9,7 +9,6 @@ exports.
 >>> F.prelu(lantern.tensor([-2.0, 2.0]), lantern.tensor([0.25])).tolist()
 [-0.5, 2.0]
 """
-import warnings
 
 from ..core import dtype as dt
 from .meta_util import pointwise_binary, shape_str, wrap_dim
@@ -17,6 +16,8 @@ from .nn_common import _op, _sums_along, _where, _wide
 from .pointwise_common import _require_tensor, special
 from .registry import composite, structured
 from .derivative import derivative
+from ..core.overridable import overridable
+from ..core import user_warnings
 
 
 __all__ = [
@@ -118,11 +119,12 @@ derivative("_log_softmax_backward_data", grad_output="grad - (grad * output.exp(
 
 
 def _softmax_dim(name, ndim):
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+    user_warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
                   "as an argument.", UserWarning, stacklevel=3)
     return 0 if ndim in (0, 1, 3) else 1
 
 
+@overridable
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) / sum(exp(x - max))."""
     if dim is None:
@@ -130,6 +132,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _op("softmax", input, dim, dtype)
 
 
+@overridable
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along dim."""
     if dim is None:
@@ -137,6 +140,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _op("log_softmax", input, dim, dtype)
 
 
+@overridable
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-input) along dim."""
     if dim is None:
@@ -168,6 +172,7 @@ def _glu_impl(xp, out, dtype, self, dim=-1):
 structured("glu(Tensor self, int dim=-1) -> Tensor", _glu_meta, _glu_impl, inplace=False, method=False)
 
 
+@overridable
 def glu(input, dim=-1):
     """a * sigmoid(b), where a and b are the two halves of input along dim."""
     return _op("glu", input, dim)

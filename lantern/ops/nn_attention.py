@@ -20,13 +20,14 @@ into zeros.
 [0.3333333432674408, 0.3333333432674408, 0.3333333432674408]
 """
 import math
-import warnings
 
 from ..core import dtype as dt
 from .derivative import derivative
 from .call_by_name import call_op as _op
 from .nn_misc import dropout as _dropout
 from .registry import custom
+from ..core.overridable import overridable
+from ..core import user_warnings
 
 __all__ = ["multi_head_attention_forward", "_canonical_mask", "_none_or_dtype", "_mha_shape_check"]
 
@@ -74,7 +75,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if mask.dtype is not dt.bool and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype is not other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
+        user_warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
                       "instead.", UserWarning, stacklevel=2)
     if is_float:
         return mask
@@ -264,6 +265,7 @@ def _multi_head_attention(query, key, value, num_heads, packed_weight, separate_
     return out, weights.mean(1) if average_attn_weights else weights
 
 
+@overridable
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
                                  training=True, key_padding_mask=None, need_weights=True, attn_mask=None,

@@ -19,7 +19,6 @@ sum, mean or max; entries equal to padding_idx are left out of their bag, and an
 >>> [round(v, 4) for v in F.rms_norm(lantern.tensor([3., 4.]), [2], eps=0.0).tolist()]
 [0.8485, 1.1314]
 """
-import warnings
 
 from ..core import dtype as dt
 from .call_by_name import call_op as _op
@@ -28,6 +27,8 @@ from .nn_padding import pad
 from .nn_pooling import (_output_size, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d,
                          max_pool2d)
 from .registry import composite
+from ..core.overridable import overridable
+from ..core import user_warnings
 
 __all__ = ["embedding_bag", "rms_norm", "local_response_norm", "max_pool3d", "max_pool3d_with_indices", "avg_pool3d",
            "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d",
@@ -67,11 +68,12 @@ def _bag_layout(input, offsets, include_last_offset):
     return (None if end == n else end), marks[:n].cumsum(0) - 1, len(starts)
 
 
+@overridable
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
     """Sum, mean or max of the embedding rows in each bag: (B, embedding_dim), one row per bag."""
     if weight.dtype == dt.int64 and input.dtype.is_floating_point:
-        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
+        user_warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
                       stacklevel=2)
         weight, input = input, weight
@@ -145,6 +147,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return (y if weight is None else y * weight).to(input.dtype)
 
 
+@overridable
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """input / (k + alpha · mean of squares over `size` neighbouring channels) ** beta, the window centred on
     each channel and zero-padded at the ends. An int64 input's mean is floored, as its average pool's is in
@@ -201,6 +204,7 @@ def _volume_indices(hw_index, d_index, shape, out_shape):
     return (depth * (h * w) + in_plane).reshape(out_shape)
 
 
+@overridable
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=True):
     x, unbatched = _volumes(input, "non-empty 4D or 5D (batch mode) tensor expected for input")
@@ -220,6 +224,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return out if return_indices else out[0]
 
 
+@overridable
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """The mean over each kernel_size box of the last three dims (divisor_override replaces the box's count)."""
@@ -266,6 +271,7 @@ def _adaptive_size(name, input, output_size, length_message):
     return sizes
 
 
+@overridable
 def adaptive_avg_pool3d(input, output_size):
     """The mean over output_size adaptive windows of the last three dims (None keeps that dim's size)."""
     od, oh, ow = _adaptive_size("adaptive_avg_pool3d", input, output_size, ": output_size must be 3")
@@ -275,6 +281,7 @@ def adaptive_avg_pool3d(input, output_size):
     return y.squeeze(0) if unbatched else y
 
 
+@overridable
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     od, oh, ow = _adaptive_size("adaptive_max_pool3d", input, output_size,
                                 "(): internal error: output_size.size() must be 3")
@@ -285,6 +292,7 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     return (y.squeeze(0), indices.squeeze(0)) if unbatched else (y, indices)
 
 
+@overridable
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """The maximum over output_size adaptive windows of the last three dims; with return_indices, also its flat
     index in the input volume."""
@@ -310,16 +318,19 @@ def _lp_pool(n, input, norm_type, kernel_size, stride, ceil_mode):
     return (out.sign() * out.abs().relu()).mul(window).pow(1.0 / norm_type)
 
 
+@overridable
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """The p-norm of each window of the last dim."""
     return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
 
 
+@overridable
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """The p-norm of each window of the last two dims."""
     return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
+@overridable
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """The p-norm of each window of the last three dims."""
     return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
@@ -369,16 +380,19 @@ def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
     return out.scatter(-1, flat_indices, input.reshape(lead + (-1,))).reshape(lead + tuple(size))
 
 
+@overridable
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool1d: values back at their indices, zeros elsewhere."""
     return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
 
 
+@overridable
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool2d: values back at their flat (H, W) indices, zeros elsewhere."""
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
+@overridable
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool3d: values back at their flat (D, H, W) indices, zeros elsewhere."""
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)

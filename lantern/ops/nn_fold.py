@@ -11,6 +11,7 @@ from .registry import composite, structured
 from .derivative import derivative
 from .nn_common import _op
 from .nn_windows import _compute_dtype, _tuple, col2im_array, pad_array, windows
+from ..core.overridable import overridable
 
 
 __all__ = ["unfold", "fold", "pixel_shuffle", "pixel_unshuffle"]
@@ -100,6 +101,7 @@ structured("col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] d
            "int[2] stride) -> Tensor", _col2im_meta, _col2im_impl, inplace=False, method=False)
 
 
+@overridable
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Extract sliding blocks (im2col): (N, C, H, W) -> (N, C*kh*kw, L), channel-major, blocks row-major."""
     if input.dim() < 3:  # PyTorch reads input.size(2) before any check
@@ -109,6 +111,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
                "unfold"), _tuple(padding, 2, "padding", "unfold"), _tuple(stride, 2, "stride", "unfold"))
 
 
+@overridable
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """Sum sliding blocks back into an image (col2im), the adjoint of unfold: (N, C*kh*kw, L) -> (N, C, H, W)."""
     return _op("col2im", input, _tuple(output_size, 2, "output_size", "fold"),

@@ -20,16 +20,18 @@ True
 1.2395
 """
 import math
-import warnings
 
 from ..core import dtype as dt
 from .nn_common import _op
 from .nn_loss_classification import cross_entropy
 from .nn_misc import linear
+from ..core.overridable import overridable
+from ..core import user_warnings
 
 __all__ = ["linear_cross_entropy"]
 
 
+@overridable
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
                          ignore_index=None, label_smoothing=0.0, options=None):
     """cross_entropy(linear(input, linear_weight, linear_bias), target, ...) with linear_weight of shape
@@ -57,7 +59,7 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
         if _chunked_path_applies(out_features, reduction, label_smoothing, target):
             return _chunked(input, linear_weight, target, linear_bias, weight, reduction, ignore_index,
                             options.batch_chunk_size)
-        warnings.warn(f"linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+        user_warnings.warn(f"linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
                       f"{{'mean','sum','none'}}, label_smoothing == 0, target.dtype == int64, out_features == (). "
                       f"Got reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
                       f"out_features={out_features}", stacklevel=2)

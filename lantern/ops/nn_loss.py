@@ -9,7 +9,6 @@ nn_loss_classification, the margin and embedding losses in nn_loss_margin; lante
 (3.3333332538604736, 4.0, 1.0)
 """
 import math
-import warnings
 
 from ..core import dtype as dt
 from .meta_util import pointwise_binary
@@ -18,6 +17,8 @@ from .pointwise_common import _require_tensor
 from .registry import composite, structured
 from .tensor_shape import broadcast_tensors
 from .derivative import derivative
+from ..core.overridable import overridable
+from ..core import user_warnings
 
 
 __all__ = [
@@ -33,7 +34,7 @@ _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 def _reduction_enum(reduction, size_average=None, reduce=None):
     """'none'/'mean'/'sum' as the int the ops take; the legacy size_average/reduce flags win when given."""
     if size_average is not None or reduce is not None:
-        warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
+        user_warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
                       f"{_legacy_reduction(size_average, reduce)}' instead.", UserWarning, stacklevel=3)
         reduction = _legacy_reduction(size_average, reduce)
     try:
@@ -129,12 +130,13 @@ def _broadcast_pair(name, input, target):
     target: a float64 loss)."""
     if input.shape == target.shape:
         return input, target
-    warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+    user_warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                   "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                   "same size.", UserWarning, stacklevel=3)
     return broadcast_tensors(input, target)
 
 
+@overridable
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """The mean (or sum, or each) of the squared differences."""
     input, target = _broadcast_pair("mse_loss", input, target)
@@ -144,6 +146,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _op("mse_loss", input, target, reduction)
 
 
+@overridable
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """The mean (or sum, or each) of the absolute differences (a composite in PyTorch too)."""
     input, target = _broadcast_pair("l1_loss", input, target)
@@ -153,6 +156,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _apply_reduction(losses, _reduction_enum(reduction, size_average, reduce))
 
 
+@overridable
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d² / beta where |d| < beta, else |d| - 0.5 beta; beta=0 is the L1 loss."""
     input, target = _broadcast_pair("smooth_l1_loss", input, target)
@@ -167,6 +171,7 @@ def _legacy_or(reduction, size_average, reduce):
     return reduction if size_average is None and reduce is None else _legacy_reduction(size_average, reduce)
 
 
+@overridable
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d² where |d| < delta, else delta (|d| - 0.5 delta)."""
     input, target = _broadcast_pair("huber_loss", input, target)
@@ -178,10 +183,11 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _op("huber_loss", input, target, reduction, float(delta))
 
 
+@overridable
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """target * (log target - input), input holding log-probabilities; 'batchmean' divides the sum by the batch."""
     if reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+        user_warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       UserWarning, stacklevel=2)
@@ -195,6 +201,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _apply_reduction(losses, _reduction_enum(reduction, size_average, reduce))
 
 
+@overridable
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """exp(input) - target * input (log_input), or input - target * log(input + eps); full adds Stirling's term."""
@@ -207,6 +214,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     return _apply_reduction(losses, reduction)
 
 
+@overridable
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     """0.5 (log var + (input - target)² / var), var clamped at eps without changing its gradient (as PyTorch).
     A float var is one shared variance; a var with one size-1 dim where input has more broadcasts."""

@@ -22,6 +22,7 @@ from .pointwise_common import _require_tensor
 from .registry import custom, structured
 from .derivative import derivative
 from .nn_loss import _apply_reduction, _loss_grad, _pair_loss_meta, _reduce_into, _reduction_enum
+from ..core.overridable import overridable
 
 
 __all__ = [
@@ -315,6 +316,7 @@ derivative("_cross_entropy_index_backward",
            helpers=_HELPERS)
 
 
+@overridable
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """The negative log likelihood of the target classes, given log-probabilities (N, C, d1, ...)."""
     return _op("nll_loss", input, target, weight, _reduction_enum(reduction, size_average, reduce), ignore_index)
@@ -327,6 +329,7 @@ def _class_shape(input, weight):
     return weight.view(shape)
 
 
+@overridable
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dim (1, or 0 for unbatched input) then nll_loss; target holds class indices or,
@@ -377,6 +380,7 @@ def _cross_entropy_probabilities(logp, target, weight, reduction, label_smoothin
     return total if reduction == 2 else total / (logp.numel() // classes)
 
 
+@overridable
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(t log x + (1 - t) log(1 - x)), the logs clamped at -100 as in PyTorch."""
     if target.shape != input.shape:
@@ -389,6 +393,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _op("binary_cross_entropy", input, target, weight, reduction)
 
 
+@overridable
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """binary_cross_entropy(sigmoid(input), target) computed from the logits without overflow; pos_weight
@@ -429,6 +434,7 @@ def _padded_targets(targets, target_lengths, batch):
     return targets.long().reshape(-1)[index.reshape(-1)].reshape(batch, longest)
 
 
+@overridable
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """The Connectionist Temporal Classification loss: -log of the total probability of every alignment of the
     targets to the (T, N, C) log_probs, by the forward (alpha) recursion in log space, batched over samples and

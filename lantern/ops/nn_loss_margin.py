@@ -15,6 +15,7 @@ from .nn_common import _op, _where
 from .nn_misc import pairwise_distance
 from .pointwise_common import _require_tensor
 from .nn_loss import _REDUCTIONS, _apply_reduction, _reduction_enum
+from ..core.overridable import overridable
 
 
 __all__ = [
@@ -30,6 +31,7 @@ def _same_dims(name, *tensors):
         raise RuntimeError(f"{name} : All input tensors should have same dimension but got sizes: {sizes}")
 
 
+@overridable
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target (input1 - input2) + margin)."""
     _same_dims("margin_ranking_loss", input1, input2, target)
@@ -37,6 +39,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     return _apply_reduction(losses, _reduction_enum(reduction, size_average, reduce))
 
 
+@overridable
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """input where target is 1, max(0, margin - input) where it is -1 (PyTorch's formula for other values too)."""
     margin_term = _where(target != 1, (margin - input).clamp(min=0), 0.0)
@@ -44,12 +47,14 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _apply_reduction(losses, _reduction_enum(reduction, size_average, reduce))
 
 
+@overridable
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input))."""
     losses = (-input * target).exp().log1p()
     return _apply_reduction(losses, _reduction_enum(reduction, size_average, reduce))
 
 
+@overridable
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1."""
     if input1.dim() not in (1, 2) or input1._size != input2._size or target.dim() != input1.dim() - 1:
@@ -63,6 +68,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _apply_reduction(losses, _reduction_enum(reduction, size_average, reduce))
 
 
+@overridable
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm pairwise distance; swap uses the
@@ -82,6 +88,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _apply_reduction(losses, _reduction_enum(reduction, size_average, reduce))
 
 
+@overridable
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
                                       reduction="mean"):
     """triplet_margin_loss with any distance_function(x1, x2) (pairwise_distance when None)."""
@@ -102,6 +109,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _apply_reduction(losses, _REDUCTIONS[reduction])
 
 
+@overridable
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """The mean over classes of the binary logistic losses of each class."""
     losses = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
@@ -131,6 +139,7 @@ def _check_multi_margin(input, target, p, weight):
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.legacy}")
 
 
+@overridable
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     """Σ_{i ≠ y} max(0, margin - x[y] + x[i])^p / C per sample (times weight[y])."""
@@ -153,6 +162,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _apply_reduction(losses, reduction)
 
 
+@overridable
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Σ_j Σ_{i not a target} max(0, 1 - (x[y_j] - x[i])) / C, the targets y_j being the entries of target before
     its first -1."""

@@ -7,7 +7,6 @@ forms of dropout, alpha_dropout and the distances. Op records with derivatives, 
 [[1, 0, 0], [0, 0, 1]]
 """
 import math
-import warnings
 
 from scipy import sparse
 
@@ -19,6 +18,8 @@ from .pointwise_common import _require_tensor
 from .registry import COMPOSITES as _COMPOSITES, composite, custom
 from .sparse_coo import embedding_sparse_backward
 from .derivative import derivative, nondifferentiable
+from ..core.overridable import overridable
+from ..core import user_warnings
 
 __all__ = [
     "linear", "dropout", "embedding", "one_hot", "cosine_similarity", "pairwise_distance",
@@ -99,6 +100,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _dropout(input, p, training, inplace)
 
 
+@overridable
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout for SELU networks: dropped elements take SELU's negative saturation, and an affine map keeps the
     mean and variance."""
@@ -108,7 +110,7 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 def _warn_channel_dims(name, input, dims):
     if input.dim() not in dims:
-        warnings.warn(f"{name}: Received a {input.dim()}-D input to {name}, which is deprecated and will result in an "
+        user_warnings.warn(f"{name}: Received a {input.dim()}-D input to {name}, which is deprecated and will result in an "
                       f"error in a future release. To retain the behavior and silence this warning, please use "
                       f"dropout instead. Note that {name} exists to provide channel-wise dropout on inputs with "
                       f"{dims[0] - 1} spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
@@ -121,6 +123,7 @@ def _unbatched_feature_dropout(input, p, training, inplace):
     return input if inplace else out.squeeze(0)
 
 
+@overridable
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, L) or (C, L) input with probability p."""
     _check_p(p)
@@ -133,6 +136,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _dropout(input, p, training, inplace, feature=True)
 
 
+@overridable
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, H, W) input with probability p (3-D input is read as (N, C, L), as PyTorch)."""
     _check_p(p)
@@ -140,6 +144,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _dropout(input, p, training, inplace, feature=True)
 
 
+@overridable
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
     _check_p(p)
@@ -149,12 +154,14 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     return _dropout(input, p, training, inplace, feature=True)
 
 
+@overridable
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """alpha_dropout over whole channels."""
     _check_p(p)
     return _dropout(input, p, training, inplace, feature=True, alpha=True)
 
 
+@overridable
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """leaky_relu with a random slope in [lower, upper] per element when training, their mean otherwise."""
     if lower > upper:
@@ -171,10 +178,12 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     return input.mul_(slopes) if inplace else input * slopes
 
 
+@overridable
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     return rrelu(input, lower, upper, training, True)
 
 
+@overridable
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     """softmax((logits + Gumbel noise) / tau); hard=True returns one-hot samples whose gradient is the soft one's
     (the straight-through estimator)."""
@@ -191,6 +200,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     return y_hard - y_soft.detach() + y_soft
 
 
+@overridable
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
     """The rows of weight at the indices in input; the row at padding_idx gets no gradient."""
@@ -291,6 +301,7 @@ def _one_hot_kernel(backend, self, num_classes=-1):
 custom("one_hot(Tensor self, int num_classes=-1) -> Tensor", _one_hot_kernel, _one_hot_kernel, method=False)
 
 
+@overridable
 def one_hot(tensor, num_classes=-1):
     """int64 tensor with a trailing dim of num_classes (default: max + 1), 1 at each value's class."""
     return _op("one_hot", tensor, num_classes)
@@ -316,6 +327,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return _op("linalg_vector_norm", x1 - x2 + eps, p, [last], keepdim, None)
 
 
+@overridable
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(q kᵀ * scale + mask) v; a bool mask keeps where True, a float mask is added; is_causal masks the

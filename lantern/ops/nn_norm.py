@@ -20,6 +20,7 @@ from .nn_common import _HALF, _op, _row_sums, _wide
 from .pointwise_common import _require_tensor
 from .registry import composite, custom, structured
 from .derivative import derivative
+from ..core.overridable import overridable
 
 __all__ = [
     "layer_norm", "batch_norm", "group_norm", "instance_norm", "normalize",
@@ -394,6 +395,7 @@ def _fold_running_stats(running_mean, rm, running_var, rv, n, channels):
                 buffer.copy_(expanded.view(n, channels).mean(0))
 
 
+@overridable
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(‖input‖_p along dim, eps)."""
     norm = _op("linalg_vector_norm", input, p, [dim], True, None).clamp(min=eps).expand_as(input)

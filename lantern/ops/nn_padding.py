@@ -10,6 +10,7 @@ from .registry import structured
 from .derivative import derivative
 from .nn_common import _op
 from .nn_windows import pad_array
+from ..core.overridable import overridable
 
 
 __all__ = ["pad"]
@@ -100,6 +101,7 @@ def _index_pad(input, pad, mode):
     return out
 
 
+@overridable
 def pad(input, pad, mode="constant", value=None):
     """pad(input, pad, mode='constant', value=None): pad the last len(pad)/2 dims by (left, right) pairs, last dim
     first, with `value` or by reflecting, replicating or wrapping the edges (mode 'reflect', 'replicate',

@@ -18,6 +18,7 @@ from .derivative import derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
 from .nn_common import _op
 from .nn_windows import _compute_dtype, col2im_array, pad_array, windows
+from ..core.overridable import overridable
 
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d",
@@ -425,6 +426,7 @@ def _output_size(input, output_size, n):
     return tuple(input._size[input.dim() - len(sizes) + i] if o is None else int(o) for i, o in enumerate(sizes))
 
 
+@overridable
 def adaptive_avg_pool2d(input, output_size):
     """The mean over output_size adaptive windows of the last two dims (torch.nn.functional.adaptive_avg_pool2d)."""
     size = _output_size(input, output_size, 2)
@@ -492,6 +494,7 @@ derivative("adaptive_max_pool2d", name="AdaptiveMaxPool2DBackward0",
            helpers={"max_pool_backward": max_pool_backward}, self="max_pool_backward(grad, result1, self_meta)")
 
 
+@overridable
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     return _op("adaptive_max_pool2d", input, _output_size(input, output_size, 2))
 
@@ -503,6 +506,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return out if return_indices else out[0]
 
 
+@overridable
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
     _check_1d("adaptive_max_pool1d", input)
     out = _op("adaptive_max_pool2d", input.unsqueeze(-2), (1,) + _output_size(input, output_size, 1))

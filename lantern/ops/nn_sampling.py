@@ -20,6 +20,7 @@ from .nn_extra import adaptive_avg_pool3d
 from .nn_pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from .nn_sampling_antialias import fused_multiply_add, upsample_aa
 from .nn_windows import _compute_dtype
+from ..core.overridable import overridable
 
 
 __all__ = ["interpolate", "affine_grid", "grid_sample"]
@@ -201,6 +202,7 @@ def _interpolate_sizes(input, size, scale_factor, nd):
     return tuple(int(n * s) for n, s in zip(input._size[2:], scales)), scales
 
 
+@overridable
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims of (N, C, ...) to `size` or by `scale_factor`, with mode 'nearest',
@@ -254,6 +256,7 @@ def _normalized_positions(n, align_corners, like):
     return (i * 2 - (n - 1)) / (n - 1 if align_corners else n)
 
 
+@overridable
 def affine_grid(theta, size, align_corners=False):
     """The sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps theta (N, 2, 3) (or (N, 3, 4)) over
     an output of `size`, in grid_sample's normalized coordinates."""
@@ -407,6 +410,7 @@ def _check_grid_sampler(input, grid, dims, mode):
                                   f"'{input.dtype.legacy}'")
 
 
+@overridable
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample input (N, C, H, W) at grid (N, Ho, Wo, 2) positions (x, y in [-1, 1]): (N, C, Ho, Wo); or input
     (N, C, D, H, W) at grid (N, Do, Ho, Wo, 3) positions (x, y, z). Written with differentiable ops, so both input

@@ -13,6 +13,7 @@ import math
 
 from ..core import dtype as dt
 from ..core.layout import channels_last, contiguous_format
+from ..core.overridable import overridable
 from .dispatcher import call
 from .registry import COMPOSITES, composite, get
 
@@ -121,7 +122,7 @@ def _fractional_max_pool_functions(d):
                     "output_size (or input size × output_ratio) outputs; with return_indices, also each maximum's "
                     "flat index in its input plane.")
     with_indices.__doc__ = f"{name} that always returns (values, indices)."
-    return pool, with_indices
+    return overridable(pool), overridable(with_indices)
 
 
 fractional_max_pool2d, fractional_max_pool2d_with_indices = _fractional_max_pool_functions(2)

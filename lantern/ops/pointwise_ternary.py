@@ -5,7 +5,6 @@ lerp, addcmul and addcdiv, each with its derivative.
 >>> x.clamp(-1, 1).tolist(), lantern.lerp(x, lantern.zeros(3), 0.5).tolist()
 ([-1.0, 0.5, 1.0], [-1.0, 0.25, 1.5])
 """
-import warnings
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from .meta_util import operands_result_type, pointwise_shape
 from .derivative import derivative
 from .registry import structured
 from .pointwise_common import _computed, _is_tensor, _require_tensor, as_dtype
+from ..core import user_warnings
 
 
 # ---- clamp and where ---------------------------------------------------------------------------------------
@@ -62,7 +62,7 @@ def _where_meta(condition, a, b):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {got} "
                            "(pass condition.bool(), or a comparison such as x > 0)")
     if condition.dtype is dt.uint8:
-        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+        user_warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
                       "future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=2)
     ops = (condition, a, b)
     return pointwise_shape(ops), operands_result_type((a, b))

@@ -15,7 +15,6 @@ torch. The kernels of other ops on quantized tensors are in lantern.ops.quantize
 tensor([-1.0000,  0.5000,  2.0000])
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -29,6 +28,8 @@ from ..core.tensor_impl import TensorImpl
 from .derivative import nondifferentiable
 from .dispatcher import call
 from .registry import composite, custom, get
+from ..core.overridable import overridable
+from ..core import user_warnings
 
 QUANTIZED = DispatchKey.QuantizedCPU
 _DEPRECATION = ("torch.quantize_per_tensor, torch.quantize_per_channel and other quantized tensor creation functions "
@@ -42,7 +43,7 @@ def _warn_deprecated_once():
     """torch 2.13 warns once per process that quantized tensors are on their way out; so does lantern."""
     if not _warned:
         _warned.append(True)
-        warnings.warn(_DEPRECATION, UserWarning, stacklevel=4)
+        user_warnings.warn(_DEPRECATION, UserWarning, stacklevel=4)
 
 
 def _register(text, kernels, method=True):
@@ -115,6 +116,7 @@ _register("quantize_per_tensor.tensors(Tensor[] tensors, Tensor scales, Tensor z
           "-> Tensor[]", {DispatchKey.CPU: _quantize_per_tensor_list_kernel})
 
 
+@overridable
 def quantize_per_tensor(input, scale, zero_point, dtype):
     """Quantize a float32 tensor with one scale and zero point: q = clamp(round(x / scale) + zero_point).
 
@@ -272,6 +274,7 @@ _register("dequantize.tensors(Tensor[] tensors) -> Tensor[]",
 _register("int_repr(Tensor self) -> Tensor", {QUANTIZED: _int_repr_kernel, DispatchKey.CPU: _not_quantized})
 
 
+@overridable
 def dequantize(input):
     """float32 values of a quantized tensor, (q - zero_point) * scale; a list of tensors gives a list. A float
     tensor gives itself in float32.

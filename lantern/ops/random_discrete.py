@@ -9,7 +9,6 @@ multinomial, drawn from a lantern.Generator as lantern.ops.random describes.
 >>> lantern.multinomial(lantern.tensor([0.0, 1.0, 0.0]), 2, replacement=True, generator=g).tolist()
 [1, 1]
 """
-import warnings
 import numpy as np
 
 from ..backends.base import resize_out
@@ -28,6 +27,7 @@ from .random import (
     _GENERATOR_KW, _MANTISSA_DIGITS, _RANDOM_FACTORY_KW, _WIDE_INTEGER_DRAWS, _gen, _in_memory_order_of,
     _sampled_in_place, _write,
 )
+from ..core import user_warnings
 
 
 # ---- random_ / randint / randperm: integers drawn uniformly ----------------------------------------------------
@@ -49,7 +49,7 @@ def _check_in_range(dtype, low, high):
             raise RuntimeError(f"{name} is out of bounds for {C_TYPE_NAMES[dtype]}")
         if dtype.category == dt.FLOATING and abs(value) > _default_top(dtype):
             digits = _MANTISSA_DIGITS[dtype]
-            warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
+            user_warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
                           f"{C_TYPE_NAMES[dtype]} can support discrete uniform distribution only within this range.",
                           UserWarning, stacklevel=7)  # the caller of random_/randint, through the dispatcher
 

@@ -21,6 +21,7 @@ import functools
 import inspect
 import threading
 
+from ..core import torch_function
 from ..core.state import tls
 from . import autocast, autocast_policy, generated, keyword_aliases
 from .op_kinds import OpKind
@@ -161,9 +162,10 @@ def custom(text, kernel, meta_kernel=None, backends=None, method=True):
 
 
 # True while some thread has dispatch watchers or autocast on (lantern.profiler.watchers and lantern.amp set it
-# through count_watching): a module global, cheaper to test than the thread-local state on every composite call
+# through count_watching), or while `__torch_function__` is in use: a module global, cheaper to test than the
+# thread-local state on every composite call
 watched = False
-_watching = {"watchers": 0, "autocast": 0}   # threads with watchers / with autocast on
+_watching = {"watchers": 0, "autocast": 0, "torch_function": 0}   # threads with watchers / with autocast on
 _watching_lock = threading.Lock()
 
 
@@ -175,19 +177,28 @@ def count_watching(reason, change):
         watched = any(_watching.values())
 
 
+torch_function.watch(lambda active: count_watching("torch_function", 1 if active else -1))
+
+
 def observed(name, fn):
     """`fn` wrapped so that dispatch watchers (the profiler, the dispatch trace) see each call as an op `name`, the
     parent of the ops it dispatches, as PyTorch's profiler shows aten::matmul over aten::mm; a composite with an
     autocast policy (matmul, linear, conv2d) also runs behind the Autocast key there (lantern.ops.autocast.stage).
     Unwatched and without autocast, the wrapper costs one flag test; it takes fn's own parameters (no *args packing)
-    where it can, and functools.wraps keeps fn's name, docstring and signature."""
+    where it can, and functools.wraps keeps fn's name, docstring and signature. The same test opens the
+    `__torch_function__` check: a composite is a public function (lantern.matmul, F.linear, Tensor.matmul)."""
     staged = autocast.stage(name, fn) if name in autocast_policy.FUNCTIONS else fn
-    return functools.update_wrapper(_exact_wrapper(name, fn, staged) or _generic_wrapper(name, fn, staged), fn)
+    wrapper = functools.update_wrapper(_exact_wrapper(name, fn, staged) or _generic_wrapper(name, fn, staged), fn)
+    wrapper.overridable = True  # lantern.core.overridable.is_overridable
+    return wrapper
 
 
 def _generic_wrapper(name, fn, staged):
     def wrapper(*args, **kwargs):
         if watched:
+            relevant = (*args, *kwargs.values())
+            if torch_function.ACTIVE[0] and torch_function.has_torch_function(relevant):
+                return torch_function.handle_torch_function(wrapper, relevant, args, kwargs or None)
             watcher = tls.dispatch_trace
             if watcher is not None:
                 return watcher.composite(name, staged, args, kwargs)
@@ -196,8 +207,8 @@ def _generic_wrapper(name, fn, staged):
     return wrapper
 
 
-_RESERVED = {"watched", "tls", "_fn", "_staged", "_name", "_d", "_w", "wrapper", "_aliases", "_resolve_aliases",
-             "_REQUIRED", "_missing"}
+_RESERVED = {"watched", "tls", "torch_function", "_relevant", "_fn", "_staged", "_name", "_d", "_w", "wrapper",
+             "_aliases", "_resolve_aliases", "_REQUIRED", "_missing"}
 _KINDS = inspect.Parameter
 
 
@@ -247,6 +258,8 @@ def _exact_wrapper(name, fn, staged):
         if p.kind is _KINDS.POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind is not p.kind):
             heads.append("/")
     args = f"({', '.join(positional)}{',' if len(positional) == 1 else ''})"
+    kwargs = f"{{{', '.join(keywords)}}}"
+    check = "".join(line + "\n" for line in keyword_aliases.torch_function_lines("wrapper", calls, " " * 12))
     if targets:  # axis=, keepdims=, size= (lantern.ops.keyword_aliases)
         heads.append("**_aliases")
     respell = "".join(line + "\n" for line in keyword_aliases.binding_lines(name, targets, varargs, " " * 8)
@@ -255,9 +268,10 @@ def _exact_wrapper(name, fn, staged):
               f"    def wrapper({', '.join(heads)}):\n"
               f"{respell}"
               f"        if watched:\n"
+              f"{check}"
               f"            _w = tls.dispatch_trace\n"
               f"            if _w is not None:\n"
-              f"                return _w.composite(_name, _staged, {args}, {{{', '.join(keywords)}}})\n"
+              f"                return _w.composite(_name, _staged, {args}, {kwargs})\n"
               f"            return _staged({', '.join(calls)})\n"
               f"        return _fn({', '.join(calls)})\n"
               f"    return wrapper\n")

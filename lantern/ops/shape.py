@@ -5,7 +5,6 @@
 """
 import math
 import numbers
-import warnings
 
 import ml_dtypes
 import numpy as np
@@ -21,6 +20,7 @@ from .meta_util import (
 from .registry import composite, custom, structured
 from .derivative import derivative
 from .dispatcher import backend_for_device
+from ..core import user_warnings
 
 
 def _tensor_list(name, tensors, empty_error):
@@ -152,7 +152,7 @@ def copy_values(xp, dst, src):
         xp.copyto(dst, src != 0)
         return
     if dt.holds_complex(src.dtype) and not dt.holds_complex(dst.dtype):
-        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
+        user_warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
         src = src.real if src.dtype.kind == "c" else ml_dtypes.real(src)  # complex32's .real is itself
     xp.copyto(dst, src, casting="unsafe")
 

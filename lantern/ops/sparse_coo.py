@@ -22,6 +22,7 @@ from .dispatcher import call
 from .meta_util import shape_str
 from .registry import custom, get
 from .sparse_invariants import checks_invariants
+from ..core.overridable import overridable
 
 xp = cpu.xp  # the sparse kernels compute on their dense parts, tensors of the CPU backend (backends/sparse.py)
 
@@ -234,6 +235,7 @@ class SparseCooMethods:
 
     __slots__ = ()
 
+    @overridable
     def is_coalesced(self):
         _require_coo(self, "is_coalesced")
         return self._storage.coalesced
@@ -243,6 +245,7 @@ class SparseCooMethods:
         self._storage.coalesced = bool(coalesced)
         return self
 
+    @overridable
     def coalesce(self):
         """Entries sorted by position, duplicates summed; self when already coalesced."""
         _require_coo(self, "coalesce")
@@ -262,22 +265,26 @@ class SparseCooMethods:
                                       "tensor has no specified elements; use .to_sparse() first.")
         return self._storage.values._size[0]
 
+    @overridable
     def sparse_dim(self):
         if self.layout is sparse_coo:
             return self._storage.sparse_dim
         return 2 if self.layout is sparse_csr else 0
 
+    @overridable
     def dense_dim(self):
         if self.layout is sparse_coo:
             return self.dim() - self._storage.sparse_dim
         return 0 if self.layout is sparse_csr else self.dim()
 
+    @overridable
     def to_dense(self, dtype=None, *, masked_grad=None):
         """A strided tensor with the same elements (self when it is strided already)."""
         if self.layout is strided:
             return self if dtype is None or dtype is self.dtype else self.to(dtype)
         return call(get("_to_dense"), (self, dtype, masked_grad))
 
+    @overridable
     def to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
         """to_sparse(sparse_dim) or to_sparse(layout=...): a COO (or CSR) tensor with the same elements."""
         if args and isinstance(args[0], TensorImpl):
@@ -290,6 +297,7 @@ class SparseCooMethods:
         raise RuntimeError(f"to_sparse: conversion to the {layout.name} layout is not supported by lantern "
                            "(it builds sparse_coo and sparse_csr)")
 
+    @overridable
     def to_sparse_coo(self, sparse_dim=None):
         if self.layout is sparse_coo:
             if sparse_dim is not None and sparse_dim != self._storage.sparse_dim:

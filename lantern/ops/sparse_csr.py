@@ -26,6 +26,7 @@ from .registry import custom, get
 from .sparse_invariants import checks_invariants
 from .sparse_coo import coo_from_arrays, dense_from_array, empty_sparse_like
 from .sparse_math import scipy_matrix, sparse_sum_kernel, transpose_kernel
+from ..core.overridable import overridable
 
 xp = cpu.xp  # the sparse kernels compute on their dense parts, tensors of the CPU backend (backends/sparse.py)
 
@@ -249,6 +250,7 @@ class SparseCsrMethods:
 
     __slots__ = ()
 
+    @overridable
     def to_sparse_csr(self, dense_dim=None):
         """A CSR matrix with the same elements (self if it is one)."""
         return call(get("_to_sparse_csr"), (self, dense_dim))

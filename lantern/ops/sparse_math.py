@@ -22,6 +22,7 @@ from .dispatcher import call
 from .meta_util import operands_result_type, shape_str, wrap_dim
 from .registry import custom, get
 from .sparse_coo import coalesce_arrays, coo_from_arrays, dense_array, dense_from_array, parts, values_backward
+from ..core.overridable import overridable
 
 xp = cpu.xp  # the sparse kernels compute on their dense parts, tensors of the CPU backend (backends/sparse.py)
 
@@ -459,6 +460,7 @@ derivative("_sparse_log_softmax", name="SparseLogSoftmaxBackward0",
            self="sparse_softmax_backward(grad, result, dim, True)", helpers=_HELPERS)
 
 
+@overridable
 def spmm(input, mat2):
     """torch.spmm: the matrix product mm, kept under its sparse name (either operand may be sparse)."""
     return call(get("mm"), (input, mat2))

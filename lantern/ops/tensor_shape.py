@@ -12,7 +12,6 @@ composes most of them), so autograd needs nothing more for them.
 >>> lantern.hstack([x, x]).shape, [g.tolist() for g in lantern.meshgrid(lantern.arange(2), lantern.arange(2))]
 (lantern.Size([2, 6]), [[[0, 0], [1, 1]], [[0, 1], [0, 1]]])
 """
-import warnings
 
 from ..core import dtype as dt
 from ..core.layout import contiguous_format
@@ -24,6 +23,7 @@ from .meta_util import broadcast_all, shape_str, wrap_dim, wrap_dims
 from .pointwise_common import _require_tensor
 from .registry import composite, custom, get, structured
 from .derivative import derivative, nondifferentiable
+from ..core import user_warnings
 
 
 def _int_tuple(value):
@@ -340,7 +340,7 @@ def meshgrid(*tensors, indexing=None):
     swapped ('xy', as NumPy's default)."""
     tensors = list(tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors)
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+        user_warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                       UserWarning, stacklevel=3)  # past the composite's wrapper (registry.observed) to its caller
         indexing = "ij"
     if indexing not in ("ij", "xy"):

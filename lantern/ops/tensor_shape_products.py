@@ -10,7 +10,6 @@ mul and sum, so autograd needs nothing more), and cdist (a kernel with its deriv
 5.0
 """
 import math
-import warnings
 
 from ..core import dtype as dt
 from ..core.tensor_impl import TensorImpl
@@ -22,6 +21,7 @@ from .derivative import derivative
 from .derivative_helpers import zeros_like
 from .linalg_products import batched_product
 from .tensor_shape import _copy_into, _int_tuple, _interleave
+from ..core import user_warnings
 
 
 # ---- products --------------------------------------------------------------------------------------------------
@@ -69,7 +69,7 @@ def cross(input, other, dim=None, *, out=None):
     """linalg_cross along dim; without dim, along the first dim of size 3 (deprecated in PyTorch, with a warning)."""
     if dim is None:
         # stacklevel 3: past the composite's wrapper (registry.observed) to its caller
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+        user_warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
                       "with that of linalg.cross in a future release.", UserWarning, stacklevel=3)
         sizes = broadcast_all([input._size, other._size])

@@ -20,7 +20,6 @@ several schedulers can act on one optimizer), and `step(epoch)` uses the closed 
 """
 import math
 import types
-import warnings
 import weakref
 from bisect import bisect_right
 from collections import Counter
@@ -28,6 +27,7 @@ from functools import partial, wraps
 
 from .._tensor import Tensor
 from .optimizer import Optimizer
+from ..core import user_warnings
 
 __all__ = [
     "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
@@ -166,19 +166,19 @@ class LRScheduler:
 
     def _warn_if_outside_step(self):
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+            user_warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
                           UserWarning, stacklevel=3)
 
     def step(self, epoch=None):
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn(
+                user_warnings.warn(
                     "Seems like `optimizer.step()` has been overridden after learning rate scheduler initialization. "
                     "Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. See more details at "
                     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
                     stacklevel=2)
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn(
+                user_warnings.warn(
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you "
                     "should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure "
                     "to do this will result in PyTorch skipping the first value of the learning rate schedule. See "
@@ -186,7 +186,7 @@ class LRScheduler:
                     UserWarning, stacklevel=2)
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            user_warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
@@ -545,7 +545,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            user_warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current

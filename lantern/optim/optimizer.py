@@ -15,7 +15,6 @@ tensor([0.8000, 1.6000], requires_grad=True)
 True
 """
 import functools
-import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
@@ -25,6 +24,7 @@ import lantern
 from .._tensor import Tensor
 from ._common import _scalars_to_tensors
 from ..autograd.graph import RemovableHandle  # = lantern.utils.hooks.RemovableHandle; importing utils here would cycle
+from ..core import user_warnings
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -331,7 +331,7 @@ class Optimizer:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             param_group.setdefault(name, default)
         if len(tensors) != len({id(p) for p in tensors}):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+            user_warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)
         seen = set()

@@ -21,11 +21,11 @@ Greatest relative difference: 0.20000000298023224 at index (1,) (up to 1.3e-06 a
 import cmath
 import collections.abc
 import numbers
-import warnings
 
 import numpy as np
 
 import lantern
+from ..core import user_warnings
 
 __all__ = ["assert_close", "assert_allclose"]
 
@@ -69,7 +69,7 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
 
 def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
     """The deprecated form: numbers become tensors, looser default tolerances, dtypes need not match."""
-    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
+    user_warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
                   "release. Please use `torch.testing.assert_close()` instead. You can find detailed upgrade "
                   "instructions in https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
     if not isinstance(actual, lantern.Tensor):

@@ -14,11 +14,11 @@ by one, to catch offset bugs too).
 import collections.abc
 import functools
 import math
-import warnings
 
 import lantern
 
 from ._comparison import _dtype_text
+from ..core import user_warnings
 
 __all__ = ["make_tensor"]
 
@@ -43,7 +43,7 @@ def _low_high(dtype, low, high, *, lowest_inclusive, highest_exclusive, default_
     if any(isinstance(value, float) and math.isnan(value) for value in [low, high]):
         raise ValueError(f"`low` and `high` cannot be NaN, but got {low=} and {high=}")
     elif low == high and dtype in _FLOATING_OR_COMPLEX_TYPES:
-        warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex types is deprecated "
+        user_warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex types is deprecated "
                       "since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.", FutureWarning,
                       stacklevel=3)
     elif low >= high:

@@ -20,13 +20,13 @@ any modes further out). The kernel side lives in lantern/ops/python_key.py.
 (3, True)
 """
 import contextlib
-import warnings
 
 from .._tensor import Tensor
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops.op_kinds import AliasKind
 from ..ops.python_key import set_mode_stack
+from ..core import user_warnings
 
 __all__ = ["TorchDispatchMode", "is_traceable_wrapper_subclass", "is_traceable_wrapper_subclass_type",
            "transform_subclass", "return_and_correct_aliasing"]
@@ -54,7 +54,7 @@ class TorchDispatchMode:
 
     @classmethod
     def push(cls, *args, **kwargs):
-        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
+        user_warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
                       stacklevel=2)
         return cls(*args, **kwargs)
 

@@ -26,6 +26,7 @@ from collections import OrderedDict, defaultdict, deque, namedtuple
 
 from ..core.size import Size
 from ..ops.reduction import _ReturnType
+from ..core import user_warnings
 
 __all__ = ["NodeDef", "SUPPORTED_NODES", "register_pytree_node", "TreeSpec", "LeafSpec", "treespec_leaf",
            "treespec_tuple", "treespec_dict", "tree_is_leaf", "tree_flatten", "tree_unflatten", "tree_iter",
@@ -45,7 +46,7 @@ SUPPORTED_NODES = {}
 
 def _register(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn=None):
     if cls in SUPPORTED_NODES:
-        warnings.warn(f"{cls} is already registered as pytree node. Overwriting the previous registration.",
+        user_warnings.warn(f"{cls} is already registered as pytree node. Overwriting the previous registration.",
                       stacklevel=3)
     SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
 
@@ -360,7 +361,7 @@ class LeafSpec(TreeSpec):
     """The spec of a leaf. Deprecated in torch (use `spec.is_leaf()`); `treespec_leaf()` gives the shared one."""
 
     def __init__(self):
-        warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated, use `isinstance(treespec, TreeSpec) and "
+        user_warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated, use `isinstance(treespec, TreeSpec) and "
                       "treespec.is_leaf()` instead.", FutureWarning, stacklevel=2)
         super().__init__(None, None, [])
 

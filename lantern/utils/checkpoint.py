@@ -18,7 +18,6 @@ the reentrant form; so does lantern.
 True
 """
 import contextlib
-import warnings
 
 import lantern
 from . import _pytree
@@ -32,6 +31,7 @@ from ..random import fork_rng, get_rng_state, set_rng_state
 from .checkpoint_selective import (  # noqa: F401  (torch.utils.checkpoint's names)
     SAC_IGNORED_OPS, CheckpointPolicy, SelectiveCheckpointContext, create_selective_checkpoint_contexts,
 )
+from ..core import user_warnings
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction", "check_backward_validity",
            "detach_variable", "get_device_states", "set_device_states", "noop_context_fn",
@@ -166,14 +166,14 @@ def detach_variable(inputs):
 
 def check_backward_validity(inputs):
     if not any(isinstance(x, TensorImpl) and x.requires_grad for x in inputs):
-        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
+        user_warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
 
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, determinism_check="default",
                debug=False, early_stop=True, **kwargs):
     """function(*args, **kwargs), with its saved tensors recomputed in backward instead of kept."""
     if use_reentrant is None:
-        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in "
+        user_warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in "
                       "PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception. "
                       "use_reentrant=False is recommended, but if you need to preserve the current default behavior, "
                       "you can pass use_reentrant=True. Refer to docs for more details on the differences between "
@@ -391,7 +391,7 @@ class CheckpointFunction(Function):
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
     """Run a Sequential (or list of modules) in `segments` chunks, checkpointing all but the last chunk."""
     if use_reentrant is None:
-        warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed "
+        user_warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed "
                       "explicitly. In version 2.9 we will raise an exception if use_reentrant is not passed. "
                       "use_reentrant=False is recommended, but if you need to preserve the current default behavior, "
                       "you can pass use_reentrant=True. Refer to docs for more details on the differences between "

@@ -12,7 +12,6 @@ products are counted.
 >>> counter.get_total_flops(), counter.get_flop_counts()
 (1024, {'Global': {<OpOverloadPacket(op='aten.mm')>: 1024}})
 """
-import warnings
 from collections import defaultdict
 from functools import wraps
 from math import prod
@@ -23,6 +22,7 @@ from ..ops.op_namespaces import OpOverloadPacket
 from ._python_dispatch import TorchDispatchMode
 from ._pytree import tree_map
 from .module_tracker import ModuleTracker
+from ..core import user_warnings
 
 __all__ = ["FlopCounterMode", "register_flop_formula"]
 
@@ -129,7 +129,7 @@ class FlopCounterMode:
 
     def __init__(self, mods=None, depth=2, display=True, custom_mapping=None):
         if mods is not None:
-            warnings.warn("mods argument is not needed anymore, you can stop passing it", stacklevel=2)
+            user_warnings.warn("mods argument is not needed anymore, you can stop passing it", stacklevel=2)
         self.flop_counts = defaultdict(lambda: defaultdict(int))
         self.depth = depth
         self.display = display

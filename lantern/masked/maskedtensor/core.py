@@ -20,7 +20,6 @@ MaskedTensor(
 MaskedTensor(  8.0000, True)
 """
 import copy
-import warnings
 
 import lantern
 from ...core.dispatch_keys import DispatchKey
@@ -30,6 +29,7 @@ from ...core.tensor_impl import TensorImpl
 from ...core.torch_function import _disabled_torch_function_impl
 from ...ops import dispatcher, registry
 from . import _sparse
+from ...core import user_warnings
 
 __all__ = ["MaskedTensor", "is_masked_tensor"]
 
@@ -113,11 +113,11 @@ class MaskedTensor(lantern.Tensor):
             raise TypeError("data must be a Tensor")
         if is_masked_tensor(mask) or not isinstance(mask, TensorImpl):
             raise TypeError("mask must be a Tensor")
-        warnings.warn("The PyTorch API of MaskedTensors is in prototype stage and will change in the near future. "
+        user_warnings.warn("The PyTorch API of MaskedTensors is in prototype stage and will change in the near future. "
                       "Please open a Github issue for features requests and see our documentation on the "
                       "torch.masked module for further information about the project.", UserWarning, stacklevel=2)
         if data.requires_grad:
-            warnings.warn("It is not recommended to create a MaskedTensor with a tensor that requires_grad. To avoid "
+            user_warnings.warn("It is not recommended to create a MaskedTensor with a tensor that requires_grad. To avoid "
                           "this, you can use data.detach().clone()", UserWarning, stacklevel=2)
         if data.layout != mask.layout:
             raise TypeError("data and mask must have the same layout.")

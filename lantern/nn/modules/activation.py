@@ -12,7 +12,6 @@ Hardtanh(min_val=-2.0, max_val=2.0, inplace=True)
 >>> nn.PReLU(3).weight.tolist()
 [0.25, 0.25, 0.25]
 """
-import warnings
 
 import lantern
 
@@ -20,6 +19,7 @@ from .. import functional as F
 from ..parameter import Parameter
 from .module import Module
 from .multihead_attention import MultiheadAttention  # torch defines it in activation.py; lantern gives it a file
+from ...core import user_warnings
 
 __all__ = [
     "Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU", "Mish", "Hardswish",
@@ -90,11 +90,11 @@ class Hardtanh(Module):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None, max_value=None):
         super().__init__()
         if min_value is not None:
-            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning,
+            user_warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning,
                           stacklevel=2)
             min_val = min_value
         if max_value is not None:
-            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning,
+            user_warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning,
                           stacklevel=2)
             max_val = max_value
         self.min_val = min_val

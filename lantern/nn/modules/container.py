@@ -17,7 +17,6 @@ Sequential(
 (1, 3)
 """
 import operator
-import warnings
 from collections import OrderedDict, abc
 from itertools import chain, islice
 
@@ -25,6 +24,7 @@ from ...core.tensor_impl import TensorImpl
 from ...ops.meta_util import type_name
 from ..parameter import Parameter
 from .module import Module
+from ...core import user_warnings
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -40,7 +40,7 @@ class Container(Module):
     """Deprecated: a Module whose keyword arguments become submodules."""
 
     def __init__(self, **kwargs):
-        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+        user_warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
                       "Subclass that instead.", FutureWarning, stacklevel=2)
         super().__init__()
         for key, value in kwargs.items():

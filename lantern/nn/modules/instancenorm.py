@@ -10,10 +10,10 @@ InstanceNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running
 >>> [round(v, 4) for v in norm(lantern.tensor([[1., 3.], [5., 5.]])).view(-1).tolist()]
 [-1.0, 1.0, 0.0, 0.0]
 """
-import warnings
 
 from .. import functional as F
 from .batchnorm import _LazyNormBase, _NormBase
+from ...core import user_warnings
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
            "LazyInstanceNorm3d"]
@@ -63,7 +63,7 @@ class _InstanceNorm(_NormBase):
             if self.affine:
                 raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
                                  f"({self.num_features}), but got: {input.size(feature_dim)}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+            user_warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
                           "warning by not passing in num_features, which is not used because affine=False",
                           stacklevel=2)
         if input.dim() == unbatched:

@@ -12,11 +12,11 @@ registered as buffers, so they follow .to() and appear in state_dict when set.
 >>> nn.MSELoss(reduction="sum")(lantern.tensor([1.0, 2.0]), lantern.tensor([0.0, 0.0])).item()
 5.0
 """
-import warnings
 
 from .. import functional as F
 from . import distance
 from .module import Module
+from ...core import user_warnings
 
 __all__ = [
     "L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss",
@@ -31,7 +31,7 @@ def _legacy_reduction(size_average, reduce):
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     reduction = ("mean" if size_average else "sum") if reduce else "none"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+    user_warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
                   stacklevel=3)
     return reduction
 
@@ -78,7 +78,7 @@ class NLLLoss2d(NLLLoss):
     """Deprecated alias of NLLLoss (warns on construction)."""
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+        user_warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
                       "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
                       stacklevel=2)
         super().__init__(weight, size_average, ignore_index, reduce, reduction)

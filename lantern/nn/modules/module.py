@@ -22,7 +22,6 @@ tensor([1., 2.], grad_fn=<MulBackward0>)
 <All keys matched successfully>
 """
 import functools
-import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
@@ -35,6 +34,7 @@ from ...core.layout import memory_format as _memory_format
 from ...core.tensor_impl import TensorImpl
 from ...ops.meta_util import type_name
 from ..parameter import Buffer, Parameter, is_lazy
+from ...core import user_warnings
 
 __all__ = ["Module"]  # the register_module_* functions live here too, as in torch, but not in lantern.nn
 
@@ -420,7 +420,7 @@ class Module:
                 raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                                 f"dtype={dtype}")
             if dtype.is_complex:
-                warnings.warn(
+                user_warnings.warn(
                     "Complex modules are a new feature under active development whose design may change, and some "
                     "modules might not work as expected when using complex tensors as parameters or buffers. Please "
                     "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a "
@@ -619,7 +619,7 @@ class Module:
         """An OrderedDict of every parameter and persistent buffer: own parameters, own buffers, then each child's
         under 'name.'; tensors are detached unless keep_vars. `._metadata` holds each module's version."""
         if args:
-            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to https://pytorch.org/"
+            user_warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to https://pytorch.org/"
                           "docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict for details.",
                           FutureWarning, stacklevel=2)
             if destination is None:
@@ -698,7 +698,7 @@ class Module:
                               f"from checkpoint, the shape in current model is {_torch_size(param)}.")
             return
         if param.is_meta and not input_param.is_meta and not assign:
-            warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+            user_warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
                           "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
                           "items in the state dictionary to their corresponding key in the module instead of "
                           "copying them in place?)", stacklevel=3)
@@ -1027,7 +1027,7 @@ class BackwardHook:
                 local_grad_outputs = self.grad_outputs
                 if self.input_tensors_index is None:
                     # no input needs grad: the hooks run now, with grad_input all None
-                    warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
+                    user_warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
                                   "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
                                   "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for "
                                   "more details.", stacklevel=5)
@@ -1170,7 +1170,7 @@ def _call_with_hooks(module, args, kwargs):
                     result = out
         if bw_hook:
             if not isinstance(result, (TensorImpl, tuple)):
-                warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                user_warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
                               f"Tensors but received {type(result)}", stacklevel=3)
             result = bw_hook.setup_output_hook(result)
         if non_full_backward_hooks:
@@ -1197,7 +1197,7 @@ def _run_always_called(module, args, kwargs, result, called):
                     if out is not None:
                         result = out
                 except Exception as e:
-                    warnings.warn(f"{owner} forward hook with ``always_call=True`` raised an exception that was "
+                    user_warnings.warn(f"{owner} forward hook with ``always_call=True`` raised an exception that was "
                                   f"silenced as another error was raised in forward: {str(e)}", stacklevel=3)
 
 
@@ -1228,25 +1228,25 @@ def _as_tensor_tuple(value):
 def _warn_non_full_backward_hook(inputs, result, grad_fn):
     result = _as_tensor_tuple(result)
     if result is None:
-        warnings.warn("Using non-full backward hooks on a Module that does not return a single Tensor or a "
+        user_warnings.warn("Using non-full backward hooks on a Module that does not return a single Tensor or a "
                       "tuple of Tensors is deprecated and will be removed in future versions. This hook will be "
                       "missing some of the grad_output. Please use register_full_backward_hook to get the "
                       "documented behavior.", FutureWarning, stacklevel=4)
         return
     inputs = _as_tensor_tuple(inputs)
     if inputs is None:
-        warnings.warn("Using non-full backward hooks on a Module that does not take as input a single Tensor or "
+        user_warnings.warn("Using non-full backward hooks on a Module that does not take as input a single Tensor or "
                       "a tuple of Tensors is deprecated and will be removed in future versions. This hook will "
                       "be missing some of the grad_input. Please use register_full_backward_hook to get the "
                       "documented behavior.", FutureWarning, stacklevel=4)
         return
     out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
     if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
-        warnings.warn("Using a non-full backward hook when outputs are nested in python data structure is "
+        user_warnings.warn("Using a non-full backward hook when outputs are nested in python data structure is "
                       "deprecated and will be removed in future versions. This hook will be missing some "
                       "grad_output.", FutureWarning, stacklevel=4)
     elif len(out_grad_fn) > 1:
-        warnings.warn("Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+        user_warnings.warn("Using a non-full backward hook when outputs are generated by different autograd Nodes is "
                       "deprecated and will be removed in future versions. This hook will be missing some "
                       "grad_output. Please use register_full_backward_hook to get the documented behavior.",
                       FutureWarning, stacklevel=4)
@@ -1254,7 +1254,7 @@ def _warn_non_full_backward_hook(inputs, result, grad_fn):
         inputs_grad_fn = {i.grad_fn for i in inputs if i.grad_fn is not None}
         next_functions = {n[0] for n in grad_fn.next_functions}
         if inputs_grad_fn != next_functions:
-            warnings.warn("Using a non-full backward hook when the forward contains multiple autograd Nodes is "
+            user_warnings.warn("Using a non-full backward hook when the forward contains multiple autograd Nodes is "
                           "deprecated and will be removed in future versions. This hook will be missing some "
                           "grad_input. Please use register_full_backward_hook to get the documented behavior.",
                           FutureWarning, stacklevel=4)

@@ -17,7 +17,6 @@ step equations written as ordinary differentiable lantern ops (`_composite_direc
 """
 import math
 import numbers
-import warnings
 from typing import List, Optional, Tuple
 
 import lantern
@@ -30,6 +29,8 @@ from ...ops import autocast
 from ..._tensor import Tensor
 from ...ops.nn_rnn import gru_backward, gru_forward, lstm_backward, lstm_forward, rnn_backward, rnn_forward
 from .module import Module
+from ...core.overridable import overridable
+from ...core import user_warnings
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -266,7 +267,7 @@ def _check_rnn_options(mode, input_size, hidden_size, num_layers, bias, batch_fi
         raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
                          "element being zeroed")
     if dropout > 0 and num_layers == 1:
-        warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+        user_warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                       f"expects num_layers greater than 1, but got dropout={dropout} and "
                       f"num_layers={num_layers}", stacklevel=3)
     for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
@@ -595,6 +596,7 @@ def _run_flat(mode, input, args):
     return (output.transpose(0, 1) if batch_first else output), h_n, c_n
 
 
+@overridable
 def lstm(input, *args):
     """torch.lstm: every layer of an LSTM over flat weights, as nn.LSTM's TorchScript calls it (aten::lstm).
 
@@ -614,6 +616,7 @@ def lstm(input, *args):
     return _run_flat("LSTM", input, args)
 
 
+@overridable
 def gru(input, *args):
     """torch.gru: lstm's two overloads for a GRU, hx one tensor; returns (output, h_n).
 
@@ -627,11 +630,13 @@ def gru(input, *args):
     return _run_flat("GRU", input, args)[:2]
 
 
+@overridable
 def rnn_tanh(input, *args):
     """torch.rnn_tanh: gru's overloads for an Elman RNN with tanh; returns (output, h_n)."""
     return _run_flat("RNN_TANH", input, args)[:2]
 
 
+@overridable
 def rnn_relu(input, *args):
     """torch.rnn_relu: gru's overloads for an Elman RNN with relu; returns (output, h_n)."""
     return _run_flat("RNN_RELU", input, args)[:2]

@@ -20,7 +20,6 @@ tensor([[0., -inf, -inf],
         [0., 0., 0.]])
 """
 import copy
-import warnings
 from typing import Optional
 
 import lantern
@@ -37,6 +36,7 @@ from .linear import Linear
 from .module import Module
 from .multihead_attention import MultiheadAttention
 from .normalization import LayerNorm
+from ...core import user_warnings
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]
@@ -267,7 +267,7 @@ class TransformerEncoder(Module):
         self.mask_check = mask_check
         why_not = _why_no_nested_tensor(encoder_layer)
         if enable_nested_tensor and why_not:
-            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
+            user_warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
                           UserWarning, stacklevel=2)
             self.use_nested_tensor = False
 

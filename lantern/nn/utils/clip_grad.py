@@ -16,9 +16,9 @@ tensor(5.)
 """
 import functools
 import types
-import warnings
 
 import lantern
+from ...core import user_warnings
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grads_with_norm_", "clip_grad_value_", "get_total_norm"]
 
@@ -76,7 +76,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         is_generator = isinstance(parameters, types.GeneratorType)
         parameters = list(parameters)
         if is_generator and not parameters:
-            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=3)
+            user_warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=3)
     grads = [p.grad for p in parameters if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)
@@ -85,7 +85,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Deprecated spelling of clip_grad_norm_ (warns)."""
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+    user_warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
                   FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 

@@ -13,7 +13,7 @@ tensor([[3.]], grad_fn=<AddmmBackward0>)
 True
 """
 import contextlib
-import warnings
+from ...core import user_warnings
 
 __all__ = ["functional_call"]
 
@@ -22,7 +22,7 @@ _ABSENT = object()
 
 def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *, tie_weights=True, strict=False):
     """The deprecated spelling of torch.func.functional_call; warns as torch does."""
-    warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 and will be removed "
+    user_warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 and will be removed "
                   "in a future version of PyTorch. Please use `torch.func.functional_call` instead which is a "
                   "drop-in replacement.", FutureWarning, stacklevel=2)
     return _functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)

@@ -14,6 +14,7 @@ favour of parametrizations.weight_norm and warns; so does lantern.
 import warnings
 
 from ..parameter import Parameter
+from ...core import user_warnings
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
@@ -65,7 +66,7 @@ class WeightNorm:
 
 def weight_norm(module, name="weight", dim=0):
     """Split `module.<name>` into magnitude `<name>_g` and direction `<name>_v`; returns the module."""
-    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+    user_warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
                   "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
     WeightNorm.apply(module, name, dim)
     return module
