@@ -62,10 +62,9 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     with observe.collective("recv" if peer is not None else "recv_any_source", made) as follow:
         request = made.communicator.Irecv([as_bytes(array), MPI().BYTE], source, tag)
 
-        def finish():
-            write_back()
-            work._source_rank = made.global_ranks[status.Get_source() if peer is None else peer]
-        work = Work(made, "recv", [request], finish, [tensor], statuses=[status])
+        def sender():
+            return made.global_ranks[status.Get_source() if peer is None else peer]
+        work = Work(made, "recv", [request], write_back, [tensor], statuses=[status], source=sender)
         follow(work)
     work.keep_moving()
     return work
@@ -84,7 +83,7 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None):
     if work is None:
         return -1
     work.wait()
-    return work._source_rank
+    return work.source_rank()
 
 
 class P2POp:

@@ -28,7 +28,7 @@ _SPIN_S, _FIRST_NAP_S, _LONGEST_NAP_S = 5e-3, 2e-5, 1e-3
 class Work:
     """A collective's completion: wait(), is_completed(), result(), exception()."""
 
-    def __init__(self, group, name, requests, finish=None, result=(), statuses=None):
+    def __init__(self, group, name, requests, finish=None, result=(), statuses=None, source=None):
         self._group, self._name = group, name
         self._requests = list(requests)
         self._statuses = statuses
@@ -36,7 +36,7 @@ class Work:
         self._result = list(result)
         self._done = not self._requests and finish is None
         self._exception = None
-        self._source_rank = -1
+        self._source = source  # () -> the sender's global rank, for a receive
         self._completion_callbacks = []
         self._driven = False
         self._failure_futures = []
@@ -97,7 +97,7 @@ class Work:
     def source_rank(self):
         """The sender's rank, for a receive from any source."""
         self.wait()
-        return self._source_rank
+        return -1 if self._source is None else self._source()
 
     def get_future(self):
         """A torch.futures.Future of the output tensors, completed when this Work completes; waiting on it (or on
