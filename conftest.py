@@ -107,5 +107,7 @@ def pytest_sessionfinish():
     second_order.write_log()
 
 
-# tests/programs holds public PyTorch programs run as subprocesses by test_real_programs.py: never import them.
-collect_ignore = ["tests/oracle.py", "tests/programs"]
+# tests/programs holds public PyTorch programs run as subprocesses by test_real_programs.py, and
+# tests/distributed_scripts the rank scripts the distributed tests run under mpiexec (killed_rank.py kills its own
+# process): never import them (--doctest-modules would).
+collect_ignore = ["tests/oracle.py", "tests/programs", "tests/distributed_scripts"]
