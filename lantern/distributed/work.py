@@ -113,8 +113,9 @@ class Work:
 
     def keep_moving(self):
         """Have the progress thread (lantern.distributed.progress) drive this Work's MPI operations until it
-        completes: for Works the caller does not wait on at once."""
-        if not self._done and progress.enabled():
+        completes: for Works the caller does not wait on at once. One that is complete already (a world of one,
+        a small message MPI sent at once) needs no driving: waking the thread costs a GIL handoff."""
+        if not self.is_completed() and progress.enabled():
             progress.begin(self._group)
             self._driven = True
 
