@@ -21,7 +21,6 @@ import types
 
 # torch-side prefix -> lantern-side prefix, longest first; a name matches a prefix exactly or at a dot.
 RENAMES = (
-    ("torch.multiprocessing", "multiprocessing"),  # torch's is the standard module plus tensor-sharing reducers
     ("torch.autograd.anomaly_mode", "lantern.autograd.anomaly"),  # the same module under a shorter file name
     ("torchvision.transforms", "lantern.vision.transforms"),
     ("torchvision", "lantern.vision"),

@@ -1,0 +1,65 @@
+"""One rank of spawn's MPI job: `python -m lantern.multiprocessing.rank <job folder>`, started by mpiexec.
+
+The rank forks the child that runs the function, and stays to record, in the job folder, the child's pid
+(`<index>.pid`) and how it ended (`<index>.exit`: the exit code, negative for a signal, as
+multiprocessing.Process.exitcode has it), which the parent (lantern.multiprocessing.mpi_job) reads. The child
+inherits the rank's connection to MPI's process manager, so it is this MPI rank: its index is the MPI rank, and
+init_process_group in it joins the others. It rebuilds the call as the standard spawn start method does: the
+preparation data first (which imports the parent's main module as `__mp_main__`, and under `python -m
+lantern.compat` aliases torch to lantern before that), then fn, args and the error files, and runs
+fn(index, *args) (lantern.multiprocessing.spawn.call_with_index). Like torch's children, it receives SIGINT when
+its parent (here the rank) dies.
+"""
+import ctypes
+import json
+import os
+import signal
+import sys
+import time
+from multiprocessing import process, spawn as standard_spawn
+
+from ..distributed.launcher.worker import rank_environment
+from . import mpi_job
+from .spawn import call_with_index
+
+PR_SET_PDEATHSIG = 1  # prctl's option number (linux/prctl.h)
+
+
+def main(job_dir):
+    index = int(rank_environment(os.environ)["RANK"])
+    child = os.fork()
+    if child == 0:
+        run_child(job_dir, index)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C reaches the child; the rank waits to record its end
+    write_record(job_dir, index, "pid", {"pid": child})
+    _, status = os.waitpid(child, 0)
+    write_record(job_dir, index, "exit", {"exitcode": os.waitstatus_to_exitcode(status), "time": time.time()})
+
+
+def run_child(job_dir, index):
+    """Rebuild the parent's call and run it; never returns."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGINT)
+    current = process.current_process()
+    current._inheriting = True  # as multiprocessing's spawned children unpickle their arguments
+    try:
+        with open(os.path.join(job_dir, mpi_job.PAYLOAD), "rb") as file:
+            standard_spawn.prepare(standard_spawn.reduction.pickle.load(file))
+            fn, args, error_files = standard_spawn.reduction.pickle.load(file)
+    finally:
+        del current._inheriting
+    current.name = f"SpawnProcess-{index + 1}"
+    call_with_index(fn, index, args, error_files[index])
+    sys.exit(0)
+
+
+def write_record(job_dir, index, kind, record):
+    """Write `<index>.<kind>` whole or not at all (the parent may read it at any moment)."""
+    path = os.path.join(job_dir, f"{index}.{kind}")
+    with open(path + ".partial", "w") as file:
+        json.dump(record, file)
+    os.replace(path + ".partial", path)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
