@@ -25,22 +25,22 @@ __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_stra
 # calls "file_descriptor"); the setting is kept, and checked, for programs that choose one as torch's CPU build
 # lets them (on macOS and Windows torch knows only "file_system").
 if sys.platform in ("darwin", "win32"):
-    _all_sharing_strategies = {"file_system"}
+    _sharing_strategy, _all_sharing_strategies = "file_system", {"file_system"}
 else:
-    _all_sharing_strategies = {"file_descriptor", "file_system"}
-_sharing_strategy = [next(iter(_all_sharing_strategies)) if len(_all_sharing_strategies) == 1 else "file_descriptor"]
+    _sharing_strategy, _all_sharing_strategies = "file_descriptor", {"file_descriptor", "file_system"}
 
 
 def set_sharing_strategy(new_strategy):
     """Choose how CPU tensors are shared with other processes: one of get_all_sharing_strategies()."""
+    global _sharing_strategy
     if new_strategy not in _all_sharing_strategies:
         raise AssertionError(f"invalid sharing strategy {new_strategy!r}, expected one of {_all_sharing_strategies}")
-    _sharing_strategy[0] = new_strategy
+    _sharing_strategy = new_strategy
 
 
 def get_sharing_strategy():
     """The current strategy for sharing CPU tensors."""
-    return _sharing_strategy[0]
+    return _sharing_strategy
 
 
 def get_all_sharing_strategies():

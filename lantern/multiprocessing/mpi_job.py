@@ -3,7 +3,7 @@
 `start(fn, args, nprocs, daemon, error_files)` pickles two things into a job folder, as the standard spawn start
 method sends them down a pipe: the preparation data (the parent's sys.path, cwd, main module, authkey ...; under
 `python -m lantern.compat` also the hook that aliases torch to lantern) and (fn, args, error_files). It then starts
-`mpiexec -n nprocs python -u -m lantern.multiprocessing.rank <job folder>`: nprocs processes that MPI connects as
+`mpiexec -n nprocs python -m lantern.multiprocessing.rank <job folder>`: nprocs processes that MPI connects as
 one world, so the process group they make with init_process_group spans them all. Each rank forks the child that
 runs fn and stays beside it to record the child's pid and how it ended (lantern.multiprocessing.rank): files in the
 job folder, which RankProcess reads, since the children belong to mpiexec and cannot be waited on from here.
@@ -12,7 +12,8 @@ Objects that multiprocessing shares only with the processes it starts (queues, p
 memory) are pickled as for such a process, their file descriptors handed over by multiprocessing's resource
 sharer (a socket that the children, holding the parent's authkey, connect to).
 
-The children's output goes to the parent's stdout and stderr (mpiexec forwards it); their stdin is empty.
+The children's output goes to the parent's stdout and stderr (mpiexec forwards it through pipes; when the parent's
+stdout is a terminal, the children's is line-buffered, as a terminal would make it); their stdin is empty.
 """
 import atexit
 import json
@@ -20,6 +21,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from multiprocessing import context, reduction, resource_sharer
@@ -29,12 +31,16 @@ PAYLOAD = "payload.pickle"
 
 
 def start(fn, args, nprocs, daemon, error_files):
-    """Start the job; returns one RankProcess per index."""
+    """Start the job; returns one RankProcess per index (none for nprocs 0: mpiexec refuses an empty job)."""
+    if nprocs == 0:
+        return []
     from ..distributed.launcher.api import end_with_the_launcher, mpiexec_path
     job_dir = tempfile.mkdtemp(prefix="lantern-spawn-")
     write_payload(os.path.join(job_dir, PAYLOAD), (fn, args, error_files))
-    command = [mpiexec_path(), "-n", str(nprocs), standard_spawn.get_executable(), "-u", "-m",
+    command = [mpiexec_path(), "-n", str(nprocs), standard_spawn.get_executable(), "-m",
                "lantern.multiprocessing.rank", job_dir]
+    if sys.stdout is not None and sys.stdout.isatty():
+        command.append("--line-buffered")
     mpiexec = subprocess.Popen(command, stdin=subprocess.DEVNULL, preexec_fn=end_with_the_launcher)
     job = Job(mpiexec, job_dir, nprocs)
     atexit.register(job.terminate if daemon else job.wait)
@@ -134,7 +140,7 @@ class RankProcess:
             job_ended = self.job.ended()
             record = self.job.record(self.index, "exit")
             if record is not None:
-                self._exitcode, self.ended_at = record["exitcode"], record["time"]
+                self._pid, self._exitcode, self.ended_at = record["pid"], record["exitcode"], record["time"]
             elif job_ended:
                 self._exitcode, self.ended_at = self.job.mpiexec.returncode or 1, float("inf")
         return self._exitcode
