@@ -117,6 +117,11 @@ def forked(i, out_dir):
         json.dump({"index": i}, file)
 
 
+def share(i, queue, shared):
+    shared[i] += 10 * (i + 1)
+    queue.put((i, shared[i].item()))
+
+
 def nap(i, seconds):
     time.sleep(seconds)
 
@@ -126,6 +131,11 @@ if __name__ == "__main__":
     report = {}
     if case == "record":
         report["returned"] = mp.spawn(record, args=(out_dir, sys.argv[3]), nprocs=2, join=True)
+    elif case == "share":
+        queue, shared = mp.get_context("spawn").SimpleQueue(), torch.zeros(2)
+        shared.share_memory_()
+        mp.spawn(share, args=(queue, shared), nprocs=2)
+        report["queue"], report["shared"] = sorted(queue.get() for _ in range(2)), shared.tolist()
     elif case == "fork":
         report["returned"] = mp.start_processes(forked, args=(out_dir,), nprocs=2, start_method="fork")
     elif case == "context":
@@ -158,11 +168,20 @@ def _free_port():
         return str(probe.getsockname()[1])
 
 
+def _environment():
+    """The programs' environment: this repository importable; buffered output, so that a line printed with
+    flush=True reaches the pipe in one write (unbuffered, print writes its newline apart, and two children's lines
+    can interleave mid-line, on torch as on lantern)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))}
+    env.pop("PYTHONUNBUFFERED", None)
+    return env
+
+
 def _run_on_both(tmp_path, *args):
     """Run PROGRAM with args on lantern (python -m lantern.compat) and on torch at once; their reports and
     outputs, lantern's first."""
     (tmp_path / "program.py").write_text(PROGRAM)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))}
+    env = _environment()
     runs = []
     for library, prefix in (("lantern", ["-m", "lantern.compat"]), ("torch", [])):
         out_dir = tmp_path / library
@@ -215,6 +234,13 @@ def test_a_failed_child_ends_the_others_and_raises_as_torch(tmp_path, how):
         assert lantern_report["head"] == ["", "", "-- Process 1 terminated with the following error:",
                                           "Traceback (most recent call last):"]
         assert lantern_report["last"] == "ValueError: process 1 cannot go on"
+
+
+def test_queue_and_shared_tensor_reach_the_children_as_torch(tmp_path):
+    """A queue and a tensor in shared memory passed in spawn's args: the children put into the parent's queue and
+    write the parent's tensor (their descriptors travel through multiprocessing's resource sharer)."""
+    (lantern_report, *_), (torch_report, *_) = _run_on_both(tmp_path, "share")
+    assert lantern_report == torch_report == {"queue": [[0, 10.0], [1, 20.0]], "shared": [10.0, 20.0]}
 
 
 def test_context_join_with_timeout_as_torch(tmp_path):
@@ -299,7 +325,7 @@ def test_ddp_tutorial_started_with_spawn_trains_as_torch(tmp_path):
     """PyTorch's DDP tutorial (setup with MASTER_ADDR/PORT and init_process_group("gloo", rank, world_size),
     DDP(model), SGD steps) started with mp.spawn on 2 processes: lantern's parameters equal torch's on every rank."""
     (tmp_path / "ddp.py").write_text(DDP_TUTORIAL)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))}
+    env = _environment()
     runs = {}
     for library, prefix in (("lantern", ["-m", "lantern.compat"]), ("torch", [])):
         (tmp_path / library).mkdir()

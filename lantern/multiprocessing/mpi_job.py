@@ -1,8 +1,9 @@
 """The parent's side of spawn's MPI job: write what the children need, start them through mpiexec, watch them.
 
-`start(fn, args, nprocs, daemon, error_files)` pickles two things into a job folder, as the standard spawn start
-method sends them down a pipe: the preparation data (the parent's sys.path, cwd, main module, authkey ...; under
-`python -m lantern.compat` also the hook that aliases torch to lantern) and (fn, args, error_files). It then starts
+`start(fn, args, nprocs, daemon, error_files)` pickles, for each child, two things into a job folder, as the
+standard spawn start method sends them down a pipe: the preparation data (the parent's sys.path, cwd, main
+module, authkey ...; under `python -m lantern.compat` also the hook that aliases torch to lantern) and
+(fn, args, the child's error file). It then starts
 `mpiexec -n nprocs python -m lantern.multiprocessing.rank <job folder>`: nprocs processes that MPI connects as
 one world, so the process group they make with init_process_group spans them all. Each rank forks the child that
 runs fn and stays beside it to record the child's pid and how it ended (lantern.multiprocessing.rank): files in the
@@ -27,7 +28,10 @@ import time
 from multiprocessing import context, reduction, resource_sharer
 from multiprocessing import spawn as standard_spawn
 
-PAYLOAD = "payload.pickle"
+
+def payload_path(job_dir, index):
+    """Where the parent leaves what child `index` unpickles."""
+    return os.path.join(job_dir, f"{index}.payload.pickle")
 
 
 def start(fn, args, nprocs, daemon, error_files):
@@ -36,7 +40,8 @@ def start(fn, args, nprocs, daemon, error_files):
         return []
     from ..distributed.launcher.api import end_with_the_launcher, mpiexec_path
     job_dir = tempfile.mkdtemp(prefix="lantern-spawn-")
-    write_payload(os.path.join(job_dir, PAYLOAD), (fn, args, error_files))
+    for index in range(nprocs):  # one each: a descriptor handed over by the resource sharer can be fetched once
+        write_payload(payload_path(job_dir, index), (fn, args, error_files[index]))
     command = [mpiexec_path(), "-n", str(nprocs), standard_spawn.get_executable(), "-m",
                "lantern.multiprocessing.rank", job_dir]
     if sys.stdout is not None and sys.stdout.isatty():

@@ -7,7 +7,7 @@ multiprocessing.Process.exitcode has it), which the parent (lantern.multiprocess
 inherits the rank's connection to MPI's process manager, so it is this MPI rank: its index is the MPI rank, and
 init_process_group in it joins the others. It rebuilds the call as the standard spawn start method does: the
 preparation data first (which imports the parent's main module as `__mp_main__`, and under `python -m
-lantern.compat` aliases torch to lantern before that), then fn, args and the error files, and runs
+lantern.compat` aliases torch to lantern before that), then fn, args and its error file, and runs
 fn(index, *args) (lantern.multiprocessing.spawn.call_with_index). Like torch's children, it receives SIGINT when
 its parent (here the rank) dies. A child that fails after joining MPI leaves at once, without MPI_Finalize (which
 would wait for the other ranks): the parent then ends the others, as torch's does.
@@ -49,14 +49,14 @@ def run_child(job_dir, index):
     current = process.current_process()
     current._inheriting = True  # as multiprocessing's spawned children unpickle their arguments
     try:
-        with open(os.path.join(job_dir, mpi_job.PAYLOAD), "rb") as file:
+        with open(mpi_job.payload_path(job_dir, index), "rb") as file:
             standard_spawn.prepare(standard_spawn.reduction.pickle.load(file))
-            fn, args, error_files = standard_spawn.reduction.pickle.load(file)
+            fn, args, error_file = standard_spawn.reduction.pickle.load(file)
     finally:
         del current._inheriting
     current.name = f"SpawnProcess-{index + 1}"
     try:
-        call_with_index(fn, index, args, error_files[index])
+        call_with_index(fn, index, args, error_file)
     except SystemExit as done:
         code = failures.exit_code(done)
         if not code or not mpi_running():
