@@ -103,6 +103,8 @@ class Job:
         if all(rank.exitcode is not None for rank in self.ranks) and os.path.isdir(self.job_dir):
             self.mpiexec.wait()
             shutil.rmtree(self.job_dir, ignore_errors=True)
+            atexit.unregister(self.wait)
+            atexit.unregister(self.terminate)
 
     def terminate(self):
         for rank in self.ranks:

@@ -131,8 +131,9 @@ class ProcessContext:
         raise self._failure(error_index)
 
     def _wait_for_an_end(self, timeout):
-        """The indices of the running children that have ended, in the order they ended; waits until there is
-        one, or the timeout passes (then the list may be empty)."""
+        """The indices of the running children that have ended, in the order they ended where that is known (an
+        MPI job's ranks record when), else by index; waits until there is one, or the timeout passes (then the
+        list may be empty)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             ended = [index for index in sorted(self.running) if self.processes[index].exitcode is not None]
