@@ -49,6 +49,18 @@ def test_module_has_torch_multiprocessing_names():
         assert getattr(mp, name) is getattr(multiprocessing, name), name
 
 
+def test_spawn_function_and_spawn_module_under_compat(tmp_path):
+    """As in torch, torch.multiprocessing.spawn stays the function after a program imports from the module of
+    that name (the import system names a new submodule on its parent; lantern.compat must not let it shadow)."""
+    (tmp_path / "names.py").write_text(
+        "from torch.multiprocessing.spawn import ProcessException\nimport torch.multiprocessing as mp\n"
+        "print(ProcessException.__module__, type(mp.spawn).__name__, mp.spawn.__module__)\n")
+    out = subprocess.run([sys.executable, "-m", "lantern.compat", str(tmp_path / "names.py")], env=_environment(),
+                         capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert out.stdout.split() == ["lantern.multiprocessing.spawn", "function", "lantern.multiprocessing.spawn"], \
+        out.stderr
+
+
 def test_sharing_strategies_as_torch():
     assert mp.get_all_sharing_strategies() == torch_mp.get_all_sharing_strategies()
     assert mp.get_sharing_strategy() == torch_mp.get_sharing_strategy()
