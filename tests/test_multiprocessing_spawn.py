@@ -113,7 +113,14 @@ def record(i, out_dir, port):
     dist.destroy_process_group()
 
 
-def fail(i, how):
+def fail(i, how, port):
+    if how == "raise_in_collective":
+        os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "localhost", port
+        dist.init_process_group("gloo", rank=i, world_size=2)
+        dist.barrier()
+        if i == 1:
+            raise ValueError(f"process {i} cannot go on")
+        dist.all_reduce(torch.ones(1))  # waits for process 1 until the parent ends this process
     if i == 1:
         if how == "raise":
             raise ValueError(f"process {i} cannot go on")
@@ -161,7 +168,7 @@ if __name__ == "__main__":
     else:
         started = time.monotonic()
         try:
-            mp.spawn(fail, args=(case,), nprocs=2)
+            mp.spawn(fail, args=(case, sys.argv[3]), nprocs=2)
         except (mp.ProcessRaisedException, mp.ProcessExitedException) as error:
             report.update(cls=type(error).__name__, index=error.error_index, pid=type(error.error_pid).__name__,
                           exit_code=getattr(error, "exit_code", None), signal=getattr(error, "signal_name", None),
@@ -232,17 +239,19 @@ def test_spawned_children_form_a_process_group_as_torch(tmp_path):
         ["child 0 done", "child 1 done"]
 
 
-@pytest.mark.parametrize("how", ["raise", "exit", "kill"])
+@pytest.mark.parametrize("how", ["raise", "exit", "kill", "raise_in_collective"])
 def test_a_failed_child_ends_the_others_and_raises_as_torch(tmp_path, how):
-    """Process 1 raises, exits with code 3 or is killed by SIGKILL while process 0 sleeps for a minute: spawn ends
-    process 0 and raises torch's exception with torch's message."""
-    (lantern_report, *_), (torch_report, *_) = _run_on_both(tmp_path, how)
+    """Process 1 raises, exits with code 3 or is killed by SIGKILL while process 0 sleeps for a minute, or raises
+    while process 0 waits for it in an all_reduce: spawn ends process 0 and raises torch's exception with torch's
+    message (on lantern the failed child must leave without MPI_Finalize, which would wait for process 0)."""
+    (lantern_report, *_), (torch_report, *_) = _run_on_both(tmp_path, how, _free_port())
     assert lantern_report == torch_report
     assert lantern_report["under_the_sleep"]
     expected = {"raise": ("ProcessRaisedException", None, None), "exit": ("ProcessExitedException", 3, None),
-                "kill": ("ProcessExitedException", -9, "SIGKILL")}[how]
+                "kill": ("ProcessExitedException", -9, "SIGKILL"),
+                "raise_in_collective": ("ProcessRaisedException", None, None)}[how]
     assert (lantern_report["cls"], lantern_report["exit_code"], lantern_report["signal"]) == expected
-    if how == "raise":
+    if how.startswith("raise"):
         assert lantern_report["head"] == ["", "", "-- Process 1 terminated with the following error:",
                                           "Traceback (most recent call last):"]
         assert lantern_report["last"] == "ValueError: process 1 cannot go on"
