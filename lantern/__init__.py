@@ -110,6 +110,7 @@ from .core.dispatch_keys import DispatchKey  # noqa: E402,F401  (lantern's dispa
 from . import distributed, distributions, func, functional, return_types, special, testing  # noqa: E402,F401
 from . import fft, signal, library  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
+from . import multiprocessing  # noqa: E402,F401  (torch.multiprocessing: spawn starts ranks as one MPI job)
 from . import _dynamo, compiler  # noqa: E402,F401  (torch.compile over lantern's JIT)
 from ._dynamo.eval_frame import compile  # noqa: E402,F401
 from .amp import GradScaler, autocast  # noqa: E402,F401

@@ -216,8 +216,8 @@ RULES = [
     ("torch.nn", "Lazy.*", "lazy modules (shapes inferred at the first call): not implemented yet"),
     ("torch.nn.utils.*", ".*", "torch.nn.utils helper not implemented yet"),
     ("torch.nn.*", ".*", "layer or function not implemented yet"),
-    ("torch.multiprocessing.*", ".*", "torch.multiprocessing extension: lantern aliases it to Python's "
-     "multiprocessing"),
+    ("torch.multiprocessing.*", ".*", "torch.multiprocessing's tensor reducers and pool/queue internals: lantern "
+     "registers its own reducers on multiprocessing's ForkingPickler"),
     ("torch", _from_c, "TorchScript/C++ runtime class re-exported from torch._C: lantern's JIT has its own"),
     ("torch", r"(q_.*|quantize.*|quantized_.*|dequantize|int_repr|fake_quantize.*|fused_moving_avg_obs_fake_quant|"
      r"fbgemm_.*|choose_qparams.*|empty_quantized|qscheme|[q]u?int\d+|quint\d+x\d+)",

@@ -21,7 +21,6 @@ import types
 
 # torch-side prefix -> lantern-side prefix, longest first; a name matches a prefix exactly or at a dot.
 RENAMES = (
-    ("torch.multiprocessing", "multiprocessing"),  # torch's is the standard module plus tensor-sharing reducers
     ("torch.autograd.anomaly_mode", "lantern.autograd.anomaly"),  # the same module under a shorter file name
     ("torchvision.transforms", "lantern.vision.transforms"),
     ("torchvision", "lantern.vision"),
@@ -60,7 +59,14 @@ class ModuleProxy(types.ModuleType):
     def __setattr__(self, attr, value):
         # Import bookkeeping (__spec__, __loader__, child modules) stays on the proxy; a program's settings go
         # through to lantern, as they would reach torch.
-        if (attr.startswith("__") and attr.endswith("__")) or isinstance(value, ModuleProxy):
+        if isinstance(value, ModuleProxy):
+            # The import system names a freshly imported submodule on its parent. Where the lantern package's
+            # attribute of that name is something else (torch.multiprocessing.spawn, the function, over its
+            # module), that attribute stays visible, as in torch, which imported the submodule first.
+            submodule = _own(value)["_lantern_module"]
+            if getattr(_own(self)["_lantern_module"], attr, submodule) is submodule:
+                _own(self)[attr] = value
+        elif attr.startswith("__") and attr.endswith("__"):
             _own(self)[attr] = value
         else:
             setattr(_own(self)["_lantern_module"], attr, value)

@@ -10,7 +10,7 @@ an MPI launcher is a world of one, which is fine for world_size 1 and an error n
 (0, 1)
 >>> world_rank_and_size("env://", -1, -1, rank_and_size=(0, 1), environ={"WORLD_SIZE": "2", "RANK": "1"})
 Traceback (most recent call last):
-RuntimeError: init_process_group: WORLD_SIZE is 2 but this process was not started by an MPI launcher (MPI sees a world of 1 process). lantern's process groups run on MPI: start the program with `python -m lantern.distributed.run --nproc-per-node 2 script.py` (or the venv's `mpiexec -n 2`), not with torchrun or torch.multiprocessing.spawn
+RuntimeError: init_process_group: WORLD_SIZE is 2 but this process was not started by an MPI launcher (MPI sees a world of 1 process). lantern's process groups run on MPI: start the program with `python -m lantern.distributed.run --nproc-per-node 2 script.py` (or the venv's `mpiexec -n 2`), or start its ranks with torch.multiprocessing.spawn; processes started otherwise (torchrun, multiprocessing.Process, start_method='fork') cannot join each other
 """
 import os
 
@@ -36,7 +36,8 @@ def world_rank_and_size(init_method, world_size, rank, *, rank_and_size, environ
                 f"init_process_group: {source} is {claimed_size} but this process was not started by an MPI launcher "
                 f"(MPI sees a world of 1 process). lantern's process groups run on MPI: start the program with "
                 f"`python -m lantern.distributed.run --nproc-per-node {claimed_size} script.py` (or the venv's "
-                f"`mpiexec -n {claimed_size}`), not with torchrun or torch.multiprocessing.spawn")
+                f"`mpiexec -n {claimed_size}`), or start its ranks with torch.multiprocessing.spawn; processes "
+                "started otherwise (torchrun, multiprocessing.Process, start_method='fork') cannot join each other")
         raise ValueError(f"init_process_group: {source} is {claimed_size} but the MPI launcher started "
                          f"{mpi_size} processes")
     if claims["rank"] not in (-1, mpi_rank):
