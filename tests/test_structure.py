@@ -37,7 +37,7 @@ LAYERS = [
                   "_sym_functions", "_toplevel", "_streams", "overrides", "_C",
                   "_overridable_functions"]),
     ("jit", ["jit", "onnx", "_dynamo", "compiler", "library", "library_opcheck", "library_rules", "_jit_names"]),  # opcheck traces custom ops
-    ("distributed", ["distributed"]),
+    ("distributed", ["distributed", "multiprocessing"]),  # torch.multiprocessing.spawn starts ranks as an MPI job
     ("compat", ["compat"]),
     ("namespace", ["", "_codegen"]),   # lantern/__init__.py: the public namespace, which imports everything;
     # _codegen: the `make codegen` tool, which imports lantern to read its registry

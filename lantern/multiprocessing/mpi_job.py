@@ -28,6 +28,8 @@ import time
 from multiprocessing import context, reduction, resource_sharer
 from multiprocessing import spawn as standard_spawn
 
+from ..distributed.launcher.api import end_with_the_launcher, mpiexec_path
+
 
 def payload_path(job_dir, index):
     """Where the parent leaves what child `index` unpickles."""
@@ -38,7 +40,6 @@ def start(fn, args, nprocs, daemon, error_files):
     """Start the job; returns one RankProcess per index (none for nprocs 0: mpiexec refuses an empty job)."""
     if nprocs == 0:
         return []
-    from ..distributed.launcher.api import end_with_the_launcher, mpiexec_path
     job_dir = tempfile.mkdtemp(prefix="lantern-spawn-")
     for index in range(nprocs):  # one each: a descriptor handed over by the resource sharer can be fetched once
         write_payload(payload_path(job_dir, index), (fn, args, error_files[index]))

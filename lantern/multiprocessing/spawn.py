@@ -32,6 +32,8 @@ import time
 import traceback
 import warnings
 
+from . import mpi_job
+
 ENV_VAR_PARALLEL_START = "TORCH_MP_PARALLEL_START"  # torch's opt-in for a parallel forkserver start; mpiexec
 # starts every child at once anyway, so lantern reads it nowhere.
 
@@ -195,7 +197,6 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
     if start_method == "fork":
         processes = _fork(fn, args, nprocs, daemon, error_files)
     else:
-        from . import mpi_job
         processes = mpi_job.start(fn, args, nprocs, daemon, error_files)
     context = ProcessContext(processes, error_files)
     if not join:
