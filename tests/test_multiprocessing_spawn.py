@@ -245,7 +245,12 @@ def test_a_failed_child_ends_the_others_and_raises_as_torch(tmp_path, how):
     while process 0 waits for it in an all_reduce: spawn ends process 0 and raises torch's exception with torch's
     message (on lantern the failed child must leave without MPI_Finalize, which would wait for process 0)."""
     (lantern_report, *_), (torch_report, *_) = _run_on_both(tmp_path, how, _free_port())
-    assert lantern_report == torch_report
+    if how == "raise_in_collective" and torch_report["index"] == 0:
+        # torch races here: process 0's all_reduce can fail on the closed connection before spawn has seen process
+        # 1's exception, and then process 0's error is the one reported (seen once in a full run)
+        assert "Connection closed by peer" in torch_report["last"]
+    else:
+        assert lantern_report == torch_report
     assert lantern_report["under_the_sleep"]
     expected = {"raise": ("ProcessRaisedException", None, None), "exit": ("ProcessExitedException", 3, None),
                 "kill": ("ProcessExitedException", -9, "SIGKILL"),
