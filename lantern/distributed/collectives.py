@@ -260,20 +260,12 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     made = group_or_warn(group, "gather")
     if made is None:
         return None
-    check_same_dtypes(tensor, gather_list or [])
-    root = group_peer(made, dst, group_dst, "gather", default=0)
+    root = _root(made, "gather", tensor, gather_list, dst, group_dst, "destination")
     at_root = made.rank() == root
-    if at_root and not gather_list:
-        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-    if not at_root and gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
     mine = read_only_array(tensor, "gather")
     staged = None
     if at_root:
-        check_tensor_list(gather_list, "gather_list")
-        _check_list_length("gather", gather_list, made, "Incorrect output list size {got}. Output list size should "
-                           "be {size}, same as size of the process group.")
-        _check_same_tensors("gather", tensor, gather_list)
+        _check_root_list(made, "gather", tensor, gather_list, "output")
         staged = np.empty((made.size(),) + mine.shape, mine.dtype)
     receive = [as_bytes(staged), MPI().BYTE] if at_root else None
     post = lambda: [made.communicator.Igather([as_bytes(mine), MPI().BYTE], receive, root)]
@@ -287,23 +279,36 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     made = group_or_warn(group, "scatter")
     if made is None:
         return None
-    check_same_dtypes(tensor, scatter_list or [])
-    root = group_peer(made, src, group_src, "scatter", default=0)
+    root = _root(made, "scatter", tensor, scatter_list, src, group_src, "source")
     at_root = made.rank() == root
-    if at_root and not scatter_list:
-        raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-    if not at_root and scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     send = None
     if at_root:
-        check_tensor_list(scatter_list, "scatter_list")
-        _check_list_length("scatter", scatter_list, made, "Incorrect input list size {got}. Input list size should be "
-                           "{size}, same as size of the process group.")
-        _check_same_tensors("scatter", tensor, scatter_list)
+        _check_root_list(made, "scatter", tensor, scatter_list, "input")
         send = [as_bytes(np.stack([read_only_array(t, "scatter") for t in scatter_list])), MPI().BYTE]
     out, write_back = buffer_of(tensor, "scatter")
     post = lambda: [made.communicator.Iscatter(send, [as_bytes(out), MPI().BYTE], root)]
     return launch(made, "scatter", [tensor], post, write_back, async_op)
+
+
+def _root(made, name, tensor, tensors, peer, group_peer_rank, role):
+    """gather's and scatter's common checks: the list's dtypes, the root (`role` 'destination' or 'source'), and a
+    list given on the root rank and on no other; returns the root."""
+    check_same_dtypes(tensor, tensors or [])
+    root = group_peer(made, peer, group_peer_rank, name, default=0)
+    at_root = made.rank() == root
+    if at_root and not tensors:
+        raise ValueError(f"Argument ``{name}_list`` must be specified on {role} rank.")
+    if not at_root and tensors:
+        raise ValueError(f"Argument ``{name}_list`` must NOT be specified on non-{role} ranks.")
+    return root
+
+
+def _check_root_list(made, name, tensor, tensors, direction):
+    """The root's list: tensors, one per rank, each like `tensor` (`direction` 'output' or 'input')."""
+    check_tensor_list(tensors, f"{name}_list")
+    _check_list_length(name, tensors, made, f"Incorrect {direction} list size {{got}}. {direction.capitalize()} list "
+                       "size should be {size}, same as size of the process group.")
+    _check_same_tensors(name, tensor, tensors)
 
 
 def _counts_and_offsets(sizes):
