@@ -2,10 +2,10 @@
 padded, time-major batch, forward and backpropagation through time.
 
 The layer has already made the input projection of every step in one matmul (xw = x W_ih^T + biases, shape
-(T, B, gates)); a kernel runs only the recurrence. Per step that is one h @ W_hh^T and a few in-place ufuncs on
-buffers allocated once, with no tensor objects made. The backward computes every factor that does not depend on
-the recurrence for all steps at once, leaves only d h_{t-1} = d gates_t @ W_hh (and a few ufuncs) in its loop,
-and gets the weight gradients as one matmul over all steps. Kernels are written against `xp` (NumPy; CuPy has the
+(T, B, gates)); a kernel runs only the recurrence. Per step that is one h @ W_hh^T (against a contiguous copy of
+W_hh^T) and a few in-place ufuncs on buffers allocated once, with no tensor objects made. The backward computes
+every factor that does not depend on the recurrence for all steps at once, leaves only d h_{t-1} = d gates_t @ W_hh
+(and a few ufuncs) in its loop, and gets the weight gradients as one matmul over all steps. Kernels are written against `xp` (NumPy; CuPy has the
 same calls) and fill arrays their caller allocated; `empty(shape)` gives them their scratch arrays (the layer passes
 one backed by lantern's caching allocator: fresh NumPy memory of this size would page-fault on every call).
 nn/modules/rnn.py's `_Recurrence` wraps them as one autograd node; double backward there reruns the step equations
@@ -34,6 +34,14 @@ def _sigmoid_(xp, a):
     xp.exp(a, out=a)
     a += 1
     xp.reciprocal(a, out=a)
+
+
+def _transposed(empty, w):
+    """A contiguous copy of w^T, the right operand of a step's matmul: OpenBLAS multiplies a few rows by a
+    transposed view at about half the speed (16x128 @ 128x512: ~56 against ~28 microseconds)."""
+    w_t = empty(w.shape[::-1])
+    w_t[...] = w.T
+    return w_t
 
 
 def _previous(empty, seq, first, reverse):
@@ -75,12 +83,11 @@ def lstm_forward(xp, empty, xw, h0, c0, w_hh, w_hr, order, acts, cells, tanh_cel
     xp.negative(x_blocks[:, :2], out=acts[:, :2])
     xp.negative(x_blocks[:, 3], out=acts[:, 2])
     acts[:, 3] = x_blocks[:, 2]
-    w = empty(w_hh.shape)
-    xp.negative(w_hh[:2 * H], out=w[:2 * H])
-    xp.negative(w_hh[3 * H:], out=w[2 * H:3 * H])
-    w[3 * H:] = w_hh[2 * H:3 * H]
-    w_t = w.T
-    w_hr_t = None if w_hr is None else w_hr.T
+    w_t = empty((w_hh.shape[1], gates))                     # W_hh^T, its blocks in acts' order and signs
+    xp.negative(w_hh[:2 * H].T, out=w_t[:, :2 * H])
+    xp.negative(w_hh[3 * H:].T, out=w_t[:, 2 * H:3 * H])
+    w_t[:, 3 * H:] = w_hh[2 * H:3 * H].T
+    w_hr_t = None if w_hr is None else _transposed(empty, w_hr)
     recurrent = empty((batch, gates))
     recurrent_blocks = recurrent.reshape(batch, 4, H).transpose(1, 0, 2)
     input_gated = empty((batch, H))
@@ -166,7 +173,7 @@ def gru_forward(xp, empty, xw, h0, w_hh, b_hh, order, acts, hidden, out):
     Inputs: xw (T, B, 3H) = x W_ih^T + b_ih; h0 (B, H); w_hh (3H, H); b_hh (3H,) or None. Fills acts with
     r, z, n, hidden with h_{t-1} W_hh^T + b_hh and out with h_t."""
     H = out.shape[2]
-    w_t = w_hh.T
+    w_t = _transposed(empty, w_hh)
     h = h0
     for t in order:
         hid, a, x = hidden[t], acts[t], xw[t]
@@ -234,7 +241,7 @@ def gru_backward(xp, empty, saved, d_out, d_hn, order, d_xw, d_h0, d_w_hh, d_b_h
 
 def rnn_forward(xp, empty, xw, h0, w_hh, relu, order, out):
     """h_t = tanh(xw_t + h_{t-1} W_hh^T) (relu with `relu`) over the steps in `order`, written to out."""
-    w_t = w_hh.T
+    w_t = _transposed(empty, w_hh)
     h = h0
     for t in order:
         h_t = xp.matmul(h, w_t, out=out[t])
