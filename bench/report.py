@@ -6,6 +6,29 @@ r"""The benchmark tables: one row per workload, lantern's number beside torch's,
 | --- | --- | --: | --: | --: | --- | --- |
 | add_16 | µs | 6.10 | 2.00 | 3.05 | ≤ 3 | no |
 
+Rows measured at several thread counts sit side by side, one group of columns per count; `met` says at which
+counts the goal was met when it was not met at all of them:
+
+>>> rows = [Row("cnn_train_step", "µs", {"lantern": 11.0, "torch": 10.0}, at_most(1.1), threads=1),
+...         Row("cnn_train_step", "µs", {"lantern": 15.0, "torch": 10.0}, at_most(1.1), threads=2)]
+>>> print(format_table(rows, ["lantern", "torch"]))
+| benchmark | unit | 1 thread: lantern | torch | lantern ÷ torch | 2 threads: lantern | torch | lantern ÷ torch
+  | goal | met |
+| --- | --- | --: | --: | --: | --: | --: | --: | --- | --- |
+| cnn_train_step | µs | 11.0 | 10.0 | 1.10 | 15.0 | 10.0 | 1.50 | ≤ 1.1 | at 1 thread |
+
+A compiled step (lantern's and torch's model each passed through their `compile`) is judged against torch eager,
+with torch compiled beside it for reference:
+
+>>> from workload import below
+>>> compiled = Row("mlp_train_step_compiled", "µs", {"lantern": 3.0, "torch": 4.0}, below(1.0), compiled=True,
+...                reference=2.0)
+>>> print(format_compiled_table([compiled]))
+| benchmark | unit | lantern compiled | torch eager | ÷ torch eager | torch compiled | ÷ torch compiled
+  | goal (÷ torch eager) | met |
+| --- | --- | --: | --: | --: | --: | --: | --- | --- |
+| mlp_train_step_compiled | µs | 3.00 | 4.00 | 0.75 | 2.00 | 1.50 | < 1 | yes |
+
 Peak memory has its own table, with lantern's allocator peak (live tensor bytes) beside the resident-set peaks:
 
 >>> row = Row("mlp_train_step", "MiB", {"lantern": 9.8, "torch": 9.7}, at_most(1.5), allocator=6.8)
@@ -51,24 +74,36 @@ import math
 
 @dataclasses.dataclass
 class Row:
-    """Medians per library (None: that library failed), the goal on lantern ÷ torch (None: no goal)."""
+    """Medians per library (None: that library failed) at one thread count, the goal on lantern ÷ torch (None: no
+    goal). For a workload with a baseline (`compiled`: the compiled steps), medians["torch"] is torch running the
+    baseline (eager) and `reference` is torch running what lantern ran (compiled)."""
 
     name: str
     unit: str
     medians: dict
     goal: object = None
     allocator: float | None = None   # memory rows: lantern's allocator peak, MiB
+    threads: int = 1
+    compiled: bool = False
+    reference: float | None = None
 
     @property
     def ratio(self):
-        lantern, torch = self.medians.get("lantern"), self.medians.get("torch")
-        return lantern / torch if lantern and torch else None
+        return _ratio(self.medians.get("lantern"), self.medians.get("torch"))
+
+    @property
+    def reference_ratio(self):
+        return _ratio(self.medians.get("lantern"), self.reference)
 
     @property
     def met(self):
         if self.goal is None or self.ratio is None:
             return "—"
         return "yes" if self.goal.met(self.ratio) else "no"
+
+
+def _ratio(lantern, torch):
+    return lantern / torch if lantern and torch else None
 
 
 def _number(value):
@@ -87,25 +122,102 @@ def _compared(libs):
     return "lantern" in libs and "torch" in libs
 
 
-def _ratio_cells(row, libs):
-    if not _compared(libs):
-        return []
-    return ["—" if row.ratio is None else f"{row.ratio:.2f}", "—" if row.goal is None else str(row.goal), row.met]
+def _ratio_text(ratio):
+    return "—" if ratio is None else f"{ratio:.2f}"
+
+
+def _by_threads(rows):
+    """The thread counts in `rows` (sorted), and each benchmark's rows keyed by thread count, in first-seen order."""
+    counts = sorted({row.threads for row in rows})
+    grouped = {}
+    for row in rows:
+        grouped.setdefault(row.name, {})[row.threads] = row
+    return counts, grouped
+
+
+def _thread_label(threads):
+    return f"{threads} thread{'s' if threads > 1 else ''}"
+
+
+def _group_header(names, threads, several):
+    """Column names for one thread count's group: prefixed with the count (first column only) when there are
+    several counts side by side."""
+    if not several:
+        return list(names)
+    return [f"{_thread_label(threads)}: {names[0]}", *names[1:]]
+
+
+def _met_across(rows_by_threads, counts):
+    """"yes", "no", "—", or the thread counts it was met at ("at 1 thread") when met at some only."""
+    verdicts = {t: rows_by_threads[t].met for t in counts if t in rows_by_threads}
+    judged = {t: v for t, v in verdicts.items() if v in ("yes", "no")}
+    if not judged:
+        return "—"
+    if len(set(judged.values())) == 1:
+        return next(iter(judged.values()))
+    return "at " + ", ".join(_thread_label(t) for t, v in judged.items() if v == "yes")
+
+
+def _goal_cells(rows_by_threads):
+    row = next(iter(rows_by_threads.values()))
+    return "—" if row.goal is None else str(row.goal)
+
+
+def _side_by_side(rows, names, group_cells, goal_header):
+    """A table with one group of columns (`names`) per thread count, filled by `group_cells(row)`; with a
+    `goal_header`, the goal and whether it was met close each line."""
+    counts, grouped = _by_threads(rows)
+    header, aligns = ["benchmark", "unit"], ["---", "---"]
+    for threads in counts:
+        header += _group_header(names, threads, len(counts) > 1)
+        aligns += ["--:"] * len(names)
+    if goal_header:
+        header, aligns = header + [goal_header, "met"], aligns + ["---", "---"]
+    lines = [header, aligns]
+    for name, by_threads in grouped.items():
+        cells = [name, next(iter(by_threads.values())).unit]
+        for threads in counts:
+            row = by_threads.get(threads)
+            cells += group_cells(row) if row else ["—"] * len(names)
+        if goal_header:
+            cells += [_goal_cells(by_threads), _met_across(by_threads, counts)]
+        lines.append(cells)
+    return _markdown(lines)
 
 
 def format_table(rows, libs):
-    """The speed table in markdown (it reads as plain text too); the ratio and goal only with both libraries."""
-    ratio = ["lantern ÷ torch", "goal", "met"] if _compared(libs) else []
-    reference = ["reference ÷ lantern"] if {"lantern", "lantern-reference"} <= set(libs) else []
-    header = ["benchmark", "unit", *(f"{lib} median" for lib in libs), *ratio, *reference]
-    aligns = ["---", "---", *["--:"] * len(libs), *["--:", "---", "---"][:len(ratio)], *["--:"] * len(reference)]
-    lines = [header, aligns]
-    for row in rows:
-        cells = [row.name, row.unit, *(_number(row.medians.get(lib)) for lib in libs), *_ratio_cells(row, libs)]
+    """The speed table in markdown (it reads as plain text too): per thread count, each library's median, and the
+    ratio with both libraries; then the goal and whether it was met."""
+    several = len({row.threads for row in rows}) > 1
+    compared = _compared(libs)
+    reference = {"lantern", "lantern-reference"} <= set(libs)
+    names = [lib if several else f"{lib} median" for lib in libs]
+    names += ["lantern ÷ torch"] * compared + ["reference ÷ lantern"] * reference
+
+    def group_cells(row):
+        cells = [_number(row.medians.get(lib)) for lib in libs]
+        cells += [_ratio_text(row.ratio)] * compared
         if reference:
             cells.append(_slowdown(row.medians.get("lantern-reference"), row.medians.get("lantern"), row.unit))
-        lines.append(cells)
-    return _markdown(lines)
+        return cells
+    return _side_by_side(rows, names, group_cells, "goal" if compared else None)
+
+
+def format_compiled_table(rows, libs=("lantern", "torch")):
+    """The compiled steps' table: per thread count, lantern compiled, torch eager and their ratio (the goal's),
+    then torch compiled and lantern's ratio to it (for reference); then the goal and whether it was met. Without
+    torch among `libs`, lantern's column alone."""
+    compared = _compared(libs)
+    names = ["lantern compiled", *(["torch eager", "÷ torch eager", "torch compiled", "÷ torch compiled"]
+                                   if compared else [])]
+
+    def group_cells(row):
+        cells = [_number(row.medians.get("lantern"))]
+        if compared:
+            cells += [_number(row.medians.get("torch")), _ratio_text(row.ratio), _number(row.reference),
+                      _ratio_text(row.reference_ratio)]
+        return cells
+    return _side_by_side(rows, names, group_cells, "goal (÷ torch eager)" if compared else None)
 
 
 def _slowdown(reference, default, unit):
@@ -113,6 +225,12 @@ def _slowdown(reference, default, unit):
     if reference is None or default is None:
         return "—"
     return f"{(default / reference if unit.endswith('/s') else reference / default):.2f}"
+
+
+def _ratio_cells(row, libs):
+    if not _compared(libs):
+        return []
+    return [_ratio_text(row.ratio), "—" if row.goal is None else str(row.goal), row.met]
 
 
 def format_memory_table(rows, libs):
@@ -130,10 +248,13 @@ def format_memory_table(rows, libs):
 
 
 def format_goals(rows):
-    """One line: how many goals were met, and which were not (with the ratio and the goal)."""
+    """One line: how many goals were met (each benchmark at each thread count is one), and which were not (with
+    the ratio and the goal)."""
+    several = len({row.threads for row in rows}) > 1
     judged = [row for row in rows if row.met in ("yes", "no")]
-    missed = [f"{row.name}{' memory' if row.unit == 'MiB' else ''} ({row.ratio:.2f}, goal {row.goal})"
-              for row in judged if row.met == "no"]
+    missed = [f"{row.name}{' memory' if row.unit == 'MiB' else ''}"
+              f"{f' at {_thread_label(row.threads)}' if several and row.unit != 'MiB' else ''}"
+              f" ({row.ratio:.2f}, goal {row.goal})" for row in judged if row.met == "no"]
     line = f"Goals met: {len(judged) - len(missed)} of {len(judged)}."
     return line + (f" Not met: {', '.join(missed)}." if missed else "")
 

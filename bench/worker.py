@@ -7,6 +7,8 @@ same machine within one run; lantern's worker never imports torch. The protocol 
     {"lib": "lantern", "version": "0.1.0", "numpy": "2.3.1", "threads": 1, "blas": "openblas 0.3.30"}  <- hello
     {"setup": "add_16", "min_time": 0.2}         ->  {"number": 61000}
     {"time": "add_16"}                           ->  {"seconds": 3.1e-06}
+    {"setup": "mlp_train_step_compiled", "min_time": 0.2, "baseline": true}   (the workload's baseline setup)
+    {"time": "mlp_train_step_compiled", "baseline": true}
     {"memory": "mlp_train_step", "steps": 5}     ->  {"memory": {"peak_mib": 9.8, "allocator_peak_mib": 6.8}}
 Errors come back as {"error": "<traceback>"} and the worker carries on.
 """
@@ -60,13 +62,15 @@ def serve(lib, requests, reply):
         request = json.loads(line)
         try:
             if "setup" in request:
-                w = workloads[request["setup"]]
-                m = measurements[w.name] = Measurement(w.stmt, w.setup(lib), request["min_time"])
+                w, baseline = workloads[request["setup"]], request.get("baseline", False)
+                setup = w.baseline if baseline else w.setup
+                m = measurements[w.name, baseline] = Measurement(w.stmt, setup(lib), request["min_time"])
                 reply({"number": m.number})
             elif "memory" in request:
                 reply({"memory": step_memory(lib, workloads[request["memory"]], request["steps"])})
             else:
-                reply({"seconds": measurements[request["time"]].seconds_per_call()})
+                key = request["time"], request.get("baseline", False)
+                reply({"seconds": measurements[key].seconds_per_call()})
         except Exception:
             reply({"error": traceback.format_exc(limit=-3)})
 

@@ -6,8 +6,8 @@ lantern and torch:
 
     Workload("add_16", "a + b", lambda lib: {"a": lib.ones(16), "b": lib.ones(16)}, at_most(3.0))
 
->>> at_most(3.0).met(2.5), at_least(0.9).met(0.8), str(at_least(0.9))
-(True, False, '≥ 0.9')
+>>> at_most(3.0).met(2.5), at_least(0.9).met(0.8), str(at_least(0.9)), below(1.0).met(1.0)
+(True, False, '≥ 0.9', False)
 """
 import dataclasses
 import importlib
@@ -19,11 +19,11 @@ from typing import Callable
 class Goal:
     """A bound on the ratio lantern ÷ torch of the reported number (µs per call, or GFLOP/s)."""
 
-    op: str        # "≤" or "≥"
+    op: str        # "≤", "≥" or "<"
     bound: float
 
     def met(self, ratio):
-        return ratio <= self.bound if self.op == "≤" else ratio >= self.bound
+        return {"≤": ratio <= self.bound, "≥": ratio >= self.bound, "<": ratio < self.bound}[self.op]
 
     def __str__(self):
         return f"{self.op} {self.bound:g}"
@@ -37,12 +37,18 @@ def at_least(bound):
     return Goal("≥", bound)
 
 
+def below(bound):
+    return Goal("<", bound)
+
+
 @dataclasses.dataclass(frozen=True)
 class Workload:
     """`stmt` is timed timeit-style (inlined in a loop, no call overhead) in the namespace `setup(lib)` returns.
 
     With `flops` set the result is reported as throughput (GFLOP/s) instead of µs per call. With `memory_goal`
     set the runner also measures the peak memory of running `stmt` (bench/memory.py) and bounds lantern ÷ torch.
+    With `baseline` set (another setup), the goal is on lantern running `setup` ÷ torch running `baseline`, and
+    torch running `setup` is measured too, for reference: the compiled steps, judged against torch eager.
     """
 
     name: str
@@ -51,6 +57,7 @@ class Workload:
     goal: Goal | None = None
     flops: int = 0
     memory_goal: Goal | None = None
+    baseline: Callable | None = None
 
     @property
     def unit(self):

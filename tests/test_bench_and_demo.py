@@ -37,5 +37,6 @@ def test_demo_trains_to_97_percent_and_shows_the_internals():
 def test_bench_quick_prints_the_table():
     result = run("bench/run.py", "--quick", "--filter", "add_16")
     assert result.returncode == 0, result.stderr
-    assert "| benchmark | unit | lantern median |" in result.stdout
+    assert ("| benchmark | unit | 1 thread: lantern | torch | lantern ÷ torch | 2 threads: lantern | torch "
+            "| lantern ÷ torch | goal | met |") in result.stdout, result.stdout
     assert "| add_16 | µs |" in result.stdout

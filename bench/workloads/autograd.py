@@ -17,10 +17,10 @@ def _two_leaves(lib):
 
 
 WORKLOADS = [
-    Workload("add_16_requires_grad", "a + b", _two_leaves, at_most(3.0)),
+    Workload("add_16_requires_grad", "a + b", _two_leaves, at_most(2.0)),
     # grads are reset each time so the step measures a fresh backward, as in training (zero_grad -> None)
     Workload("tiny_backward_16", "a.grad = None; b.grad = None; (a * b).sum().backward()", _two_leaves,
-             at_most(0.7)),
+             at_most(1.0)),
 ]
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ def _square_matrices(lib):
 
 
 WORKLOADS = [
-    Workload("add_16", "a + b", _two_small, at_most(3.0)),
+    Workload("add_16", "a + b", _two_small, at_most(1.5)),
     Workload("slice_4x4", "x[1:3]", _small_matrix),
     Workload("view_16_as_4x4", "x.view(4, 4)", _small_square),
     Workload("tensor_from_16_floats", "lib.tensor(values)", _float_list),
