@@ -8,6 +8,11 @@ are read from the module at each run, so optimizer steps and load_state_dict are
 specialisation run the graph through lantern.jit's GraphExecutor (optimisation passes and elementwise fusion; the
 "eager" and "aot_eager" backends run it unoptimised). Autograd records through the graph as in eager mode.
 
+A call that needs gradients (grad mode on, and an argument or parameter that requires grad) is captured as
+AOTAutograd does instead (lantern/_functorch, aot_plan.py): the forward and the backward the derivative formulas
+run are traced into one joint graph, partitioned into a forward and a backward graph, and each later call runs
+them as one autograd node, without per-op recording. In reference mode such a specialisation runs eagerly.
+
 Where the trace cannot stand for the function, that specialisation runs eagerly from then on, as Dynamo's graph
 breaks fall back to Python: a tensor's value turned into a Python number or bool (data-dependent control flow,
 `.item()`), iteration over a tensor, a `torch.compiler.disable`d function, or anything the tracer rejects. With
@@ -32,6 +37,7 @@ from ..ops import autocast as _autocast
 from ..nn.modules.module import Module
 from ..utils._pytree import tree_flatten, tree_unflatten
 from . import config
+from .aot_plan import AotPlan, capture_aot, runs_eagerly
 from .exc import InvalidBackend, Unsupported
 from ..core import user_warnings
 
@@ -134,6 +140,7 @@ class _CompiledCallable:
                tuple(_leaf_key(v) for v in leaves)]
         if self.module is not None:
             key.append(tuple(m.training for m in self.module.modules()))
+            key.append(tuple(p._requires_grad for p in self.module.parameters()))
         return tuple(key)
 
     def __call__(self, *args, **kwargs):
@@ -148,12 +155,22 @@ class _CompiledCallable:
             plan, result = self._capture(args, kwargs, leaves, spec)
             self.plans[key] = plan
             return result
-        if plan is _EAGER:
+        if plan is _EAGER or (type(plan) is AotPlan and not plan.active()):
             return self.fn(*args, **kwargs)
         return plan.run(self.module, [v for v in leaves if isinstance(v, TensorImpl)])
 
     def _capture(self, args, kwargs, leaves, spec):
         """(plan, result of this call): trace one call; on a graph break the specialisation stays eager."""
+        if AotPlan.wanted(self.module, leaves):
+            if runs_eagerly(self.module):
+                return _EAGER, self.fn(*args, **kwargs)
+            _Capturing.depth += 1
+            try:
+                captured = capture_aot(self.fn, args, kwargs, leaves, spec, self.module, self.optimize)
+            finally:
+                _Capturing.depth -= 1
+            if captured is not None:
+                return captured
         positions = [i for i, v in enumerate(leaves) if isinstance(v, TensorImpl)]
         ran = []
 

@@ -1,0 +1,116 @@
+"""torch.compile's training path: a specialisation that needs gradients runs as one captured forward/backward pair.
+
+`capture_aot` traces the call's forward and backward into a joint graph (lantern/_functorch), with the module's
+parameters and buffers as graph inputs beside the call's tensors, and returns an `AotPlan` and the call's result.
+Each later call with that specialisation runs the compiled forward graph as one autograd node whose backward is
+the compiled backward graph. Where the joint trace cannot stand for the call (a graph break, a tensor the function
+closes over), `capture_aot` returns None and torch.compile captures the ordinary way (eval_frame.py) — running the
+function a second time for that first call.
+
+Two kinds of call stay off this path, each for a measured reason:
+- a module with a recurrent layer (nn.RNN, nn.LSTM, nn.GRU) runs eagerly (`runs_eagerly`): its eager layer is
+  one autograd node over compiled recurrence kernels, while a trace records the step equations unrolled op by op
+  (about 6 times slower on the bench LSTM);
+- a call whose forward runs an op in `_FUSED_BACKWARD_OPS` keeps the ordinary capture: eager autograd runs those
+  ops' specialised backward kernels, which a trace cannot record (it records their readable formulas: the CNN
+  step's backward took 3 times as long).
+Calls whose tensors carry autograd hooks keep the ordinary capture too: the joint trace's backward would run them.
+
+>>> import lantern
+>>> lin = lantern.compile(lantern.nn.Linear(3, 2))
+>>> x = lantern.randn(4, 3)
+>>> _ = lin(x); type(lin(x).grad_fn).__name__
+'CompiledFunctionBackward'
+>>> plan = next(iter(lin._compiled_call.plans.values()))
+>>> sorted({n.kind() for n in plan.function.backward_graph.nodes()} - {"prim::Constant"})
+['aten::mm', 'aten::sum', 'aten::t', 'aten::view']
+"""
+from ..core.reference import mode, specialisation
+from ..core.state import tls
+from ..core.tensor_impl import TensorImpl
+from .._functorch.compiled_function import compile_joint
+from .._functorch.joint_graph import NotCapturable, trace_joint
+from ..utils._pytree import tree_flatten, tree_unflatten
+
+__all__ = ["AotPlan", "capture_aot", "module_state", "runs_eagerly"]
+
+_OUTPUT = object()  # in a plan's output leaves: the place of the next tensor output
+_FUSED_BACKWARD_OPS = {"aten::convolution", "aten::max_pool2d_with_indices"}
+
+
+def module_state(module):
+    """The module's parameters then buffers: graph inputs of a joint graph, read at every call."""
+    return [] if module is None else [*module.parameters(), *module.buffers()]
+
+
+class AotPlan:
+    """One captured specialisation with gradients: the compiled pair and where its outputs go."""
+
+    __slots__ = ("function", "out_leaves", "out_spec")
+
+    def __init__(self, function, out_leaves, out_spec):
+        self.function = function
+        self.out_leaves = [_OUTPUT if isinstance(v, TensorImpl) else v for v in out_leaves]
+        self.out_spec = out_spec
+
+    @staticmethod
+    def wanted(module, leaves):
+        """Whether a call with these arguments is captured with its backward: grad mode on, fast paths on, and a
+        tensor argument or a parameter that requires grad."""
+        if not (tls.grad_enabled and mode.fast):
+            return False
+        return (any(isinstance(v, TensorImpl) and v._requires_grad for v in leaves)
+                or any(p._requires_grad for p in module_state(module)))
+
+    @staticmethod
+    def active():
+        """Off in reference mode: the specialisation then runs the function eagerly."""
+        return mode.fast
+
+    @specialisation(replaces="torch.compile: a captured call run through the GraphExecutor while autograd records "
+                             "each op (eval_frame._Plan), or in reference mode the function run eagerly",
+                    when="torch.compile(...) called with grad mode on and an argument or parameter that requires "
+                         "grad, when the forward and backward trace into one joint graph",
+                    parity_test="tests/test_compile_aot.py::test_reference_mode_runs_eagerly_with_equal_gradients")
+    def run(self, module, tensors):
+        outputs = iter(self.function(*tensors, *module_state(module)))
+        return tree_unflatten([next(outputs) if v is _OUTPUT else v for v in self.out_leaves], self.out_spec)
+
+
+def runs_eagerly(module):
+    """Whether a call that needs gradients runs the module eagerly (it has a recurrent layer: see above)."""
+    from ..nn.modules.rnn import RNNBase
+    return module is not None and any(isinstance(m, RNNBase) for m in module.modules())
+
+
+def _hooked(tensors):
+    return any(t._autograd is not None and (t._autograd.hooks or t._autograd.post_accumulate_hooks)
+               for t in tensors)
+
+
+def capture_aot(fn, args, kwargs, leaves, spec, module, optimize):
+    """(AotPlan, this call's result), or None where the joint trace cannot stand for the call or the ordinary
+    capture serves it better."""
+    positions = [i for i, v in enumerate(leaves) if isinstance(v, TensorImpl)]
+    primals = [leaves[i] for i in positions] + module_state(module)
+    if _hooked(primals):
+        return None
+
+    def forward(*primals):
+        filled = list(leaves)
+        for i, t in zip(positions, primals):
+            filled[i] = t
+        call_args, call_kwargs = tree_unflatten(filled, spec)
+        return fn(*call_args, **call_kwargs)
+
+    try:
+        joint = trace_joint(forward, primals)
+        if any(n.kind() in _FUSED_BACKWARD_OPS for n in joint.graph.nodes()):
+            return None
+        function = compile_joint(joint, optimize)
+    except NotCapturable:
+        return None
+    except Exception:  # noqa: BLE001 - the ordinary capture runs the call again and reports what it raises
+        return None
+    out_leaves, out_spec = tree_flatten(joint.outputs)
+    return AotPlan(function, out_leaves, out_spec), joint.outputs

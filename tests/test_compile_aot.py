@@ -1,0 +1,223 @@
+"""torch.compile's training path (lantern/_functorch, lantern/_dynamo/aot_plan.py): the forward and backward captured
+as one joint graph, partitioned, and run as one autograd node, with the losses and gradients of eager lantern and of
+torch.compile (backend="aot_eager": AOTAutograd without inductor's C++ toolchain)."""
+import numpy as np
+import pytest
+import torch
+
+import lantern
+from lantern._dynamo.aot_plan import AotPlan
+from lantern._dynamo.eval_frame import _EAGER, _Plan
+from lantern._functorch.compiled_function import DOUBLE_BACKWARD_ERROR
+
+torch._dynamo.config.suppress_errors = False
+
+
+def mlp(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 8), nn.GELU(), nn.Linear(8, 4))
+
+
+def cnn(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                         nn.Linear(4 * 4 * 4, 4))
+
+
+def transformer(lib):
+    return lib.nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.0, batch_first=True)
+
+
+def lstm(lib):
+    nn = lib.nn
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.lstm, self.out = nn.Embedding(10, 6), nn.LSTM(6, 8), nn.Linear(8, 4)
+
+        def forward(self, tokens):
+            hidden, _ = self.lstm(self.embed(tokens))
+            return self.out(hidden).flatten(0, 1)
+
+    return Tagger()
+
+
+def _inputs(name, rng):
+    if name == "lstm":
+        return rng.integers(0, 10, (5, 3)), 15
+    shape = {"mlp": (6, 12), "cnn": (3, 1, 8, 8), "transformer": (2, 5, 16)}[name]
+    return rng.standard_normal(shape).astype(np.float32), shape[0] * (5 if name == "transformer" else 1)
+
+
+# what each model's compiled training call becomes: one node (AotPlan), the ordinary capture with eager autograd
+# (_Plan: the convolutions' fused backward kernels), or eager (the LSTM's fused recurrence)
+MODELS = {"mlp": (mlp, AotPlan), "cnn": (cnn, _Plan), "transformer": (transformer, AotPlan), "lstm": (lstm, str)}
+
+
+def _train(lib, name, compiled, steps=3, compile_kwargs=None):
+    """Losses and final gradients of `steps` SGD steps (cross-entropy on a fixed batch)."""
+    build, _ = MODELS[name]
+    rng = np.random.default_rng(0)
+    x, rows = _inputs(name, rng)
+    target = lib.tensor(rng.integers(0, 4, rows))
+    lib.manual_seed(0)
+    model = build(lib)
+    if lib is lantern:
+        model.load_state_dict({k: lantern.tensor(v.numpy()) for k, v in _torch_state(name).items()})
+    run = lib.compile(model, **(compile_kwargs or {})) if compiled else model
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    xt = lib.tensor(x)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        out = run(xt)
+        loss = lib.nn.functional.cross_entropy(out.reshape(rows, -1), target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.grad.numpy().copy() for p in model.parameters()], run
+
+
+def _torch_state(name):
+    torch.manual_seed(0)
+    return MODELS[name][0](torch).state_dict()
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_compiled_training_matches_eager_and_torch_compile(name):
+    eager_losses, eager_grads, _ = _train(lantern, name, compiled=False)
+    losses, grads, run = _train(lantern, name, compiled=True)
+    torch._dynamo.reset()
+    t_losses, t_grads, _ = _train(torch, name, compiled=True, compile_kwargs={"backend": "aot_eager"})
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
+    np.testing.assert_allclose(losses, t_losses, rtol=1e-4)
+    for g, e, t in zip(grads, eager_grads, t_grads):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(g, t, rtol=1e-3, atol=1e-5)
+    (plan,) = run._compiled_call.plans.values()
+    expected = MODELS[name][1]
+    assert plan is _EAGER if expected is str else type(plan) is expected
+
+
+def test_one_autograd_node_per_call():
+    model = lantern.compile(mlp(lantern))
+    x = lantern.randn(2, 12)
+    model(x)
+    out = model(x)
+    assert type(out.grad_fn).__name__ == "CompiledFunctionBackward"
+    assert all(type(f).__name__ == "AccumulateGrad" for f, _ in out.grad_fn.next_functions if f is not None)
+
+
+def test_dropout_and_batch_norm_statistics_follow_eager():
+    """The forward graph draws dropout's masks in eager's order and updates running statistics in place."""
+    nn = lantern.nn
+
+    def train(compiled):
+        lantern.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.Dropout(0.3), nn.GELU(), nn.Linear(8, 2))
+        run = lantern.compile(model) if compiled else model
+        opt = lantern.optim.SGD(model.parameters(), lr=0.1)
+        x = lantern.randn(5, 6)
+        losses = []
+        for _ in range(4):
+            opt.zero_grad()
+            loss = run(x).square().mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, model[1].running_mean.numpy().copy(), run
+
+    losses, mean, run = train(True)
+    eager_losses, eager_mean, _ = train(False)
+    assert isinstance(next(iter(run._compiled_call.plans.values())), AotPlan)
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
+    np.testing.assert_allclose(mean, eager_mean, rtol=1e-6)
+
+
+def test_double_backward_raises_torchs_error():
+    for lib in (torch, lantern):
+        if lib is torch:
+            torch._dynamo.reset()
+        lib.manual_seed(0)
+        compiled = lib.compile(lib.nn.Linear(3, 1), backend="aot_eager")
+        x = lib.randn(2, 3, requires_grad=True)
+        for _ in range(2):
+            (g,) = lib.autograd.grad(compiled(x).tanh().sum(), x, create_graph=True)
+        with pytest.raises(RuntimeError, match=DOUBLE_BACKWARD_ERROR):
+            g.sum().backward()
+
+
+def test_first_order_gradient_with_create_graph_is_right():
+    lin = lantern.nn.Linear(3, 2)
+    compiled = lantern.compile(lin)
+    x = lantern.randn(4, 3, requires_grad=True)
+    compiled(x)
+    (g,) = lantern.autograd.grad(compiled(x).tanh().sum(), x, create_graph=True)
+    (expected,) = lantern.autograd.grad(lin(x).tanh().sum(), x)
+    np.testing.assert_allclose(g.detach().numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_reference_mode_runs_eagerly_with_equal_gradients():
+    """The parity test of AotPlan.run: in reference mode the captured specialisation runs the module eagerly."""
+    lantern.manual_seed(0)
+    model = transformer(lantern)
+    compiled = lantern.compile(model)
+    x = lantern.randn(2, 5, 16, requires_grad=True)
+
+    def grads():
+        model.zero_grad()
+        x.grad = None
+        out = compiled(x)
+        out.square().sum().backward()
+        return out, [x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in model.parameters()]
+
+    grads()
+    fast_out, fast = grads()
+    with lantern.core.reference.reference_mode():
+        plain_out, plain = grads()
+    assert type(fast_out.grad_fn).__name__ == "CompiledFunctionBackward"
+    assert type(plain_out.grad_fn).__name__ != "CompiledFunctionBackward"
+    for f, p in zip(fast, plain):
+        np.testing.assert_allclose(f, p, rtol=1e-4, atol=1e-6)
+
+
+def test_closed_over_tensor_keeps_the_ordinary_capture():
+    w = lantern.randn(3, requires_grad=True)
+    f = lantern.compile(lambda x: (x * w).sin().sum())
+    x = lantern.randn(3, requires_grad=True)
+    for _ in range(2):
+        f(x).backward()
+    assert w.grad.allclose(2 * x * (x * w).cos()) and x.grad.allclose(2 * w * (x * w).cos())
+
+
+def test_parameter_hooks_keep_the_ordinary_capture_and_fire_once_per_backward():
+    model = lantern.nn.Linear(3, 1)
+    seen = []
+    model.weight.register_hook(lambda g: seen.append(g.clone()))
+    compiled = lantern.compile(model)
+    for _ in range(2):
+        compiled(lantern.ones(1, 3)).sum().backward()
+    assert len(seen) == 2 and isinstance(next(iter(compiled._compiled_call.plans.values())), _Plan)
+
+
+def test_outputs_that_need_no_gradient_and_python_values():
+    def fn(x, w):
+        y = x @ w
+        return y.relu(), y.argmax(-1), 3
+
+    f = lantern.compile(fn)
+    x, w = lantern.randn(4, 3), lantern.randn(3, 2, requires_grad=True)
+    for _ in range(2):
+        out, index, three = f(x, w)
+        out.sum().backward()
+    assert three == 3 and not index.requires_grad and index.equal((x @ w).argmax(-1))
+    expected = x.t() @ ((x @ w) > 0).float()
+    assert w.grad.allclose(2 * expected)
+
+
+def test_inference_keeps_the_ordinary_capture():
+    model = lantern.compile(mlp(lantern))
+    with lantern.no_grad():
+        model(lantern.randn(2, 12))
+    assert isinstance(next(iter(model._compiled_call.plans.values())), _Plan)
