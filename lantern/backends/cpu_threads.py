@@ -1,9 +1,10 @@
 """How many threads the CPU backend's BLAS may use (torch.set_num_threads / get_num_threads), and the other
 thread and floating-point settings of torch's CPU build (inter-op threads, flushing denormals).
 
-lantern's CPU kernels are NumPy calls; the only ones that run threads are the BLAS routines behind matmul and
-convolution (OpenBLAS or MKL under NumPy and SciPy). threadpoolctl, the well-kept library for exactly this, sets
-their limit at run time.
+lantern's CPU kernels are NumPy calls. BLAS (OpenBLAS or MKL under NumPy and SciPy) runs its own threads behind
+matmul; threadpoolctl, the well-kept library for exactly this, sets their limit at run time. The same count sizes
+lantern's intra-op pool (core/intra_op.py), which splits large convolutions, poolings and elementwise kernels into
+chunks that run at once.
 
 >>> import lantern
 >>> before = lantern.get_num_threads()
@@ -15,6 +16,8 @@ import os
 
 from threadpoolctl import ThreadpoolController
 
+from ..core import intra_op
+
 
 def set_num_threads(num_threads):
     """Let BLAS use `num_threads` threads in every library loaded now (NumPy's and SciPy's OpenBLAS or MKL)."""
@@ -23,6 +26,7 @@ def set_num_threads(num_threads):
     if num_threads <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
     ThreadpoolController().limit(limits=num_threads, user_api="blas")
+    intra_op.set_num_threads(num_threads)
 
 
 def get_num_threads():

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
 from ..core import dtype as dt
+from ..core import intra_op
 from ..core.reference import specialisation
 from .nn_common import _HALF, _op, _where, _wide
 from .pointwise_common import _require_tensor, special
@@ -75,9 +76,16 @@ def _relu(xp, x):
 
 
 def _relu_impl(xp, out, dtype, x):
-    """max(x, 0), written straight into the output (relu_: into x itself) without a temporary."""
+    """max(x, 0), written straight into the output (relu_: into x itself) without a temporary; row-major arrays in
+    flat ranges on the intra-op threads."""
     if x.dtype == out.dtype and x.dtype not in _HALF:
-        xp.maximum(x, 0, out=out)
+        if x.flags.c_contiguous and out.flags.c_contiguous:
+            x_flat, out_flat = x.reshape(-1), out.reshape(-1)
+            intra_op.parallel_chunks(out.size, lambda start, stop: xp.maximum(x_flat[start:stop], 0,
+                                                                              out=out_flat[start:stop]),
+                                     grain=intra_op.ELEMENTS_PER_CHUNK)
+        else:
+            xp.maximum(x, 0, out=out)
     else:
         xp.copyto(out, _relu(xp, _wide(x)), casting="unsafe")
 
@@ -93,17 +101,21 @@ def contiguous_floats(grad, result):
 def relu_backward_on_arrays(grad, result):
     """grad where relu's output is positive, else 0, in three array calls instead of two ops: grad's bits ANDed with
     an all-ones/all-zeros mask (branch-free, and a nan or inf in grad is zeroed where the mask is off, as `where`
-    does)."""
+    does). Flat ranges run on the intra-op threads."""
     backend = grad._backend
     xp = backend.xp
     out = backend.empty(grad._size, grad.dtype)
     bits = np.dtype(f"i{grad.dtype.itemsize}")
     r, g, o = (backend.array(t).reshape(-1) for t in (result, grad, out))
-    for start in range(0, len(o), _MASK_CHUNK):  # the masks' memory stays small however large the tensor
-        part = slice(start, start + _MASK_CHUNK)
-        mask = xp.greater(r[part], 0).view(np.int8)
-        xp.negative(mask, out=mask)
-        xp.bitwise_and(g[part].view(bits), mask.astype(bits), out=o[part].view(bits))
+
+    def run(first, last):
+        for start in range(first, last, _MASK_CHUNK):  # the masks' memory stays small however large the tensor
+            part = slice(start, min(start + _MASK_CHUNK, last))
+            mask = xp.greater(r[part], 0).view(np.int8)
+            xp.negative(mask, out=mask)
+            xp.bitwise_and(g[part].view(bits), mask.astype(bits), out=o[part].view(bits))
+
+    intra_op.parallel_chunks(len(o), run, grain=intra_op.ELEMENTS_PER_CHUNK)
     return out
 
 

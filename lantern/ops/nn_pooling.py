@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import intra_op
 from ..core.reference import specialisation
 from .meta_util import shape_str
 from .registry import composite, custom, structured
@@ -104,16 +105,27 @@ def _max_pool_meta(backend, self, kernel_size, stride=(), padding=0, dilation=1,
 
 def _max_pool_kernel(backend, self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """The max of each window and its flat index into the input's (H, W) plane, as PyTorch picks it: the first
-    maximum, or the last nan. One pass per kernel tap over the strided windows (no copy of the windows)."""
+    maximum, or the last nan (max_pool_planes), over slices of the leading dim on the intra-op threads."""
     shape, (kernel, stride, padding, dilation) = _max_pool_meta_shapes(self, kernel_size, stride, padding, dilation,
                                                                        ceil_mode)
     values, indices = backend.empty(shape, self.dtype), backend.empty(shape, dt.int64)
-    xp = backend.xp
-    a = backend.array(self)
+    a, best, offset = backend.array(self), backend.array(values), backend.array(indices)
+
+    def run(start, stop):
+        max_pool_planes(backend.xp, a[start:stop], kernel, stride, padding, dilation, best[start:stop],
+                        offset[start:stop])
+
+    intra_op.parallel_chunks(shape[0], run, grain=intra_op.grain(math.prod(shape[1:])))
+    return values, indices
+
+
+def max_pool_planes(xp, a, kernel, stride, padding, dilation, best, offset):
+    """Write into best and offset (..., oh, ow) the max pool of `a` (..., H, W) and its indices. One pass per kernel
+    tap over the strided windows (no copy of the windows)."""
+    shape = best.shape
     width = a.shape[-1]
     win = pool_windows(xp, a, kernel, stride, padding, dilation, shape[-2:], _lowest(a.dtype))
     taps = [((i, j), i * dilation[0] * width + j * dilation[1]) for i in range(kernel[0]) for j in range(kernel[1])]
-    best = backend.array(values)
     xp.copyto(best, win[..., 0, 0])
     # which tap holds the maximum, kept branch-free: a strictly greater value at tap k raises the running tap number
     # to k (taps come in increasing order, so max() keeps the latest improvement, i.e. the first maximum)
@@ -126,15 +138,15 @@ def _max_pool_kernel(backend, self, kernel_size, stride=(), padding=0, dilation=
         xp.maximum(best, window, out=best)
         xp.multiply(greater, tap_dtype(k), out=scaled)
         xp.maximum(tap, scaled, out=tap)
-    offset = backend.array(indices)  # each window's tap offset first, then its corner added in place
-    xp.asarray([step for _, step in taps], dtype=np.int64).take(tap, out=offset)
+    # each window's tap offset first, then its corner added in place; mode="clip" (every tap number is in range)
+    # spares take() the buffered copy it makes to check the indices when given out= (10× slower)
+    xp.asarray([step for _, step in taps], dtype=np.int64).take(tap, out=offset, mode="clip")
     if a.dtype.kind in "fcV" and xp.isnan(best).any():
         for (i, j), step in taps:
             xp.copyto(offset, step, where=xp.isnan(win[..., i, j]))
     rows = xp.arange(shape[-2]) * stride[0] - padding[0]
     cols = xp.arange(shape[-1]) * stride[1] - padding[1]
     offset += rows[:, None] * width + cols
-    return values, indices
 
 
 custom("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
@@ -171,16 +183,24 @@ def windows_apart(grad, indices, kernel_size, stride, dilation):
                 ops=("max_pool2d_with_indices",))
 def max_pool_backward_on_arrays(grad, indices, meta, kernel_size, stride, dilation):
     """Each output's gradient written at its maximum's place with one array assignment: no two windows share an
-    element, so there is nothing to accumulate."""
+    element, so there is nothing to accumulate. Slices of the leading dim run on the intra-op threads."""
     backend = grad._backend
     xp = backend.xp
     out = backend.empty(meta.size, grad.dtype)
-    flat = backend.array(out).reshape(-1)
-    flat[...] = 0
     plane = meta.size[-2] * meta.size[-1]
+    planes = backend.array(out).reshape(-1, plane)
     where = backend.array(indices).reshape(-1, indices._size[-2] * indices._size[-1])
-    where = where + (xp.arange(where.shape[0]) * plane)[:, None]
-    flat[where.reshape(-1)] = backend.array(grad).reshape(-1)
+    values = backend.array(grad).reshape(where.shape)
+    per_item = len(planes) // max(meta.size[0], 1)  # planes per slice of the leading dim
+
+    def run(start, stop):
+        rows = slice(start * per_item, stop * per_item)
+        part = planes[rows]
+        part[...] = 0
+        flat = part.reshape(-1)
+        flat[(where[rows] + (xp.arange(len(part)) * plane)[:, None]).reshape(-1)] = values[rows].reshape(-1)
+
+    intra_op.parallel_chunks(meta.size[0], run, grain=intra_op.grain(per_item * plane))
     return out
 
 

@@ -1,0 +1,175 @@
+"""Intra-op parallelism: one large array operation split into chunks that run on several threads at once
+(PyTorch's at::parallel_for).
+
+NumPy's ufuncs, copies and BLAS calls release the GIL while they work, so the chunks of one operation (slices of a
+convolution's batch, flat ranges of an elementwise kernel) truly run concurrently on several cores; only the Python
+between the NumPy calls takes turns. `parallel_chunks(n, fn, grain)` calls `fn(start, stop)` over contiguous ranges
+that cover [0, n) and returns when all are done:
+
+- the readable path is one call, `fn(0, n)`: so it runs in reference mode, with one thread (torch.set_num_threads(1)),
+  for fewer than two grains of work (a handoff to another thread costs tens of microseconds), and inside a chunk
+  (no nesting);
+- `run_on_pool` (the named specialisation) splits [0, n) into one range per thread and runs the first on the calling
+  thread and the others on a pool of persistent worker threads, started on first use. The thread count is
+  lantern.get_num_threads(). While the chunks run, BLAS is held to one thread: each chunk's GEMM runs on its own
+  core instead of several chunks' GEMMs fighting for the same BLAS threads.
+
+A caller whose result must not depend on the thread count keeps every chunk's work independent (each chunk writes
+its own part of the output) and reduces across chunks itself in a fixed order.
+
+>>> import numpy as np
+>>> x, out = np.arange(6.0), np.empty(6)
+>>> parallel_chunks(6, lambda start, stop: np.multiply(x[start:stop], 2, out=out[start:stop]), grain=1)
+>>> out.tolist()
+[0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+"""
+import os
+import queue
+import threading
+
+from .reference import mode, specialisation
+
+
+class _Threads:
+    """The intra-op thread count: lantern.get_num_threads() read once, then kept by set_num_threads."""
+    count = None
+
+
+def set_num_threads(count):
+    """Use `count` threads (the caller included) from now on; lantern.set_num_threads calls this."""
+    _Threads.count = count
+
+
+def num_threads():
+    """How many threads a parallel_chunks call may use."""
+    if _Threads.count is None:
+        _Threads.count = max(_blas_threads(), 1)
+    return _Threads.count
+
+
+# The least work worth handing to another thread, in array elements: a handoff costs tens of microseconds, about
+# what an elementwise pass over this many float32 takes.
+ELEMENTS_PER_CHUNK = 1 << 16
+
+
+def grain(elements_per_item):
+    """The fewest items a chunk should hold when each item is this many array elements (at least one)."""
+    return max(1, -(-ELEMENTS_PER_CHUNK // max(elements_per_item, 1)))
+
+
+def chunk_count(n, grain):
+    """How many chunks parallel_chunks splits n items into: one per thread, each at least `grain` items; 1 means
+    one serial call."""
+    if not mode.fast or n < 2 * grain or _pool.busy.locked():
+        return 1
+    return min(num_threads(), n // grain)
+
+
+def parallel_chunks(n, fn, grain):
+    """Call fn(start, stop) over contiguous ranges covering [0, n), concurrently where chunk_count allows."""
+    chunks = chunk_count(n, grain)
+    if chunks <= 1:
+        fn(0, n)
+    else:
+        run_on_pool([(n * i // chunks, n * (i + 1) // chunks) for i in range(chunks)], fn)
+
+
+@specialisation(replaces="intra_op.parallel_chunks's serial call fn(0, n)",
+                when="fast paths on, lantern.get_num_threads() > 1, n ≥ 2 grains, not already inside a chunk",
+                parity_test="tests/test_intra_op.py::test_run_on_pool_matches_serial_call")
+def run_on_pool(ranges, fn):
+    """fn(start, stop) for each range: the first on the calling thread, the rest on the pool's workers, BLAS held to
+    one thread meanwhile. An exception in any chunk is raised here once all have finished."""
+    with _pool.busy:
+        workers = _pool.workers(len(ranges) - 1)
+        previous = _limit_blas(1)
+        try:
+            for worker, bounds in zip(workers, ranges[1:]):
+                worker.put((fn, bounds))
+            errors = []
+            try:
+                fn(*ranges[0])
+            except BaseException as error:  # noqa: B036 (re-raised below, after the workers are done)
+                errors.append(error)
+            for _ in workers:
+                error = _pool.done.get()
+                if error is not None:
+                    errors.append(error)
+        finally:
+            _restore_blas(previous)
+    if errors:
+        raise errors[0]
+
+
+class _Pool:
+    """Worker threads, each waiting on its own queue for (fn, (start, stop)) and answering on `done` (None, or the
+    exception fn raised). `busy` is held while a parallel_chunks call uses them: a second call meanwhile (from a
+    chunk, or another thread) runs serially."""
+
+    def __init__(self):
+        self.busy = threading.Lock()
+        self.done = queue.SimpleQueue()
+        self.queues = []
+
+    def workers(self, count):
+        while len(self.queues) < count:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(inbox,), name=f"lantern-intra-op-{len(self.queues) + 1}",
+                             daemon=True).start()
+            self.queues.append(inbox)
+        return self.queues[:count]
+
+    def _serve(self, inbox):
+        while True:
+            fn, bounds = inbox.get()
+            try:
+                fn(*bounds)
+            except BaseException as error:  # noqa: B036 (handed to the caller, which raises it)
+                self.done.put(error)
+            else:
+                self.done.put(None)
+
+
+_pool = _Pool()
+
+
+def _forget_pool_in_child():
+    """A forked child has none of its parent's threads: it starts its own pool when it needs one."""
+    global _pool
+    _pool = _Pool()
+
+
+os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
+# ---- BLAS's own threads --------------------------------------------------------------------------------------
+
+class _Blas:
+    """threadpoolctl's controllers of the BLAS libraries loaded at first use (reading or setting one is a C call)."""
+    controllers = None
+
+
+def _blas_controllers():
+    if _Blas.controllers is None:
+        from threadpoolctl import ThreadpoolController
+        _Blas.controllers = ThreadpoolController().select(user_api="blas").lib_controllers
+    return _Blas.controllers
+
+
+def _blas_threads():
+    return max((c.get_num_threads() for c in _blas_controllers()), default=1)
+
+
+def _limit_blas(count):
+    """Hold every BLAS library to `count` threads; returns what to restore."""
+    previous = [(c, c.get_num_threads()) for c in _blas_controllers()]
+    for c, threads in previous:
+        if threads != count:
+            c.set_num_threads(count)
+    return previous
+
+
+def _restore_blas(previous):
+    for c, threads in previous:
+        if threads != c.get_num_threads():
+            c.set_num_threads(threads)

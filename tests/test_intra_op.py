@@ -1,0 +1,110 @@
+"""lantern.core.intra_op: one array operation split into chunks on a pool of threads, held to the serial call."""
+import threading
+
+import numpy as np
+import pytest
+
+import lantern
+from lantern.core import intra_op
+
+
+@pytest.fixture(autouse=True)
+def fast_paths():
+    """These tests hold fast paths to the readable code, so they run with fast paths on (also in the reference
+    tier) and switch reference mode on where they want the readable code."""
+    with lantern.reference_mode(False):
+        yield
+
+
+@pytest.fixture
+def threads():
+    """Run the test with a given intra-op thread count, then restore the previous one."""
+    before = intra_op.num_threads()
+    yield intra_op.set_num_threads
+    intra_op.set_num_threads(before)
+
+
+def calls_made(n, grain):
+    """The (start, stop, thread) of each call parallel_chunks makes for n items."""
+    calls, lock = [], threading.Lock()
+
+    def record(start, stop):
+        with lock:
+            calls.append((start, stop, threading.get_ident()))
+    intra_op.parallel_chunks(n, record, grain)
+    return sorted(calls)
+
+
+def test_run_on_pool_matches_serial_call(threads):
+    threads(2)
+    x = np.random.default_rng(0).standard_normal(100_003).astype(np.float32)
+    serial, parallel = np.empty_like(x), np.empty_like(x)
+    np.exp(x, out=serial)
+    intra_op.run_on_pool([(0, 50_000), (50_000, 100_003)],
+                         lambda start, stop: np.exp(x[start:stop], out=parallel[start:stop]))
+    assert np.array_equal(parallel, serial)
+
+
+def test_chunks_cover_the_range_once_on_several_threads(threads):
+    threads(3)
+    calls = calls_made(10, grain=2)
+    assert [(start, stop) for start, stop, _ in calls] == [(0, 3), (3, 6), (6, 10)]
+    assert len({thread for _, _, thread in calls}) == 3
+    assert calls[0][2] == threading.get_ident()  # the first chunk runs on the calling thread
+
+
+@pytest.mark.parametrize("setting", ["one thread", "reference mode", "under two grains"])
+def test_serial_where_chunks_do_not_pay(threads, setting):
+    threads(1 if setting == "one thread" else 2)
+    with lantern.reference_mode(setting == "reference mode"):
+        calls = calls_made(10 if setting == "under two grains" else 100, grain=6)
+    assert [(start, stop) for start, stop, _ in calls] == [(0, 10 if setting == "under two grains" else 100)]
+    assert calls[0][2] == threading.get_ident()
+
+
+def test_a_chunk_calling_parallel_chunks_runs_it_serially(threads):
+    threads(2)
+    inner = []
+
+    def outer(start, stop):
+        inner.append(calls_made(100, grain=1))
+    intra_op.parallel_chunks(100, outer, grain=1)
+    assert len(inner) == 2
+    assert all(len(calls) == 1 for calls in inner)
+
+
+def test_an_exception_in_a_worker_reaches_the_caller_and_the_pool_goes_on(threads):
+    threads(2)
+
+    def fail_on_second_half(start, stop):
+        if start > 0:
+            raise ValueError(f"chunk {start}:{stop}")
+    with pytest.raises(ValueError, match="chunk 50:100"):
+        intra_op.parallel_chunks(100, fail_on_second_half, grain=1)
+    assert len(calls_made(100, grain=1)) == 2
+
+
+def test_blas_runs_one_thread_inside_chunks_and_is_restored(threads):
+    threads(2)
+    before = intra_op._blas_threads()
+    seen = []
+    intra_op.parallel_chunks(2, lambda start, stop: seen.append(intra_op._blas_threads()), grain=1)
+    assert seen == [1, 1]
+    assert intra_op._blas_threads() == before
+
+
+def test_set_num_threads_sizes_the_pool(threads):
+    before = lantern.get_num_threads()
+    try:
+        lantern.set_num_threads(2)
+        assert intra_op.num_threads() == 2
+        lantern.set_num_threads(1)
+        assert intra_op.num_threads() == 1
+    finally:
+        lantern.set_num_threads(before)
+
+
+@pytest.mark.parametrize("per_item, expected", [(1, intra_op.ELEMENTS_PER_CHUNK), (10 ** 9, 1),
+                                                (0, intra_op.ELEMENTS_PER_CHUNK)])
+def test_grain_is_about_a_chunk_of_elements(per_item, expected):
+    assert intra_op.grain(per_item) == expected

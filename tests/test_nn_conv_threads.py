@@ -1,0 +1,102 @@
+"""The convolution, max pool and relu kernels' fast paths held to their readable versions: the stride-1
+convolution's ShiftedColumns, and the intra-op threads (results must not depend on the thread count)."""
+import numpy as np
+import pytest
+
+import lantern
+import lantern.nn.functional as F
+from lantern.core import intra_op
+from lantern.ops import nn_conv
+from lantern.ops.nn_conv import Columns, ShiftedColumns, column_layout
+
+
+@pytest.fixture(autouse=True)
+def fast_paths():
+    """These tests hold fast paths to the readable code, so they run with fast paths on (also in the reference
+    tier) and switch reference mode on where they want the readable code."""
+    with lantern.reference_mode(False):
+        yield
+
+
+def integers(*shape, seed=0):
+    """Small integers as float32: every product and sum is exact, so any summation order gives the same bits."""
+    return lantern.tensor(np.random.default_rng(seed).integers(-3, 4, shape).astype(np.float32))
+
+
+def conv_and_grads(conv, x, w, bias, **options):
+    x, w, bias = (t.clone().requires_grad_() for t in (x, w, bias))
+    out = conv(x, w, bias, **options)
+    out.backward(integers(*out.shape, seed=9))
+    return [out.detach(), x.grad, w.grad, bias.grad]
+
+
+def assert_all_same(got, expected):
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape and g.dtype == e.dtype
+        assert np.array_equal(g.numpy(), e.numpy())
+
+
+CONVOLUTIONS = [  # (functional, input shape, weight shape, options)
+    (F.conv2d, (3, 4, 9, 8), (6, 4, 3, 3), dict(padding=1)),
+    (F.conv2d, (2, 4, 9, 8), (6, 2, 3, 2), dict(padding=(2, 0), dilation=(2, 1), groups=2)),
+    (F.conv1d, (2, 3, 11), (5, 3, 4), dict(padding=2)),
+    (F.conv3d, (2, 2, 5, 6, 4), (3, 2, 3, 2, 3), dict(padding=1)),
+    (F.conv_transpose2d, (2, 6, 5, 5), (6, 3, 3, 3), dict(padding=1)),  # stride 1: a correlation
+]
+
+
+@pytest.mark.parametrize("conv, x_shape, w_shape, options", CONVOLUTIONS)
+def test_shifted_columns_match_im2col(conv, x_shape, w_shape, options):
+    x, w = integers(*x_shape), integers(*w_shape, seed=1)
+    bias = integers(w_shape[1] * options.get("groups", 1) if conv is F.conv_transpose2d else w_shape[0], seed=2)
+    assert isinstance(column_layout((8, 8), (3, 3), (1, 1), (1, 1), (6, 6)), ShiftedColumns)
+    fast = conv_and_grads(conv, x, w, bias, **options)
+    with lantern.reference_mode():
+        assert type(column_layout((8, 8), (3, 3), (1, 1), (1, 1), (6, 6))) is Columns
+        readable = conv_and_grads(conv, x, w, bias, **options)
+    assert_all_same(fast, readable)
+
+
+def test_strided_convolutions_keep_the_generic_columns():
+    assert type(column_layout((8, 8), (3, 3), (2, 1), (1, 1), (3, 6))) is Columns
+
+
+@pytest.fixture
+def pool_calls(monkeypatch):
+    """Count the parallel runs, with two threads and room for a few samples per convolution slice."""
+    before = intra_op.num_threads()
+    intra_op.set_num_threads(2)
+    monkeypatch.setattr(nn_conv, "_IM2COL_BYTES", 64 << 10)
+    calls = []
+    run = intra_op.run_on_pool
+    monkeypatch.setattr(intra_op, "run_on_pool", lambda ranges, fn: (calls.append(len(ranges)), run(ranges, fn)))
+    yield calls
+    intra_op.set_num_threads(before)
+
+
+def cnn_step(x):
+    """A conv, relu and max pool layer forward and backward; the outputs and every gradient."""
+    w, b = integers(8, 3, 3, 3, seed=1).requires_grad_(), integers(8, seed=2).requires_grad_()
+    x = x.clone().requires_grad_()
+    values, indices = F.max_pool2d(F.relu(F.conv2d(x, w, b, padding=1)), 2, return_indices=True)
+    values.backward(integers(*values.shape, seed=3))
+    return [values.detach(), indices, x.grad, w.grad, b.grad]
+
+
+@pytest.mark.parametrize("batch", [64, 1])
+def test_threads_give_the_serial_results(pool_calls, batch):
+    x = integers(batch, 3, 32, 32)
+    parallel = cnn_step(x)
+    runs = len(pool_calls)
+    intra_op.set_num_threads(1)
+    serial = cnn_step(x)
+    assert len(pool_calls) == runs
+    assert_all_same(parallel, serial)
+    if batch > 1:  # conv forward, weight and input gradients, relu both ways, max pool both ways
+        assert runs >= 6
+
+
+def test_relu_of_a_strided_input_stays_serial_and_right(pool_calls):
+    x = integers(2, 256, 512).transpose(1, 2)
+    assert np.array_equal(F.relu(x).numpy(), np.maximum(x.numpy(), 0))
+    assert pool_calls == []
