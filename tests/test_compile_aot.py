@@ -109,13 +109,13 @@ def test_one_autograd_node_per_call():
     assert all(type(f).__name__ == "AccumulateGrad" for f, _ in out.grad_fn.next_functions if f is not None)
 
 
-def test_dropout_and_batch_norm_statistics_follow_eager():
-    """The forward graph draws dropout's masks in eager's order and updates running statistics in place."""
+def test_batch_norm_statistics_follow_eager():
+    """The forward graph updates the running statistics in place, as eager does."""
     nn = lantern.nn
 
     def train(compiled):
         lantern.manual_seed(0)
-        model = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.Dropout(0.3), nn.GELU(), nn.Linear(8, 2))
+        model = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.GELU(), nn.Linear(8, 2))
         run = lantern.compile(model) if compiled else model
         opt = lantern.optim.SGD(model.parameters(), lr=0.1)
         x = lantern.randn(5, 6)
@@ -133,6 +133,32 @@ def test_dropout_and_batch_norm_statistics_follow_eager():
     assert isinstance(next(iter(run._compiled_call.plans.values())), AotPlan)
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
     np.testing.assert_allclose(mean, eager_mean, rtol=1e-6)
+
+
+def test_compiled_dropout_masks_have_eagers_distribution():
+    """The parity test of compiled_random.fast_bernoulli: compiled dropout draws its own masks (as torch.compile's
+    do), with eager's keep rate, scaling and gradient, repeatable under manual_seed."""
+    p, n = 0.3, 200_000
+    model = lantern.nn.Dropout(p)
+    compiled = lantern.compile(model)
+    x = lantern.ones(n, requires_grad=True)
+
+    def run(fn, seed):
+        lantern.manual_seed(seed)
+        x.grad = None
+        out = fn(x)
+        out.sum().backward()
+        return out.detach().numpy(), x.grad.numpy()
+
+    run(compiled, 0)
+    out, grad = run(compiled, 1)
+    eager_out, eager_grad = run(model, 1)
+    assert type(compiled(x).grad_fn).__name__ == "CompiledFunctionBackward"
+    assert set(np.unique(out).tolist()) == {0.0, np.float32(1 / (1 - p))}
+    np.testing.assert_array_equal(grad, out)          # d(x * mask / (1 - p)) / dx, with x = 1
+    assert abs((out > 0).mean() - (1 - p)) < 0.005 and abs((eager_out > 0).mean() - (1 - p)) < 0.005
+    assert not np.array_equal(out, eager_out)         # the compiled masks are not eager's bits (nor torch.compile's)
+    np.testing.assert_array_equal(run(compiled, 1)[0], out)
 
 
 def test_double_backward_raises_torchs_error():

@@ -1,7 +1,8 @@
 """A captured forward/backward pair run as ONE autograd node (AOTAutograd's CompiledFunction).
 
 `compile_joint(joint)` partitions a JointGraph (partition.py), optimises both graphs with lantern.jit's pass
-pipeline (constant propagation, CSE, elementwise fusion into numba kernels) and returns an `AotFunction`. Calling
+pipeline (constant propagation, CSE, elementwise fusion into numba kernels; in the forward, dropout's masks from
+compiled_random.py) and returns an `AotFunction`. Calling
 it runs the forward graph with autograd off — no per-op recording — and records one `CompiledFunctionBackward`
 node whose backward runs the backward graph on the saved values and the output gradients. Each graph runs in the
 JIT interpreter, which drops every intermediate at its last use (liveness), so the forward keeps alive only what
@@ -26,6 +27,7 @@ from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..jit import passes
 from ..jit.interpreter import Interpreter
+from .compiled_random import fast_bernoulli
 from .partition import partition
 
 __all__ = ["compile_joint", "AotFunction", "DOUBLE_BACKWARD_ERROR"]
@@ -38,7 +40,7 @@ class AotFunction:
 
     def __init__(self, parts, differentiable, roots, optimize=True):
         self.parts = parts
-        self.forward_graph = _optimised(parts.forward, optimize)
+        self.forward_graph = _optimised(fast_bernoulli(parts.forward) if optimize else parts.forward, optimize)
         self.backward_graph = _optimised(parts.backward, optimize)
         self.forward = Interpreter(self.forward_graph)
         self.backward = Interpreter(self.backward_graph)
