@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import lantern
+from lantern.ops import nn_rnn
 from nn_oracle import check_module, same_weights
 
 pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
@@ -123,11 +124,11 @@ def test_meta_and_float16_take_the_composite_path():
     np.testing.assert_allclose(got.float().detach().numpy(), tm(torch.tensor(x))[0].detach().numpy(), atol=5e-3)
 
 
-def _tagger(nn):
+def _tagger(nn, mode):
     class Tagger(nn.Module):
         def __init__(self):
             super().__init__()
-            self.embed, self.lstm, self.out = nn.Embedding(20, 6), nn.LSTM(6, 8), nn.Linear(8, 20)
+            self.embed, self.lstm, self.out = nn.Embedding(20, 6), getattr(nn, mode)(6, 8), nn.Linear(8, 20)
 
         def forward(self, tokens):
             hidden, _ = self.lstm(self.embed(tokens))
@@ -136,10 +137,12 @@ def _tagger(nn):
     return Tagger()
 
 
-def test_training_steps_match_torch():
-    """The benchmark's model (Embedding + LSTM + Linear, Adam), small: the same losses over a few steps."""
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_training_steps_match_torch(mode):
+    """The benchmark's models (Embedding + LSTM or GRU + Linear, Adam), small, in float32 (the compiled steps
+    where numba is installed): the same losses over a few steps."""
     torch.manual_seed(0)
-    tm, lm = _tagger(torch.nn), _tagger(lantern.nn)
+    tm, lm = _tagger(torch.nn, mode), _tagger(lantern.nn, mode)
     same_weights(tm, lm)
     tokens = rng.integers(0, 20, (7, 3))
     targets = rng.integers(0, 20, (21,))
@@ -155,3 +158,63 @@ def test_training_steps_match_torch():
             opt.step()
             losses[lib.__name__].append(loss.item())
     np.testing.assert_allclose(losses["lantern"], losses["torch"], rtol=1e-5)
+
+
+def _lstm_run(forward, backward, inputs, outs, grads, order):
+    xw, h0, c0, w_hh = inputs
+    acts, cells, tanh_cells, out = outs
+    forward(np, np.empty, xw, h0, c0, w_hh, None, order, acts, cells, tanh_cells, None, out)
+    d_out, d_hn, d_cn = grads
+    results = [np.empty_like(a) for a in (xw, h0, c0, w_hh)]
+    backward(np, np.empty, (h0, c0, w_hh, None, out, acts, cells, tanh_cells, None), d_out, d_hn, d_cn, order,
+             *results, None)
+    return outs + results
+
+
+def _gru_run(forward, backward, inputs, grads, order):
+    xw, h0, w_hh, b_hh = inputs
+    T, B, G = xw.shape
+    acts, hidden, out = (np.empty(s, np.float32) for s in ((T, B, G), (T, B, G), (T, B, G // 3)))
+    forward(np, np.empty, xw, h0, w_hh, b_hh, order, acts, hidden, out)
+    d_out, d_hn = grads
+    results = [np.empty_like(a) for a in (xw, h0, w_hh)] + [None if b_hh is None else np.empty_like(b_hh)]
+    backward(np, np.empty, (h0, w_hh, out, acts, hidden), d_out, d_hn, order, *results)
+    return [acts, hidden, out] + [r for r in results if r is not None]
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_compiled_steps_match_the_readable_kernels(reverse):
+    """The numba specialisations of nn_rnn (one kernel per step) give the readable kernels' results, saved
+    activations included, to float32 rounding: LSTM and GRU (with and without b_hh), both directions."""
+    pytest.importorskip("numba")
+    f, T, B, H = np.float32, 6, 3, 5
+    gen = np.random.default_rng(11)
+    order = list(range(T))[::-1] if reverse else list(range(T))
+    lstm_in = [gen.standard_normal(s).astype(f) for s in ((T, B, 4 * H), (B, H), (B, H), (4 * H, H))]
+    lstm_grads = [gen.standard_normal(s).astype(f) for s in ((T, B, H), (B, H), (B, H))]
+    runs = []
+    for forward, backward in ((nn_rnn.lstm_forward, nn_rnn.lstm_backward),
+                              (nn_rnn.lstm_forward_compiled, nn_rnn.lstm_backward_compiled)):
+        outs = [np.empty(s, f) for s in ((T, 4, B, H), (T, B, H), (T, B, H), (T, B, H))]
+        runs.append(_lstm_run(forward, backward, lstm_in, outs, lstm_grads, order))
+    for bias in (True, False):
+        gru_in = [gen.standard_normal(s).astype(f) for s in ((T, B, 3 * H), (B, H), (3 * H, H))]
+        gru_in.append(gen.standard_normal(3 * H).astype(f) if bias else None)
+        gru_grads = [gen.standard_normal(s).astype(f) for s in ((T, B, H), (B, H))]
+        runs += [_gru_run(nn_rnn.gru_forward, nn_rnn.gru_backward, gru_in, gru_grads, order),
+                 _gru_run(nn_rnn.gru_forward_compiled, nn_rnn.gru_backward_compiled, gru_in, gru_grads, order)]
+    for readable, compiled in zip(runs[::2], runs[1::2]):
+        for want, got in zip(readable, compiled):
+            # tanh saturates (1 - tanh^2 = 0) a little earlier in float32's own formula than in NumPy's
+            np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))
+
+
+def test_compiled_steps_serve_float32_outside_reference_mode():
+    """A float32 LSTM/GRU runs the numba steps (where numba is installed), reference mode the readable ones."""
+    xw = np.zeros((2, 1, 4), np.float32)
+    assert nn_rnn.compiled_steps_apply(np, xw) == (lantern.core.reference.fast_paths_on() and
+                                                   nn_rnn._cells() is not None)
+    assert not nn_rnn.compiled_steps_apply(np, xw.astype(np.float64))
+    assert not nn_rnn.compiled_steps_apply(np, xw, projected=True)
+    with lantern.core.reference.reference_mode():
+        assert not nn_rnn.compiled_steps_apply(np, xw)

@@ -5,7 +5,7 @@
 
 The models are written once against the PyTorch API and built with whichever library the worker runs. Each
 step's peak memory is measured too (bench/memory.py), with the goal lantern ≤ 1.2× torch (issue 19).
-bench/workloads/compiled.py times each step again with the model passed through `torch.compile`.
+bench/workloads/training_compiled.py times each step again with the model passed through `torch.compile`.
 """
 import os
 import sys
@@ -37,22 +37,33 @@ def _cnn(lib):
             "x": lib.randn(64, 1, 28, 28), "y": lib.randint(0, 10, (64,))}
 
 
-def _lstm(lib):
+def _tagger(lib, recurrent):
+    """Embedding(100, 64), then nn.LSTM or nn.GRU (`recurrent`) (64, 128), then Linear(128, 100): 32 steps of 16
+    sequences, Adam."""
     lib.manual_seed(0)
     nn = lib.nn
 
     class Tagger(nn.Module):
         def __init__(self):
             super().__init__()
-            self.embed, self.lstm, self.out = nn.Embedding(100, 64), nn.LSTM(64, 128), nn.Linear(128, 100)
+            self.embed, self.rnn = nn.Embedding(100, 64), getattr(nn, recurrent)(64, 128)
+            self.out = nn.Linear(128, 100)
 
         def forward(self, tokens):
-            hidden, _ = self.lstm(self.embed(tokens))
+            hidden, _ = self.rnn(self.embed(tokens))
             return self.out(hidden).flatten(0, 1)
 
     model = Tagger()
     return {"model": model, "opt": lib.optim.Adam(model.parameters()), "loss_fn": nn.CrossEntropyLoss(),
             "x": lib.randint(0, 100, (32, 16)), "y": lib.randint(0, 100, (32 * 16,))}
+
+
+def _lstm(lib):
+    return _tagger(lib, "LSTM")
+
+
+def _gru(lib):
+    return _tagger(lib, "GRU")
 
 
 def _transformer(lib):
@@ -69,6 +80,7 @@ WORKLOADS = [
     Workload("mlp_train_step", STEP, _mlp, at_most(1.1), memory_goal=MEMORY),
     Workload("cnn_train_step", STEP, _cnn, at_most(1.1), memory_goal=MEMORY),
     Workload("lstm_train_step", STEP, _lstm, at_most(1.2), memory_goal=MEMORY),
+    Workload("gru_train_step", STEP, _gru, at_most(1.2), memory_goal=MEMORY),
     Workload("transformer_train_step", STEP, _transformer, at_most(1.3), memory_goal=MEMORY),
 ]
 

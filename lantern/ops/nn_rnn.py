@@ -5,9 +5,11 @@ The layer has already made the input projection of every step in one matmul (xw 
 (T, B, gates)); a kernel runs only the recurrence. Per step that is one h @ W_hh^T (against a contiguous copy of
 W_hh^T) and a few in-place ufuncs on buffers allocated once, with no tensor objects made. The backward computes
 every factor that does not depend on the recurrence for all steps at once, leaves only d h_{t-1} = d gates_t @ W_hh
-(and a few ufuncs) in its loop, and gets the weight gradients as one matmul over all steps. Kernels are written against `xp` (NumPy; CuPy has the
-same calls) and fill arrays their caller allocated; `empty(shape)` gives them their scratch arrays (the layer passes
-one backed by lantern's caching allocator: fresh NumPy memory of this size would page-fault on every call).
+(and a few ufuncs) in its loop, and gets the weight gradients as one matmul over all steps. Kernels are written
+against `xp` (NumPy; CuPy has the same calls) and fill arrays their caller allocated; `empty(shape)` gives them their
+scratch arrays (the layer passes one backed by lantern's caching allocator: fresh NumPy memory of this size would
+page-fault on every call). For float32 NumPy arrays with numba installed, compiled specialisations at the end of
+this file run each step's elementwise work as one numba kernel (nn_rnn_numba.py).
 nn/modules/rnn.py's `_Recurrence` wraps them as one autograd node; double backward there reruns the step equations
 as lantern ops.
 
@@ -25,7 +27,13 @@ The LSTM keeps its gate activations gate-major (see the LSTM section), for conti
 (True, True)
 """
 
-__all__ = ["lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "rnn_forward", "rnn_backward"]
+import numpy as np
+
+from ..core.reference import mode, specialisation
+
+__all__ = ["lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "rnn_forward", "rnn_backward",
+           "compiled_steps_apply", "lstm_forward_compiled", "lstm_backward_compiled", "gru_forward_compiled",
+           "gru_backward_compiled"]
 
 
 def _sigmoid_(xp, a):
@@ -231,10 +239,15 @@ def gru_backward(xp, empty, saved, d_out, d_hn, order, d_xw, d_h0, d_w_hh, d_b_h
             xp.multiply(dh, z[t], out=target)
         target += xp.matmul(d_hidden[t], w_hh, out=recurrent)
     d_xw[..., :2 * H] = d_hidden[..., :2 * H]
+    _gru_parameter_grads(xp, empty, d_hidden, out, h0, reverse, d_w_hh, d_b_hh)
+
+
+def _gru_parameter_grads(xp, empty, d_hidden, out, h0, reverse, d_w_hh, d_b_hh):
+    """d W_hh and d b_hh (where not None) from the gradient of every step's hidden term d_hidden (T, B, 3H)."""
     if d_w_hh is not None:
         _weight_grad(xp, empty, d_hidden, out, h0, reverse, d_w_hh)
     if d_b_hh is not None:
-        d_hidden.reshape(-1, 3 * H).sum(0, out=d_b_hh)
+        d_hidden.reshape(-1, d_hidden.shape[2]).sum(0, out=d_b_hh)
 
 
 # ---- Elman RNN ----
@@ -277,3 +290,99 @@ def rnn_backward(xp, empty, saved, d_out, d_hn, order, relu, d_xw, d_h0, d_w_hh)
             xp.matmul(dp, w_hh, out=d_h0)
     if d_w_hh is not None:
         _weight_grad(xp, empty, d_xw, out, h0, reverse, d_w_hh)
+
+
+# ---- compiled steps: the same recurrences with each step's elementwise work in one numba kernel ----
+# Per step, NumPy's matmul (BLAS) and then one call of a kernel of nn_rnn_numba.py in place of a dozen ufunc calls;
+# the backward needs no precomputed factors. They save what the readable kernels save, in the same layouts, so
+# either backward runs after either forward.
+
+_NUMBA_CELLS = []
+
+
+def _cells():
+    """lantern.ops.nn_rnn_numba, imported on first use (numba is slow to import), or None without numba."""
+    if not _NUMBA_CELLS:
+        try:
+            from . import nn_rnn_numba  # optional: numba
+        except ImportError:
+            nn_rnn_numba = None
+        _NUMBA_CELLS.append(nn_rnn_numba)
+    return _NUMBA_CELLS[0]
+
+
+def compiled_steps_apply(xp, xw, projected=False):
+    """Whether the compiled specialisations serve a recurrence over the array xw: float32 NumPy arrays, no LSTM
+    projection, numba installed, and not reference mode."""
+    return mode.fast and xp is np and xw.dtype == np.float32 and not projected and _cells() is not None
+
+
+@specialisation(replaces="nn_rnn.lstm_forward", ops=("lstm",),
+                when="float32 NumPy arrays, no LSTM projection, numba installed (compiled_steps_apply)",
+                parity_test="tests/test_nn_rnn_fused.py::test_compiled_steps_match_the_readable_kernels")
+def lstm_forward_compiled(xp, empty, xw, h0, c0, w_hh, w_hr, order, acts, cells, tanh_cells, raw, out):
+    """lstm_forward (same arguments and results; w_hr and raw are None) with one numba kernel per step."""
+    cell = _cells().lstm_cell_forward
+    w_t = _transposed(empty, w_hh)
+    recurrent = empty(xw.shape[1:])
+    h, c = h0, c0
+    for t in order:
+        xp.matmul(h, w_t, out=recurrent)
+        cell(xw[t], recurrent, c, acts[t], cells[t], tanh_cells[t], out[t])
+        h, c = out[t], cells[t]
+
+
+@specialisation(replaces="nn_rnn.lstm_backward", ops=("lstm",),
+                when="float32 NumPy arrays, no LSTM projection, numba installed (compiled_steps_apply)",
+                parity_test="tests/test_nn_rnn_fused.py::test_compiled_steps_match_the_readable_kernels")
+def lstm_backward_compiled(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw, d_h0, d_c0, d_w_hh, d_w_hr):
+    """lstm_backward (same arguments and results; no projection) with one numba kernel per step."""
+    h0, c0, w_hh, _, out, acts, cells, tanh_cells, _ = saved
+    cell = _cells().lstm_cell_backward
+    d_c0[...] = d_cn                                        # from here on: what reaches the current step's c
+    recurrent = empty(d_hn.shape)                           # what reaches h_t from the later steps
+    recurrent[...] = d_hn
+    back = order[::-1]
+    for k, t in enumerate(back):
+        last = k + 1 == len(back)
+        cell(d_out[t], recurrent, acts[t], c0 if last else cells[back[k + 1]], tanh_cells[t], d_c0, d_xw[t])
+        xp.matmul(d_xw[t], w_hh, out=d_h0 if last else recurrent)
+    if d_w_hh is not None:
+        _weight_grad(xp, empty, d_xw, out, h0, order[0] != 0, d_w_hh)
+
+
+@specialisation(replaces="nn_rnn.gru_forward", ops=("gru",),
+                when="float32 NumPy arrays, no LSTM projection, numba installed (compiled_steps_apply)",
+                parity_test="tests/test_nn_rnn_fused.py::test_compiled_steps_match_the_readable_kernels")
+def gru_forward_compiled(xp, empty, xw, h0, w_hh, b_hh, order, acts, hidden, out):
+    """gru_forward (same arguments and results) with one numba kernel per step."""
+    cell = _cells().gru_cell_forward
+    w_t = _transposed(empty, w_hh)
+    if b_hh is None:
+        b_hh = empty(w_hh.shape[:1])
+        b_hh[...] = 0
+    h = h0
+    for t in order:
+        xp.matmul(h, w_t, out=hidden[t])
+        cell(xw[t], hidden[t], b_hh, h, acts[t], out[t])
+        h = out[t]
+
+
+@specialisation(replaces="nn_rnn.gru_backward", ops=("gru",),
+                when="float32 NumPy arrays, no LSTM projection, numba installed (compiled_steps_apply)",
+                parity_test="tests/test_nn_rnn_fused.py::test_compiled_steps_match_the_readable_kernels")
+def gru_backward_compiled(xp, empty, saved, d_out, d_hn, order, d_xw, d_h0, d_w_hh, d_b_hh):
+    """gru_backward (same arguments and results) with one numba kernel per step."""
+    h0, w_hh, out, acts, hidden = saved
+    cell = _cells().gru_cell_backward
+    d_hidden = empty(hidden.shape)
+    carried, recurrent = empty(d_hn.shape), empty(d_hn.shape)   # what reaches h_t through z_{t+1}, and W_hh
+    carried[...] = 0
+    recurrent[...] = d_hn
+    back = order[::-1]
+    for k, t in enumerate(back):
+        h_prev = h0 if k + 1 == len(back) else out[back[k + 1]]
+        cell(d_out[t], carried, recurrent, acts[t], hidden[t], h_prev, d_hidden[t], d_xw[t])
+        xp.matmul(d_hidden[t], w_hh, out=recurrent)
+    xp.add(carried, recurrent, out=d_h0)
+    _gru_parameter_grads(xp, empty, d_hidden, out, h0, order[0] != 0, d_w_hh, d_b_hh)

@@ -27,7 +27,9 @@ from ...autograd.function import Function
 from ...core.state import tls
 from ...ops import autocast
 from ..._tensor import Tensor
-from ...ops.nn_rnn import gru_backward, gru_forward, lstm_backward, lstm_forward, rnn_backward, rnn_forward
+from ...ops.nn_rnn import (compiled_steps_apply, gru_backward, gru_backward_compiled, gru_forward,
+                           gru_forward_compiled, lstm_backward, lstm_backward_compiled, lstm_forward,
+                           lstm_forward_compiled, rnn_backward, rnn_forward)
 from .module import Module
 from ...core.overridable import overridable
 from ...core import user_warnings
@@ -165,19 +167,22 @@ class _Recurrence(Function):
             order.reverse()
         out = backend.empty((steps, batch, h0.size(1)), dtype)
         c_n = extra = None
+        compiled = compiled_steps_apply(xp, arr(xw), w_hr is not None)
         if mode == "LSTM":
             H = gates // 4
             acts, cells, tanh_cells = (backend.empty(shape, dtype) for shape in
                                        ((steps, 4, batch, H), (steps, batch, H), (steps, batch, H)))
             raw = None if w_hr is None else backend.empty((steps, batch, H), dtype)
-            lstm_forward(xp, empty, arr(xw), arr(h0), arr(c0), arr(w_hh), _array(w_hr), order, arr(acts), arr(cells),
-                         arr(tanh_cells), _array(raw), arr(out))
+            kernel = lstm_forward_compiled if compiled else lstm_forward
+            kernel(xp, empty, arr(xw), arr(h0), arr(c0), arr(w_hh), _array(w_hr), order, arr(acts), arr(cells),
+                   arr(tanh_cells), _array(raw), arr(out))
             c_n = backend.empty((batch, H), dtype)
             arr(c_n)[...] = arr(cells)[order[-1]]
             extra = (acts, cells, tanh_cells, raw)
         elif mode == "GRU":
             acts, hidden = backend.empty((steps, batch, gates), dtype), backend.empty((steps, batch, gates), dtype)
-            gru_forward(xp, empty, arr(xw), arr(h0), arr(w_hh), _array(b_hh), order, arr(acts), arr(hidden), arr(out))
+            kernel = gru_forward_compiled if compiled else gru_forward
+            kernel(xp, empty, arr(xw), arr(h0), arr(w_hh), _array(b_hh), order, arr(acts), arr(hidden), arr(out))
             extra = (acts, hidden)
         else:
             rnn_forward(xp, empty, arr(xw), arr(h0), arr(w_hh), mode == "RNN_RELU", order, arr(out))
@@ -206,13 +211,15 @@ class _Recurrence(Function):
 
         d_xw, d_h0, d_c0 = new(xw), new(h0), new(c0, c0 is not None)
         d_w_hh, d_b_hh, d_w_hr = new(w_hh, needs[5]), new(b_hh, needs[6]), new(w_hr, needs[7])
+        compiled = compiled_steps_apply(xp, arr(xw), w_hr is not None)
         if ctx.mode == "LSTM":
-            lstm_backward(xp, empty, (arr(h0), arr(c0), arr(w_hh), _array(w_hr), arr(out), *extra), arr(d_out),
-                          arr(d_hn), arr(d_cn), ctx.order, arr(d_xw), arr(d_h0), arr(d_c0), _array(d_w_hh),
-                          _array(d_w_hr))
+            kernel = lstm_backward_compiled if compiled else lstm_backward
+            kernel(xp, empty, (arr(h0), arr(c0), arr(w_hh), _array(w_hr), arr(out), *extra), arr(d_out), arr(d_hn),
+                   arr(d_cn), ctx.order, arr(d_xw), arr(d_h0), arr(d_c0), _array(d_w_hh), _array(d_w_hr))
         elif ctx.mode == "GRU":
-            gru_backward(xp, empty, (arr(h0), arr(w_hh), arr(out), *extra), arr(d_out), arr(d_hn), ctx.order, arr(d_xw),
-                         arr(d_h0), _array(d_w_hh), _array(d_b_hh))
+            kernel = gru_backward_compiled if compiled else gru_backward
+            kernel(xp, empty, (arr(h0), arr(w_hh), arr(out), *extra), arr(d_out), arr(d_hn), ctx.order, arr(d_xw),
+                   arr(d_h0), _array(d_w_hh), _array(d_b_hh))
         else:
             rnn_backward(xp, empty, (arr(h0), arr(w_hh), arr(out)), arr(d_out), arr(d_hn), ctx.order,
                          ctx.mode == "RNN_RELU", arr(d_xw), arr(d_h0), _array(d_w_hh))
