@@ -9,9 +9,9 @@ r"""The benchmark tables: one row per workload, lantern's number beside torch's,
 Rows measured at several thread counts sit side by side, one group of columns per count; `met` says at which
 counts the goal was met when it was not met at all of them:
 
->>> rows = [Row("cnn_train_step", "µs", {"lantern": 11.0, "torch": 10.0}, at_most(1.1), threads=1),
-...         Row("cnn_train_step", "µs", {"lantern": 15.0, "torch": 10.0}, at_most(1.1), threads=2)]
->>> print(format_table(rows, ["lantern", "torch"]))
+>>> cnn = [Row("cnn_train_step", "µs", {"lantern": 11.0, "torch": 10.0}, at_most(1.1), threads=1),
+...        Row("cnn_train_step", "µs", {"lantern": 15.0, "torch": 10.0}, at_most(1.1), threads=2)]
+>>> print(format_table(cnn, ["lantern", "torch"]))
 | benchmark | unit | 1 thread: lantern | torch | lantern ÷ torch | 2 threads: lantern | torch | lantern ÷ torch
   | goal | met |
 | --- | --- | --: | --: | --: | --: | --: | --: | --- | --- |
@@ -58,7 +58,12 @@ inverse ratio, so that it always reads "times slower":
 `format_goals` sums up the goals of both tables:
 
 >>> print(format_goals([Row("add_16", "µs", {"lantern": 6.1, "torch": 2.0}, at_most(3)), row]))
-Goals met: 1 of 2. Not met: add_16 (3.05, goal ≤ 3).
+Goals met: 1 of 2. Not met: add_16 (3.05; goal ≤ 3).
+
+At several thread counts, a benchmark that missed is listed once, with its ratio at each count it missed:
+
+>>> print(format_goals([*cnn, Row("cnn_train_step", "µs", {"lantern": 9.0, "torch": 10.0}, at_most(1.1), threads=3)]))
+Goals met: 2 of 3. Not met: cnn_train_step (1.50 at 2 threads; goal ≤ 1.1).
 
 `splice` puts generated text between two marker lines of a document and keeps the rest (a page can hold several
 pairs, each with its own name):
@@ -248,15 +253,19 @@ def format_memory_table(rows, libs):
 
 
 def format_goals(rows):
-    """One line: how many goals were met (each benchmark at each thread count is one), and which were not (with
-    the ratio and the goal)."""
-    several = len({row.threads for row in rows}) > 1
+    """One line: how many goals were met (each benchmark at each thread count is one), and which were not, each
+    benchmark once with its ratios (at each thread count it missed, when the rows have several) and its goal."""
+    several = len({row.threads for row in rows if row.unit != "MiB"}) > 1
     judged = [row for row in rows if row.met in ("yes", "no")]
-    missed = [f"{row.name}{' memory' if row.unit == 'MiB' else ''}"
-              f"{f' at {_thread_label(row.threads)}' if several and row.unit != 'MiB' else ''}"
-              f" ({row.ratio:.2f}, goal {row.goal})" for row in judged if row.met == "no"]
-    line = f"Goals met: {len(judged) - len(missed)} of {len(judged)}."
-    return line + (f" Not met: {', '.join(missed)}." if missed else "")
+    missed = {}
+    for row in judged:
+        if row.met == "no":
+            where = f" at {_thread_label(row.threads)}" if several and row.unit != "MiB" else ""
+            missed.setdefault((row.name, row.unit == "MiB", str(row.goal)), []).append(f"{row.ratio:.2f}{where}")
+    listed = [f"{name}{' memory' if memory else ''} ({', '.join(ratios)}; goal {goal})"
+              for (name, memory, goal), ratios in missed.items()]
+    line = f"Goals met: {len(judged) - sum(map(len, missed.values()))} of {len(judged)}."
+    return line + (f" Not met: {', '.join(listed)}." if listed else "")
 
 
 def splice(document, generated, marker="bench"):

@@ -194,7 +194,8 @@ def format_tables(rows, memory_rows, libs):
     tables = [format_table(plain, libs)] if plain else []
     if compiled:
         tables.append("Compiled training steps (`model = torch.compile(model)` in both libraries; "
-                      "bench/workloads/compiled.py), against torch eager:\n\n" + format_compiled_table(compiled, libs))
+                      "bench/workloads/training_compiled.py), against torch eager:\n\n"
+                      + format_compiled_table(compiled, libs))
     if memory_rows:
         tables.append("Peak memory (MiB the resident set rose while building the model and training; "
                       "bench/memory.py):\n\n" + format_memory_table(memory_rows, libs))
@@ -261,7 +262,8 @@ def main(argv=None, workloads=None):
                               "bench-programs")
         with open(args.write, "w") as f:
             f.write(document)
-    failed = any(None in row.medians.values() for row in rows + memory_rows)
+    failed = any(None in row.medians.values() for row in rows + memory_rows) or any(
+        row.compiled and "torch" in libs and row.reference is None for row in rows)
     return 1 if failed or not ddp_ok or not programs_ok else 0
 
 

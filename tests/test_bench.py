@@ -86,8 +86,8 @@ def test_memory_goal_marks_the_eager_training_steps_alone():
 def test_each_training_step_has_a_compiled_variant_judged_against_its_eager_setup():
     import lantern
     from workload import below
-    from workloads import compiled, training
-    variants = {w.name: w for w in compiled.WORKLOADS}
+    from workloads import training, training_compiled
+    variants = {w.name: w for w in training_compiled.WORKLOADS}
     assert list(variants) == [f"{w.name}_compiled" for w in training.WORKLOADS]
     for step in training.WORKLOADS:
         variant = variants[f"{step.name}_compiled"]
