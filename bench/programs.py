@@ -95,36 +95,42 @@ class Result:
 
 
 def prepare(program, lib, base, quick=False):
-    """A copy of the program's folder for `lib`, with its data written; the folder to run it from."""
+    """A copy of the program's folder for `lib` under `base`, with its data written in the folder the program runs
+    from (`working_folder`); returns the copy."""
     run = RUNS[program.run]
     copy = os.path.join(base, lib, run.folder)
     shutil.copytree(os.path.join(PROGRAMS_DIR, run.folder), copy)
-    work = os.path.join(copy, run.cwd)
     if program.data:
-        program.data(work, quick)
+        program.data(working_folder(program, copy), quick)
     elif run.data:
-        run.data(work)
-    return work
+        run.data(working_folder(program, copy))
+    return copy
 
 
-def _env(copy_root, threads, extra):
+def working_folder(program, copy):
+    """The folder of `copy` the program runs from (pytorch/examples' programs run from their own folder)."""
+    return os.path.join(copy, RUNS[program.run].cwd)
+
+
+def _env(copy, threads, extra):
+    """The run's environment: `threads` for every BLAS/OpenMP pool, the copy (programs import their own modules)
+    and lantern on the path, and the run's own variables (`extra`)."""
     env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0", **extra)
     env.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [copy_root, REPO_ROOT, os.environ.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [copy, REPO_ROOT, os.environ.get("PYTHONPATH")]))
     return env
 
 
-def time_once(program, lib, work, threads, quick):
-    """Run the program once under `lib` from `work`: (wall seconds, its stdout), or (None, None) if it failed."""
+def time_once(program, lib, copy, threads, quick):
+    """Run the program in its `copy` once under `lib`: (wall seconds, its stdout), or (None, None) if it failed."""
     run = RUNS[program.run]
-    copy_root = work[:len(work) - len(run.cwd)].rstrip(os.sep) if run.cwd else work
     prefix = ["-m", "lantern.compat"] if lib == "lantern" else []
     args = program.quick_args if quick else program.args
-    command = [sys.executable, *prefix, os.path.join(copy_root, run.script), *args]
+    command = [sys.executable, *prefix, os.path.join(copy, run.script), *args]
     start = time.perf_counter()
     try:
-        done = subprocess.run(command, cwd=work, env=_env(copy_root, threads, run.env), capture_output=True,
-                              text=True, timeout=RUN_TIMEOUT_S)
+        done = subprocess.run(command, cwd=working_folder(program, copy), env=_env(copy, threads, run.env),
+                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         print(f"{program.name} on {lib}: no exit within {RUN_TIMEOUT_S} s", file=sys.stderr)
         return None, None
@@ -147,13 +153,13 @@ def measure(libs, programs, repeats, threads, quick=False):
     results = []
     with tempfile.TemporaryDirectory(prefix="lantern-bench-programs-") as base:
         for program in programs:
-            works = {lib: prepare(program, lib, os.path.join(base, program.name), quick) for lib in libs}
+            copies = {lib: prepare(program, lib, os.path.join(base, program.name), quick) for lib in libs}
             times, losses = {lib: [] for lib in libs}, {}
             for r in range(repeats):
                 for lib in libs if r % 2 == 0 else libs[::-1]:
                     print(f"running {program.name} on {lib} (repeat {r + 1} of {repeats}) ...", file=sys.stderr,
                           flush=True)
-                    seconds, output = time_once(program, lib, works[lib], threads, quick)
+                    seconds, output = time_once(program, lib, copies[lib], threads, quick)
                     times[lib].append(seconds)
                     losses[lib] = last_loss(program, output)
             results.append(Result(program.name, {lib: None if None in t else statistics.median(t)

@@ -153,11 +153,12 @@ def test_programs_run_whole_under_lantern_and_write_between_their_own_markers(tm
 def test_the_programs_copy_their_folder_and_data_and_take_the_shortened_arguments_when_quick(tmp_path):
     import programs
     word_lm = next(p for p in programs.PROGRAMS if "word_language_model" in p.name)
-    work = programs.prepare(word_lm, "lantern", str(tmp_path), quick=False)
-    assert os.path.isfile(os.path.join(work, "main.py"))
-    full = (pathlib.Path(work) / "data" / "wikitext-2" / "train.txt").read_text()
-    quick = (pathlib.Path(programs.prepare(word_lm, "torch", str(tmp_path), quick=True)) / "data" / "wikitext-2"
-             / "train.txt").read_text()
+    texts = {}
+    for lib, quick in (("lantern", False), ("torch", True)):
+        work = pathlib.Path(programs.working_folder(word_lm, programs.prepare(word_lm, lib, str(tmp_path), quick)))
+        assert (work / "main.py").is_file() and work.parent.name == "examples"
+        texts[quick] = (work / "data" / "wikitext-2" / "train.txt").read_text()
+    full, quick = texts[False], texts[True]
     assert full == quick * programs.WORD_LM_TEXT_REPEATS
     nanogpt = next(p for p in programs.PROGRAMS if "nanogpt" in p.name)
     assert "--max_iters=100" in nanogpt.args and "--max_iters=100" not in nanogpt.quick_args
