@@ -29,6 +29,7 @@ from ..core.reference import mode, specialisation
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from .._functorch.compiled_function import compile_joint
+from ..nn.modules.rnn import RNNBase
 from .._functorch.joint_graph import NotCapturable, trace_joint
 from ..utils._pytree import tree_flatten, tree_unflatten
 
@@ -79,7 +80,6 @@ class AotPlan:
 
 def runs_eagerly(module):
     """Whether a call that needs gradients runs the module eagerly (it has a recurrent layer: see above)."""
-    from ..nn.modules.rnn import RNNBase
     return module is not None and any(isinstance(m, RNNBase) for m in module.modules())
 
 

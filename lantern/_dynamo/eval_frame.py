@@ -152,7 +152,8 @@ class _CompiledCallable:
         if plan is None:
             if len(self.plans) >= config.cache_size_limit:
                 return self.fn(*args, **kwargs)
-            plan, result = self._capture(args, kwargs, leaves, spec)
+            plan, result = (self._capture_with_backward(args, kwargs, leaves, spec)
+                            or self._capture(args, kwargs, leaves, spec))
             self.plans[key] = plan
             return result
         if plan is _EAGER or (type(plan) is AotPlan and not plan.active()):
@@ -161,16 +162,6 @@ class _CompiledCallable:
 
     def _capture(self, args, kwargs, leaves, spec):
         """(plan, result of this call): trace one call; on a graph break the specialisation stays eager."""
-        if AotPlan.wanted(self.module, leaves):
-            if runs_eagerly(self.module):
-                return _EAGER, self.fn(*args, **kwargs)
-            _Capturing.depth += 1
-            try:
-                captured = capture_aot(self.fn, args, kwargs, leaves, spec, self.module, self.optimize)
-            finally:
-                _Capturing.depth -= 1
-            if captured is not None:
-                return captured
         positions = [i for i, v in enumerate(leaves) if isinstance(v, TensorImpl)]
         ran = []
 
@@ -210,6 +201,20 @@ class _CompiledCallable:
         if config.verbose:
             user_warnings.warn(f"torch.compile: {_name(self.fn)} runs eagerly for these inputs (graph break)")
         return _EAGER, (ran[0] if len(ran) == 2 else self.fn(*args, **kwargs))
+
+
+    def _capture_with_backward(self, args, kwargs, leaves, spec):
+        """(plan, result) for a call that needs gradients (aot_plan.py); None for another call, or to capture it
+        the ordinary way."""
+        if not AotPlan.wanted(self.module, leaves):
+            return None
+        if runs_eagerly(self.module):
+            return _EAGER, self.fn(*args, **kwargs)
+        _Capturing.depth += 1
+        try:
+            return capture_aot(self.fn, args, kwargs, leaves, spec, self.module, self.optimize)
+        finally:
+            _Capturing.depth -= 1
 
 
 def _name(fn):

@@ -40,7 +40,9 @@ class AotFunction:
 
     def __init__(self, parts, differentiable, roots, optimize=True):
         self.parts = parts
-        self.forward_graph = _optimised(fast_bernoulli(parts.forward) if optimize else parts.forward, optimize)
+        self.forward_graph = _optimised(parts.forward, optimize)
+        if optimize:
+            fast_bernoulli(self.forward_graph)
         self.backward_graph = _optimised(parts.backward, optimize)
         self.forward = Interpreter(self.forward_graph)
         self.backward = Interpreter(self.backward_graph)
@@ -53,7 +55,11 @@ class AotFunction:
 
 
 def _optimised(graph, optimize):
-    return (passes.optimize(graph) or graph) if optimize else graph
+    """The graph to run: a copy optimised by lantern.jit's passes (the Partition keeps the graph as split)."""
+    if not optimize:
+        return graph
+    graph = graph.copy()
+    return passes.optimize(graph) or graph
 
 
 def compile_joint(joint, optimize=True):

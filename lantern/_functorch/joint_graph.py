@@ -19,12 +19,14 @@ joint tracer knows it as the value it aliases, by its version counter and geomet
 """
 import warnings
 
+import lantern
 from ..autograd import grad as autograd_grad
 from ..core.dtype import is_differentiable
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..jit.ir import Graph
 from ..jit.tracer import TracerWarning, TracingState, _bind_input, _finish, _Suspended
+from ..utils._pytree import tree_flatten
 
 __all__ = ["JointGraph", "trace_joint", "NotCapturable"]
 
@@ -101,14 +103,12 @@ def trace_joint(fn, primals):
 
 
 def _tensor_leaves(outputs):
-    from ..utils._pytree import tree_flatten
     return [v for v in tree_flatten(outputs)[0] if isinstance(v, TensorImpl)]
 
 
 def _backward(state, graph, out_tensors, wrt):
     """Record autograd.grad of the differentiable outputs with tangents that are new graph inputs; returns one
     gradient per `wrt` tensor (zeros, made in the graph, for one the outputs do not depend on)."""
-    import lantern
     roots = [o for o in out_tensors if o.requires_grad]
     with _Suspended():
         tangents = [lantern.ones_like(o) for o in roots]

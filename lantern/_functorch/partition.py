@@ -53,6 +53,9 @@ def partition(joint):
     forward = _extract(graph, graph.inputs()[:joint.n_primals], [n for n in graph.nodes() if n in forward_nodes],
                        outputs + saved)
     backward = _extract(graph, saved + graph.inputs()[joint.n_primals:], backward_nodes, grads)
+    for k, (value, name) in enumerate(zip(backward.inputs(), saved)):
+        if name.node().kind() != "prim::Param":  # an intermediate (a primal keeps its name)
+            value.setDebugName(f"saved{k}")
     return Partition(forward, backward, len(outputs), len(saved))
 
 
