@@ -34,6 +34,16 @@ def test_float64_values_and_gradients_match_torch(make):
     assert type(out.grad_fn).__name__ in ("_RecurrenceBackward", "CatBackward0")   # fused (and joined directions)
 
 
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.LSTM(4, 5, 2, bidirectional=True), lambda nn: nn.LSTM(4, 5, batch_first=True),
+    lambda nn: nn.GRU(4, 5, 2, bidirectional=True), lambda nn: nn.GRU(4, 5, bias=False, batch_first=True),
+])
+def test_float32_values_and_gradients_match_torch(make):
+    """In float32 (the compiled steps where numba is installed): outputs, states and every gradient, to float32
+    rounding, over both directions and stacked layers."""
+    check_module(make, X.astype(np.float32), atol=2e-5, rtol=1e-4)
+
+
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
 def test_given_state_float64(mode):
     h0 = rng.standard_normal((2, 3, 5))
