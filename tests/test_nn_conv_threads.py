@@ -100,3 +100,37 @@ def test_relu_of_a_strided_input_stays_serial_and_right(pool_calls):
     x = integers(2, 256, 512).transpose(1, 2)
     assert np.array_equal(F.relu(x).numpy(), np.maximum(x.numpy(), 0))
     assert pool_calls == []
+
+
+def pool_and_grad(x, *args, **options):
+    x = x.clone().requires_grad_()
+    values, indices = F.max_pool2d(x, *args, return_indices=True, **options)
+    values.backward(integers(*values.shape, seed=5))
+    return [values.detach(), indices, x.grad]
+
+
+@pytest.mark.parametrize("shape, args, options", [
+    ((4, 3, 8, 10), (2,), {}),                          # the compiled forward: ties among the integers
+    ((3, 9, 7), (2,), {}),                              # odd sizes: the last row and column left out
+    ((2, 3, 9, 7), (2,), dict(ceil_mode=True)),         # windows past the input: the NumPy forward
+    ((2, 3, 8, 8), (3, 3), dict(padding=1)),            # padding: the NumPy forward, the compiled backward
+])
+@pytest.mark.parametrize("dtype", [lantern.float32, lantern.float64])
+def test_compiled_max_pool_matches_numpy(shape, args, options, dtype):
+    pytest.importorskip("numba")
+    x = integers(*shape).to(dtype)
+    fast = pool_and_grad(x, *args, **options)
+    with lantern.reference_mode():
+        readable = pool_and_grad(x, *args, **options)
+    assert_all_same(fast, readable)
+
+
+def test_compiled_max_pool_leaves_nan_to_numpy():
+    pytest.importorskip("numba")
+    x = integers(2, 3, 6, 6)
+    x[0, 1, 2, 3] = x[1, 2, 0, 0] = x[1, 2, 0, 1] = float("nan")
+    fast = pool_and_grad(x, 2)
+    with lantern.reference_mode():
+        readable = pool_and_grad(x, 2)
+    assert np.array_equal(fast[0].numpy(), readable[0].numpy(), equal_nan=True)
+    assert_all_same(fast[1:], readable[1:])

@@ -141,16 +141,13 @@ def _thread_slices(n, sample_bytes):
 def pad_into(xp, x, padding, buffer):
     """x (m, C, *S) padded with `padding` zeros on both sides of each spatial dim (a negative amount crops), in the
     dtype of the flat `buffer` and written into its front: what pad_array computes, without NumPy's pad (~100 µs of
-    Python a call) or a new array. Returns the padded (m, C, *S') view."""
+    Python a call) or a new array. Only the interior is written: the buffer's border must be zero already (_Plan's
+    scratch zeroes it once, and every slice of the batch has the same border). Returns the padded (m, C, *S')
+    view."""
     x = x[(Ellipsis,) + tuple(slice(max(-p, 0), n - max(-p, 0)) for n, p in zip(x.shape[2:], padding))]
     lo = tuple(max(p, 0) for p in padding)
-    padded = buffer[:x.size // math.prod(x.shape[2:]) * math.prod(n + 2 * p for n, p in zip(x.shape[2:], lo))]
-    padded = padded.reshape(x.shape[:2] + tuple(n + 2 * p for n, p in zip(x.shape[2:], lo)))
-    for d, p in enumerate(lo):  # the border, one slab per side and dim
-        if p:
-            before = (slice(None),) * (2 + d)
-            padded[before + (slice(0, p),)] = 0
-            padded[before + (slice(padded.shape[2 + d] - p, None),)] = 0
+    sizes = tuple(n + 2 * p for n, p in zip(x.shape[2:], lo))
+    padded = buffer[:math.prod(x.shape[:2]) * math.prod(sizes)].reshape(x.shape[:2] + sizes)
     xp.copyto(padded[(Ellipsis,) + tuple(slice(p, p + n) for p, n in zip(lo, x.shape[2:]))], x, casting="unsafe")
     return padded
 
@@ -253,19 +250,24 @@ class _Plan:
         self.slices = _thread_slices(x.shape[0], sum(self.per_sample) * compute.itemsize)
 
     def scratch(self, xp, compute):
-        """(padded, columns, product) flat buffers for the largest slice, for one thread."""
+        """(padded, columns, product) flat buffers for the largest slice, for one thread; the padded one zeroed,
+        for pad_into."""
         m = self.slices[0].stop - self.slices[0].start
-        return _scratch(xp, compute, *(m * size for size in self.per_sample))
+        buffers = _scratch(xp, compute, *(m * size for size in self.per_sample))
+        if any(p > 0 for p in self.padding):
+            buffers[0][...] = 0
+        return buffers
 
 
-def correlate(xp, x, w, stride, padding, dilation, groups, compute, out):
+def correlate(xp, x, w, stride, padding, dilation, groups, compute, out, bias=None):
     """Write into out (N, O, *out) the cross-correlation of x (N, C, *S) with w (O, C/groups, *K): im2col over a
     slice of the batch at a time, then one GEMM per group, (O/groups, C/groups · K) @ (C/groups · K, m · P). A few
     large products run BLAS several times faster than one per sample on the small images of a typical CNN; the
     price is a copy of each slice's output from (O, m, P) into (m, O, P). The padded slice, its im2col matrix and
     the product go into one scratch buffer sized by the first (largest) slice and reused by the others; the
     product counts in the slice's size (a first conv with few input channels makes it larger than the columns).
-    The slices are shared among the intra-op threads, each with its own scratch."""
+    The slices are shared among the intra-op threads, each with its own scratch. A bias (O, 1, ...) given is added
+    as the output is written."""
     o = w.shape[0]
     mat = w.astype(compute, copy=False).reshape(groups, o // groups, -1)
     plan = _Plan(x, w.shape[2:], stride, padding, dilation, o, compute)
@@ -277,7 +279,11 @@ def correlate(xp, x, w, stride, padding, dilation, groups, compute, out):
             padded = pad_into(xp, x[part], padding, padded_buffer)
             product = products[:o * m * plan.columns.width].reshape(groups, o // groups, -1)
             xp.matmul(mat, plan.columns.matrix(xp, padded, groups, cols), out=product)
-            xp.copyto(out[part], plan.columns.positions(xp, product.reshape(o, -1)), casting="unsafe")
+            positions = plan.columns.positions(xp, product.reshape(o, -1))
+            if bias is None:
+                xp.copyto(out[part], positions, casting="unsafe")
+            else:
+                xp.add(positions, bias, out=out[part], casting="unsafe")
 
     intra_op.parallel_chunks(len(plan.slices), run, grain=1)
 
@@ -374,17 +380,21 @@ def _conv_kernel(backend, input, weight, bias, stride, padding, dilation, transp
     xp = backend.xp
     x, w, dst = backend.array(input), backend.array(weight), backend.array(out)
     compute = _compute_dtype(x.dtype)
+    b = None if bias is None else backend.array(bias).reshape((-1,) + (1,) * (dst.ndim - 2))
+    # a correlation adds the bias as it writes its output, where that rounds as adding it afterwards does
+    fold = b if dst.dtype == compute else None
     if (transposed and _correlation_is_cheaper(w, groups, stride, output_padding)
             and not _keeps_pytorch_summation_order(len(stride))):
         correlate(xp, x, _as_correlation_weight(w, groups), stride,
                   tuple(d * (k - 1) - p for k, p, d in zip(w.shape[2:], padding, dilation)), dilation, groups,
-                  compute, dst)
+                  compute, dst, fold)
     elif transposed:
         dst[...] = transposed_convolution(xp, x, w, out._size[2:], stride, padding, dilation, groups, compute)
+        fold = None
     else:
-        correlate(xp, x, w, stride, padding, dilation, groups, compute, dst)
-    if bias is not None:
-        dst += backend.array(bias).reshape((-1,) + (1,) * (dst.ndim - 2))
+        correlate(xp, x, w, stride, padding, dilation, groups, compute, dst, fold)
+    if b is not None and fold is None:
+        dst += b
     return out
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import intra_op
-from ..core.reference import specialisation
+from ..core.reference import mode, specialisation
 from .meta_util import shape_str
 from .registry import composite, custom, structured
 from .derivative import derivative
@@ -110,10 +110,12 @@ def _max_pool_kernel(backend, self, kernel_size, stride=(), padding=0, dilation=
                                                                        ceil_mode)
     values, indices = backend.empty(shape, self.dtype), backend.empty(shape, dt.int64)
     a, best, offset = backend.array(self), backend.array(values), backend.array(indices)
+    two_by_two = (kernel, stride, padding, dilation) == ((2, 2), (2, 2), (0, 0), (1, 1)) and all(
+        2 * o <= n for o, n in zip(shape[-2:], a.shape[-2:]))
+    planes = max_pool_planes_compiled if two_by_two and compiled_pool_applies(backend.xp, a) else max_pool_planes
 
     def run(start, stop):
-        max_pool_planes(backend.xp, a[start:stop], kernel, stride, padding, dilation, best[start:stop],
-                        offset[start:stop])
+        planes(backend.xp, a[start:stop], kernel, stride, padding, dilation, best[start:stop], offset[start:stop])
 
     intra_op.parallel_chunks(shape[0], run, grain=intra_op.grain(math.prod(shape[1:])))
     return values, indices
@@ -147,6 +149,43 @@ def max_pool_planes(xp, a, kernel, stride, padding, dilation, best, offset):
     rows = xp.arange(shape[-2]) * stride[0] - padding[0]
     cols = xp.arange(shape[-1]) * stride[1] - padding[1]
     offset += rows[:, None] * width + cols
+
+
+_NUMBA_KERNELS = []
+
+
+def _compiled_kernels():
+    """lantern.ops.nn_pooling_numba, imported on first use (numba is slow to import), or None without numba."""
+    if not _NUMBA_KERNELS:
+        try:
+            from . import nn_pooling_numba  # optional: numba
+        except ImportError:
+            nn_pooling_numba = None
+        _NUMBA_KERNELS.append(nn_pooling_numba)
+    return _NUMBA_KERNELS[0]
+
+
+def compiled_pool_applies(xp, *arrays):
+    """Whether the compiled max pool kernels serve these arrays: row-major float32 or float64 NumPy arrays, numba
+    installed, and not reference mode."""
+    return (mode.fast and xp is np and all(a.dtype in (np.float32, np.float64) and a.flags.c_contiguous
+                                           for a in arrays) and _compiled_kernels() is not None)
+
+
+@specialisation(replaces="nn_pooling.max_pool_planes (four NumPy passes per kernel tap)",
+                when="a 2 × 2 pool of stride 2 without padding or dilation whose windows lie inside the input, and "
+                     "compiled_pool_applies(xp, input): row-major float32/float64 NumPy input, numba installed",
+                parity_test="tests/test_nn_conv_threads.py::test_compiled_max_pool_matches_numpy",
+                ops=("max_pool2d_with_indices",))
+def max_pool_planes_compiled(xp, a, kernel, stride, padding, dilation, best, offset):
+    """max_pool_planes in one numba loop over the input (nn_pooling_numba.max_pool_2x2), unless the input holds a
+    nan (which that loop does not look for)."""
+    if xp.isnan(a).any():
+        max_pool_planes(xp, a, kernel, stride, padding, dilation, best, offset)
+    else:
+        planes = (-1,) + best.shape[-2:]
+        _compiled_kernels().max_pool_2x2(a.reshape((-1,) + a.shape[-2:]), best.reshape(planes),
+                                         offset.reshape(planes))
 
 
 custom("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
@@ -192,16 +231,30 @@ def max_pool_backward_on_arrays(grad, indices, meta, kernel_size, stride, dilati
     where = backend.array(indices).reshape(-1, indices._size[-2] * indices._size[-1])
     values = backend.array(grad).reshape(where.shape)
     per_item = len(planes) // max(meta.size[0], 1)  # planes per slice of the leading dim
+    scatter = max_pool_scatter_compiled if compiled_pool_applies(xp, values) else max_pool_scatter
 
     def run(start, stop):
         rows = slice(start * per_item, stop * per_item)
-        part = planes[rows]
-        part[...] = 0
-        flat = part.reshape(-1)
-        flat[(where[rows] + (xp.arange(len(part)) * plane)[:, None]).reshape(-1)] = values[rows].reshape(-1)
+        scatter(xp, values[rows], where[rows], planes[rows])
 
     intra_op.parallel_chunks(meta.size[0], run, grain=intra_op.grain(per_item * plane))
     return out
+
+
+def max_pool_scatter(xp, grad, where, out):
+    """out (L, H·W): zeros, and grad (L, P) written at the flat indices `where` (L, P) of each plane."""
+    out[...] = 0
+    flat = out.reshape(-1)
+    flat[(where + (xp.arange(len(out)) * out.shape[1])[:, None]).reshape(-1)] = grad.reshape(-1)
+
+
+@specialisation(replaces="nn_pooling.max_pool_scatter (fancy-index assignment)",
+                when="compiled_pool_applies(xp, grad): row-major float32/float64 NumPy gradient, numba installed",
+                parity_test="tests/test_nn_conv_threads.py::test_compiled_max_pool_matches_numpy",
+                ops=("max_pool2d_with_indices",))
+def max_pool_scatter_compiled(xp, grad, where, out):
+    """max_pool_scatter in one numba loop (nn_pooling_numba.max_pool_backward)."""
+    _compiled_kernels().max_pool_backward(grad, where, out)
 
 
 derivative("max_pool2d_with_indices", name="MaxPool2DWithIndicesBackward0",
