@@ -41,7 +41,7 @@ from .sparse._checkpoint import reduce_sparse_tensor
 from .storage import TypedStorage, _warn_typed_storage_removal, legacy_storage_class
 from .backends.quantized import quantized_equal
 from .backends.quantized_checkpoint import reduce_quantized
-from .core.overridable import OPERATOR_METHODS, overridable, overridable_property
+from .core.overridable import OPERATOR_METHODS, overridable, overridable_operator, overridable_property
 from .core import user_warnings
 
 _op = registry.get
@@ -1054,7 +1054,7 @@ def _install_methods():
         if name not in Tensor.__dict__:
             setattr(Tensor, name, registry.COMPOSITES[name])
     for name, fn in _dunder_methods().items():
-        setattr(Tensor, name, overridable(fn, public=OPERATOR_METHODS.get(name)))
+        setattr(Tensor, name, overridable_operator(fn, OPERATOR_METHODS.get(name)))
     _install_aliases()
 
 

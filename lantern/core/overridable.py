@@ -52,6 +52,37 @@ def overridable(function=None, *, public=None):
                 api = checked if public is None else getattr(tensor_impl.tensor_class, public)
                 return torch_function.handle_torch_function(api, relevant, args, kwargs or None)
         return function(*args, **kwargs)
+    return _mark_checked(checked, function)
+
+
+def overridable_operator(function, public):
+    """overridable(function, public=public) for one of Tensor's operator methods, which Python calls with
+    (self, other) or (self,): the same check, with the arguments passed as they come instead of packed into *args
+    and **kwargs (this wrapper is on the path of every `a + b`). Any other signature gets the general wrapper."""
+    code = function.__code__
+    fixed = not function.__defaults__ and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    if not fixed or code.co_argcount not in (1, 2) or code.co_kwonlyargcount:
+        return overridable(function, public=public)
+
+    def api():  # what __torch_function__ is told was called, as overridable() tells it
+        return checked if public is None else getattr(tensor_impl.tensor_class, public)
+
+    if code.co_argcount == 1:
+        @functools.wraps(function)
+        def checked(self):
+            if torch_function.ACTIVE[0] and torch_function.has_torch_function((self,)):
+                return torch_function.handle_torch_function(api(), (self,), (self,), None)
+            return function(self)
+    else:
+        @functools.wraps(function)
+        def checked(self, other):
+            if torch_function.ACTIVE[0] and torch_function.has_torch_function((self, other)):
+                return torch_function.handle_torch_function(api(), (self, other), (self, other), None)
+            return function(self, other)
+    return _mark_checked(checked, function)
+
+
+def _mark_checked(checked, function):
     skip_frames_of(checked.__code__)
     checked.overridable = True
     checked.unchecked = function  # for wrappers that belong behind the check (lantern.ops.autocast.stage)
