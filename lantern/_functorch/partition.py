@@ -1,7 +1,8 @@
 """Split a joint graph into the forward graph and the backward graph (AOTAutograd's default partitioner).
 
 The forward graph holds the nodes the forward's outputs need (and any node with a side effect that does not
-depend on a tangent, such as a running-statistics update); every other node is the backward's. The values the
+depend on a tangent and writes into an input or a forward value, such as a running-statistics update); every
+other node is the backward's. The values the
 backward reads from the forward side — intermediate results and primal inputs — are "saved": the forward graph
 returns them after its outputs, and the backward graph takes them before the tangents. Constants are copied into
 each graph that reads them, never saved.
@@ -40,8 +41,9 @@ def partition(joint):
     outputs, grads = values[:joint.n_outputs], values[joint.n_outputs:]
     tangents = set(graph.inputs()[joint.n_primals:])
     on_tangent = _depends_on(graph, tangents)
-    forward_nodes = _needed(outputs + [out for n in graph.nodes() if n.hasSideEffects() and n not in on_tangent
-                                       for out in n.outputs()])
+    needed = _needed(outputs)
+    effects = [n for n in graph.nodes() if n.hasSideEffects() and n not in on_tangent and _writes(n, needed)]
+    forward_nodes = needed | _needed([out for n in effects for out in n.outputs()])
     backward_nodes = [n for n in graph.nodes() if n not in forward_nodes and n is not result.node()
                       and n.kind() != "prim::Constant"]
     defined_in_backward = {v for n in backward_nodes for v in n.outputs()}
@@ -67,6 +69,13 @@ def _depends_on(graph, sources):
             reached.add(n)
             tainted.update(n.outputs())
     return reached
+
+
+def _writes(node, needed):
+    """Whether a node with a side effect writes into a primal or a value the forward computes anyway (a running
+    statistic), rather than into a buffer of the backward's own (zeros for a gradient)."""
+    target = node.inputs()[0] if node.inputs() else None
+    return target is not None and (target.node().kind() == "prim::Param" or target.node() in needed)
 
 
 def _needed(values):

@@ -49,14 +49,22 @@ def linear(input, weight, bias=None):
     PyTorch computes it."""
     if input.dim() == 2 and bias is not None and weight.dim() == 2:
         return _op("addmm", bias, input, weight.t(), 1, 1)
-    out = input.matmul(weight.t())
+    out = None if bias is not None and _rows_of_one_addmm(input, weight) else input.matmul(weight.t())
     if bias is None:
         return out
-    if bias.dtype is not out.dtype and input.is_contiguous():
+    if bias.dtype is not input.dtype and input.is_contiguous():
         # PyTorch runs a contiguous input as one addmm over its rows, which refuses a bias of another dtype
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {bias.dtype.legacy} and "
-                           f"{out.dtype.legacy} (linear: cast the bias with .to({out.dtype}))")
+                           f"{input.dtype.legacy} (linear: cast the bias with .to({input.dtype}))")
+    if out is None:  # as PyTorch's _flatten_nd_linear: the rows of a contiguous 3-D input through one addmm
+        rows = _op("addmm", bias, input.view(-1, input._size[-1]), weight.t(), 1, 1)
+        return rows.view(*input._size[:-1], weight._size[0])
     return out.add_(bias)  # in place, as PyTorch: the result keeps the product's dtype
+
+
+def _rows_of_one_addmm(input, weight):
+    """PyTorch's fused case of linear with a bias: a contiguous 3-D input and a 2-D weight."""
+    return input.dim() == 3 and weight.dim() == 2 and input.is_contiguous()
 
 
 # ---- dropout, embedding, one_hot -----------------------------------------------------------------------------
