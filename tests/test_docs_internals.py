@@ -14,7 +14,8 @@ DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs" / "internals"
 PAGES = ["tensor-storage-strides.md", "dispatcher.md", "autograd.md", "module-hooks.md", "optimizer-state.md",
          "data-loading.md", "jit.md", "random-numbers.md", "memory.md", "reference-mode.md", "sparse.md",
          "structure.md", "backends.md", "quantized.md", "custom-ops.md", "torch-function.md", "conj-views.md",
-         "torch-dispatch.md", "custom-devices.md", "distributed.md", "ddp.md", "aot-autograd.md"]
+         "torch-dispatch.md", "custom-devices.md", "distributed.md", "ddp.md", "aot-autograd.md",
+         "intra-op-threads.md"]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\s*$", re.S | re.M)
 
