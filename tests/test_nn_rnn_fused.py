@@ -228,3 +228,21 @@ def test_compiled_steps_serve_float32_outside_reference_mode():
     assert not nn_rnn.compiled_steps_apply(np, xw, projected=True)
     with lantern.core.reference.reference_mode():
         assert not nn_rnn.compiled_steps_apply(np, xw)
+
+
+def test_without_numba_float32_runs_the_readable_kernels(monkeypatch):
+    """Without numba, a float32 LSTM trains on the readable NumPy kernels, to the same values."""
+    import sys
+    lantern.manual_seed(0)
+    m = lantern.nn.LSTM(3, 4)
+    x = lantern.randn(5, 2, 3)
+    with_numba = m(x)[0]
+    nn_rnn._cells()
+    monkeypatch.setitem(sys.modules, "numba", None)                  # `import numba` now raises ImportError
+    monkeypatch.delitem(sys.modules, "lantern.ops.nn_rnn_numba", raising=False)
+    monkeypatch.delattr(lantern.ops, "nn_rnn_numba", raising=False)
+    monkeypatch.setattr(nn_rnn, "_NUMBA_CELLS", [])
+    assert not nn_rnn.compiled_steps_apply(np, np.zeros((1, 1, 4), np.float32))
+    without = m(x)[0]
+    without.sum().backward()
+    np.testing.assert_allclose(without.detach().numpy(), with_numba.detach().numpy(), rtol=1e-5, atol=1e-6)
