@@ -247,3 +247,28 @@ def test_inference_keeps_the_ordinary_capture():
     with lantern.no_grad():
         model(lantern.randn(2, 12))
     assert isinstance(next(iter(model._compiled_call.plans.values())), _Plan)
+
+
+def test_buffer_reuse_keeps_values_and_skips_shared_inputs():
+    """The parity test of reuse_buffers: an op writes over its input only where nothing else can read it, with
+    the values of the graph that allocates."""
+    from lantern._functorch.compiled_function import compile_joint
+    from lantern._functorch.joint_graph import trace_joint
+
+    def fn(x, w):
+        y = x @ w                    # fresh, used once: relu may write over it
+        shared = x @ w.t()           # also an output: its relu keeps a buffer
+        viewed = (x @ (w + 1)).view(-1)   # a view of a fresh result: its sigmoid keeps a buffer
+        return y.relu(), shared.relu(), shared, viewed.sigmoid(), x.tanh()
+
+    x, w = lantern.randn(4, 3), lantern.randn(3, 3, requires_grad=True)
+    fast = compile_joint(trace_joint(fn, [x, w]))
+    plain = compile_joint(trace_joint(fn, [x, w]), optimize=False)
+    kinds = [n.kind() for n in fast.forward_graph.nodes()]
+    assert kinds.count("aten::relu_") == 1 and "aten::sigmoid_" not in kinds and "aten::tanh_" not in kinds
+    outputs = fast(x, w)
+    for got, expected in zip(outputs, plain(x, w)):
+        np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    sum(o.sum() for o in outputs).backward()
+    (expected,) = lantern.autograd.grad(sum(o.sum() for o in fn(x, w)), w)
+    np.testing.assert_allclose(w.grad.numpy(), expected.numpy(), rtol=1e-5)

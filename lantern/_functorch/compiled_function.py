@@ -1,8 +1,9 @@
 """A captured forward/backward pair run as ONE autograd node (AOTAutograd's CompiledFunction).
 
 `compile_joint(joint)` partitions a JointGraph (partition.py), optimises both graphs with lantern.jit's pass
-pipeline (constant propagation, CSE, elementwise fusion into numba kernels; in the forward, dropout's masks from
-compiled_random.py) and returns an `AotFunction`. Calling
+pipeline (constant propagation, CSE, elementwise fusion into numba kernels), then lets an op write into an input
+that dies there (reuse_buffers.py); in the forward, dropout's masks come from compiled_random.py. It returns an
+`AotFunction`. Calling
 it runs the forward graph with autograd off — no per-op recording — and records one `CompiledFunctionBackward`
 node whose backward runs the backward graph on the saved values and the output gradients. Each graph runs in the
 JIT interpreter, which drops every intermediate at its last use (liveness), so the forward keeps alive only what
@@ -29,6 +30,7 @@ from ..jit import passes
 from ..jit.interpreter import Interpreter
 from .compiled_random import fast_bernoulli
 from .partition import partition
+from .reuse_buffers import reuse_buffers
 
 __all__ = ["compile_joint", "AotFunction", "DOUBLE_BACKWARD_ERROR"]
 
@@ -59,7 +61,7 @@ def _optimised(graph, optimize):
     if not optimize:
         return graph
     graph = graph.copy()
-    return passes.optimize(graph) or graph
+    return reuse_buffers(passes.optimize(graph) or graph)
 
 
 def compile_joint(joint, optimize=True):
