@@ -67,7 +67,7 @@ class CPUAllocator:
         self._large = []      # cached large blocks as (size, free order, block), sorted
         self._freed = 0       # free order: larger is more recent
         self._held = 0        # bytes of large blocks, live and cached
-        self._small_cached = 0  # bytes of cached small blocks (large ones are bounded by _held)
+        self._large_cached = 0  # bytes of cached large blocks (the rest of stats.cached_bytes is small blocks)
         self._live_peak = 0   # the most bytes live at a large request (stats.peak_bytes is the user's to reset)
 
     @staticmethod
@@ -89,7 +89,6 @@ class CPUAllocator:
     def allocate(self, nbytes):
         """A uint8 buffer of at least nbytes bytes, 64-byte aligned. Its contents are uninitialised."""
         stats = self.stats
-        live = stats.allocated_bytes + nbytes
         # size classes: multiples of 64 bytes up to 1 KiB, then powers of two up to 64 KiB
         if nbytes <= 1024:
             size = ((nbytes + ALIGNMENT - 1) & -ALIGNMENT) or ALIGNMENT
@@ -100,16 +99,16 @@ class CPUAllocator:
         if size:
             blocks = self._cache.get(size)
             if blocks:
-                stats.cached_bytes -= size
-                self._small_cached -= size
                 block = blocks.pop()
+                stats.cached_bytes -= size
             else:
                 block = self._aligned_empty(size, nbytes)
         else:
-            block = self._allocate_large((nbytes + _LARGE_GRAIN - 1) & -_LARGE_GRAIN, nbytes, live)
+            block = self._allocate_large((nbytes + _LARGE_GRAIN - 1) & -_LARGE_GRAIN, nbytes,
+                                         stats.allocated_bytes + nbytes)
         # counted once the block exists: a failed allocation leaves the statistics as they were
         stats.num_allocs += 1
-        stats.allocated_bytes = live
+        live = stats.allocated_bytes = stats.allocated_bytes + nbytes
         if live > stats.peak_bytes:
             stats.peak_bytes = live
         return block
@@ -124,6 +123,7 @@ class CPUAllocator:
             if i < len(large) and large[i][0] <= size * _LARGE_FIT:
                 block = large.pop(i)[2]
                 self.stats.cached_bytes -= len(block)
+                self._large_cached -= len(block)
                 return block
         self._held += size
         bound = max(_HELD_FLOOR, _HELD_SLACK * self._live_peak)
@@ -139,6 +139,7 @@ class CPUAllocator:
         """Let go of the k-th cached large block (its memory goes back to the system)."""
         size = self._large.pop(k)[0]
         self._held -= size
+        self._large_cached -= size
         self.stats.cached_bytes -= size
 
     def free(self, buf, nbytes):
@@ -155,20 +156,19 @@ class CPUAllocator:
                 self._freed += 1
                 insort(self._large, (size, self._freed, buf))
                 stats.cached_bytes += size
+                self._large_cached += size
             else:
                 self._held -= size
-        elif reusable and self._small_cached + size <= _CACHE_LIMIT:
+        elif reusable and stats.cached_bytes - self._large_cached + size <= _CACHE_LIMIT:
             blocks = self._cache.get(size)
             if blocks is None:
                 blocks = self._cache[size] = []
             blocks.append(buf)
             stats.cached_bytes += size
-            self._small_cached += size
 
     def empty_cache(self):
         """Drop every cached block (memory goes back to the system)."""
         self._cache.clear()
-        self._small_cached = 0
         while self._large:
             self._release(-1)
         self.stats.cached_bytes = 0
