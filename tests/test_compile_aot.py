@@ -272,3 +272,13 @@ def test_buffer_reuse_keeps_values_and_skips_shared_inputs():
     sum(o.sum() for o in outputs).backward()
     (expected,) = lantern.autograd.grad(sum(o.sum() for o in fn(x, w)), w)
     np.testing.assert_allclose(w.grad.numpy(), expected.numpy(), rtol=1e-5)
+
+
+def test_module_backward_hooks_run_eagerly_and_fire_every_call():
+    model = lantern.nn.Sequential(lantern.nn.Linear(3, 2), lantern.nn.ReLU())
+    seen = []
+    model[0].register_full_backward_hook(lambda m, grad_in, grad_out: seen.append(grad_out[0].shape))
+    compiled = lantern.compile(model)
+    for _ in range(2):
+        compiled(lantern.ones(4, 3)).sum().backward()
+    assert len(seen) == 2 and next(iter(compiled._compiled_call.plans.values())) is _EAGER

@@ -14,7 +14,8 @@ Two kinds of call stay off this path, each for a measured reason:
 - a call whose forward runs an op in `_FUSED_BACKWARD_OPS` keeps the ordinary capture: eager autograd runs those
   ops' specialised backward kernels, which a trace cannot record (it records their readable formulas: the CNN
   step's backward took 3 times as long).
-Calls whose tensors carry autograd hooks keep the ordinary capture too: the joint trace's backward would run them.
+A module with backward hooks runs eagerly too (the hooks fire on every call, as in eager). Calls whose tensors carry
+autograd hooks keep the ordinary capture: the joint trace's backward would run them.
 
 >>> import lantern
 >>> lin = lantern.compile(lantern.nn.Linear(3, 2))
@@ -29,6 +30,7 @@ from ..core.reference import mode, specialisation
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from .._functorch.compiled_function import compile_joint
+from ..nn.modules import module as nn_module
 from ..nn.modules.rnn import RNNBase
 from .._functorch.joint_graph import NotCapturable, trace_joint
 from ..utils._pytree import tree_flatten, tree_unflatten
@@ -79,13 +81,17 @@ class AotPlan:
 
 
 def runs_eagerly(module):
-    """Whether a call that needs gradients runs the module eagerly (it has a recurrent layer: see above)."""
-    return module is not None and any(isinstance(m, RNNBase) for m in module.modules())
+    """Whether a call that needs gradients runs the module eagerly: it has a recurrent layer (see above) or a
+    backward hook (a module's backward hooks run in the autograd graph the call records, which a captured graph
+    does not record)."""
+    if nn_module._global_backward_hooks or nn_module._global_backward_pre_hooks:
+        return True
+    return module is not None and any(isinstance(m, RNNBase) or m._backward_hooks or m._backward_pre_hooks
+                                      for m in module.modules())
 
 
 def _hooked(tensors):
-    return any(t._autograd is not None and (t._autograd.hooks or t._autograd.post_accumulate_hooks)
-               for t in tensors)
+    return any(t._autograd is not None and (t._autograd.hooks or t._autograd.post_accumulate_hooks) for t in tensors)
 
 
 def capture_aot(fn, args, kwargs, leaves, spec, module, optimize):
