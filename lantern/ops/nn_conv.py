@@ -134,7 +134,8 @@ def _batch_slices(n, sample_bytes):
 
 def _thread_slices(n, sample_bytes):
     """Slices of the batch for the intra-op threads: each thread's scratch holds about _IM2COL_BYTES / threads,
-    so that all of them together stay within the bound."""
+    so that all of them together stay within the bound (the same slices in reference mode, which computes the
+    same products one after another)."""
     return _batch_slices(n, sample_bytes * intra_op.num_threads())
 
 
@@ -168,6 +169,13 @@ class Columns:
     def positions(self, xp, product):
         """A (m, O, *out) view of the output positions in a product (O, m · width)."""
         return product.reshape((-1, product.shape[-1] // self.width) + self.out).swapaxes(0, 1)
+
+    def spread(self, xp, values, buffer):
+        """values (m, O, *out) laid out as a product, (O, m · width), in the front of the flat `buffer`."""
+        m, o = values.shape[:2]
+        product = buffer[:o * m * self.width].reshape(o, -1)
+        xp.copyto(self.positions(xp, product), values, casting="unsafe")
+        return product
 
 
 @specialisation(replaces="nn_conv.Columns (im2col: one column per output position, copied from the windows)",
@@ -205,6 +213,12 @@ class ShiftedColumns(Columns):
         item = product.itemsize
         return xp.lib.stride_tricks.as_strided(
             product, (m, o) + self.out, (self.width * item, product.strides[0]) + tuple(s * item for s in self.steps))
+
+    def spread(self, xp, values, buffer):
+        """As Columns.spread, the garbage columns zero (a weight gradient multiplies them with the columns)."""
+        m, o = values.shape[:2]
+        buffer[:o * m * self.width] = 0
+        return super().spread(xp, values, buffer)
 
 
 def column_layout(sizes, kernel, stride, dilation, out):
@@ -306,13 +320,8 @@ def weight_gradient(xp, x, grad, kernel, stride, padding, dilation, groups, comp
         padded_buffer, cols, regrouped = plan.scratch(xp, compute)
         for i in range(first, last):
             part = plan.slices[i]
-            m = part.stop - part.start
             padded = pad_into(xp, x[part], padding, padded_buffer)
-            g = regrouped[:o * m * plan.columns.width].reshape(o, -1)
-            if isinstance(plan.columns, ShiftedColumns):
-                g[...] = 0  # the garbage columns' gradient
-            xp.copyto(plan.columns.positions(xp, g), grad[part], casting="unsafe")
-            g = g.reshape(groups, o // groups, -1)
+            g = plan.columns.spread(xp, grad[part], regrouped).reshape(groups, o // groups, -1)
             matrix = plan.columns.matrix(xp, padded, groups, cols)
             if columns_first:
                 xp.matmul(matrix, g.swapaxes(1, 2), out=products[i])
