@@ -18,7 +18,7 @@ from ..core.device import CPU
 from ..core.dispatch_keys import DispatchKey
 from ..core.storage import UntypedStorage as _Storage
 from ..core import tensor_impl
-from ..core.tensor_impl import _STRIDES_CACHE as _strides_cache, contiguous_strides
+from ..core.tensor_impl import contiguous_strides
 from . import strict_numpy
 from .base import Backend, install_backend
 
@@ -26,6 +26,17 @@ _ndarray = np.ndarray
 _frombuffer = np.frombuffer
 _new = object.__new__
 _allocate = _allocator.allocate
+
+
+_layouts = {}  # shape -> (numel, contiguous strides, whether 1-d): what CPUBackend.empty needs of a shape
+
+
+def _layout(shape):
+    """empty()'s facts about a shape, computed once per shape (up to 4096 shapes are kept)."""
+    layout = (_prod(shape), contiguous_strides(shape), len(shape) == 1)
+    if len(_layouts) < 4096:
+        _layouts[shape] = layout
+    return layout
 
 
 class CPUBackend(Backend):
@@ -40,7 +51,8 @@ class CPUBackend(Backend):
     def empty(self, shape, dtype):
         """A new contiguous tensor (every op's output comes from here, so it is kept short: UntypedStorage._allocate
         and make_tensor written out in place)."""
-        n = _prod(shape)
+        layout = _layouts.get(shape)
+        n, strides, one_dim = _layout(shape) if layout is None else layout
         nbytes = n * dtype.itemsize
         data = _allocate(nbytes)  # first: a failed allocation leaves no half-made storage to __del__
         storage = _new(_Storage)
@@ -54,12 +66,11 @@ class CPUBackend(Backend):
         t = _new(tensor_impl.tensor_class)  # new_tensor_object() written out: every op's output passes here
         t._storage = storage
         t._size = shape
-        strides = _strides_cache.get(shape)
-        t._stride = contiguous_strides(shape) if strides is None else strides
+        t._stride = strides
         t._offset = 0
         t.dtype = dtype
         t._backend = self
-        t._nd = _frombuffer(data, dtype.np, n) if len(shape) == 1 else _ndarray(shape, dtype.np, data)
+        t._nd = _frombuffer(data, dtype.np, n) if one_dim else _ndarray(shape, dtype.np, data)
         t._nd_gen = 0
         t._vc = [0]
         t._base = None
