@@ -101,6 +101,12 @@ class CompiledFunction(Function):
         return tuple(result)
 
 
+# The gradients the backward graph returns are computed from the output gradients, like an op node's (new tensors,
+# or views of the gradients the engine handed in), never tensors user code holds: a weight can keep its as .grad
+# without a copy.
+CompiledFunction._backward_cls.returns_user_tensors = False
+
+
 class CompiledFunctionDoubleBackward(Node):
     """The grad_fn of gradients computed through a compiled node with create_graph=True: differentiating them
     raises, as torch's compiled backward does."""
