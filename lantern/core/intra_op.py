@@ -27,6 +27,8 @@ import os
 import queue
 import threading
 
+from threadpoolctl import ThreadpoolController
+
 from .reference import mode, specialisation
 
 
@@ -151,7 +153,6 @@ class _Blas:
 
 def _blas_controllers():
     if _Blas.controllers is None:
-        from threadpoolctl import ThreadpoolController
         _Blas.controllers = ThreadpoolController().select(user_api="blas").lib_controllers
     return _Blas.controllers
 
