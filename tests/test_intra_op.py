@@ -1,5 +1,6 @@
 """lantern.core.intra_op: one array operation split into chunks on a pool of threads, held to the serial call."""
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -108,3 +109,20 @@ def test_set_num_threads_sizes_the_pool(threads):
                                                 (0, intra_op.ELEMENTS_PER_CHUNK)])
 def test_grain_is_about_a_chunk_of_elements(per_item, expected):
     assert intra_op.grain(per_item) == expected
+
+
+def test_workers_let_go_of_a_chunk_before_answering(threads):
+    """lantern's allocator caches a tensor's block only when no array still looks at it: a worker that kept the
+    last chunk's closure alive would keep its arrays alive, and every step would fault in fresh pages."""
+    threads(2)
+
+    class Payload:
+        pass
+    payload = Payload()
+    ref = weakref.ref(payload)
+
+    def chunk(start, stop, payload=payload):
+        pass
+    intra_op.parallel_chunks(2, chunk, grain=1)
+    del chunk, payload
+    assert ref() is None

@@ -127,9 +127,14 @@ class _Pool:
             try:
                 fn(*bounds)
             except BaseException as error:  # noqa: B036 (handed to the caller, which raises it)
-                self.done.put(error)
+                outcome = error
             else:
-                self.done.put(None)
+                outcome = None
+            # drop the chunk (and the arrays its closure holds) before answering: lantern's allocator caches a
+            # tensor's block only when no array still looks at it, else the next step faults in fresh pages
+            del fn, bounds
+            self.done.put(outcome)
+            del outcome
 
 
 _pool = _Pool()
