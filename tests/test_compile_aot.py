@@ -50,6 +50,13 @@ def _inputs(name, rng):
     return rng.standard_normal(shape).astype(np.float32), shape[0] * (5 if name == "transformer" else 1)
 
 
+@pytest.fixture
+def fast_paths():
+    """Fast paths on (also in the reference tier): the test checks the compiled mechanism itself."""
+    with lantern.core.reference.reference_mode(False):
+        yield
+
+
 # what each model's compiled training call becomes: one node (AotPlan), the ordinary capture with eager autograd
 # (_Plan: the convolutions' fused backward kernels), or eager (the LSTM's fused recurrence)
 MODELS = {"mlp": (mlp, AotPlan), "cnn": (cnn, _Plan), "transformer": (transformer, AotPlan), "lstm": (lstm, str)}
@@ -97,9 +104,12 @@ def test_compiled_training_matches_eager_and_torch_compile(name):
         np.testing.assert_allclose(g, t, rtol=1e-3, atol=1e-5)
     (plan,) = run._compiled_call.plans.values()
     expected = MODELS[name][1]
+    if expected is AotPlan and not lantern.core.reference.fast_paths_on():
+        expected = _Plan  # reference mode: the ordinary capture, autograd recording each op
     assert plan is _EAGER if expected is str else type(plan) is expected
 
 
+@pytest.mark.usefixtures("fast_paths")
 def test_one_autograd_node_per_call():
     model = lantern.compile(mlp(lantern))
     x = lantern.randn(2, 12)
@@ -109,6 +119,7 @@ def test_one_autograd_node_per_call():
     assert all(type(f).__name__ == "AccumulateGrad" for f, _ in out.grad_fn.next_functions if f is not None)
 
 
+@pytest.mark.usefixtures("fast_paths")
 def test_batch_norm_statistics_follow_eager():
     """The forward graph updates the running statistics in place, as eager does."""
     nn = lantern.nn
@@ -135,6 +146,7 @@ def test_batch_norm_statistics_follow_eager():
     np.testing.assert_allclose(mean, eager_mean, rtol=1e-6)
 
 
+@pytest.mark.usefixtures("fast_paths")
 def test_compiled_dropout_masks_have_eagers_distribution():
     """The parity test of compiled_random.fast_bernoulli: compiled dropout draws its own masks (as torch.compile's
     do), with eager's keep rate, scaling and gradient, repeatable under manual_seed."""
@@ -161,6 +173,7 @@ def test_compiled_dropout_masks_have_eagers_distribution():
     np.testing.assert_array_equal(run(compiled, 1)[0], out)
 
 
+@pytest.mark.usefixtures("fast_paths")
 def test_double_backward_raises_torchs_error():
     for lib in (torch, lantern):
         if lib is torch:
@@ -198,8 +211,9 @@ def test_reference_mode_runs_eagerly_with_equal_gradients():
         out.square().sum().backward()
         return out, [x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in model.parameters()]
 
-    grads()
-    fast_out, fast = grads()
+    with lantern.core.reference.reference_mode(False):
+        grads()
+        fast_out, fast = grads()
     with lantern.core.reference.reference_mode():
         plain_out, plain = grads()
     assert type(fast_out.grad_fn).__name__ == "CompiledFunctionBackward"
@@ -249,6 +263,7 @@ def test_inference_keeps_the_ordinary_capture():
     assert isinstance(next(iter(model._compiled_call.plans.values())), _Plan)
 
 
+@pytest.mark.usefixtures("fast_paths")
 def test_buffer_reuse_keeps_values_and_skips_shared_inputs():
     """The parity test of reuse_buffers: an op writes over its input only where nothing else can read it, with
     the values of the graph that allocates."""
@@ -282,3 +297,23 @@ def test_module_backward_hooks_run_eagerly_and_fire_every_call():
     for _ in range(2):
         compiled(lantern.ones(4, 3)).sum().backward()
     assert len(seen) == 2 and next(iter(compiled._compiled_call.plans.values())) is _EAGER
+
+
+def test_reference_mode_runs_captured_graphs_unfused():
+    """In reference mode a captured graph runs without the passes (no fused kernels), with the fused run's values."""
+    class GeluChain(lantern.nn.Module):
+        def forward(self, x):
+            return x * 0.5 * (1 + (0.79788456 * (x + 0.044715 * x ** 3)).tanh())
+
+    f = lantern.compile(GeluChain())
+    x = lantern.linspace(-3, 3, 50)
+    with lantern.no_grad(), lantern.core.reference.reference_mode(False):
+        f(x)
+        fused = f(x)
+    with lantern.no_grad(), lantern.core.reference.reference_mode():
+        plain = f(x)
+    (plan,) = f._compiled_call.plans.values()
+    ran = {n.kind() for p in plan.executor.plans.values() for n in p.graph.nodes()}
+    ran_plain = {n.kind() for p in plan.plain_executor.plans.values() for n in p.graph.nodes()}
+    assert "prim::FusionGroup" in ran and "prim::FusionGroup" not in ran_plain
+    np.testing.assert_allclose(plain.numpy(), fused.numpy(), rtol=1e-5, atol=1e-6)

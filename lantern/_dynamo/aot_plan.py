@@ -58,9 +58,9 @@ class AotPlan:
 
     @staticmethod
     def wanted(module, leaves):
-        """Whether a call with these arguments is captured with its backward: grad mode on, fast paths on, and a
-        tensor argument or a parameter that requires grad."""
-        if not (tls.grad_enabled and mode.fast):
+        """Whether a call with these arguments needs gradients: grad mode on, and a tensor argument or a parameter
+        that requires grad."""
+        if not tls.grad_enabled:
             return False
         return (any(isinstance(v, TensorImpl) and v._requires_grad for v in leaves)
                 or any(p._requires_grad for p in module_state(module)))

@@ -11,7 +11,9 @@ specialisation run the graph through lantern.jit's GraphExecutor (optimisation p
 A call that needs gradients (grad mode on, and an argument or parameter that requires grad) is captured as
 AOTAutograd does instead (lantern/_functorch, aot_plan.py): the forward and the backward the derivative formulas
 run are traced into one joint graph, partitioned into a forward and a backward graph, and each later call runs
-them as one autograd node, without per-op recording. In reference mode such a specialisation runs eagerly.
+them as one autograd node, without per-op recording. In reference mode a captured graph runs without the
+optimisation passes (no fused kernels), and a call that needs gradients is captured the ordinary way (an AotPlan
+captured before runs the function eagerly).
 
 Where the trace cannot stand for the function, that specialisation runs eagerly from then on, as Dynamo's graph
 breaks fall back to Python: a tensor's value turned into a Python number or bool (data-dependent control flow,
@@ -29,6 +31,7 @@ import functools
 import warnings
 import weakref
 
+from ..core import reference
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..jit.executor import GraphExecutor
@@ -101,17 +104,20 @@ def disable(fn=None, recursive=True, *, reason=None):
 
 
 class _Plan:
-    """One captured specialisation: the graph's executor and how to put the outputs back in their structure."""
+    """One captured specialisation: the graph's executor and how to put the outputs back in their structure. In
+    reference mode the graph runs through `plain_executor`, without the optimisation passes (no fused kernels)."""
 
-    __slots__ = ("executor", "out_leaves", "out_spec")
+    __slots__ = ("executor", "plain_executor", "out_leaves", "out_spec")
 
     def __init__(self, graph, out_leaves, out_spec, optimize):
         self.executor = GraphExecutor(graph, optimize)
+        self.plain_executor = GraphExecutor(graph, optimize=False) if optimize else self.executor
         self.out_leaves = [_OUTPUT if isinstance(v, TensorImpl) else v for v in out_leaves]
         self.out_spec = out_spec
 
     def run(self, module, tensors):
-        outputs = iter(self.executor.run([module, *tensors] if module is not None else tensors)[0])
+        executor = self.executor if reference.mode.fast else self.plain_executor
+        outputs = iter(executor.run([module, *tensors] if module is not None else tensors)[0])
         leaves = [next(outputs) if v is _OUTPUT else v for v in self.out_leaves]
         return tree_unflatten(leaves, self.out_spec)
 
@@ -210,6 +216,8 @@ class _CompiledCallable:
             return None
         if runs_eagerly(self.module):
             return _EAGER, self.fn(*args, **kwargs)
+        if not AotPlan.active():  # reference mode: autograd records through the ordinary capture
+            return None
         _Capturing.depth += 1
         try:
             return capture_aot(self.fn, args, kwargs, leaves, spec, self.module, self.optimize)
