@@ -31,11 +31,15 @@ def make_run_1_args_t0_pointwise(backend, op):
     def run_1_args_t0_pointwise(op, args):
         a0, = args
         shape, dtype = meta(a0)
-        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)):
+        if isinstance(a0, T):
+            x0 = a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)
+            c0 = a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)
+        else:
+            x0, c0 = a0, True
+        if c0:
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
-        x0 = (a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)) if isinstance(a0, T) else a0
         impl(xp, out._nd, dtype.np, x0)
         return out
     return run_1_args_t0_pointwise
@@ -66,11 +70,15 @@ def make_run_2_args_t0_pointwise(backend, op):
     def run_2_args_t0_pointwise(op, args):
         a0, a1 = args
         shape, dtype = meta(a0, a1)
-        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)):
+        if isinstance(a0, T):
+            x0 = a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)
+            c0 = a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)
+        else:
+            x0, c0 = a0, True
+        if c0:
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
-        x0 = (a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)) if isinstance(a0, T) else a0
         impl(xp, out._nd, dtype.np, x0, a1)
         return out
     return run_2_args_t0_pointwise
@@ -102,12 +110,20 @@ def make_run_2_args_t0_t1_pointwise(backend, op):
     def run_2_args_t0_t1_pointwise(op, args):
         a0, a1 = args
         shape, dtype = meta(a0, a1)
-        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)):
+        if isinstance(a0, T):
+            x0 = a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)
+            c0 = a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)
+        else:
+            x0, c0 = a0, True
+        if isinstance(a1, T):
+            x1 = a1._nd if a1._nd is not None and a1._nd_gen == a1._storage._gen else arr(a1)
+            c1 = a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)
+        else:
+            x1, c1 = a1, True
+        if c0 and c1:
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
-        x0 = (a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)) if isinstance(a0, T) else a0
-        x1 = (a1._nd if a1._nd is not None and a1._nd_gen == a1._storage._gen else arr(a1)) if isinstance(a1, T) else a1
         impl(xp, out._nd, dtype.np, x0, x1)
         return out
     return run_2_args_t0_t1_pointwise
@@ -138,11 +154,15 @@ def make_run_3_args_t0_pointwise(backend, op):
     def run_3_args_t0_pointwise(op, args):
         a0, a1, a2 = args
         shape, dtype = meta(a0, a1, a2)
-        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)):
+        if isinstance(a0, T):
+            x0 = a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)
+            c0 = a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)
+        else:
+            x0, c0 = a0, True
+        if c0:
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
-        x0 = (a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)) if isinstance(a0, T) else a0
         impl(xp, out._nd, dtype.np, x0, a1, a2)
         return out
     return run_3_args_t0_pointwise
@@ -174,12 +194,20 @@ def make_run_3_args_t0_t1_pointwise(backend, op):
     def run_3_args_t0_t1_pointwise(op, args):
         a0, a1, a2 = args
         shape, dtype = meta(a0, a1, a2)
-        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)):
+        if isinstance(a0, T):
+            x0 = a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)
+            c0 = a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)
+        else:
+            x0, c0 = a0, True
+        if isinstance(a1, T):
+            x1 = a1._nd if a1._nd is not None and a1._nd_gen == a1._storage._gen else arr(a1)
+            c1 = a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)
+        else:
+            x1, c1 = a1, True
+        if c0 and c1:
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
-        x0 = (a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)) if isinstance(a0, T) else a0
-        x1 = (a1._nd if a1._nd is not None and a1._nd_gen == a1._storage._gen else arr(a1)) if isinstance(a1, T) else a1
         impl(xp, out._nd, dtype.np, x0, x1, a2)
         return out
     return run_3_args_t0_t1_pointwise
@@ -212,13 +240,25 @@ def make_run_3_args_t0_t1_t2_pointwise(backend, op):
     def run_3_args_t0_t1_t2_pointwise(op, args):
         a0, a1, a2 = args
         shape, dtype = meta(a0, a1, a2)
-        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)) and (not isinstance(a2, T) or a2._stride is cached_contiguous_strides(a2._size) or not any(a2._stride)):
+        if isinstance(a0, T):
+            x0 = a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)
+            c0 = a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)
+        else:
+            x0, c0 = a0, True
+        if isinstance(a1, T):
+            x1 = a1._nd if a1._nd is not None and a1._nd_gen == a1._storage._gen else arr(a1)
+            c1 = a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)
+        else:
+            x1, c1 = a1, True
+        if isinstance(a2, T):
+            x2 = a2._nd if a2._nd is not None and a2._nd_gen == a2._storage._gen else arr(a2)
+            c2 = a2._stride is cached_contiguous_strides(a2._size) or not any(a2._stride)
+        else:
+            x2, c2 = a2, True
+        if c0 and c1 and c2:
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
-        x0 = (a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)) if isinstance(a0, T) else a0
-        x1 = (a1._nd if a1._nd is not None and a1._nd_gen == a1._storage._gen else arr(a1)) if isinstance(a1, T) else a1
-        x2 = (a2._nd if a2._nd is not None and a2._nd_gen == a2._storage._gen else arr(a2)) if isinstance(a2, T) else a2
         impl(xp, out._nd, dtype.np, x0, x1, x2)
         return out
     return run_3_args_t0_t1_t2_pointwise
@@ -266,11 +306,15 @@ def make_run_4_args_t0_pointwise(backend, op):
     def run_4_args_t0_pointwise(op, args):
         a0, a1, a2, a3 = args
         shape, dtype = meta(a0, a1, a2, a3)
-        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)):
+        if isinstance(a0, T):
+            x0 = a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)
+            c0 = a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)
+        else:
+            x0, c0 = a0, True
+        if c0:
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
-        x0 = (a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)) if isinstance(a0, T) else a0
         impl(xp, out._nd, dtype.np, x0, a1, a2, a3)
         return out
     return run_4_args_t0_pointwise
@@ -320,13 +364,25 @@ def make_run_4_args_t0_t1_t2_pointwise(backend, op):
     def run_4_args_t0_t1_t2_pointwise(op, args):
         a0, a1, a2, a3 = args
         shape, dtype = meta(a0, a1, a2, a3)
-        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)) and (not isinstance(a2, T) or a2._stride is cached_contiguous_strides(a2._size) or not any(a2._stride)):
+        if isinstance(a0, T):
+            x0 = a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)
+            c0 = a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)
+        else:
+            x0, c0 = a0, True
+        if isinstance(a1, T):
+            x1 = a1._nd if a1._nd is not None and a1._nd_gen == a1._storage._gen else arr(a1)
+            c1 = a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)
+        else:
+            x1, c1 = a1, True
+        if isinstance(a2, T):
+            x2 = a2._nd if a2._nd is not None and a2._nd_gen == a2._storage._gen else arr(a2)
+            c2 = a2._stride is cached_contiguous_strides(a2._size) or not any(a2._stride)
+        else:
+            x2, c2 = a2, True
+        if c0 and c1 and c2:
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
-        x0 = (a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)) if isinstance(a0, T) else a0
-        x1 = (a1._nd if a1._nd is not None and a1._nd_gen == a1._storage._gen else arr(a1)) if isinstance(a1, T) else a1
-        x2 = (a2._nd if a2._nd is not None and a2._nd_gen == a2._storage._gen else arr(a2)) if isinstance(a2, T) else a2
         impl(xp, out._nd, dtype.np, x0, x1, x2, a3)
         return out
     return run_4_args_t0_t1_t2_pointwise
@@ -392,12 +448,20 @@ def make_run_5_args_t0_t1_pointwise(backend, op):
     def run_5_args_t0_t1_pointwise(op, args):
         a0, a1, a2, a3, a4 = args
         shape, dtype = meta(a0, a1, a2, a3, a4)
-        if (not isinstance(a0, T) or a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)) and (not isinstance(a1, T) or a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)):
+        if isinstance(a0, T):
+            x0 = a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)
+            c0 = a0._stride is cached_contiguous_strides(a0._size) or not any(a0._stride)
+        else:
+            x0, c0 = a0, True
+        if isinstance(a1, T):
+            x1 = a1._nd if a1._nd is not None and a1._nd_gen == a1._storage._gen else arr(a1)
+            c1 = a1._stride is cached_contiguous_strides(a1._size) or not any(a1._stride)
+        else:
+            x1, c1 = a1, True
+        if c0 and c1:
             out = empty(shape, dtype)
         else:
             out = output(op, shape, dtype, args)
-        x0 = (a0._nd if a0._nd is not None and a0._nd_gen == a0._storage._gen else arr(a0)) if isinstance(a0, T) else a0
-        x1 = (a1._nd if a1._nd is not None and a1._nd_gen == a1._storage._gen else arr(a1)) if isinstance(a1, T) else a1
         impl(xp, out._nd, dtype.np, x0, x1, a2, a3, a4)
         return out
     return run_5_args_t0_t1_pointwise

@@ -78,21 +78,29 @@ def runner_source(op):
     array library: meta, allocate, impl, each argument unpacked by name."""
     shape = runner_shape(op)
     names = [f"a{i}" for i in range(len(op.schema.args))]
+    tensor_names = [(i, names[i]) for i in op.tensor_positions]
     # a tensor's cached array, read inline (a call per operand costs as much as the rest of the check)
-    arrays = "".join(f"        x{i} = ({n}._nd if {n}._nd is not None and {n}._nd_gen == {n}._storage._gen else "
-                     f"arr({n})) if isinstance({n}, T) else {n}\n"
-                     for i, n in enumerate(names) if i in op.tensor_positions)
+    array = "{n}._nd if {n}._nd is not None and {n}._nd_gen == {n}._storage._gen else arr({n})"
     converted = [f"x{i}" if i in op.tensor_positions else n for i, n in enumerate(names)]
-    allocate = "        out = empty(shape, dtype)\n"
     if op.pointwise:
         # contiguous inputs (the common case) are recognised by their cached stride tuples; an operand broadcast
         # in every dim (stride 0 throughout: an expanded scalar, as in a sum's gradient) says nothing of layout
-        # (core.contiguity.has_cached_contiguous_strides written out: a call per operand would cost small ops ~4%)
-        check = ("(not isinstance({0}, T) or {0}._stride is cached_contiguous_strides({0}._size) "
-                 "or not any({0}._stride))")
-        contiguous = " and ".join(check.format(names[i]) for i in op.tensor_positions)
-        allocate = (f"        if {contiguous}:\n    " + allocate +
+        # (core.contiguity.has_cached_contiguous_strides written out: a call per operand would cost small ops ~4%).
+        # Each operand is tested for being a tensor once, for both its array and its layout.
+        operands = "".join(
+            f"        if isinstance({n}, T):\n"
+            f"            x{i} = {array.format(n=n)}\n"
+            f"            c{i} = {n}._stride is cached_contiguous_strides({n}._size) or not any({n}._stride)\n"
+            f"        else:\n"
+            f"            x{i}, c{i} = {n}, True\n" for i, n in tensor_names)
+        contiguous = " and ".join(f"c{i}" for i, _ in tensor_names)
+        allocate = (f"        if {contiguous}:\n            out = empty(shape, dtype)\n"
                     "        else:\n            out = output(op, shape, dtype, args)\n")
+        body = operands + allocate
+    else:
+        arrays = "".join(f"        x{i} = ({array.format(n=n)}) if isinstance({n}, T) else {n}\n"
+                         for i, n in tensor_names)
+        body = "        out = empty(shape, dtype)\n" + arrays
     tensors = ", ".join(names[i] for i in op.tensor_positions) or "none"
     layout = "the inputs' memory order" if op.pointwise else "row-major"
     arguments = f"{len(names)} argument{'s' if len(names) != 1 else ''}"
@@ -105,8 +113,7 @@ def runner_source(op):
             f"    def run_{shape}(op, args):\n"
             f"        {', '.join(names)}{',' if len(names) == 1 else ''} = args\n"
             f"        shape, dtype = meta({', '.join(names)})\n"
-            f"{allocate}"
-            f"{arrays}"
+            f"{body}"
             f"        impl(xp, out._nd, dtype.np, {', '.join(converted)})\n"
             f"        return out\n"
             f"    return run_{shape}\n")
