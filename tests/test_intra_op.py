@@ -126,3 +126,20 @@ def test_workers_let_go_of_a_chunk_before_answering(threads):
     intra_op.parallel_chunks(2, chunk, grain=1)
     del chunk, payload
     assert ref() is None
+
+
+def test_a_call_while_another_thread_holds_the_pool_runs_its_chunks_in_order(threads):
+    threads(2)
+    inside, release, seen = threading.Event(), threading.Event(), []
+
+    def hold(start, stop):
+        if start == 0:
+            inside.set()
+            release.wait(10)
+    holder = threading.Thread(target=intra_op.parallel_chunks, args=(2, hold, 1))
+    holder.start()
+    assert inside.wait(10)
+    intra_op.run_on_pool([(0, 1), (1, 2)], lambda start, stop: seen.append((start, threading.get_ident())))
+    release.set()
+    holder.join(10)
+    assert seen == [(0, threading.get_ident()), (1, threading.get_ident())]

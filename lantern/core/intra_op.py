@@ -81,8 +81,13 @@ def parallel_chunks(n, fn, grain):
                 parity_test="tests/test_intra_op.py::test_run_on_pool_matches_serial_call")
 def run_on_pool(ranges, fn):
     """fn(start, stop) for each range: the first on the calling thread, the rest on the pool's workers, BLAS held to
-    one thread meanwhile. An exception in any chunk is raised here once all have finished."""
-    with _pool.busy:
+    one thread meanwhile. An exception in any chunk is raised here once all have finished. Should another thread
+    hold the pool, the ranges run here one after another."""
+    if not _pool.busy.acquire(blocking=False):
+        for bounds in ranges:
+            fn(*bounds)
+        return
+    try:
         workers = _pool.workers(len(ranges) - 1)
         previous = _limit_blas(1)
         try:
@@ -99,6 +104,8 @@ def run_on_pool(ranges, fn):
                     errors.append(error)
         finally:
             _restore_blas(previous)
+    finally:
+        _pool.busy.release()
     if errors:
         raise errors[0]
 
