@@ -246,3 +246,19 @@ def test_without_numba_float32_runs_the_readable_kernels(monkeypatch):
     without = m(x)[0]
     without.sum().backward()
     np.testing.assert_allclose(without.detach().numpy(), with_numba.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_compiled_steps_give_back_the_blas_threads():
+    """The time loop holds BLAS to one thread and restores the count afterwards, errors included."""
+    before = lantern.get_num_threads()
+    lantern.set_num_threads(2)
+    try:
+        m = lantern.nn.GRU(3, 4)
+        m(lantern.randn(5, 2, 3))[0].sum().backward()
+        assert lantern.get_num_threads() == 2
+        with pytest.raises(RuntimeError), nn_rnn._one_blas_thread():
+            assert lantern.get_num_threads() == 1
+            raise RuntimeError("inside the loop")
+        assert lantern.get_num_threads() == 2
+    finally:
+        lantern.set_num_threads(before)

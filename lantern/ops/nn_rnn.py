@@ -27,8 +27,11 @@ The LSTM keeps its gate activations gate-major (see the LSTM section), for conti
 (True, True)
 """
 
+import contextlib
+
 import numpy as np
 
+from ..core.intra_op import _limit_blas, _restore_blas
 from ..core.reference import mode, specialisation
 
 __all__ = ["lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "rnn_forward", "rnn_backward",
@@ -293,8 +296,8 @@ def rnn_backward(xp, empty, saved, d_out, d_hn, order, relu, d_xw, d_h0, d_w_hh)
 
 
 # ---- compiled steps: the same recurrences with each step's elementwise work in one numba kernel ----
-# Per step, NumPy's matmul (BLAS) and then one call of a kernel of nn_rnn_numba.py in place of a dozen ufunc calls;
-# the backward needs no precomputed factors. They save what the readable kernels save, in the same layouts, so
+# Per step, NumPy's matmul (BLAS, held to one thread) and then one call of a kernel of nn_rnn_numba.py in place of
+# a dozen ufunc calls; the backward needs no precomputed factors. They save what the readable kernels save, in the same layouts, so
 # either backward runs after either forward.
 
 _NUMBA_CELLS = []
@@ -309,6 +312,17 @@ def _cells():
             nn_rnn_numba = None
         _NUMBA_CELLS.append(nn_rnn_numba)
     return _NUMBA_CELLS[0]
+
+
+@contextlib.contextmanager
+def _one_blas_thread():
+    """Hold BLAS to one thread in a time loop: a step's product (16x128 by 128x512 in the benchmark, ~30 us) is
+    too small to share, and between the products a second BLAS thread spins on a core the loop needs."""
+    previous = _limit_blas(1)
+    try:
+        yield
+    finally:
+        _restore_blas(previous)
 
 
 def compiled_steps_apply(xp, xw, projected=False):
@@ -326,10 +340,11 @@ def lstm_forward_compiled(xp, empty, xw, h0, c0, w_hh, w_hr, order, acts, cells,
     w_t = _transposed(empty, w_hh)
     recurrent = empty(xw.shape[1:])
     h, c = h0, c0
-    for t in order:
-        xp.matmul(h, w_t, out=recurrent)
-        cell(xw[t], recurrent, c, acts[t], cells[t], tanh_cells[t], out[t])
-        h, c = out[t], cells[t]
+    with _one_blas_thread():
+        for t in order:
+            xp.matmul(h, w_t, out=recurrent)
+            cell(xw[t], recurrent, c, acts[t], cells[t], tanh_cells[t], out[t])
+            h, c = out[t], cells[t]
 
 
 @specialisation(replaces="nn_rnn.lstm_backward", ops=("lstm",),
@@ -343,10 +358,11 @@ def lstm_backward_compiled(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw, d_h
     recurrent = empty(d_hn.shape)                           # what reaches h_t from the later steps
     recurrent[...] = d_hn
     back = order[::-1]
-    for k, t in enumerate(back):
-        last = k + 1 == len(back)
-        cell(d_out[t], recurrent, acts[t], c0 if last else cells[back[k + 1]], tanh_cells[t], d_c0, d_xw[t])
-        xp.matmul(d_xw[t], w_hh, out=d_h0 if last else recurrent)
+    with _one_blas_thread():
+        for k, t in enumerate(back):
+            last = k + 1 == len(back)
+            cell(d_out[t], recurrent, acts[t], c0 if last else cells[back[k + 1]], tanh_cells[t], d_c0, d_xw[t])
+            xp.matmul(d_xw[t], w_hh, out=d_h0 if last else recurrent)
     if d_w_hh is not None:
         _weight_grad(xp, empty, d_xw, out, h0, order[0] != 0, d_w_hh)
 
@@ -362,10 +378,11 @@ def gru_forward_compiled(xp, empty, xw, h0, w_hh, b_hh, order, acts, hidden, out
         b_hh = empty(w_hh.shape[:1])
         b_hh[...] = 0
     h = h0
-    for t in order:
-        xp.matmul(h, w_t, out=hidden[t])
-        cell(xw[t], hidden[t], b_hh, h, acts[t], out[t])
-        h = out[t]
+    with _one_blas_thread():
+        for t in order:
+            xp.matmul(h, w_t, out=hidden[t])
+            cell(xw[t], hidden[t], b_hh, h, acts[t], out[t])
+            h = out[t]
 
 
 @specialisation(replaces="nn_rnn.gru_backward", ops=("gru",),
@@ -380,9 +397,10 @@ def gru_backward_compiled(xp, empty, saved, d_out, d_hn, order, d_xw, d_h0, d_w_
     carried[...] = 0
     recurrent[...] = d_hn
     back = order[::-1]
-    for k, t in enumerate(back):
-        h_prev = h0 if k + 1 == len(back) else out[back[k + 1]]
-        cell(d_out[t], carried, recurrent, acts[t], hidden[t], h_prev, d_hidden[t], d_xw[t])
-        xp.matmul(d_hidden[t], w_hh, out=recurrent)
+    with _one_blas_thread():
+        for k, t in enumerate(back):
+            h_prev = h0 if k + 1 == len(back) else out[back[k + 1]]
+            cell(d_out[t], carried, recurrent, acts[t], hidden[t], h_prev, d_hidden[t], d_xw[t])
+            xp.matmul(d_hidden[t], w_hh, out=recurrent)
     xp.add(carried, recurrent, out=d_h0)
     _gru_parameter_grads(xp, empty, d_hidden, out, h0, order[0] != 0, d_w_hh, d_b_hh)
