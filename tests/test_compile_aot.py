@@ -317,3 +317,34 @@ def test_reference_mode_runs_captured_graphs_unfused():
     ran_plain = {n.kind() for p in plan.plain_executor.plans.values() for n in p.graph.nodes()}
     assert "prim::FusionGroup" in ran and "prim::FusionGroup" not in ran_plain
     np.testing.assert_allclose(plain.numpy(), fused.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["view of a parameter", "result of the module"])
+def test_inputs_sharing_autograd_history_get_eagers_gradients(case):
+    lin = lantern.nn.Linear(3, 3)
+    compiled = lantern.compile(lin)
+    x = lantern.randn(2, 3, requires_grad=True)
+
+    def grads(model):
+        lin.zero_grad()
+        x.grad = None
+        out = model(lin.weight[:2]) if case == "view of a parameter" else model(model(x).tanh())
+        out.sum().backward()
+        return [lin.weight.grad.clone(), lin.bias.grad.clone()] + ([x.grad] if x.grad is not None else [])
+
+    for _ in range(2):
+        got = grads(compiled)
+    for g, e in zip(got, grads(lin)):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_the_same_tensor_passed_twice_gets_eagers_gradient():
+    def fn(a, b):
+        return (a * b.sin()).sum()
+
+    f = lantern.compile(fn)
+    x = lantern.randn(4, requires_grad=True)
+    for _ in range(2):
+        x.grad = None
+        f(x, x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), (x.sin() + x * x.cos()).detach().numpy(), rtol=1e-5)

@@ -15,7 +15,8 @@ Two kinds of call stay off this path, each for a measured reason:
   ops' specialised backward kernels, which a trace cannot record (it records their readable formulas: the CNN
   step's backward took 3 times as long).
 A module with backward hooks runs eagerly too (the hooks fire on every call, as in eager). Calls whose tensors carry
-autograd hooks keep the ordinary capture: the joint trace's backward would run them.
+autograd hooks keep the ordinary capture (the joint trace's backward would run them), and so do calls where a tensor
+that requires grad is passed twice or depends on another input or a parameter (its gradient would count twice).
 
 >>> import lantern
 >>> lin = lantern.compile(lantern.nn.Linear(3, 2))
@@ -26,6 +27,7 @@ autograd hooks keep the ordinary capture: the joint trace's backward would run t
 >>> sorted({n.kind() for n in plan.function.backward_graph.nodes()} - {"prim::Constant"})
 ['aten::mm', 'aten::sum', 'aten::t', 'aten::view']
 """
+from ..autograd.graph import AccumulateGrad
 from ..core.reference import mode, specialisation
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
@@ -90,6 +92,29 @@ def runs_eagerly(module):
                                       for m in module.modules())
 
 
+def _entangled(tensors):
+    """Whether a tensor that requires grad appears twice among the graph inputs, or reaches another through its
+    autograd history (a view of a parameter passed as an argument): the joint trace's gradient with respect to
+    each would then count the shared path twice."""
+    tracked = [t for t in tensors if t._requires_grad]
+    if len({id(t) for t in tracked}) != len(tracked):
+        return True
+    leaves = {id(t) for t in tracked if t._grad_fn is None}
+    nodes = {id(t._grad_fn) for t in tracked if t._grad_fn is not None}
+    for t in tracked:
+        seen, stack = set(), [f for f, _ in (t._grad_fn.next_functions if t._grad_fn is not None else ())]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            variable = node.variable if isinstance(node, AccumulateGrad) else None
+            if id(node) in nodes or (variable is not None and id(variable) in leaves):
+                return True
+            stack.extend(f for f, _ in node.next_functions)
+    return False
+
+
 def _hooked(tensors):
     return any(t._autograd is not None and (t._autograd.hooks or t._autograd.post_accumulate_hooks) for t in tensors)
 
@@ -99,7 +124,7 @@ def capture_aot(fn, args, kwargs, leaves, spec, module, optimize):
     capture serves it better."""
     positions = [i for i, v in enumerate(leaves) if isinstance(v, TensorImpl)]
     primals = [leaves[i] for i in positions] + module_state(module)
-    if _hooked(primals):
+    if _hooked(primals) or _entangled(primals):
         return None
 
     def forward(*primals):
