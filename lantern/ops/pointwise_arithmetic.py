@@ -66,11 +66,14 @@ _COMPLEX64, _COMPLEX128 = dt.complex64.np, dt.complex128.np
 
 def _add_sub_impl(name):
     """add or subtract (the ufunc xp.<name>) with `alpha` scaling the second operand."""
+    numpy_ufunc = getattr(np, name)
+
     def impl(xp, out, dtype, a, b, alpha=1):
-        # the common case: no casts, no scaling, not complex
+        # the common case: no casts, no scaling, not complex (NumPy's ufunc found once; out passed by position,
+        # which NumPy parses faster than out=)
         if alpha.__class__ is int and alpha == 1 and getattr(a, "dtype", None) is dtype and \
                 getattr(b, "dtype", None) is dtype and dtype is not _COMPLEX64 and dtype is not _COMPLEX128:
-            getattr(xp, name)(a, b, out=out)
+            (numpy_ufunc if xp is np else getattr(xp, name))(a, b, out)
             return
         if getattr(a, "dtype", None) is not dtype:
             a = as_dtype(xp, a, dtype)

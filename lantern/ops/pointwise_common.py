@@ -94,6 +94,11 @@ def _ufunc_impl(name, operands=1, complex_kernel=None):
     """A kernel running the ufunc xp.<name> ('exp', 'multiply') of `operands` inputs in the result dtype (the hot
     path: operands already of that dtype pass as they are). `complex_kernel(xp, out, *operands)` replaces the ufunc
     for complex results where NumPy's loop computes otherwise than PyTorch's (complex_arithmetic)."""
+    # NumPy's ufunc, found once, called with out by position (NumPy parses that faster than out=); other array
+    # libraries (CuPy, strict_numpy) and names that are not NumPy ufuncs look the function up on each call
+    numpy_ufunc = getattr(np, name, None)
+    if not (isinstance(numpy_ufunc, np.ufunc) and numpy_ufunc.nin == operands and numpy_ufunc.nout == 1):
+        numpy_ufunc = None
     if operands == 1:
         def impl(xp, out, dtype, a):
             if getattr(a, "dtype", None) is not dtype:
@@ -101,7 +106,10 @@ def _ufunc_impl(name, operands=1, complex_kernel=None):
             if out.dtype is dtype:
                 if complex_kernel is not None and dtype in _COMPLEX_ARRAY_DTYPES:
                     return complex_kernel(xp, out, a)
-                getattr(xp, name)(a, out=out)
+                if xp is np and numpy_ufunc is not None:
+                    numpy_ufunc(a, out)
+                else:
+                    getattr(xp, name)(a, out=out)
             else:
                 getattr(xp, name)(a, out=out, dtype=dtype, casting="unsafe")
     else:
@@ -113,7 +121,10 @@ def _ufunc_impl(name, operands=1, complex_kernel=None):
             if out.dtype is dtype:
                 if complex_kernel is not None and dtype in _COMPLEX_ARRAY_DTYPES:
                     return complex_kernel(xp, out, a, b)
-                getattr(xp, name)(a, b, out=out)
+                if xp is np and numpy_ufunc is not None:
+                    numpy_ufunc(a, b, out)
+                else:
+                    getattr(xp, name)(a, b, out=out)
             else:
                 getattr(xp, name)(a, b, out=out, dtype=dtype, casting="unsafe")
     impl.__name__ = name
