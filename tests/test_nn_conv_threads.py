@@ -38,15 +38,22 @@ def assert_all_same(got, expected):
 
 CONVOLUTIONS = [  # (functional, input shape, weight shape, options)
     (F.conv2d, (3, 4, 9, 8), (6, 4, 3, 3), dict(padding=1)),
-    (F.conv2d, (2, 4, 9, 8), (6, 2, 3, 2), dict(padding=(2, 0), dilation=(2, 1), groups=2)),
-    (F.conv1d, (2, 3, 11), (5, 3, 4), dict(padding=2)),
-    (F.conv3d, (2, 2, 5, 6, 4), (3, 2, 3, 2, 3), dict(padding=1)),
-    (F.conv_transpose2d, (2, 6, 5, 5), (6, 3, 3, 3), dict(padding=1)),  # stride 1: a correlation
+    (F.conv2d, (3, 4, 9, 8), (6, 2, 3, 2), dict(padding=(2, 0), dilation=(2, 1), groups=2)),
+    (F.conv1d, (3, 3, 11), (5, 3, 4), dict(padding=2)),
+    (F.conv3d, (3, 2, 5, 6, 4), (3, 2, 3, 2, 3), dict(padding=1)),
+    (F.conv_transpose2d, (3, 6, 5, 5), (6, 3, 3, 3), dict(padding=1)),  # stride 1: a correlation
 ]
 
 
+def two_samples_a_slice(n, sample_bytes):
+    return [slice(i, min(i + 2, n)) for i in range(0, n, 2)]
+
+
+@pytest.mark.parametrize("slices", ["the whole batch", "two samples a slice"])  # a batch of 3: a last, shorter slice
 @pytest.mark.parametrize("conv, x_shape, w_shape, options", CONVOLUTIONS)
-def test_shifted_columns_match_im2col(conv, x_shape, w_shape, options):
+def test_shifted_columns_match_im2col(conv, x_shape, w_shape, options, slices, monkeypatch):
+    if slices == "two samples a slice":
+        monkeypatch.setattr(nn_conv, "_thread_slices", two_samples_a_slice)
     x, w = integers(*x_shape), integers(*w_shape, seed=1)
     bias = integers(w_shape[1] * options.get("groups", 1) if conv is F.conv_transpose2d else w_shape[0], seed=2)
     assert isinstance(column_layout((8, 8), (3, 3), (1, 1), (1, 1), (6, 6)), ShiftedColumns)

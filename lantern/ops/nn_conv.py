@@ -170,8 +170,9 @@ class Columns:
         """A (m, O, *out) view of the output positions in a product (O, m · width)."""
         return product.reshape((-1, product.shape[-1] // self.width) + self.out).swapaxes(0, 1)
 
-    def spread(self, xp, values, buffer):
-        """values (m, O, *out) laid out as a product, (O, m · width), in the front of the flat `buffer`."""
+    def spread(self, xp, values, buffer, again=False):
+        """values (m, O, *out) laid out as a product, (O, m · width), in the front of the flat `buffer`; `again`:
+        the buffer holds such a product of the first (largest) slice already (only the positions are written)."""
         m, o = values.shape[:2]
         product = buffer[:o * m * self.width].reshape(o, -1)
         xp.copyto(self.positions(xp, product), values, casting="unsafe")
@@ -214,10 +215,13 @@ class ShiftedColumns(Columns):
         return xp.lib.stride_tricks.as_strided(
             product, (m, o) + self.out, (self.width * item, product.strides[0]) + tuple(s * item for s in self.steps))
 
-    def spread(self, xp, values, buffer):
-        """As Columns.spread, the garbage columns zero (a weight gradient multiplies them with the columns)."""
+    def spread(self, xp, values, buffer, again=False):
+        """As Columns.spread, the garbage columns zero (a weight gradient multiplies them with the columns): zeroed
+        unless `again`. Nothing writes them after that, and a garbage column is the same offset in each run of
+        `width` whatever the slice's size, so a smaller slice after a larger one finds its garbage zero too."""
         m, o = values.shape[:2]
-        buffer[:o * m * self.width] = 0
+        if not again:
+            buffer[:o * m * self.width] = 0
         return super().spread(xp, values, buffer)
 
 
@@ -321,7 +325,7 @@ def weight_gradient(xp, x, grad, kernel, stride, padding, dilation, groups, comp
         for i in range(first, last):
             part = plan.slices[i]
             padded = pad_into(xp, x[part], padding, padded_buffer)
-            g = plan.columns.spread(xp, grad[part], regrouped).reshape(groups, o // groups, -1)
+            g = plan.columns.spread(xp, grad[part], regrouped, again=i > first).reshape(groups, o // groups, -1)
             matrix = plan.columns.matrix(xp, padded, groups, cols)
             if columns_first:
                 xp.matmul(matrix, g.swapaxes(1, 2), out=products[i])
