@@ -8,9 +8,11 @@ forms of dropout, alpha_dropout and the distances. Op records with derivatives, 
 """
 import math
 
+import numpy as np
 from scipy import sparse
 
 from ..core import dtype as dt
+from ..core.reference import mode, specialisation
 from .meta_util import shape_str, wrap_dim
 from .nn_activation import leaky_relu
 from .nn_common import _op, _where, _wide
@@ -269,6 +271,10 @@ def _embedding_dense_backward(backend, grad_output, indices, num_weights, paddin
     xp = backend.xp
     rows = backend.array(indices).reshape(-1)
     contributions = _wide(backend.array(grad_output)).reshape(-1, dim)
+    target = backend.array(out)
+    if (padding_idx < 0 and not scale_grad_by_freq and _rows_compiled_apply(xp, contributions, target)
+            and _embedding_rows_summed_compiled(rows, contributions, target)):
+        return out
     weights = xp.ones(rows.shape, contributions.dtype)
     if padding_idx >= 0:
         weights[rows == padding_idx] = 0
@@ -277,12 +283,44 @@ def _embedding_dense_backward(backend, grad_output, indices, num_weights, paddin
     host = backend.to_host  # SciPy's sparse product runs on host arrays
     scatter = sparse.csr_matrix((host(weights), (host(rows), host(xp.arange(rows.size)))),
                                 shape=(num_weights, rows.size))
-    xp.copyto(backend.array(out), backend.from_host(scatter @ host(contributions)), casting="unsafe")
+    xp.copyto(target, backend.from_host(scatter @ host(contributions)), casting="unsafe")
     return out
 
 
 custom("embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, "
        "bool scale_grad_by_freq) -> Tensor", _embedding_dense_backward, _embedding_dense_backward)
+
+
+_NUMBA_ROWS = []
+
+
+def _rows_kernels():
+    """lantern.ops.nn_misc_numba, imported on first use, or None without numba."""
+    if not _NUMBA_ROWS:
+        try:
+            from . import nn_misc_numba  # optional: numba
+        except ImportError:
+            nn_misc_numba = None
+        _NUMBA_ROWS.append(nn_misc_numba)
+    return _NUMBA_ROWS[0]
+
+
+def _rows_compiled_apply(xp, contributions, target):
+    """Whether _embedding_rows_summed_compiled serves: float32/float64 NumPy arrays of one dtype, numba installed,
+    not reference mode (the caller has checked: no padding_idx, no scale_grad_by_freq)."""
+    return (mode.fast and xp is np and contributions.dtype in (np.float32, np.float64)
+            and contributions.dtype == target.dtype and _rows_kernels() is not None)
+
+
+@specialisation(replaces="embedding_dense_backward's sparse-dense product (SciPy)",
+                ops=("embedding_dense_backward", "embedding"),
+                when="no padding_idx or scale_grad_by_freq; _rows_compiled_apply: float32/float64 NumPy arrays, "
+                     "numba installed",
+                parity_test="tests/test_embedding_compiled.py::test_compiled_rows_match_the_sparse_product")
+def _embedding_rows_summed_compiled(rows, contributions, out):
+    """out[rows[k]] += contributions[k] over k (out zeroed first) in one numba loop; False (out not finished) for
+    a row index outside out."""
+    return _rows_kernels().add_rows(rows, contributions, out)
 
 
 def _one_hot_kernel(backend, self, num_classes=-1):
