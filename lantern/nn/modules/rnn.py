@@ -190,6 +190,7 @@ class _Recurrence(Function):
         h_n = backend.empty((batch, h0.size(1)), dtype)
         arr(h_n)[...] = arr(out)[order[-1]]
         ctx.mode, ctx.order = mode, order
+        ctx.set_materialize_grads(False)   # backward makes its own zero arrays for outputs that got no gradient
         ctx.save_for_backward(xw, h0, c0, w_hh, b_hh, w_hr, out, *extra)
         return out, h_n, c_n
 
@@ -205,6 +206,8 @@ class _Recurrence(Function):
         xp, arr = backend.xp, backend.array
         empty, _held = _scratch(backend, dtype)
         needs = ctx.needs_input_grad   # (mode, reverse, xw, h0, c0, w_hh, b_hh, w_hr)
+        d_out, d_hn = _grad_array(d_out, out, empty), _grad_array(d_hn, h0, empty)
+        d_cn = None if c0 is None else _grad_array(d_cn, c0, empty)
 
         def new(like, wanted=True):
             return backend.empty(tuple(like.shape), dtype) if wanted else None
@@ -214,14 +217,14 @@ class _Recurrence(Function):
         compiled = compiled_steps_apply(xp, arr(xw), w_hr is not None)
         if ctx.mode == "LSTM":
             kernel = lstm_backward_compiled if compiled else lstm_backward
-            kernel(xp, empty, (arr(h0), arr(c0), arr(w_hh), _array(w_hr), arr(out), *extra), arr(d_out), arr(d_hn),
-                   arr(d_cn), ctx.order, arr(d_xw), arr(d_h0), arr(d_c0), _array(d_w_hh), _array(d_w_hr))
+            kernel(xp, empty, (arr(h0), arr(c0), arr(w_hh), _array(w_hr), arr(out), *extra), d_out, d_hn, d_cn,
+                   ctx.order, arr(d_xw), arr(d_h0), arr(d_c0), _array(d_w_hh), _array(d_w_hr))
         elif ctx.mode == "GRU":
             kernel = gru_backward_compiled if compiled else gru_backward
-            kernel(xp, empty, (arr(h0), arr(w_hh), arr(out), *extra), arr(d_out), arr(d_hn), ctx.order, arr(d_xw),
+            kernel(xp, empty, (arr(h0), arr(w_hh), arr(out), *extra), d_out, d_hn, ctx.order, arr(d_xw),
                    arr(d_h0), _array(d_w_hh), _array(d_b_hh))
         else:
-            rnn_backward(xp, empty, (arr(h0), arr(w_hh), arr(out)), arr(d_out), arr(d_hn), ctx.order,
+            rnn_backward(xp, empty, (arr(h0), arr(w_hh), arr(out)), d_out, d_hn, ctx.order,
                          ctx.mode == "RNN_RELU", arr(d_xw), arr(d_h0), _array(d_w_hh))
         return None, None, d_xw, d_h0, d_c0, d_w_hh, d_b_hh, d_w_hr
 
@@ -233,6 +236,15 @@ _Recurrence._backward_cls.returns_user_tensors = False
 
 def _array(t):
     return None if t is None else t._backend.array(t)
+
+
+def _grad_array(grad, output, empty):
+    """The array of an output's gradient, or zeros shaped like the output where it got none."""
+    if grad is not None:
+        return grad._backend.array(grad)
+    zeros = empty(output.shape)
+    zeros[...] = 0
+    return zeros
 
 
 def _scratch(backend, dtype):
@@ -261,8 +273,8 @@ def _recurrence_grads_differentiably(mode, order, inputs, grad_outputs):
         out, h_n, c_n = _padded_composite(mode, order[0] != 0, *inputs)
     outputs = [out, h_n] + ([c_n] if c_n is not None else [])
     wanted = [t for t in inputs if t is not None and t.requires_grad]
-    found = iter(lantern.autograd.grad(outputs, wanted, list(grad_outputs[:len(outputs)]), create_graph=True,
-                                       allow_unused=True))
+    grads = [lantern.zeros_like(o) if g is None else g for o, g in zip(outputs, grad_outputs)]
+    found = iter(lantern.autograd.grad(outputs, wanted, grads, create_graph=True, allow_unused=True))
     return tuple(next(found) if t is not None and t.requires_grad else None for t in inputs)
 
 
