@@ -73,15 +73,10 @@ def runner_shape(op):
     return f"{len(op.schema.args)}_args{tensors}{'_pointwise' if op.pointwise else ''}"
 
 
-def runner_source(op):
-    """The source of the factory make_run_<shape>(backend, op) of a structured op's runner on a backend with an
-    array library: meta, allocate, impl, each argument unpacked by name."""
-    shape = runner_shape(op)
-    names = [f"a{i}" for i in range(len(op.schema.args))]
-    tensor_names = [(i, names[i]) for i in op.tensor_positions]
+def _runner_body(op, tensor_names):
+    """The lines of a runner that read its tensors' arrays and allocate its output."""
     # a tensor's cached array, read inline (a call per operand costs as much as the rest of the check)
     array = "{n}._nd if {n}._nd is not None and {n}._nd_gen == {n}._storage._gen else arr({n})"
-    converted = [f"x{i}" if i in op.tensor_positions else n for i, n in enumerate(names)]
     if op.pointwise:
         # contiguous inputs (the common case) are recognised by their cached stride tuples; an operand broadcast
         # in every dim (stride 0 throughout: an expanded scalar, as in a sum's gradient) says nothing of layout
@@ -96,11 +91,18 @@ def runner_source(op):
         contiguous = " and ".join(f"c{i}" for i, _ in tensor_names)
         allocate = (f"        if {contiguous}:\n            out = empty(shape, dtype)\n"
                     "        else:\n            out = output(op, shape, dtype, args)\n")
-        body = operands + allocate
-    else:
-        arrays = "".join(f"        x{i} = ({array.format(n=n)}) if isinstance({n}, T) else {n}\n"
-                         for i, n in tensor_names)
-        body = "        out = empty(shape, dtype)\n" + arrays
+        return operands + allocate
+    arrays = "".join(f"        x{i} = ({array.format(n=n)}) if isinstance({n}, T) else {n}\n" for i, n in tensor_names)
+    return "        out = empty(shape, dtype)\n" + arrays
+
+
+def runner_source(op):
+    """The source of the factory make_run_<shape>(backend, op) of a structured op's runner on a backend with an
+    array library: meta, allocate, impl, each argument unpacked by name."""
+    shape = runner_shape(op)
+    names = [f"a{i}" for i in range(len(op.schema.args))]
+    tensor_names = [(i, names[i]) for i in op.tensor_positions]
+    converted = [f"x{i}" if i in op.tensor_positions else n for i, n in enumerate(names)]
     tensors = ", ".join(names[i] for i in op.tensor_positions) or "none"
     layout = "the inputs' memory order" if op.pointwise else "row-major"
     arguments = f"{len(names)} argument{'s' if len(names) != 1 else ''}"
@@ -113,7 +115,7 @@ def runner_source(op):
             f"    def run_{shape}(op, args):\n"
             f"        {', '.join(names)}{',' if len(names) == 1 else ''} = args\n"
             f"        shape, dtype = meta({', '.join(names)})\n"
-            f"{body}"
+            f"{_runner_body(op, tensor_names)}"
             f"        impl(xp, out._nd, dtype.np, {', '.join(converted)})\n"
             f"        return out\n"
             f"    return run_{shape}\n")
