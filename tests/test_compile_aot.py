@@ -147,6 +147,27 @@ def test_batch_norm_statistics_follow_eager():
 
 
 @pytest.mark.usefixtures("fast_paths")
+def test_a_call_the_joint_trace_gives_up_updates_state_once():
+    """A convolution model keeps the ordinary capture, which runs the first call again after the joint trace ran
+    it: BatchNorm's running statistics, its batch count and the dropout mask drawn are those of one eager call."""
+    nn = lantern.nn
+
+    def first_call(compiled):
+        lantern.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Dropout(0.5), nn.Flatten())
+        run = lantern.compile(model) if compiled else model
+        out = run(lantern.randn(2, 1, 5, 5))
+        return out.detach().numpy(), model[1].running_mean.numpy().copy(), int(model[1].num_batches_tracked), run
+
+    out, mean, batches, run = first_call(True)
+    eager_out, eager_mean, eager_batches, _ = first_call(False)
+    assert isinstance(next(iter(run._compiled_call.plans.values())), _Plan)
+    assert batches == eager_batches == 1
+    np.testing.assert_array_equal(mean, eager_mean)
+    np.testing.assert_array_equal(out, eager_out)
+
+
+@pytest.mark.usefixtures("fast_paths")
 def test_compiled_dropout_masks_have_eagers_distribution():
     """The parity test of compiled_random.fast_bernoulli: compiled dropout draws its own masks (as torch.compile's
     do), with eager's keep rate, scaling and gradient, repeatable under manual_seed."""

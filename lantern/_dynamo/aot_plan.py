@@ -4,8 +4,10 @@
 parameters and buffers as graph inputs beside the call's tensors, and returns an `AotPlan` and the call's result.
 Each later call with that specialisation runs the compiled forward graph as one autograd node whose backward is
 the compiled backward graph. Where the joint trace cannot stand for the call (a graph break, a tensor the function
-closes over), `capture_aot` returns None and torch.compile captures the ordinary way (eval_frame.py) — running the
-function a second time for that first call.
+closes over), `capture_aot` returns None and torch.compile captures the ordinary way (eval_frame.py), running the
+function a second time for that first call: the module's buffers (BatchNorm's running statistics) and the default
+generator are first put back as they were, so that the call updates them once; Python side effects of the
+function itself (a print, a list it appends to) happen twice on that first call.
 
 Two kinds of call stay off this path, each for a measured reason:
 - a module with a recurrent layer (nn.RNN, nn.LSTM, nn.GRU) runs eagerly (`runs_eagerly`): its eager layer is
@@ -31,10 +33,12 @@ from ..autograd.graph import AccumulateGrad
 from ..core.reference import mode, specialisation
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
+from ..autograd.grad_mode import no_grad
+from .. import random as _random
 from .._functorch.compiled_function import compile_joint
 from ..nn.modules import module as nn_module
 from ..nn.modules.rnn import RNNBase
-from .._functorch.joint_graph import NotCapturable, trace_joint
+from .._functorch.joint_graph import trace_joint
 from ..utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["AotPlan", "capture_aot", "module_state", "runs_eagerly"]
@@ -119,6 +123,21 @@ def _hooked(tensors):
     return any(t._autograd is not None and (t._autograd.hooks or t._autograd.post_accumulate_hooks) for t in tensors)
 
 
+def _state_restorer(module):
+    """A function that puts the module's buffers and the default generator back as they are now: called when the
+    joint trace, which ran the call, gives way to the ordinary capture, which runs it again."""
+    buffers = [] if module is None else [(b, b.clone()) for b in module.buffers()]
+    rng = _random.get_rng_state()
+
+    def restore():
+        with no_grad():
+            for buffer, value in buffers:
+                buffer.copy_(value)
+        _random.set_rng_state(rng)
+
+    return restore
+
+
 def capture_aot(fn, args, kwargs, leaves, spec, module, optimize):
     """(AotPlan, this call's result), or None where the joint trace cannot stand for the call or the ordinary
     capture serves it better."""
@@ -134,14 +153,15 @@ def capture_aot(fn, args, kwargs, leaves, spec, module, optimize):
         call_args, call_kwargs = tree_unflatten(filled, spec)
         return fn(*call_args, **call_kwargs)
 
+    restore = _state_restorer(module)
     try:
         joint = trace_joint(forward, primals)
-        if any(n.kind() in _FUSED_BACKWARD_OPS for n in joint.graph.nodes()):
-            return None
-        function = compile_joint(joint, optimize)
-    except NotCapturable:
-        return None
-    except Exception:  # noqa: BLE001 - the ordinary capture runs the call again and reports what it raises
+        fused = any(n.kind() in _FUSED_BACKWARD_OPS for n in joint.graph.nodes())
+        function = None if fused else compile_joint(joint, optimize)
+    except Exception:  # noqa: BLE001 - NotCapturable or another error: the ordinary capture runs the call
+        function = None  # again and reports what it raises
+    if function is None:
+        restore()
         return None
     out_leaves, out_spec = tree_flatten(joint.outputs)
     return AotPlan(function, out_leaves, out_spec), joint.outputs
