@@ -89,7 +89,7 @@ def run_on_pool(ranges, fn):
         return
     try:
         workers = _pool.workers(len(ranges) - 1)
-        previous = _limit_blas(1)
+        previous = limit_blas(1)
         try:
             for worker, bounds in zip(workers, ranges[1:]):
                 worker.put((fn, bounds))
@@ -103,7 +103,7 @@ def run_on_pool(ranges, fn):
                 if error is not None:
                     errors.append(error)
         finally:
-            _restore_blas(previous)
+            restore_blas(previous)
     finally:
         _pool.busy.release()
     if errors:
@@ -173,7 +173,7 @@ def _blas_threads():
     return max((c.get_num_threads() for c in _blas_controllers()), default=1)
 
 
-def _limit_blas(count):
+def limit_blas(count):
     """Hold every BLAS library to `count` threads; returns what to restore."""
     previous = [(c, c.get_num_threads()) for c in _blas_controllers()]
     for c, threads in previous:
@@ -182,7 +182,7 @@ def _limit_blas(count):
     return previous
 
 
-def _restore_blas(previous):
+def restore_blas(previous):
     for c, threads in previous:
         if threads != c.get_num_threads():
             c.set_num_threads(threads)

@@ -31,7 +31,7 @@ import contextlib
 
 import numpy as np
 
-from ..core.intra_op import _limit_blas, _restore_blas
+from ..core.intra_op import limit_blas, restore_blas
 from ..core.reference import mode, specialisation
 
 __all__ = ["lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "rnn_forward", "rnn_backward",
@@ -318,11 +318,11 @@ def _cells():
 def _one_blas_thread():
     """Hold BLAS to one thread in a time loop: a step's product (16x128 by 128x512 in the benchmark, ~30 us) is
     too small to share, and between the products a second BLAS thread spins on a core the loop needs."""
-    previous = _limit_blas(1)
+    previous = limit_blas(1)
     try:
         yield
     finally:
-        _restore_blas(previous)
+        restore_blas(previous)
 
 
 def compiled_steps_apply(xp, xw, projected=False):
