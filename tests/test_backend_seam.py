@@ -73,8 +73,12 @@ def seam_violations(source, filename):
                     found.append((node.lineno, f"np.{name}: use xp.{name}"))
                     allowed_attribute_chains.update(id(n) for n in ast.walk(node))
     attribute_bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    # `xp is np` picks a fast path that needs NumPy arrays themselves (a numba kernel); the other branch uses xp
+    identity_tests = {id(operand) for n in ast.walk(tree) if isinstance(n, ast.Compare)
+                      and all(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops)
+                      for operand in (n.left, *n.comparators)}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "np" and id(node) not in attribute_bases:
+        if isinstance(node, ast.Name) and node.id == "np" and id(node) not in attribute_bases | identity_tests:
             found.append((node.lineno, "np used as a value: pass or compare the backend's xp instead"))
     return [f"{filename}:{line}: {what}" for line, what in sorted(found)]
 
@@ -97,6 +101,9 @@ def test_ops_reach_the_array_library_only_through_xp():
     ("import numpy\nimport numpy.linalg as la", ["f.py:1: import numpy: only `import numpy as np`, for dtypes",
                                                  "f.py:2: import numpy.linalg: only `import numpy as np`, for dtypes"]),
     ("import numpy as np\nf(np)", ["f.py:2: np used as a value: pass or compare the backend's xp instead"]),
+    ("import numpy as np\nfast = xp is np and a.dtype == np.float32", []),
+    ("import numpy as np\nlib = xp if xp is not np else np", ["f.py:2: np used as a value: pass or compare the "
+                                                                "backend's xp instead"]),
 ])
 def test_the_seam_check_names_each_use_outside_the_allow_list(source, expected):
     assert seam_violations(source, "f.py") == expected

@@ -8,6 +8,7 @@ with its derivative.
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.numpy_ufuncs import fast_ufunc
 from ..core.reference import mode, specialisation
 from ..core.tensor_impl import _STRIDES_CACHE, TensorImpl
 from . import complex_arithmetic
@@ -66,7 +67,7 @@ _COMPLEX64, _COMPLEX128 = dt.complex64.np, dt.complex128.np
 
 def _add_sub_impl(name):
     """add or subtract (the ufunc xp.<name>) with `alpha` scaling the second operand."""
-    numpy_ufunc = getattr(np, name)
+    numpy_ufunc = fast_ufunc(name, 2)
 
     def impl(xp, out, dtype, a, b, alpha=1):
         # the common case: no casts, no scaling, not complex (NumPy's ufunc found once; out passed by position,

@@ -27,6 +27,7 @@ import importlib
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.numpy_ufuncs import fast_ufunc
 from ..core.promotion import result_type_of, wrapped_scalar_dtype
 from ..core.tensor_impl import TensorImpl
 from .meta_util import broadcast_shapes, pointwise_binary
@@ -62,8 +63,6 @@ def _require_tensor(name, x, pos=1, argname="input"):
 _BF16, _C32, _INT64 = dt.bfloat16.np, dt.complex32.np, dt.int64.np
 # the complex dtypes NumPy's own loops compute (a set: testing membership is cheaper than dtype.kind per call)
 _COMPLEX_ARRAY_DTYPES = frozenset((dt.complex64.np, dt.complex128.np))
-# NumPy 2.4 deprecates a third positional argument to these two (it was mistaken for a third input): out= for them
-_NO_POSITIONAL_OUT = frozenset(("maximum", "minimum"))
 
 
 def as_dtype(xp, x, dtype):
@@ -96,12 +95,9 @@ def _ufunc_impl(name, operands=1, complex_kernel=None):
     """A kernel running the ufunc xp.<name> ('exp', 'multiply') of `operands` inputs in the result dtype (the hot
     path: operands already of that dtype pass as they are). `complex_kernel(xp, out, *operands)` replaces the ufunc
     for complex results where NumPy's loop computes otherwise than PyTorch's (complex_arithmetic)."""
-    # NumPy's ufunc, found once, called with out by position (NumPy parses that faster than out=); other array
-    # libraries (CuPy, strict_numpy) and names that are not NumPy ufuncs look the function up on each call
-    numpy_ufunc = getattr(np, name, None)
-    if not (isinstance(numpy_ufunc, np.ufunc) and numpy_ufunc.nin == operands and numpy_ufunc.nout == 1) \
-            or name in _NO_POSITIONAL_OUT:
-        numpy_ufunc = None
+    # NumPy's ufunc, found once, called with out by position (core/numpy_ufuncs.py); other array libraries and names
+    # that are not such ufuncs look the function up on each call
+    numpy_ufunc = fast_ufunc(name, operands)
     if operands == 1:
         def impl(xp, out, dtype, a):
             if getattr(a, "dtype", None) is not dtype:
