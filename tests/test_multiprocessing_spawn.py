@@ -347,6 +347,9 @@ if __name__ == "__main__":
 '''
 
 
+TORCH_TEARDOWN_ABORT = "terminate called without an active exception"
+
+
 def test_ddp_tutorial_started_with_spawn_trains_as_torch(tmp_path):
     """PyTorch's DDP tutorial (setup with MASTER_ADDR/PORT and init_process_group("gloo", rank, world_size),
     DDP(model), SGD steps) started with mp.spawn on 2 processes: lantern's parameters equal torch's on every rank."""
@@ -359,6 +362,11 @@ def test_ddp_tutorial_started_with_spawn_trains_as_torch(tmp_path):
                                           _free_port()], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True)
     outputs = {library: _communicate(process) for library, process in runs.items()}
+    if runs["torch"].returncode and TORCH_TEARDOWN_ABORT in outputs["torch"][1]:
+        # torch's gloo sometimes aborts a rank as the process group is torn down: the oracle runs once more
+        runs["torch"] = subprocess.Popen(runs["torch"].args, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True)
+        outputs["torch"] = _communicate(runs["torch"])
     for library, process in runs.items():
         out, err = outputs[library]
         assert process.returncode == 0 and "REPORT" in out, f"{library}:\n{out}\n{err}"
