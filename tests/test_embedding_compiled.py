@@ -43,13 +43,13 @@ def test_out_of_range_rows_fall_back_to_the_readable_error():
 
 def test_without_numba_the_sparse_product_runs(monkeypatch):
     import sys
-    from lantern.ops import nn_misc
+    from lantern.ops import nn_misc, numba_kernels
     rng = np.random.default_rng(4)
     indices, grad = rng.integers(0, 7, (6,)), rng.standard_normal((6, 3))
     fast = _weight_grad(indices, grad, lantern.float32)
     monkeypatch.setitem(sys.modules, "numba", None)                  # `import numba` now raises ImportError
     monkeypatch.delitem(sys.modules, "lantern.ops.nn_misc_numba", raising=False)
     monkeypatch.delattr(lantern.ops, "nn_misc_numba", raising=False)
-    monkeypatch.setattr(nn_misc, "_NUMBA_ROWS", [])
+    monkeypatch.delitem(numba_kernels._LOADED, "nn_misc_numba", raising=False)
     assert nn_misc._rows_kernels() is None
     np.testing.assert_array_equal(_weight_grad(indices, grad, lantern.float32), fast)

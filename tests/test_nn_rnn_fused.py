@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import lantern
-from lantern.ops import nn_rnn
+from lantern.core.intra_op import one_blas_thread
+from lantern.ops import nn_rnn, numba_kernels
 from nn_oracle import check_module, same_weights
 
 pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
@@ -241,7 +242,7 @@ def test_without_numba_float32_runs_the_readable_kernels(monkeypatch):
     monkeypatch.setitem(sys.modules, "numba", None)                  # `import numba` now raises ImportError
     monkeypatch.delitem(sys.modules, "lantern.ops.nn_rnn_numba", raising=False)
     monkeypatch.delattr(lantern.ops, "nn_rnn_numba", raising=False)
-    monkeypatch.setattr(nn_rnn, "_NUMBA_CELLS", [])
+    monkeypatch.delitem(numba_kernels._LOADED, "nn_rnn_numba", raising=False)
     assert not nn_rnn.compiled_steps_apply(np, np.zeros((1, 1, 4), np.float32))
     without = m(x)[0]
     without.sum().backward()
@@ -256,7 +257,7 @@ def test_compiled_steps_give_back_the_blas_threads():
         m = lantern.nn.GRU(3, 4)
         m(lantern.randn(5, 2, 3))[0].sum().backward()
         assert lantern.get_num_threads() == 2
-        with pytest.raises(RuntimeError), nn_rnn._one_blas_thread():
+        with pytest.raises(RuntimeError), one_blas_thread():
             assert lantern.get_num_threads() == 1
             raise RuntimeError("inside the loop")
         assert lantern.get_num_threads() == 2

@@ -23,6 +23,7 @@ its own part of the output) and reduces across chunks itself in a fixed order.
 >>> out.tolist()
 [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
 """
+import contextlib
 import os
 import queue
 import threading
@@ -89,8 +90,7 @@ def run_on_pool(ranges, fn):
         return
     try:
         workers = _pool.workers(len(ranges) - 1)
-        previous = limit_blas(1)
-        try:
+        with one_blas_thread():
             for worker, bounds in zip(workers, ranges[1:]):
                 worker.put((fn, bounds))
             errors = []
@@ -102,8 +102,6 @@ def run_on_pool(ranges, fn):
                 error = _pool.done.get()
                 if error is not None:
                     errors.append(error)
-        finally:
-            restore_blas(previous)
     finally:
         _pool.busy.release()
     if errors:
@@ -173,7 +171,7 @@ def _blas_threads():
     return max((c.get_num_threads() for c in _blas_controllers()), default=1)
 
 
-def limit_blas(count):
+def _limit_blas(count):
     """Hold every BLAS library to `count` threads; returns what to restore."""
     previous = [(c, c.get_num_threads()) for c in _blas_controllers()]
     for c, threads in previous:
@@ -182,7 +180,17 @@ def limit_blas(count):
     return previous
 
 
-def restore_blas(previous):
+def _restore_blas(previous):
     for c, threads in previous:
         if threads != c.get_num_threads():
             c.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def one_blas_thread():
+    """Hold every BLAS library to one thread inside the block, then give back the counts it had."""
+    previous = _limit_blas(1)
+    try:
+        yield
+    finally:
+        _restore_blas(previous)

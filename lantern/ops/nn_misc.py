@@ -13,6 +13,7 @@ from scipy import sparse
 
 from ..core import dtype as dt
 from ..core.reference import mode, specialisation
+from .numba_kernels import optional_kernels
 from .meta_util import shape_str, wrap_dim
 from .nn_activation import leaky_relu
 from .nn_common import _op, _where, _wide
@@ -291,18 +292,9 @@ custom("embedding_dense_backward(Tensor grad_output, Tensor indices, int num_wei
        "bool scale_grad_by_freq) -> Tensor", _embedding_dense_backward, _embedding_dense_backward)
 
 
-_NUMBA_ROWS = []
-
-
 def _rows_kernels():
-    """lantern.ops.nn_misc_numba, imported on first use, or None without numba."""
-    if not _NUMBA_ROWS:
-        try:
-            from . import nn_misc_numba  # optional: numba
-        except ImportError:
-            nn_misc_numba = None
-        _NUMBA_ROWS.append(nn_misc_numba)
-    return _NUMBA_ROWS[0]
+    """lantern.ops.nn_misc_numba, or None without numba (numba_kernels.py)."""
+    return optional_kernels("nn_misc_numba")
 
 
 def _rows_compiled_apply(xp, contributions, target):

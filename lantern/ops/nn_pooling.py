@@ -13,6 +13,7 @@ import numpy as np
 from ..core import dtype as dt
 from ..core import intra_op
 from ..core.reference import mode, specialisation
+from .numba_kernels import optional_kernels
 from .meta_util import shape_str
 from .registry import composite, custom, structured
 from .derivative import derivative
@@ -151,18 +152,9 @@ def max_pool_planes(xp, a, kernel, stride, padding, dilation, best, offset):
     offset += rows[:, None] * width + cols
 
 
-_NUMBA_KERNELS = []
-
-
 def _compiled_kernels():
-    """lantern.ops.nn_pooling_numba, imported on first use (numba is slow to import), or None without numba."""
-    if not _NUMBA_KERNELS:
-        try:
-            from . import nn_pooling_numba  # optional: numba
-        except ImportError:
-            nn_pooling_numba = None
-        _NUMBA_KERNELS.append(nn_pooling_numba)
-    return _NUMBA_KERNELS[0]
+    """lantern.ops.nn_pooling_numba, or None without numba (numba_kernels.py)."""
+    return optional_kernels("nn_pooling_numba")
 
 
 def compiled_pool_applies(xp, *arrays):

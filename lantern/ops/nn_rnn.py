@@ -27,12 +27,11 @@ The LSTM keeps its gate activations gate-major (see the LSTM section), for conti
 (True, True)
 """
 
-import contextlib
-
 import numpy as np
 
-from ..core.intra_op import limit_blas, restore_blas
+from ..core.intra_op import one_blas_thread
 from ..core.reference import mode, specialisation
+from .numba_kernels import optional_kernels
 
 __all__ = ["lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "rnn_forward", "rnn_backward",
            "compiled_steps_apply", "lstm_forward_compiled", "lstm_backward_compiled", "gru_forward_compiled",
@@ -296,33 +295,14 @@ def rnn_backward(xp, empty, saved, d_out, d_hn, order, relu, d_xw, d_h0, d_w_hh)
 
 
 # ---- compiled steps: the same recurrences with each step's elementwise work in one numba kernel ----
-# Per step, NumPy's matmul (BLAS, held to one thread) and then one call of a kernel of nn_rnn_numba.py in place of
-# a dozen ufunc calls; the backward needs no precomputed factors. They save what the readable kernels save, in the same layouts, so
-# either backward runs after either forward.
-
-_NUMBA_CELLS = []
-
+# Per step, NumPy's matmul (BLAS held to one thread: a step's product is too small to share, and between products a
+# second BLAS thread spins on the core the loop needs) and then one call of a kernel of nn_rnn_numba.py in place of
+# a dozen ufunc calls; the backward needs no precomputed factors. They save what the readable kernels save, in the
+# same layouts, so either backward runs after either forward.
 
 def _cells():
-    """lantern.ops.nn_rnn_numba, imported on first use (numba is slow to import), or None without numba."""
-    if not _NUMBA_CELLS:
-        try:
-            from . import nn_rnn_numba  # optional: numba
-        except ImportError:
-            nn_rnn_numba = None
-        _NUMBA_CELLS.append(nn_rnn_numba)
-    return _NUMBA_CELLS[0]
-
-
-@contextlib.contextmanager
-def _one_blas_thread():
-    """Hold BLAS to one thread in a time loop: a step's product (16x128 by 128x512 in the benchmark, ~30 us) is
-    too small to share, and between the products a second BLAS thread spins on a core the loop needs."""
-    previous = limit_blas(1)
-    try:
-        yield
-    finally:
-        restore_blas(previous)
+    """lantern.ops.nn_rnn_numba, or None without numba (numba_kernels.py)."""
+    return optional_kernels("nn_rnn_numba")
 
 
 def compiled_steps_apply(xp, xw, projected=False):
@@ -340,7 +320,7 @@ def lstm_forward_compiled(xp, empty, xw, h0, c0, w_hh, w_hr, order, acts, cells,
     w_t = _transposed(empty, w_hh)
     recurrent = empty(xw.shape[1:])
     h, c = h0, c0
-    with _one_blas_thread():
+    with one_blas_thread():
         for t in order:
             xp.matmul(h, w_t, out=recurrent)
             cell(xw[t], recurrent, c, acts[t], cells[t], tanh_cells[t], out[t])
@@ -358,7 +338,7 @@ def lstm_backward_compiled(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw, d_h
     recurrent = empty(d_hn.shape)                           # what reaches h_t from the later steps
     recurrent[...] = d_hn
     back = order[::-1]
-    with _one_blas_thread():
+    with one_blas_thread():
         for k, t in enumerate(back):
             last = k + 1 == len(back)
             cell(d_out[t], recurrent, acts[t], c0 if last else cells[back[k + 1]], tanh_cells[t], d_c0, d_xw[t])
@@ -378,7 +358,7 @@ def gru_forward_compiled(xp, empty, xw, h0, w_hh, b_hh, order, acts, hidden, out
         b_hh = empty(w_hh.shape[:1])
         b_hh[...] = 0
     h = h0
-    with _one_blas_thread():
+    with one_blas_thread():
         for t in order:
             xp.matmul(h, w_t, out=hidden[t])
             cell(xw[t], hidden[t], b_hh, h, acts[t], out[t])
@@ -397,7 +377,7 @@ def gru_backward_compiled(xp, empty, saved, d_out, d_hn, order, d_xw, d_h0, d_w_
     carried[...] = 0
     recurrent[...] = d_hn
     back = order[::-1]
-    with _one_blas_thread():
+    with one_blas_thread():
         for k, t in enumerate(back):
             h_prev = h0 if k + 1 == len(back) else out[back[k + 1]]
             cell(d_out[t], carried, recurrent, acts[t], hidden[t], h_prev, d_hidden[t], d_xw[t])
