@@ -61,12 +61,18 @@ def _describe(x):
     return text if len(text) <= 24 else text[:21] + "..."
 
 
+def _rule_name(rule):
+    return f"{rule.__module__.rpartition('.')[2]}.{rule.__qualname__.replace('.<locals>', '')}"
+
+
 def _kernel_name(op, key):
     """Which code runs: the backend's runner for the op's kind, and the op's own impl or meta function (the
     Meta backend runs only meta functions); a sparse layout's key, and a lantern.library op, run the kernel
     registered for them."""
     if key is DispatchKey.Python:  # a __torch_dispatch__ handler runs (lantern/ops/python_key.py)
         return "Python:python_key.python_key_kernel (__torch_dispatch__)"
+    if key is DispatchKey.FuncTorchBatched:  # vmap's layer: the op's batching rule, or the per-example fallback
+        return f"FuncTorchBatched:{'fallback' if op.batch_rule is None else _rule_name(op.batch_rule)}"
     runner = op.kernels.get(key)
     sparse_kernel = getattr(runner, "sparse_kernel", None) or getattr(runner, "library_kernel", None)
     if sparse_kernel is not None:

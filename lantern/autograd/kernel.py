@@ -29,12 +29,16 @@ _DIRECT_KINDS = (OpKind.STRUCTURED, OpKind.STRUCTURED_INPLACE, OpKind.VIEW)  # t
 # through Python-level lookup: ~70 ns, against ~7 for a module constant. The per-call paths read these instead.
 _VIEW, _INPLACE, _OUT = AliasKind.VIEW, AliasKind.INPLACE, AliasKind.OUT
 _AUTOGRAD = DispatchKey.Autograd
+_BATCHED = DispatchKey.FuncTorchBatched
 _new = object.__new__
 
 
 def autograd_kernel(op, args, backend):
     """Check the call, compute below Autograd, then record: build the node, save what its formulas read, and set
-    the outputs' history. An op with its own Autograd kernel (a lantern.library registration) runs that instead."""
+    the outputs' history. An op with its own Autograd kernel (a lantern.library registration) runs that instead.
+    vmap's layer sits above this one: a call on BatchedTensors goes to its batching rule, whose ops autograd records."""
+    if backend.key is _BATCHED:
+        return op.kernels[_BATCHED](op, args)
     own = op.kernels.get(_AUTOGRAD)
     if own is not None:
         return own(op, args, backend)
@@ -89,7 +93,7 @@ def _one_output_autograd_kernel(op, args, backend):
     """The phases in one function for the commonest call, their calls written out (the redispatch, _save_inputs, the
     constructors; each ~0.1 µs of a ~5 µs op). A call it does not fit goes to autograd_kernel, before anything."""
     edges_and_needs = _plain_edges(op, args)
-    if edges_and_needs is None:
+    if edges_and_needs is None or backend.key is _BATCHED:
         return autograd_kernel(op, args, backend)
     d, (edges, needs) = op.derivative, edges_and_needs
     kernel = op.kernels.get(backend.key)

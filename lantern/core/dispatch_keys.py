@@ -28,6 +28,7 @@ class DispatchKey(enum.IntEnum):
     Conjugate = 10   # a conjugate view's ops (lantern/ops/math_bits.py): the bit is resolved, then they run below it
     Negative = 11    # a negative view's ops, as Conjugate's
     Autograd = 12
+    FuncTorchBatched = 15  # vmap's BatchedTensors (lantern/_functorch/batched_tensor.py): above Autograd, as torch's
     Tracer = 20
     Autocast = 30
 

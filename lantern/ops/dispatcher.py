@@ -301,6 +301,8 @@ def explain_keys(op, args):
         keys.append((DispatchKey.Autocast, autocast_why))
     if tls.tracer is not None and _TRACER_KERNEL[0] is not None:
         keys.append((DispatchKey.Tracer, "a JIT trace is recording"))
+    if backend.key is DispatchKey.FuncTorchBatched:  # vmap's layer, above autograd: its rule's ops dispatch anew
+        return keys + [(backend.key, backend.explain(op, args))]
     if needs_grad and _AUTOGRAD_KERNEL[0] is not None:
         if tls.grad_enabled:
             keys.append((DispatchKey.Autograd, "an input requires grad and grad mode is on"))

@@ -37,7 +37,8 @@ class Operator:
 
     __slots__ = ("schema", "name", "kind", "meta", "meta_kernel", "impl", "kernels", "derivative",
                  "tensor_positions", "list_positions", "device_position", "functional", "inplace", "out", "backends",
-                 "scan", "pointwise", "sets_base", "exact_out_dtype", "dtype_from_out", "method", "__weakref__")
+                 "scan", "pointwise", "sets_base", "exact_out_dtype", "dtype_from_out", "method", "batch_rule",
+                 "__weakref__")
 
     def __init__(self, schema, kind, meta=None, impl=None):
         self.schema = schema
@@ -62,6 +63,7 @@ class Operator:
         self.exact_out_dtype = False  # out= and in-place results must have exactly the result dtype
         self.dtype_from_out = False   # reductions with a dtype= argument compute in out's dtype
         self.method = True            # also a Tensor method (native_functions' `variants: method`)
+        self.batch_rule = None        # vmap's rule(op, args, level) (lantern/_functorch/batching_rules.py)
 
     @property
     def alias(self):

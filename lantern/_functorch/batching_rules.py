@@ -1,0 +1,247 @@
+"""vmap's batching rules: for each op, how to compute a whole batch at once on the physical tensors.
+
+A rule is `rule(op, args, level) -> result`: `args` are the op's arguments in schema order, some of them
+BatchedTensors of `level`; the rule moves each one's batch dimension to the front of its physical tensor, calls
+ops on the physical tensors (which dispatch again: autograd records them, an outer vmap level batches them), and
+wraps the result (batch dimension first) back. A rule may return NotImplemented for arguments it does not cover;
+the per-example fallback then runs. Rules are kept in the op records (`op.batch_rule`), grouped by kind of op:
+
+- pointwise (op.pointwise, and copy_/fill_/zero_/clone/_to_copy/alias): line the examples' dimensions up on the
+  right, as broadcasting does, and call the op once;
+- dims (an op of one tensor, or of tensors of one rank, with dim arguments: reductions, softmax, cumsum, sort,
+  select/slice/narrow/transpose/unbind...): shift each dim past the batch dimension;
+- shapes (view, reshape, expand, permute, squeeze, unsqueeze, t, repeat, cat, stack): the batch size joins the
+  shape argument;
+- matmul family (mm, bmm, mv, dot, addmm, addmv, baddbmm): one broadcasting matmul;
+- nn (convolution with a batched input, embedding with batched indices): the batch folded into the op's own
+  batch dimension.
+
+>>> import lantern
+>>> from lantern.ops.registry import REGISTRY
+>>> REGISTRY["add"].batch_rule.__name__, REGISTRY["sum"].batch_rule.__name__, REGISTRY["mm"].batch_rule.__name__
+('pointwise_rule', 'dims_rule', 'matmul_rule')
+"""
+from ..core.tensor_impl import TensorImpl
+from ..ops import dispatcher, registry
+from ..ops.op_kinds import AliasKind, OpKind
+from .batched_tensor import is_batched, refuse_unbatched_write, to_front, unwrap, wrap_front
+
+
+def _batch_size(op, args, level):
+    for i in op.tensor_positions:
+        value, bdim = unwrap(args[i], level)
+        if bdim is not None:
+            return value.shape[bdim]
+    for i in op.list_positions:
+        for t in args[i]:
+            value, bdim = unwrap(t, level)
+            if bdim is not None:
+                return value.shape[bdim]
+    raise AssertionError("a batching rule ran without a batched argument")
+
+
+def _padded(x, level, rank):
+    """x's physical tensor (batch first) with 1-sized dims after the batch dim up to logical rank `rank`: the
+    examples' dims line up on the right with the other arguments', as broadcasting lines them up."""
+    front = to_front(x, level)
+    for _ in range(rank - x.dim()):
+        front = front.unsqueeze(1)
+    return front
+
+
+# ---- pointwise ---------------------------------------------------------------------------------------------------
+def pointwise_rule(op, args, level):
+    """An elementwise op with broadcasting: each batched argument's examples padded to the largest rank, the
+    unbatched ones as they are (they broadcast against the batch)."""
+    refuse_unbatched_write(op, args, level)
+    rank = max(args[i].dim() for i in op.tensor_positions if isinstance(args[i], TensorImpl))
+    call_args = list(args)
+    for i in op.tensor_positions:
+        if is_batched(args[i], level):
+            call_args[i] = _padded(args[i], level, rank)
+    result = dispatcher.call(op, tuple(call_args))
+    if op.schema.alias is AliasKind.INPLACE:
+        return args[0]
+    return wrap_front(result, level)
+
+
+# ---- dims --------------------------------------------------------------------------------------------------------
+DIM_ARGUMENTS = frozenset(("dim", "dim0", "dim1", "dim2", "dims", "dimension", "start_dim", "end_dim", "source",
+                           "destination"))
+RANK_PLUS_ONE = frozenset(("unsqueeze", "stack", "diag_embed"))   # their dims count the result's dims
+
+
+def dims_rule(op, args, level):
+    """An op whose dim arguments name dims of its tensors (all of one rank): each dim moved past the batch
+    dimension; unbatched tensors expanded over the batch. A reduction given no dims reduces the example's dims."""
+    tensors = [i for i in op.tensor_positions if isinstance(args[i], TensorImpl)]
+    rank = args[tensors[0]].dim()
+    if rank == 0 or any(args[i].dim() != rank and not _free_index(op, i) for i in tensors):
+        return NotImplemented
+    size = _batch_size(op, args, level)
+    call_args = list(args)
+    for i in tensors:
+        front = to_front(args[i], level)
+        if front is None and not _free_index(op, i):
+            front = args[i].expand(size, *args[i].shape)
+        call_args[i] = args[i] if front is None else front
+    rank_of_dims = rank + 1 if op.schema.name in RANK_PLUS_ONE else rank
+    reduces = any(a.name == "keepdim" for a in op.schema.args)
+    for i, a in enumerate(op.schema.args):
+        if a.name in DIM_ARGUMENTS and a.type == "int":
+            shifted = _shifted(args[i], a.is_list, rank_of_dims, reduces)
+            if shifted is NotImplemented:
+                return NotImplemented
+            call_args[i] = shifted
+    return wrap_front(dispatcher.call(op, tuple(call_args)), level)
+
+
+def _free_index(op, i):
+    """index_select's index: a list of positions of any rank, not a tensor lined up with self."""
+    return op.schema.name == "index_select" and op.schema.args[i].name == "index"
+
+
+def _shifted(dim, is_list, rank, reduces):
+    if dim is None or (is_list and len(dim) == 0):
+        return list(range(1, rank + 1)) if is_list and reduces else NotImplemented
+    if is_list:
+        return [d % rank + 1 for d in dim]
+    return dim % rank + 1
+
+
+# ---- shapes ------------------------------------------------------------------------------------------------------
+def view_rule(op, args, level):
+    """view / _unsafe_view / reshape(size): the batch size leads the new shape."""
+    front = to_front(args[0], level)
+    return wrap_front(dispatcher.call(op, (front, (front.shape[0], *args[1]))), level)
+
+
+def expand_rule(op, args, level):
+    size = tuple(args[1])
+    front = _padded(args[0], level, len(size))
+    return wrap_front(dispatcher.call(op, (front, (front.shape[0], *size), *args[2:])), level)
+
+
+def permute_rule(op, args, level):
+    rank = args[0].dim()
+    return wrap_front(dispatcher.call(op, (to_front(args[0], level), (0, *[d % rank + 1 for d in args[1]]))), level)
+
+
+def squeeze_rule(op, args, level):
+    """squeeze(dim=None) squeezes the example's 1-sized dims only, never the batch dimension."""
+    x = args[0]
+    dims = [d for d in range(x.dim()) if x.shape[d] == 1] if args[1] is None else args[1]
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if x.dim() == 0:
+        return NotImplemented
+    return wrap_front(dispatcher.call(op, (to_front(x, level), [d % x.dim() + 1 for d in dims])), level)
+
+
+def t_rule(op, args, level):
+    front = to_front(args[0], level)
+    if args[0].dim() < 2:
+        return wrap_front(front.view(front.shape), level)
+    return wrap_front(front.transpose(1, 2), level)
+
+
+def repeat_rule(op, args, level):
+    repeats = tuple(args[1])
+    front = _padded(args[0], level, len(repeats))
+    return wrap_front(dispatcher.call(op, (front, (1, *repeats))), level)
+
+
+def cat_rule(op, args, level):
+    """cat / stack: unbatched tensors expanded over the batch, the dim moved past it."""
+    tensors = args[0]
+    size = _batch_size(op, args, level)
+    rank = tensors[0].dim() + (1 if op.schema.name == "stack" else 0)
+    if rank == 0 or any(t.dim() != tensors[0].dim() for t in tensors):
+        return NotImplemented
+    fronts = [to_front(t, level) if is_batched(t, level) else t.expand(size, *t.shape) for t in tensors]
+    return wrap_front(dispatcher.call(op, (fronts, args[1] % rank + 1, *args[2:])), level)
+
+
+# ---- matmul family -----------------------------------------------------------------------------------------------
+def matmul_rule(op, args, level):
+    """mm, bmm, mv, dot: one broadcasting matmul over the physical tensors (batched ones batch first)."""
+    import lantern
+    a, b = (to_front(x, level) if is_batched(x, level) else x for x in args[:2])
+    name = op.schema.name
+    if name == "dot":
+        return wrap_front((a * b).sum(-1), level)
+    if name == "mv":
+        return wrap_front(lantern.matmul(a, b.unsqueeze(-1)).squeeze(-1), level)
+    return wrap_front(lantern.matmul(a, b), level)
+
+
+ADD_PRODUCT = {"addmm": "mm", "addmv": "mv", "baddbmm": "bmm"}
+
+
+def add_product_rule(op, args, level):
+    """addmm / addmv / baddbmm: beta * self + alpha * the product, the product batched by matmul_rule."""
+    self, beta, alpha = args[0], args[3], args[4]
+    product_op = registry.get(ADD_PRODUCT[op.schema.name])
+    product = to_front(matmul_rule(product_op, (args[1], args[2]), level), level)
+    if alpha != 1:
+        product = product * alpha
+    if beta != 0:
+        term = _padded(self, level, product.dim() - 1) if is_batched(self, level) else self
+        product = product + (term if beta == 1 else term * beta)
+    return wrap_front(product, level)
+
+
+# ---- nn ----------------------------------------------------------------------------------------------------------
+def convolution_rule(op, args, level):
+    """A batched input (weight and bias unbatched): the batch folded into the input's own batch dimension."""
+    x = args[0]
+    if any(is_batched(args[i], level) for i in (1, 2)) or x.dim() != args[1].dim():
+        return NotImplemented
+    front = to_front(x, level)
+    size, n = front.shape[0], front.shape[1]
+    out = dispatcher.call(op, (front.reshape(size * n, *front.shape[2:]), *args[1:]))
+    return wrap_front(out.reshape(size, n, *out.shape[1:]), level)
+
+
+def embedding_rule(op, args, level):
+    """Batched indices into an unbatched weight: the lookup of every example's indices at once."""
+    if is_batched(args[0], level):
+        return NotImplemented
+    return wrap_front(dispatcher.call(op, (args[0], to_front(args[1], level), *args[2:])), level)
+
+
+# ---- which op gets which rule -------------------------------------------------------------------------------------
+ELEMENTWISE = frozenset(("copy_", "fill_", "zero_", "clone", "_to_copy", "alias"))
+SHAPE_RULES = {"view": view_rule, "_unsafe_view": view_rule, "reshape": view_rule, "expand": expand_rule,
+               "permute": permute_rule, "squeeze": squeeze_rule, "t": t_rule, "repeat": repeat_rule,
+               "cat": cat_rule, "stack": cat_rule}
+MATMUL_RULES = {"mm": matmul_rule, "bmm": matmul_rule, "mv": matmul_rule, "dot": matmul_rule,
+                "addmm": add_product_rule, "addmv": add_product_rule, "baddbmm": add_product_rule}
+NN_RULES = {"convolution": convolution_rule, "embedding": embedding_rule}
+NO_DIMS_RULE = frozenset(("diag_embed", "roll", "as_strided", "_sparse_softmax", "_sparse_log_softmax"))
+
+
+def rule_for(op):
+    """The batching rule of an op record, or None (the fallback runs)."""
+    name = op.schema.name
+    if op.kind is OpKind.STRUCTURED_OUT or op.schema.alias is AliasKind.OUT:
+        return None
+    if op.name in SHAPE_RULES or op.name in MATMUL_RULES or op.name in NN_RULES:
+        return SHAPE_RULES.get(op.name) or MATMUL_RULES.get(op.name) or NN_RULES[op.name]
+    if op.pointwise or name in ELEMENTWISE:
+        return pointwise_rule
+    if (op.kind is not OpKind.STRUCTURED_INPLACE and op.schema.alias is not AliasKind.INPLACE and name not in NO_DIMS_RULE
+            and op.tensor_positions and not op.list_positions and _has_dims(op)):
+        return dims_rule
+    return None
+
+
+def _has_dims(op):
+    return any(a.name in DIM_ARGUMENTS and a.type == "int" for a in op.schema.args)
+
+
+def _install(op):
+    if op.batch_rule is None:
+        op.batch_rule = rule_for(op)
+
+
+registry.on_register(_install)
