@@ -102,9 +102,14 @@ class BatchedTensor(Tensor):
 
 
 def add_batch_dim(value, bdim, level):
-    """`value` seen without its dimension `bdim`, at vmap `level`."""
-    t = object.__new__(BatchedTensor)
+    """`value` seen without its dimension `bdim`, at vmap `level`. Levels nest outermost inside: a BatchedTensor of
+    an inner (higher) level given here keeps its place outside, and the new level goes in beneath it."""
     bdim = bdim % value.dim()
+    if isinstance(value, BatchedTensor) and value._level > level:
+        inner_bdim = bdim if bdim < value._bdim else bdim + 1   # value's logical dim, in its physical tensor
+        below = add_batch_dim(value._value, inner_bdim, level)
+        return add_batch_dim(below, value._bdim if value._bdim < inner_bdim else value._bdim - 1, value._level)
+    t = object.__new__(BatchedTensor)
     t._storage = value._storage
     t._size = value._size[:bdim] + value._size[bdim + 1:]
     t._stride = value._stride[:bdim] + value._stride[bdim + 1:]

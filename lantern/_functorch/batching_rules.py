@@ -76,7 +76,7 @@ def dims_rule(op, args, level):
     dimension; unbatched tensors expanded over the batch. A reduction given no dims reduces the example's dims."""
     tensors = [i for i in op.tensor_positions if isinstance(args[i], TensorImpl)]
     rank = args[tensors[0]].dim()
-    if rank == 0 or any(args[i].dim() != rank and not _free_index(op, i) for i in tensors):
+    if (rank == 0 and op.schema.name not in RANK_PLUS_ONE) or any(args[i].dim() != rank and not _free_index(op, i) for i in tensors):
         return NotImplemented
     size = _batch_size(op, args, level)
     call_args = list(args)
@@ -102,6 +102,8 @@ def _free_index(op, i):
 
 
 def _shifted(dim, is_list, rank, reduces):
+    if is_list and isinstance(dim, int):  # int[1] arguments take a bare int
+        return dim % rank + 1
     if dim is None or (is_list and len(dim) == 0):
         return list(range(1, rank + 1)) if is_list and reduces else NotImplemented
     if is_list:

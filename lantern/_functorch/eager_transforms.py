@@ -116,7 +116,7 @@ class _Differentiated:
         grads = [None] * len(self.physical)
         if wanted:
             grads = lantern.autograd.grad([o for o, _ in wanted], self.physical, [c for _, c in wanted],
-                                          create_graph=self.create_graph, allow_unused=True)
+                                          create_graph=self.create_graph, retain_graph=True, allow_unused=True)
         grads = [lantern.zeros_like(p) if g is None else g for g, p in zip(grads, self.physical)]
         return tree_unflatten([self.from_physical(g) for g in grads], self.spec)
 

@@ -173,8 +173,10 @@ class RandomnessWatcher(Watcher):
     example's shape run once for the batch; 'different' draws a factory's values for every example (the batch
     size joins its size), and an op on batched tensors draws per example through its rule or the fallback."""
 
+    drawing = False   # a batched random op's rule or fallback is running: its calls on the physical tensors pass
+
     def around(self, op, args, run):
-        if not is_random(op):
+        if self.drawing or not is_random(op):
             return super().around(op, args, run)
         level = active_levels()[-1]
         batched = any(is_batched(args[i]) for i in op.tensor_positions)
@@ -188,12 +190,19 @@ class RandomnessWatcher(Watcher):
                                           "by lantern (it would need one draw shared by every example)")
             return super().around(op, args, run)
         if batched:
-            return super().around(op, args, run)
+            return self._batched_draw(op, args, run)
         if op.tensor_positions:
             raise RuntimeError("vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will "
                                "appear like same randomness. If this is necessary for your usage, please file an issue "
                                "with functorch.")
         return self._per_example_factory(op, args, level)
+
+    def _batched_draw(self, op, args, run):
+        self.drawing = True
+        try:
+            return super().around(op, args, run)
+        finally:
+            self.drawing = False
 
     def _per_example_factory(self, op, args, level):
         from ..ops import dispatcher
