@@ -89,6 +89,18 @@ class BatchedTensor(Tensor):
     # subclass on results made outside the dispatcher)
     __torch_function__ = _disabled_torch_function_impl
 
+    def resize_(self, *size, memory_format=None):
+        """Each example resized: the physical tensor (batch dimension first) resized to the batch of them."""
+        if self._bdim != 0:
+            raise RuntimeError("vmap: resize_ of a tensor batched along a dim other than its first is not supported "
+                               "by lantern")
+        self._value.resize_(self._value.shape[0], *(size[0] if len(size) == 1 and not isinstance(size[0], int)
+                                                      else size))
+        value = self._value
+        self._storage, self._size, self._stride, self._offset = value._storage, value._size[1:], value._stride[1:], \
+            value._offset
+        return self
+
     def detach(self):
         return add_batch_dim(self._value.detach(), self._bdim, self._level)
 

@@ -73,10 +73,12 @@ RANK_PLUS_ONE = frozenset(("unsqueeze", "stack", "diag_embed"))   # their dims c
 
 def dims_rule(op, args, level):
     """An op whose dim arguments name dims of its tensors (all of one rank): each dim moved past the batch
-    dimension; unbatched tensors expanded over the batch. A reduction given no dims reduces the example's dims."""
+    dimension; unbatched tensors expanded over the batch. A reduction given no dims (without keepdim) reduces each
+    example's elements, flattened into one dim."""
     tensors = [i for i in op.tensor_positions if isinstance(args[i], TensorImpl)]
     rank = args[tensors[0]].dim()
-    if (rank == 0 and op.schema.name not in RANK_PLUS_ONE) or any(args[i].dim() != rank and not _free_index(op, i) for i in tensors):
+    plus_one = op.schema.name in RANK_PLUS_ONE
+    if (rank == 0 and not plus_one) or any(args[i].dim() != rank and not _free_index(op, i) for i in tensors):
         return NotImplemented
     size = _batch_size(op, args, level)
     call_args = list(args)
@@ -85,28 +87,40 @@ def dims_rule(op, args, level):
         if front is None and not _free_index(op, i):
             front = args[i].expand(size, *args[i].shape)
         call_args[i] = args[i] if front is None else front
-    rank_of_dims = rank + 1 if op.schema.name in RANK_PLUS_ONE else rank
-    reduces = any(a.name == "keepdim" for a in op.schema.args)
+    everything = _reduces_everything(op, args)
+    if everything:
+        if len(tensors) != 1:
+            return NotImplemented
+        call_args[tensors[0]] = call_args[tensors[0]].reshape(size, -1)
     for i, a in enumerate(op.schema.args):
         if a.name in DIM_ARGUMENTS and a.type == "int":
-            shifted = _shifted(args[i], a.is_list, rank_of_dims, reduces)
-            if shifted is NotImplemented:
+            if _unset(args[i]) and not everything:
                 return NotImplemented
-            call_args[i] = shifted
+            call_args[i] = 1 if _unset(args[i]) else _shifted(args[i], a.is_list, rank + plus_one)
     return wrap_front(dispatcher.call(op, tuple(call_args)), level)
 
 
+def _unset(dim):
+    return dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0)
+
+
+def _reduces_everything(op, args):
+    """A reduction called without dims: over all of an example's elements (keepdim=True keeps the example's rank,
+    which one flattened dim cannot: the fallback runs that)."""
+    params = op.schema.args
+    dims = [i for i, a in enumerate(params) if a.name in DIM_ARGUMENTS and a.type == "int"]
+    keepdim = next((i for i, a in enumerate(params) if a.name == "keepdim"), None)
+    return keepdim is not None and any(_unset(args[i]) for i in dims) and not args[keepdim]
+
+
 def _free_index(op, i):
-    """index_select's index: a list of positions of any rank, not a tensor lined up with self."""
-    return op.schema.name == "index_select" and op.schema.args[i].name == "index"
+    """The index of index_select/index_copy/index_add/index_fill: a list of positions along dim, not a tensor lined
+    up with self."""
+    return op.schema.name.startswith("index_") and op.schema.args[i].name == "index"
 
 
-def _shifted(dim, is_list, rank, reduces):
-    if is_list and isinstance(dim, int):  # int[1] arguments take a bare int
-        return dim % rank + 1
-    if dim is None or (is_list and len(dim) == 0):
-        return list(range(1, rank + 1)) if is_list and reduces else NotImplemented
-    if is_list:
+def _shifted(dim, is_list, rank):
+    if is_list and not isinstance(dim, int):
         return [d % rank + 1 for d in dim]
     return dim % rank + 1
 
@@ -146,6 +160,15 @@ def t_rule(op, args, level):
     return wrap_front(front.transpose(1, 2), level)
 
 
+def as_strided_rule(op, args, level):
+    """Each example's elements at `stride` from its own start (`storage_offset` is the first example's): the
+    batch dimension keeps its stride in the physical tensor."""
+    value, bdim = unwrap(args[0], level)
+    offset = value.storage_offset() if args[3] is None else args[3]
+    return wrap_front(dispatcher.call(op, (value, (value.shape[bdim], *args[1]), (value.stride(bdim), *args[2]),
+                                           offset)), level)
+
+
 def repeat_rule(op, args, level):
     repeats = tuple(args[1])
     front = _padded(args[0], level, len(repeats))
@@ -180,15 +203,23 @@ ADD_PRODUCT = {"addmm": "mm", "addmv": "mv", "baddbmm": "bmm"}
 
 
 def add_product_rule(op, args, level):
-    """addmm / addmv / baddbmm: beta * self + alpha * the product, the product batched by matmul_rule."""
+    """addmm / addmv / baddbmm: beta * self + alpha * the product, the product batched by matmul_rule where a
+    factor is batched."""
     self, beta, alpha = args[0], args[3], args[4]
     product_op = registry.get(ADD_PRODUCT[op.schema.name])
-    product = to_front(matmul_rule(product_op, (args[1], args[2]), level), level)
+    if is_batched(args[1], level) or is_batched(args[2], level):
+        product = to_front(matmul_rule(product_op, (args[1], args[2]), level), level)
+        rank = product.dim() - 1
+    else:
+        product = dispatcher.call(product_op, (args[1], args[2]))
+        rank = product.dim()
     if alpha != 1:
         product = product * alpha
     if beta != 0:
-        term = _padded(self, level, product.dim() - 1) if is_batched(self, level) else self
+        term = _padded(self, level, rank) if is_batched(self, level) else self
         product = product + (term if beta == 1 else term * beta)
+    if product.dim() == rank:  # beta 0 and no factor batched: every example's result is the same
+        product = product.expand(_batch_size(op, args, level), *product.shape)
     return wrap_front(product, level)
 
 
@@ -214,12 +245,12 @@ def embedding_rule(op, args, level):
 # ---- which op gets which rule -------------------------------------------------------------------------------------
 ELEMENTWISE = frozenset(("copy_", "fill_", "zero_", "clone", "_to_copy", "alias"))
 SHAPE_RULES = {"view": view_rule, "_unsafe_view": view_rule, "reshape": view_rule, "expand": expand_rule,
-               "permute": permute_rule, "squeeze": squeeze_rule, "t": t_rule, "repeat": repeat_rule,
-               "cat": cat_rule, "stack": cat_rule}
+               "permute": permute_rule, "squeeze": squeeze_rule, "as_strided": as_strided_rule, "t": t_rule,
+               "repeat": repeat_rule, "cat": cat_rule, "stack": cat_rule}
 MATMUL_RULES = {"mm": matmul_rule, "bmm": matmul_rule, "mv": matmul_rule, "dot": matmul_rule,
                 "addmm": add_product_rule, "addmv": add_product_rule, "baddbmm": add_product_rule}
 NN_RULES = {"convolution": convolution_rule, "embedding": embedding_rule}
-NO_DIMS_RULE = frozenset(("diag_embed", "roll", "as_strided", "_sparse_softmax", "_sparse_log_softmax"))
+NO_DIMS_RULE = frozenset(("diag_embed", "roll", "_sparse_softmax", "_sparse_log_softmax"))
 
 
 def rule_for(op):
