@@ -110,7 +110,10 @@ class BatchedTensor(Tensor):
                            "error is occurring somewhere inside PyTorch internals, please file a bug report.")
 
     def __repr__(self):
-        return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n{self._value!r}\n)"
+        value = repr(self._value).replace("\n", "\n    ")
+        return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n    {value}\n)"
+
+    __str__ = __repr__
 
 
 def add_batch_dim(value, bdim, level):
