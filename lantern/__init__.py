@@ -78,6 +78,7 @@ from .ops import (  # noqa: E402,F401
     quantized as _quantized, quantized_fake as _quantized_fake, quantized_kernels as _quantized_kernels,
     quantized_nn as _quantized_nn,
 )
+from .ops import forward_formulas as _forward_formulas  # noqa: E402,F401  (every op's forward derivative)
 
 from ._tensor import Tensor  # noqa: E402
 from ._construct import as_tensor, asarray, from_numpy, tensor  # noqa: E402,F401

@@ -63,6 +63,8 @@ def tensor_repr(t, tensor_contents=None):
     indent = len(prefix)
     body, suffixes = _quantized_body_and_suffixes(t, indent) if t.is_quantized else _body_and_suffixes(t, indent)
     suffixes.extend(_autograd_suffixes(t))
+    if t._fw_grad is not None:  # a dual tensor inside a forward-AD level (lantern.autograd.forward_ad)
+        suffixes.append(f"tangent={t._fw_grad!r}")
     return _add_suffixes(prefix + (body if tensor_contents is None else tensor_contents), suffixes, indent)
 
 

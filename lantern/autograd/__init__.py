@@ -35,6 +35,9 @@ from ..core.reference import on_switch
 from ..core import user_warnings
 
 dispatcher.set_autograd_kernel(autograd_entry())
+from . import forward_ad  # noqa: E402,F401
+from .forward_kernel import forward_ad_kernel  # noqa: E402
+dispatcher.set_forward_ad_kernel(forward_ad_kernel)
 on_switch(lambda: dispatcher.set_autograd_kernel(autograd_entry()))
 _PYTHON_KEY = DispatchKey.Python  # read per call: an enum class attribute costs ~70 ns (see autograd/kernel.py)
 

@@ -223,7 +223,11 @@ def _alias(t):
     and what it wraps: lantern.ops.python_key.alias)."""
     if t._backend.key is _PYTHON_KEY:
         return python_key.alias(t)
-    return make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
+    alias = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
+    if t._fw_grad is not None:  # inside a forward-AD level a saved output keeps its tangent (forward-over-reverse)
+        from .forward_ad import carry_tangent
+        carry_tangent(t, alias)
+    return alias
 
 
 def _modified_message(t, saved, node):

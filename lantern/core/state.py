@@ -23,11 +23,12 @@ class _DispatchState(threading.local):
     dispatch_modes = ()    # the TorchDispatchModes on (lantern.utils._python_dispatch), innermost last
     saved_tensor_hooks = ()  # the (pack, unpack) pairs of enclosing saved_tensors_hooks blocks, innermost last
     plain_recording = True   # the autograd kernel's one hot-path test: no anomaly mode, no saved-tensor hooks
+    forward_ad = False       # a forward-AD dual level is entered (lantern.autograd.forward_ad): tangents may flow
 
     def refresh(self):
         """Recompute the two summary flags after a setting above changed."""
         self.observed = (self.tracer is not None or self.dispatch_trace is not None or self.inference_mode
-                         or self.autocast is not None or bool(self.dispatch_modes))
+                         or self.autocast is not None or bool(self.dispatch_modes) or self.forward_ad)
         self.plain_recording = not (self.anomaly or self.saved_tensor_hooks)
 
 

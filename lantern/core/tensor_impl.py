@@ -63,6 +63,7 @@ class TensorImpl:
     _grad = None
     _output_nr = 0
     _autograd = None
+    _fw_grad = None  # the tangent of a dual tensor inside a forward-AD level (lantern.autograd.forward_ad)
 
     # ---- metadata -------------------------------------------------------------------------------------------
     @overridable_property

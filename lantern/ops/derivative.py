@@ -54,6 +54,7 @@ class Derivative:
     """
 
     specialised = None  # a faster variant of these formulas (ops/derivative_specialisation.py), or None
+    forward = None      # the forward derivative (ops/forward_derivative.py): a result formula, linear or derived
 
     def __init__(self, op, formulas, name=None, nondifferentiable=False, scalar_inputs=(), helpers=None):
         from . import derivative_helpers
@@ -176,12 +177,17 @@ class TensorMeta:
         return f"[{', '.join(map(str, self.size))}] {str(self.dtype).rpartition('.')[2]}"
 
 
-def derivative(op_name, name=None, scalar_inputs=(), helpers=None, **formulas):
+def derivative(op_name, name=None, scalar_inputs=(), helpers=None, result=None, **formulas):
     """Attach formulas to `op_name` (and its in-place form, which shares them). `name`: the node's class name, or
     a function of the call's arguments; `scalar_inputs`: arguments that are no input when given a number;
-    `helpers`: extra functions the formulas call (an op module's own backward helpers, {name: function})."""
+    `helpers`: extra functions the formulas call (an op module's own backward helpers, {name: function});
+    `result`: the forward derivative, the output's tangent from the inputs' `<arg>_t` (derivatives.yaml's
+    `result:` line; see lantern/ops/forward_derivative.py)."""
     op = get(op_name)
     d = Derivative(op, formulas, name, scalar_inputs=scalar_inputs, helpers=helpers)
+    if result is not None:
+        from .forward_derivative import Forward
+        d.forward = Forward.formula(result)
     op.derivative = d
     if op.inplace is not None:
         op.inplace.derivative = d

@@ -27,6 +27,7 @@ _AUTOGRAD_KERNEL = [None]  # the generic autograd kernel, installed by lantern.a
 _TRACER_KERNEL = [None]    # the JIT tracer kernel, installed by lantern.jit
 _AUTOCAST = [None, None]   # the autocast kernel and its explain(op), installed by lantern.ops.autocast
 _MODE_BACKEND = [None]     # backend -> it behind the dispatch modes (Python key), installed by lantern.ops.python_key
+_FORWARD_AD_KERNEL = [None]  # forward AD's tangent kernel (part of the Autograd key), installed by lantern.autograd
 
 
 def register_backend(device_type, backend):
@@ -55,6 +56,10 @@ def set_autocast_kernel(fn, explain):
 
 def set_mode_backend(fn):
     _MODE_BACKEND[0] = fn
+
+
+def set_forward_ad_kernel(fn):
+    _FORWARD_AD_KERNEL[0] = fn
 
 
 def _mixed_devices(op, tensors):
@@ -267,6 +272,8 @@ def redispatch(op, args, below):
     """Run `op` with every key at or above `below` excluded (used by the autocast, tracer and autograd kernels)."""
     if below > DispatchKey.Tracer and tls.tracer is not None and _TRACER_KERNEL[0] is not None:
         return _TRACER_KERNEL[0](op, args)
+    if below > DispatchKey.Autograd and tls.forward_ad and _FORWARD_AD_KERNEL[0] is not None:
+        return _FORWARD_AD_KERNEL[0](op, args)  # a dual level is on (the dispatcher takes the observed path then)
     backend, needs_grad = _scan(op, args)
     if tls.dispatch_modes:  # a TorchDispatchMode is on: the Python key runs below autograd (ops/python_key.py)
         backend = _MODE_BACKEND[0](backend)

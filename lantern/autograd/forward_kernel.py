@@ -1,0 +1,226 @@
+"""Forward AD's kernel, part of the Autograd dispatch key: while a dual level is on, every op call passes here.
+
+A call whose inputs carry no tangent computes as usual. Otherwise the op computes its value below (with forward AD
+suspended, so a composite kernel's inner ops compute no tangents of their own), then its output's tangent comes
+from the op's forward derivative (lantern/ops/forward_derivative.py): a formula over the primals and the tangents,
+the op applied to the tangents (linear ops and views), or the double vjp through the backward formulas. The tangent
+is computed with grad mode as it is, so a tangent is differentiable where its primals are (forward-over-reverse).
+An in-place op writes the new tangent into self's tangent (a view's tangent is a view of its base's tangent).
+
+>>> import lantern.autograd.forward_ad as fwAD
+>>> with fwAD.dual_level():
+...     x = fwAD.make_dual(lantern.tensor([0.]), lantern.tensor([2.]))
+...     fwAD.unpack_dual(x.sin()).tangent
+tensor([2.])
+"""
+import contextlib
+
+from ..core.dispatch_keys import DispatchKey
+from ..core.state import tls
+from ..core.tensor_impl import TensorImpl
+from ..ops import dispatcher
+from ..ops.derivative_helpers import zeros_like
+from ..ops.op_kinds import AliasKind
+from .forward_ad import set_tangent
+
+_INPLACE = AliasKind.INPLACE
+
+
+@contextlib.contextmanager
+def suspended():
+    """Forward AD off while the block runs (primal computations, formulas over primals); back on after."""
+    was = tls.forward_ad
+    tls.forward_ad = False
+    tls.refresh()
+    try:
+        yield
+    finally:
+        tls.forward_ad = was
+        tls.refresh()
+
+
+def forward_ad_kernel(op, args):
+    """Compute `op` below, then give its outputs their tangents when an input carries one."""
+    if not _carries_tangent(op, args):
+        with suspended():
+            return dispatcher.redispatch(op, args, DispatchKey.Tracer)
+    d = op.derivative
+    if d is not None and d.nondifferentiable:
+        with suspended():
+            return dispatcher.redispatch(op, args, DispatchKey.Tracer)
+    rule = d.forward if d is not None else None
+    if rule is None or rule.kind == "unsupported":
+        raise NotImplementedError(
+            f"Trying to use forward AD with {op.schema.name} that does not support it because it has not been "
+            "implemented yet.\nlantern has no forward derivative for it (see lantern/ops/forward_formulas.py).")
+    inplace = op.schema.alias is _INPLACE
+    with suspended():
+        self_before = _clone_with_tangent(args[0]) if inplace else None
+        result = dispatcher.redispatch(op, args, DispatchKey.Tracer)
+        primal_args = (self_before, *args[1:]) if inplace else args
+        tangents = _RULES[rule.kind](op, d, rule, primal_args, result)
+    _attach(op, args, result, tangents, inplace)
+    return result
+
+
+def _clone_with_tangent(t):
+    """self as it was before an in-place op, with its tangent (the formulas read both)."""
+    before = t.clone()
+    if t._fw_grad is not None:
+        set_tangent(before, t._fw_grad.clone())
+    return before
+
+
+def _carries_tangent(op, args):
+    for i in op.tensor_positions:
+        a = args[i]
+        if isinstance(a, TensorImpl) and a._fw_grad is not None:
+            return True
+    for i in op.list_positions:
+        for a in args[i]:
+            if isinstance(a, TensorImpl) and a._fw_grad is not None:
+                return True
+    return False
+
+
+def tangent_or_zeros(a):
+    """An argument's tangent as a formula reads it: its own, zeros for a tensor without one, 0 for a number."""
+    if isinstance(a, TensorImpl):
+        return a._fw_grad if a._fw_grad is not None else zeros_like(a)
+    if isinstance(a, (list, tuple)):
+        return [tangent_or_zeros(t) for t in a]
+    return 0 if a is not None else None
+
+
+# ---- the kinds of forward derivative ----
+def _formula(op, d, rule, args, result):
+    """Evaluate the `result:` formula over the primals, the tangents (`<arg>_t`) and the output."""
+    names = dict(d.namespace)
+    for a, value in zip(op.schema.args, args):
+        names[a.name] = value
+        if a.name + "_t" in rule.names:
+            names[a.name + "_t"] = tangent_or_zeros(value)
+    names["result"] = result
+    returns = op.schema.returns
+    if len(returns) > 1:
+        for k, r in enumerate(returns):
+            names[r.name if r.name not in ("_", "") else f"result{k}"] = result[k]
+    return eval(rule.code, names)
+
+
+def _linear(op, d, rule, args, result):
+    """A linear op applied to its inputs' tangents (views: the same view of the tangent)."""
+    tangent_args = list(args)
+    for index in d.arg_indices:
+        tangent_args[index] = tangent_or_zeros(args[index])
+    return dispatcher.call(op.functional, tuple(tangent_args))
+
+
+def _derived(op, d, rule, args, result):
+    """The double vjp: with u the output's gradient, backward gives g(u) = Jᵀu (linear in u), and J t is the
+    gradient of <g(u), t> with respect to u. The backward formulas are lantern ops, so autograd differentiates them."""
+    from . import grad as autograd_grad
+    from .grad_mode import enable_grad
+    call_args, leaves, tangents = list(args), [], []
+    for index in d.arg_indices:
+        a = args[index]
+        if isinstance(a, TensorImpl) and a._fw_grad is not None:
+            call_args[index] = leaf = a.detach().requires_grad_()
+            leaves.append(leaf)
+            tangents.append(a._fw_grad)
+        elif isinstance(a, (list, tuple)):
+            items = list(a)
+            for k, t in enumerate(items):
+                if isinstance(t, TensorImpl) and t._fw_grad is not None:
+                    items[k] = leaf = t.detach().requires_grad_()
+                    leaves.append(leaf)
+                    tangents.append(t._fw_grad)
+            call_args[index] = items
+    with enable_grad():
+        outputs = dispatcher.call(op.functional, tuple(call_args))
+        outs = outputs if isinstance(outputs, tuple) else (outputs,)
+        differentiable = [o for o in outs if isinstance(o, TensorImpl) and o.requires_grad]
+        us = [zeros_like(o).requires_grad_() for o in differentiable]
+        gs = autograd_grad(differentiable, leaves, grad_outputs=us, create_graph=True, allow_unused=True)
+        pairs = [(g, t) for g, t in zip(gs, tangents) if g is not None and g.requires_grad]
+        jvps = autograd_grad([g for g, _ in pairs], us, grad_outputs=[t.to(g.dtype) for g, t in pairs],
+                             allow_unused=True) if pairs else [None] * len(us)
+    by_output = {id(o): (j if j is not None else zeros_like(o)).detach() for o, j in zip(differentiable, jvps)}
+    tangents = tuple(by_output.get(id(o)) for o in outs)
+    return tangents if isinstance(outputs, tuple) else tangents[0]
+
+
+_RULES = {"formula": _formula, "linear": _linear, "derived": _derived}
+
+
+# ---- attach ----
+def _attach(op, args, result, tangents, inplace):
+    if inplace:
+        _update_inplace(args[0], tangents[0] if isinstance(tangents, tuple) else tangents)
+    elif isinstance(result, tuple):
+        for o, t in zip(result, tangents):
+            _give(o, t)
+    else:
+        _give(result, tangents)
+
+
+def _give(output, tangent):
+    """Set a new output's tangent (floating and complex outputs only), shaped and typed as the output."""
+    if tangent is None or not isinstance(output, TensorImpl):
+        return
+    if not (output.dtype.is_floating_point or output.dtype.is_complex):
+        return
+    with suspended():
+        tangent = _fitted(output, tangent)
+    set_tangent(output, tangent)
+    _share_with_saved_output(output, tangent)
+
+
+def _fitted(output, tangent):
+    if not isinstance(tangent, TensorImpl):
+        tangent = zeros_like(output) + tangent
+    if tangent._size != output._size:
+        tangent = tangent.expand(output.shape)
+    if tangent.dtype is not output.dtype and not (tangent.dtype.is_complex and not output.dtype.is_complex):
+        tangent = tangent.to(output.dtype)
+    elif tangent.dtype.is_complex and not output.dtype.is_complex:
+        tangent = tangent.real
+    return tangent
+
+
+def _share_with_saved_output(output, tangent):
+    """An op that saved its own output for backward keeps a detached alias of it: the alias gets the tangent too,
+    so a backward run inside the level (forward-over-reverse) sees it."""
+    node = output._grad_fn
+    saved = getattr(node, "saved", None)
+    if not saved:
+        return
+    for value in saved.values():
+        kept = getattr(value, "tensor", None)
+        if (getattr(value, "is_output", False) and value.output_nr == output._output_nr
+                and isinstance(kept, TensorImpl) and kept._storage is output._storage):
+            set_tangent(kept, tangent)
+
+
+def _update_inplace(self_, new):
+    """An in-place op's new tangent goes into self's tangent, in place, so that views of it follow; a view
+    without one gets a view of its base's tangent (zeros made for the base first)."""
+    if new is None:
+        return
+    with suspended():
+        new = _fitted(self_, new)
+        existing = self_._fw_grad
+        base = self_._base
+        if existing is None and base is not None:
+            base_tangent = base._fw_grad
+            if base_tangent is None:
+                base_tangent = zeros_like(base)
+                set_tangent(base, base_tangent)
+            existing = base_tangent.as_strided(self_.shape, self_.stride(),
+                                               self_._offset - base._offset + base_tangent._offset)
+        if existing is None:
+            set_tangent(self_, new)
+            return
+        if existing is not new:
+            existing.copy_(new)
+        set_tangent(self_, existing)

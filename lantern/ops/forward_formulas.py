@@ -1,0 +1,166 @@
+"""The forward derivatives of the ops declared in the other op modules: PyTorch's `result:` lines of
+derivatives.yaml, one table (lantern/ops/forward_derivative.py says what the kinds mean).
+
+A formula reads the arguments (primal values), each differentiable argument's tangent `<arg>_t` (zeros where it has
+none; 0 for a number), the output `result` (or the outputs by name) and the backward helpers. For a pointwise
+function of one real input, J is diagonal, so the tangent is the backward formula with `grad` replaced by `self_t`
+(relu: `where_zero(result > 0, self_t)`). A multi-output op's formula gives a tuple, None for an output with no
+tangent (an index).
+
+>>> from lantern.ops.registry import get
+>>> get("sin").derivative.forward.text
+'self_t * self.cos()'
+"""
+from . import registry
+from .forward_derivative import derived, forward_formula, linear, unsupported
+from .op_kinds import AliasKind
+
+# ---- views: the tangent of a view is the same view of the tangent ----
+linear(*sorted(op.name for op in registry.REGISTRY.values()
+               if op.schema.alias is AliasKind.VIEW and op.derivative is not None
+               and not op.derivative.nondifferentiable and op.name != "values"))
+
+# ---- linear in their differentiable inputs ----
+linear("neg", "conj_physical", "rad2deg", "deg2rad", "add", "sub", "rsub", "where", "sum", "mean", "cumsum",
+       "_unsafe_view", "clone", "cat", "stack", "flip", "roll", "repeat", "diag_embed", "trace", "tril", "triu",
+       "index.Tensor", "gather", "index_select", "take", "masked_select", "masked_scatter", "index_add",
+       "index_copy", "index_put_", "scatter.src", "scatter_add", "slice_scatter", "select_scatter",
+       "diagonal_scatter", "as_strided_scatter", "unfold_backward", "im2col", "col2im", "avg_pool2d",
+       "avg_pool2d_backward", "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "_upsample",
+       "_upsample_backward", "_upsample_aa", "_upsample_aa_backward", "embedding", "embedding_dense_backward",
+       "_fft_c2c", "_fft_r2c", "_fft_c2r", "_to_copy", "_mha_unpack", "nll_loss_backward")
+
+# ---- elementwise math: f'(x) * x_t ----
+for name, text in {
+    "abs": "(conj(self_t) * self.sgn()).real if self.is_complex() else self_t * self.sgn()",
+    "reciprocal": "-self_t * result * result",
+    "square": "self_t * 2 * self",
+    "sqrt": "self_t / (2 * result)",
+    "rsqrt": "-0.5 * self_t * result * result * result",
+    "exp": "self_t * result",
+    "exp2": "self_t * result * LN2",
+    "expm1": "self_t * (result + 1)",
+    "log": "self_t / self",
+    "log2": "self_t / (self * LN2)",
+    "log10": "self_t / (self * LN10)",
+    "log1p": "self_t / (self + 1)",
+    "sin": "self_t * self.cos()",
+    "cos": "-self_t * self.sin()",
+    "tan": "self_t * (1 + result * result)",
+    "asin": "self_t * (1 - self * self).rsqrt()",
+    "acos": "-self_t * (1 - self * self).rsqrt()",
+    "atan": "self_t / (1 + self * self)",
+    "sinh": "self_t * self.cosh()",
+    "cosh": "self_t * self.sinh()",
+    "tanh": "self_t * (1 - result * result)",
+    "asinh": "self_t * (self * self + 1).rsqrt()",
+    "acosh": "self_t * (self * self - 1).rsqrt()",
+    "atanh": "self_t / (1 - self * self)",
+    "sigmoid": "self_t * result * (1 - result)",
+    "erf": "self_t * TWO_OVER_SQRT_PI * (-self * self).exp()",
+    "erfc": "-self_t * TWO_OVER_SQRT_PI * (-self * self).exp()",
+    "erfinv": "self_t * HALF_SQRT_PI * result.square().exp()",
+    "lgamma": "self_t * self.digamma()",
+    "digamma": "self_t * polygamma(1, self)",
+    "polygamma": "self_t * polygamma(n + 1, self)",
+    "special_entr": "self_t * -(1 + self.log())",
+    "frac": "self_t",
+    "nextafter": "self_t",
+    "nan_to_num": "self_t * self.isfinite()",
+    "sign": "zeros_like(result)", "floor": "zeros_like(result)", "ceil": "zeros_like(result)",
+    "trunc": "zeros_like(result)", "round": "zeros_like(result)",
+    # ---- binary ----
+    "mul": "self_t * other + self * other_t",
+    "div": "(self_t - other_t * result) / other if rounding_mode is None else zeros_like(result)",
+    "pow": "(pow_backward_self(self_t, self, exponent) if hasattr(self, 'dim') else 0)"
+           " + (pow_backward_exponent(exponent_t, self, exponent, result) if hasattr(exponent, 'dim') else 0)",
+    "remainder": "self_t - other_t * self.div(other, rounding_mode='floor')",
+    "fmod": "self_t - other_t * self.div(other, rounding_mode='trunc')",
+    "atan2": "(self_t * other - other_t * self) / (self * self + other * other)",
+    "hypot": "(self * self_t + other * other_t) / result",
+    "maximum": "other_t + ((self > other).to(result.dtype) + (self == other).to(result.dtype) * 0.5)"
+               " * (self_t - other_t)",
+    "minimum": "other_t + ((self < other).to(result.dtype) + (self == other).to(result.dtype) * 0.5)"
+               " * (self_t - other_t)",
+    "logaddexp": "self_t / (1 + (other - self).exp()) + other_t / (1 + (self - other).exp())",
+    "logaddexp2": "self_t / (1 + (other - self).exp2()) + other_t / (1 + (self - other).exp2())",
+    "lerp": "self_t + weight * (end_t - self_t) + weight_t * (end - self)",
+    "addcmul": "self_t + value * (tensor1_t * tensor2 + tensor1 * tensor2_t)",
+    "addcdiv": "self_t + value * (tensor1_t / tensor2 - tensor1 * tensor2_t / (tensor2 * tensor2))",
+    # ---- matrix products: the product rule ----
+    "mm": "self_t.mm(mat2) + self.mm(mat2_t)",
+    "bmm": "self_t.bmm(mat2) + self.bmm(mat2_t)",
+    "mv": "self_t.mv(vec) + self.mv(vec_t)",
+    "dot": "self_t.dot(tensor) + self.dot(tensor_t)",
+    "addmm": "self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha",
+    "addmv": "self_t * beta + (mat_t.mv(vec) + mat.mv(vec_t)) * alpha",
+    "baddbmm": "self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)) * alpha",
+    "addbmm": "self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)).sum(0) * alpha",
+    "linalg_inv_ex": "(-inverse.matmul(A_t).matmul(inverse), None)",
+    # ---- softmax ----
+    "softmax": "result * (self_t - (self_t * result).sum(dim, keepdim=True))",
+    "log_softmax": "self_t - (self_t * result.exp()).sum(dim, keepdim=True)",
+    # ---- pointwise activations: the backward with grad = self_t ----
+    "relu": "where_zero(result > 0, self_t)",
+    "leaky_relu": "_where(self > 0, self_t, self_t * negative_slope)",
+    "elu": "_elu_grad(self_t, self, alpha, scale, input_scale)",
+    "celu": "_elu_grad(self_t, self, alpha, 1, 1 / alpha)",
+    "gelu": "_gelu_grad(self_t, self, approximate)",
+    "silu": "_silu_grad(self_t, self)",
+    "softplus": "_where(self * beta > threshold, self_t, self_t * (self * beta).sigmoid())",
+    "hardtanh": "where_zero((self > min_val) & (self < max_val), self_t)",
+    "hardsigmoid": "where_zero((self > -3) & (self < 3), self_t / 6)",
+    "hardswish": "_hardswish_grad(self_t, self)",
+    "mish": "_mish_grad(self_t, self)",
+    "softshrink": "where_zero((self.abs() <= lambd).logical_not(), self_t)",
+    "hardshrink": "where_zero(self.abs() > lambd, self_t)",
+    "threshold": "where_zero(self > threshold, self_t)",
+    "log_sigmoid": "self_t * (-self).sigmoid()",
+    "_normal_cdf": "self_t * (self * self * -0.5).exp() * _INV_SQRT_2PI",
+    # ---- convolution: linear in input and bias, and in weight ----
+    "convolution": "_op('convolution', input_t, weight, bias_t, stride, padding, dilation, transposed, output_padding,"
+                   " groups) + _op('convolution', input, weight_t, None, stride, padding, dilation, transposed,"
+                   " output_padding, groups)",
+    # ---- the value is replaced: the tangent of what is written ----
+    "constant_pad_nd": "_op('constant_pad_nd', self_t, pad, 0)",
+    "scatter.value": "self_t.scatter(dim, index, 0)",
+    "index_fill.int_Scalar": "self_t.index_fill(dim, index, 0)",
+    "masked_fill.Scalar": "self_t.masked_fill(mask, 0)",
+    "copy_": "src_t",
+    "fill_": "zeros_like(self)",
+    "zero_": "zeros_like(self)",
+    "frexp.Tensor": "(self_t / exponent.to(self_t.dtype).exp2(), None)",
+    "fake_quantize_per_tensor_affine_cachemask": "(self_t * mask, None)",
+    "fake_quantize_per_channel_affine_cachemask": "(self_t * mask, None)",
+}.items():
+    forward_formula(name, text)
+
+# ---- random samples: their value does not move with their parameters' tangents ----
+for name in ("uniform_", "normal_", "exponential_", "geometric_", "cauchy_", "log_normal_", "random_.from",
+             "bernoulli", "bernoulli_.float", "bernoulli_.Tensor", "poisson", "normal.Tensor_float",
+             "normal.float_Tensor", "normal.Tensor_Tensor"):
+    forward_formula(name, "zeros_like(result)")
+
+# ---- derived from the backward formulas (the double vjp) ----
+derived("sgn", "logit", "i0", "sinc", "special_i1", "special_i1e", "special_i0e", "special_erfcx",
+        "special_log_ndtr", "special_ndtri", "special_xlog1py", "special_zeta", "igamma", "igammac", "mvlgamma",
+        "xlogy", "copysign", "fmax", "fmin", "clamp", "clamp_min", "clamp_max", "angle",
+        "prod", "amax", "amin", "max", "min", "max.dim", "min.dim", "aminmax", "var.correction", "std.correction",
+        "var_mean.correction", "std_mean.correction", "nansum", "median.all", "nanmedian.all", "median.dim",
+        "nanmedian.dim", "mode", "kthvalue", "sort", "topk", "cummax", "cummin", "cumprod", "logcumsumexp",
+        "logsumexp", "linalg_vector_norm", "vdot", "cdist",
+        "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_cholesky_ex", "linalg_svd", "linalg_eigh",
+        "linalg_qr", "linalg_pinv", "linalg_solve_triangular", "_cholesky_solve_helper", "_cholesky_inverse_helper",
+        "linalg_lu_factor_ex", "lu_unpack", "linalg_lu", "linalg_lu_solve", "linalg_eig", "linalg_matrix_exp",
+        "index_fill.int_Tensor", "masked_fill.Tensor", "scatter_reduce",
+        "max_pool2d_with_indices", "adaptive_max_pool2d", "glu", "_prelu_kernel",
+        "_softmax_backward_data", "_log_softmax_backward_data", "native_layer_norm", "_layer_norm_input_backward",
+        "native_batch_norm", "mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+        "binary_cross_entropy_with_logits", "nll_loss", "_cross_entropy_index", "_cross_entropy_index_backward",
+        "_standard_gamma")
+
+# ---- sparse layouts: no forward AD ----
+unsupported("values", "_sparse_addmm", "_sparse_sum", "_sparse_softmax", "_sparse_log_softmax",
+            "_sparse_csr_tensor_unsafe", "_to_sparse_csr", "_csr_to_coo", "_sparse_mm_reduce_impl",
+            "sparse_sampled_addmm", "_sparse_coo_tensor_with_dims_and_tensors", "_to_dense", "_to_sparse",
+            "_coalesce", "sparse_mask")
