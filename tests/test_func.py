@@ -209,6 +209,49 @@ def test_differentiation_errors_match_torch(name):
     raises_like(GRAD_ERRORS[name], rand(4))
 
 
+# ---- forward mode: jvp, jacfwd, linearize, hessian ----------------------------------------------------------------
+FORWARD_CASES = {
+    "jvp": lambda m, x: m.func.jvp(lambda t: t.sin() * t.sum(), (x,), (m.ones_like(x),)),
+    "jvp two primals": lambda m, x: m.func.jvp(lambda a, b: a * b.exp(), (x, x * 2), (x, m.ones_like(x))),
+    "jvp has_aux": lambda m, x: m.func.jvp(lambda t: (t.exp(), t.sum()), (x,), (x,), has_aux=True),
+    "jacfwd": lambda m, x: m.func.jacfwd(lambda t: t.sin() * t.sum())(x),
+    "jacfwd argnums": lambda m, x: m.func.jacfwd(lambda a, b: a * b.sum(), argnums=(0, 1))(x, x * 2),
+    "jacfwd has_aux": lambda m, x: m.func.jacfwd(lambda t: (t.tanh(), t.sum()), has_aux=True)(x),
+    "linearize": lambda m, x: m.func.linearize(lambda t: t.sin() * t, x)[1](m.ones_like(x)),
+    "hessian rosenbrock": lambda m, x: m.func.hessian(lambda t: rosenbrock(m, t))(x),
+    "hessian": lambda m, x: m.func.hessian(lambda t: f_scalar(m, t))(x),
+    "jvp of grad": lambda m, x: m.func.jvp(m.func.grad(lambda t: (t ** 3).sum()), (x,), (m.ones_like(x),)),
+    "jvp of jacrev": lambda m, x: m.func.jvp(m.func.jacrev(lambda t: t ** 3), (x,), (m.ones_like(x),)),
+    "jacrev of jacfwd": lambda m, x: m.func.jacrev(m.func.jacfwd(lambda t: t.sin() * t))(x),
+    "vmap of jvp": lambda m, x: m.func.vmap(lambda a, t: m.func.jvp(lambda y: y.exp() * y.sum(), (a,), (t,)))(
+        x.reshape(2, 2), m.ones(2, 2)),
+    "jvp of vmap": lambda m, x: m.func.jvp(m.func.vmap(lambda y: y.exp() * y.sum()), (x.reshape(2, 2),),
+                                           (m.ones(2, 2),)),
+    "vmap of jacfwd": lambda m, x: m.func.vmap(m.func.jacfwd(lambda t: t.sin() * t))(x.reshape(2, 2)),
+    "vmap of hessian": lambda m, x: m.func.vmap(m.func.hessian(lambda t: (t.sin() * t).sum()))(x.reshape(2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", FORWARD_CASES)
+def test_forward_mode_transforms_match_torch(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(FORWARD_CASES[name], rand(4), strides=False, aliasing=False, atol=1e-4, rtol=1e-5)
+
+
+FORWARD_ERRORS = {
+    "primals not a tuple": lambda m, x: m.func.jvp(m.sin, x, (x,)),
+    "tangents of another structure": lambda m, x: m.func.jvp(m.mul, (x, x), (x,)),
+    "tangent of another shape": lambda m, x: m.func.jvp(m.sin, (x,), (m.ones(5),)),
+    "strict with an independent output": lambda m, x: m.func.jvp(lambda t: m.ones(2), (x,), (x,), strict=True),
+}
+
+
+@pytest.mark.parametrize("name", FORWARD_ERRORS)
+def test_forward_mode_errors_match_torch(name):
+    raises_like(FORWARD_ERRORS[name], rand(4))
+
+
 # ---- per-sample gradients and ensembles ---------------------------------------------------------------------------
 def _mlp(m):
     m.manual_seed(0)

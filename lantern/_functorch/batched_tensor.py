@@ -89,6 +89,21 @@ class BatchedTensor(Tensor):
     # subclass on results made outside the dispatcher)
     __torch_function__ = _disabled_torch_function_impl
 
+    @property
+    def _fw_grad(self):
+        """A forward-mode tangent lives on the physical tensor (so that the rules' ops carry it): seen from here,
+        batched like the value."""
+        tangent = self._value._fw_grad
+        return None if tangent is None else add_batch_dim(tangent, self._bdim, self._level)
+
+    @_fw_grad.setter
+    def _fw_grad(self, tangent):
+        if tangent is not None:
+            value, bdim = unwrap(tangent, self._level)
+            tangent = (tangent.unsqueeze(self._bdim).expand(self._value.shape) if bdim is None
+                       else value.movedim(bdim, self._bdim))
+        self._value._fw_grad = tangent
+
     def resize_(self, *size, memory_format=None):
         """Each example resized: the physical tensor (batch dimension first) resized to the batch of them."""
         if self._bdim != 0:

@@ -19,9 +19,10 @@ tensor([[ 6., 12.],
 import functools
 import threading
 
+from ..autograd import forward_ad
 from ..core.tensor_impl import TensorImpl
 from ..utils._pytree import tree_flatten, tree_map, tree_unflatten
-from .batched_tensor import active_levels, add_batch_dim, unwrap
+from .batched_tensor import BatchedTensor, active_levels, add_batch_dim, unwrap
 from .vmap import vmap
 
 
@@ -97,9 +98,14 @@ class _Differentiated:
             if not isinstance(x, TensorImpl):
                 raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")
             p = to_physical(x, self.levels)
-            p = p.view_as(p) if p.requires_grad else p.detach().requires_grad_(True)
-            self.physical.append(p)
-            inputs.append(from_physical(p, self.levels))
+            leaf = p.view_as(p) if p.requires_grad else p.detach().contiguous().requires_grad_(True)
+            self.physical.append(leaf)
+            tangent = _tangent(x)
+            if tangent is not None:  # jvp of this transform (hessian): the leaf carries x's tangent, made physical
+                leaf_or_dual = _dual(leaf, to_physical(tangent, self.levels))
+            else:
+                leaf_or_dual = leaf
+            inputs.append(from_physical(leaf_or_dual, self.levels))
         _depth.grad += 1
         try:
             with lantern.enable_grad():
@@ -127,7 +133,33 @@ class _Differentiated:
         return self.from_physical(to_physical(x, self.levels))
 
     def from_physical(self, p):
-        return from_physical(p if self.create_graph else p.detach(), self.levels)
+        return from_physical(p if self.create_graph else _detached(p), self.levels)
+
+
+def _tangent(x):
+    """x's forward-mode tangent, or None."""
+    return forward_ad.unpack_dual(x).tangent
+
+
+def _dual(leaf, tangent):
+    """leaf carrying `tangent` (given in the leaf's layout, so that make_dual does not copy it)."""
+    if tangent.stride() != leaf.stride() and leaf.is_contiguous():
+        tangent = tangent.contiguous()
+    return forward_ad.make_dual(leaf, tangent)
+
+
+def _keeping_tangent(source, detached):
+    """`detached` carrying source's tangent, if it has one."""
+    tangent = _tangent(source)
+    return detached if tangent is None else _dual(detached, tangent)
+
+
+def _detached(x):
+    """x without autograd history, keeping its tangent, through the BatchedTensors of vmaps inside the transform
+    (jacrev's)."""
+    if isinstance(x, BatchedTensor):
+        return add_batch_dim(_detached(x._value), x._bdim, x._level)
+    return _keeping_tangent(x, x.detach())
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
@@ -253,44 +285,33 @@ def _jacobian_tree(rows, out_leaves, out_spec, argnums):
 
 
 # ---- forward mode --------------------------------------------------------------------------------------------------
-def _forward_ad():
-    try:
-        from ..autograd import forward_ad
-    except ImportError:
-        raise NotImplementedError("lantern.func's forward-mode transforms (jvp, jacfwd, linearize, hessian) need "
-                                  "lantern.autograd.forward_ad, which lantern does not have yet") from None
-    return forward_ad
-
-
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """torch.func.jvp: (func(*primals), the Jacobian of func at primals times tangents), by dual tensors."""
-    fwAD = _forward_ad()
+    import lantern
     if not isinstance(primals, tuple):
-        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
-                           f"call f(*primals).")
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
+                           "call f(*primals).")
     p_leaves, p_spec = tree_flatten(primals)
     t_leaves, t_spec = tree_flatten(tangents)
     if p_spec != t_spec:
         raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same python "
                            f"structure. For example, if primals is a tuple of 3 tensors, tangents also must be. Got "
                            f"primals with structure {p_spec} and tangents with structure {t_spec}")
-    with fwAD.dual_level():
-        duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         output = func(*tree_unflatten(duals, p_spec))
         output, aux = _split_aux(output, has_aux, "jvp(f, primals, tangents)")
         out_leaves, out_spec = tree_flatten(output)
-        unpacked = [fwAD.unpack_dual(o) for o in out_leaves]
+        unpacked = [forward_ad.unpack_dual(o) for o in out_leaves]
+        if strict and any(u.tangent is None for u in unpacked):
+            raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                               "inputs. This is not allowed with strict=True.")
         primal_out = tree_unflatten([u.primal for u in unpacked], out_spec)
-        tangent_out = tree_unflatten([lantern_zeros_like(u.primal) if u.tangent is None else u.tangent
+        tangent_out = tree_unflatten([lantern.zeros_like(u.primal) if u.tangent is None else u.tangent
                                       for u in unpacked], out_spec)
     if has_aux:
         return primal_out, tangent_out, aux
     return primal_out, tangent_out
-
-
-def lantern_zeros_like(x):
-    import lantern
-    return lantern.zeros_like(x)
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
@@ -310,12 +331,14 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         def push_forward(*tangent_leaves):
             inner = lambda *ps: func(*_replaced(args, argnums, _unpack(ps, argnums)), **kwargs)  # noqa: E731
             result = jvp(inner, primals, tree_unflatten(list(tangent_leaves), p_spec), has_aux=has_aux)
-            return (result[1], result[0], result[2]) if has_aux else (result[1], result[0])
+            return (result[1], result[2]) if has_aux else result[1]
 
-        columns, value, *aux = vmap(push_forward, out_dims=(-1, None) + ((None,) if has_aux else ()),
-                                    randomness=randomness)(*basis)
+        # aux is the same for every column: the first one's is kept (a value computed beside batched tangents may
+        # come out batched, so it cannot be returned with out_dims None)
+        mapped = vmap(push_forward, out_dims=(-1, 0) if has_aux else -1, randomness=randomness)(*basis)
+        columns, aux = mapped if has_aux else (mapped, None)
         jacobian = _forward_jacobian_tree(columns, p_leaves, p_spec, sizes, argnums)
-        return (jacobian, aux[0]) if has_aux else jacobian
+        return (jacobian, _map_tensors(lambda t: t[0], aux)) if has_aux else jacobian
 
     return wrapper
 
@@ -340,7 +363,6 @@ def hessian(func, argnums=0):
 def linearize(func, *primals):
     """torch.func.linearize: (func(*primals), jvp_fn), jvp_fn(*tangents) the Jacobian at primals times tangents."""
     output = func(*primals)
-    _forward_ad()
 
     def jvp_fn(*tangents):
         return jvp(func, primals, tangents)[1]

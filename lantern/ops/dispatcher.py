@@ -272,9 +272,10 @@ def redispatch(op, args, below):
     """Run `op` with every key at or above `below` excluded (used by the autocast, tracer and autograd kernels)."""
     if below > DispatchKey.Tracer and tls.tracer is not None and _TRACER_KERNEL[0] is not None:
         return _TRACER_KERNEL[0](op, args)
-    if below > DispatchKey.Autograd and tls.forward_ad and _FORWARD_AD_KERNEL[0] is not None:
-        return _FORWARD_AD_KERNEL[0](op, args)  # a dual level is on (the dispatcher takes the observed path then)
     backend, needs_grad = _scan(op, args)
+    if below > DispatchKey.Autograd and tls.forward_ad and _FORWARD_AD_KERNEL[0] is not None and \
+            backend.key is not DispatchKey.FuncTorchBatched:  # vmap's layer runs first: its rules' ops carry tangents
+        return _FORWARD_AD_KERNEL[0](op, args)  # a dual level is on (the dispatcher takes the observed path then)
     if tls.dispatch_modes:  # a TorchDispatchMode is on: the Python key runs below autograd (ops/python_key.py)
         backend = _MODE_BACKEND[0](backend)
     if below > DispatchKey.Autograd and needs_grad and tls.grad_enabled and _AUTOGRAD_KERNEL[0] is not None:
