@@ -63,6 +63,16 @@ VMAP_CASES = {
     "method calls and scalars": (lambda m, x: m.func.vmap(lambda r: (r.clamp(min=0) ** 2).norm())(x), [(3, 4)]),
     "in-place on a batched tensor": (lambda m, x: m.func.vmap(lambda r: r.clone().mul_(2).add_(1))(x), [(3, 4)]),
     "in-place with unbatched other": (lambda m, x, y: m.func.vmap(lambda r: r.clone().add_(y))(x), [(3, 4), (4,)]),
+    "new_zeros is batched": (lambda m, x: m.func.vmap(lambda r: r.new_zeros(2, 4).add_(r))(x), [(3, 4)]),
+    "conv2d with batched weight": (lambda m, x, w: m.func.vmap(lambda k: m.nn.functional.conv2d(x, k, padding=1))(w),
+                                   [(2, 3, 5, 5), (3, 4, 3, 3, 3)]),
+    "conv1d, all batched, groups": (lambda m, x, w, b: m.func.vmap(
+        lambda a, k, c: m.nn.functional.conv1d(a, k, c, groups=2))(x, w, b), [(2, 1, 4, 6), (2, 6, 2, 3), (2, 6)]),
+    "mse_loss": (lambda m, x, y: m.func.vmap(m.nn.functional.mse_loss)(x, y), [(3, 4, 2), (3, 4, 2)]),
+    "huber_loss sum, target unbatched": (lambda m, x, y: m.func.vmap(
+        lambda a: m.nn.functional.huber_loss(a, y, reduction="sum"))(x), [(3, 4), (4,)]),
+    "bce with logits, pos_weight": (lambda m, x, y: m.func.vmap(lambda a, t: m.nn.functional.binary_cross_entropy_with_logits(
+        a, t.sigmoid(), pos_weight=m.tensor([1., 2., 3.])))(x, y), [(2, 4, 3), (2, 4, 3)]),
 }
 
 
@@ -72,6 +82,18 @@ def test_vmap_matches_torch(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         check(fn, *[rand(*s) for s in shapes], strides=False, aliasing=False)
+
+
+def test_vmap_class_index_losses_match_torch():
+    targets = np.array([[0, 2, 1, 2], [1, -100, 0, 0], [2, 2, 2, 1]])
+    weight = np.array([0.5, 2.0, 1.0], dtype=np.float32)
+    check(lambda m, x, t: m.func.vmap(m.nn.functional.cross_entropy)(x, t), rand(3, 4, 3), targets)
+    check(lambda m, x, t, w: m.func.vmap(lambda a, b: m.nn.functional.nll_loss(a.log_softmax(-1), b, weight=w))(x, t),
+          rand(3, 4, 3), targets, weight)
+    check(lambda m, x, t: m.func.vmap(lambda a, b: m.nn.functional.cross_entropy(a, b, reduction="sum"))(x, t),
+          rand(3, 4, 3), targets)
+    check(lambda m, x, t: m.func.vmap(lambda a, b: m.nn.functional.nll_loss(a, b, reduction="none"))(x, t),
+          rand(3, 4, 3), targets)
 
 
 def test_vmap_randomness_modes():
@@ -296,6 +318,15 @@ def test_per_sample_gradients_match_torch(make_model, shape):
         warnings.simplefilter("ignore", UserWarning)
         check(lambda m, x, y: _per_sample_grads(m, make, x, y), rand(*shape), labels, strides=False, aliasing=False,
               atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("make_model, shape", [(_mlp, (6, 5)), (_cnn, (4, 1, 6, 6))], ids=["mlp", "cnn"])
+def test_per_sample_gradients_take_no_fallback(make_model, shape):
+    """Every op on the path (linear, conv2d with per-example weights, relu, cross entropy) has a batching rule."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        _per_sample_grads(lantern, make_model, lantern.tensor(rand(*shape)),
+                          lantern.tensor(RNG.integers(0, 3, shape[0])))
 
 
 def test_per_sample_gradients_equal_one_backward_per_example():

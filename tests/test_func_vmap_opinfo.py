@@ -33,7 +33,6 @@ KNOWN = {
     "hash_tensor/0": _STACK_UINT64,
     "hash_tensor/1": _STACK_UINT64,
     "histogram/0": _ITEM.format("histogram", "the range"),
-    "histogram/1": _ITEM.format("histogram", "the range") + " (here its index_add_ into an unbatched histogram fails)",
     "linspace.tensor_overload/0": _ITEM.format("linspace", "tensor start/end"),
     "linspace.tensor_overload/1": _ITEM.format("linspace", "tensor start/end"),
     "logspace.tensor_overload/0": _ITEM.format("logspace", "tensor start/end"),

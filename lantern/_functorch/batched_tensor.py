@@ -104,13 +104,39 @@ class BatchedTensor(Tensor):
                        else value.movedim(bdim, self._bdim))
         self._value._fw_grad = tangent
 
+    # new_* factories of a BatchedTensor make batched tensors, as torch's batching rules for them do: every
+    # example gets its own (code that fills one, make_dual laying a tangent out, writes the batch into it)
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new("new_empty", _sizes(size), dtype=dtype, device=device)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new("new_zeros", _sizes(size), dtype=dtype, device=device)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new("new_ones", _sizes(size), dtype=dtype, device=device)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        return self._new("new_full", tuple(size), fill_value, dtype=dtype, device=device)
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
+        span = 1 + sum((n - 1) * abs(s) for n, s in zip(size, stride) if n > 0)   # one example's extent
+        value = self._value.new_empty_strided((self._batch_size(), *size), (span, *stride), dtype=dtype,
+                                              device=device)
+        return add_batch_dim(value, 0, self._level)
+
+    def _new(self, factory, size, *args, **kwargs):
+        value = getattr(self._value, factory)((self._batch_size(), *size), *args, **kwargs)
+        return add_batch_dim(value, 0, self._level)
+
+    def _batch_size(self):
+        return self._value.shape[self._bdim]
+
     def resize_(self, *size, memory_format=None):
         """Each example resized: the physical tensor (batch dimension first) resized to the batch of them."""
         if self._bdim != 0:
             raise RuntimeError("vmap: resize_ of a tensor batched along a dim other than its first is not supported "
                                "by lantern")
-        self._value.resize_(self._value.shape[0], *(size[0] if len(size) == 1 and not isinstance(size[0], int)
-                                                      else size))
+        self._value.resize_(self._value.shape[0], *_sizes(size))
         value = self._value
         self._storage, self._size, self._stride, self._offset = value._storage, value._size[1:], value._stride[1:], \
             value._offset
@@ -129,6 +155,11 @@ class BatchedTensor(Tensor):
         return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n    {value}\n)"
 
     __str__ = __repr__
+
+
+def _sizes(size):
+    """new_zeros(2, 3) and new_zeros((2, 3)) alike: the sizes as a tuple."""
+    return tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else tuple(size)
 
 
 def add_batch_dim(value, bdim, level):

@@ -78,7 +78,8 @@ def dims_rule(op, args, level):
     tensors = [i for i in op.tensor_positions if isinstance(args[i], TensorImpl)]
     rank = args[tensors[0]].dim()
     plus_one = op.schema.name in RANK_PLUS_ONE
-    if (rank == 0 and not plus_one) or any(args[i].dim() != rank and not _free_index(op, i) for i in tensors):
+    if (rank == 0 and not plus_one) or any(args[i].dim() != rank and not _free_index(op, i) for i in tensors) or \
+            any(_free_index(op, i) and is_batched(args[i], level) for i in tensors):
         return NotImplemented
     size = _batch_size(op, args, level)
     call_args = list(args)
@@ -225,14 +226,37 @@ def add_product_rule(op, args, level):
 
 # ---- nn ----------------------------------------------------------------------------------------------------------
 def convolution_rule(op, args, level):
-    """A batched input (weight and bias unbatched): the batch folded into the input's own batch dimension."""
-    x = args[0]
-    if any(is_batched(args[i], level) for i in (1, 2)) or x.dim() != args[1].dim():
+    """A batched input with unbatched weight and bias: the batch folded into the input's own batch dimension.
+    A batched weight (per-example weights, as grad under vmap makes them): the examples become groups of one
+    convolution, the batch folded into the channels."""
+    x, weight, bias = args[0], args[1], args[2]
+    if x.dim() != weight.dim():
         return NotImplemented
-    front = to_front(x, level)
-    size, n = front.shape[0], front.shape[1]
-    out = dispatcher.call(op, (front.reshape(size * n, *front.shape[2:]), *args[1:]))
-    return wrap_front(out.reshape(size, n, *out.shape[1:]), level)
+    if not (is_batched(weight, level) or is_batched(bias, level)):
+        front = to_front(x, level)
+        size, n = front.shape[0], front.shape[1]
+        out = dispatcher.call(op, (front.reshape(size * n, *front.shape[2:]), *args[1:]))
+        return wrap_front(out.reshape(size, n, *out.shape[1:]), level)
+    return _grouped_convolution(op, args, level)
+
+
+def _grouped_convolution(op, args, level):
+    """convolution with every example's own weight: input (B, N, C, ...) as (N, B*C, ...), weight (B, O, C/g, ...)
+    as (B*O, C/g, ...) (transposed: (B, C, O/g, ...) as (B*C, O/g, ...)), groups B*g; the output's (N, B*O, ...)
+    back to (B, N, O, ...)."""
+    x, weight, bias, groups = args[0], args[1], args[2], args[8]
+    size = _batch_size(op, args, level)
+    xs = to_front(x, level) if is_batched(x, level) else x.expand(size, *x.shape)
+    ws = to_front(weight, level) if is_batched(weight, level) else weight.expand(size, *weight.shape)
+    n = xs.shape[1]
+    folded_x = xs.movedim(0, 1).reshape(n, size * xs.shape[2], *xs.shape[3:])
+    folded_w = ws.reshape(size * ws.shape[1], *ws.shape[2:])
+    folded_b = None
+    if bias is not None:
+        bs = to_front(bias, level) if is_batched(bias, level) else bias.expand(size, *bias.shape)
+        folded_b = bs.reshape(-1)
+    out = dispatcher.call(op, (folded_x, folded_w, folded_b, *args[3:8], groups * size))
+    return wrap_front(out.reshape(n, size, -1, *out.shape[2:]).movedim(1, 0), level)
 
 
 def embedding_rule(op, args, level):
@@ -242,6 +266,62 @@ def embedding_rule(op, args, level):
     return wrap_front(dispatcher.call(op, (args[0], to_front(args[1], level), *args[2:])), level)
 
 
+def _reduction_position(op):
+    return next(i for i, a in enumerate(op.schema.args) if a.name == "reduction")
+
+
+def _reduced_per_example(front, reduction):
+    """Each example's 'none' losses (front: batch first) reduced as `reduction` says (0 none, 1 mean, 2 sum)."""
+    dims = list(range(1, front.dim()))
+    if reduction == 0 or not dims:
+        return front
+    return front.sum(dims) if reduction == 2 else front.mean(dims)
+
+
+def elementwise_loss_rule(op, args, level):
+    """mse_loss, smooth_l1_loss, huber_loss, binary_cross_entropy(_with_logits): the elementwise losses of the
+    whole batch (reduction none, the examples lined up as pointwise ops line them up), then each example's own
+    mean or sum."""
+    at = _reduction_position(op)
+    rank = max(args[i].dim() for i in op.tensor_positions if isinstance(args[i], TensorImpl))
+    call_args = list(args)
+    for i in op.tensor_positions:
+        if is_batched(args[i], level):
+            call_args[i] = _padded(args[i], level, rank)
+    call_args[at] = 0
+    return wrap_front(_reduced_per_example(dispatcher.call(op, tuple(call_args)), args[at]), level)
+
+
+def class_index_loss_rule(op, args, level):
+    """nll_loss and the fused cross entropy of (N, C) scores and N class indices: the batch's N*B rows in one call
+    (reduction none), then each example's sum, or mean over its rows that are not ignore_index (weighted by the
+    target classes' weights, as torch's mean is)."""
+    scores, target = args[0], args[1]
+    weight = args[2] if op.schema.name == "nll_loss" else None
+    if scores.dim() != 2 or target.dim() != 1 or is_batched(weight, level):
+        return NotImplemented
+    size = _batch_size(op, args, level)
+    s = to_front(scores, level) if is_batched(scores, level) else scores.expand(size, *scores.shape)
+    t = to_front(target, level) if is_batched(target, level) else target.expand(size, *target.shape)
+    rows, classes = s.shape[1], s.shape[2]
+    at = _reduction_position(op)
+    call_args = list(args)
+    call_args[0], call_args[1], call_args[at] = s.reshape(size * rows, classes), t.reshape(size * rows), 0
+    out = dispatcher.call(op, tuple(call_args))
+    losses = (out[0] if isinstance(out, tuple) else out).reshape(size, rows)
+    reduction, ignore_index = args[at], args[at + 1]
+    if reduction == 2:
+        losses = losses.sum(1)
+    elif reduction == 1:
+        counted = (t != ignore_index).to(losses.dtype)
+        if weight is not None:
+            counted = counted * weight[t.clamp(min=0)]
+        losses = losses.sum(1) / counted.sum(1)
+    if isinstance(out, tuple):  # the fused cross entropy's second output: the softmax it keeps for backward
+        return wrap_front((losses, out[1].reshape(size, rows, classes)), level)
+    return wrap_front(losses, level)
+
+
 # ---- which op gets which rule -------------------------------------------------------------------------------------
 ELEMENTWISE = frozenset(("copy_", "fill_", "zero_", "clone", "_to_copy", "alias"))
 SHAPE_RULES = {"view": view_rule, "_unsafe_view": view_rule, "reshape": view_rule, "expand": expand_rule,
@@ -249,7 +329,10 @@ SHAPE_RULES = {"view": view_rule, "_unsafe_view": view_rule, "reshape": view_rul
                "repeat": repeat_rule, "cat": cat_rule, "stack": cat_rule}
 MATMUL_RULES = {"mm": matmul_rule, "bmm": matmul_rule, "mv": matmul_rule, "dot": matmul_rule,
                 "addmm": add_product_rule, "addmv": add_product_rule, "baddbmm": add_product_rule}
-NN_RULES = {"convolution": convolution_rule, "embedding": embedding_rule}
+NN_RULES = {"convolution": convolution_rule, "embedding": embedding_rule, "mse_loss": elementwise_loss_rule,
+            "smooth_l1_loss": elementwise_loss_rule, "huber_loss": elementwise_loss_rule,
+            "binary_cross_entropy": elementwise_loss_rule, "binary_cross_entropy_with_logits": elementwise_loss_rule,
+            "nll_loss": class_index_loss_rule, "_cross_entropy_index": class_index_loss_rule}
 NO_DIMS_RULE = frozenset(("diag_embed", "roll", "_sparse_softmax", "_sparse_log_softmax"))
 
 
