@@ -7,8 +7,6 @@ control flow), the sample says nothing about lantern and is left out.
 The exhaustive sweep (every in-scope OpInfo, float32, SAMPLES_PER_OPINFO samples each) is in the slow tier; the
 default tier runs the OpInfos named like an op that has a batching rule, so every kind of rule runs.
 """
-import itertools
-
 import pytest
 import torch
 
@@ -89,21 +87,13 @@ def _with_rules(ops):
 def _sweep(ops):
     translator = opinfo_sweep.Translator()
     failures, tried = {}, 0
-    for key, op in sorted(ops.items()):
-        if torch.float32 not in op.supported_dtypes("cpu") or op.has_nondeterministic_output:
+    for key, op, i, sample in opinfo_sweep.first_samples(ops, torch.float32, SAMPLES_PER_OPINFO, translator):
+        if op.has_nondeterministic_output:
             continue
-        try:
-            translator.callable(op.op)
-        except opinfo_sweep.Missing:
-            continue
-        opinfo_sweep._seed(torch, lantern)
-        with opinfo_sweep._quiet():
-            samples = list(itertools.islice(op.sample_inputs("cpu", torch.float32), SAMPLES_PER_OPINFO))
-        for i, sample in enumerate(samples):
-            tried += 1
-            reason = _mismatch(op, sample, translator)
-            if reason:
-                failures[f"{key}/{i}"] = reason
+        tried += 1
+        reason = _mismatch(op, sample, translator)
+        if reason:
+            failures[f"{key}/{i}"] = reason
     return failures, tried
 
 

@@ -393,6 +393,26 @@ def _seed(torch, lantern, seed=0):
     lantern.manual_seed(seed)
 
 
+def first_samples(ops, dtype, count, translator):
+    """(key, OpInfo, index, sample) for the first `count` samples in `dtype` of each OpInfo of `ops` (by key) that
+    supports dtype on CPU and whose callable lantern has; both generators are seeded before an OpInfo's samples
+    are made."""
+    import torch
+    import lantern
+    for key, op in sorted(ops.items()):
+        if dtype not in op.supported_dtypes("cpu"):
+            continue
+        try:
+            translator.callable(op.op)
+        except Missing:
+            continue
+        _seed(torch, lantern)
+        with _quiet():
+            samples = list(itertools.islice(op.sample_inputs("cpu", dtype), count))
+        for i, sample in enumerate(samples):
+            yield key, op, i, sample
+
+
 def _compare(got, expected):
     """None when lantern's result `got` matches torch's `expected` (oracle.assert_same without strides; sparse
     tensors by layout, then as dense)."""
