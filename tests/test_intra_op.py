@@ -6,23 +6,8 @@ import numpy as np
 import pytest
 
 import lantern
+from intra_op_fixtures import fast_paths, threads  # noqa: F401 (fixtures)
 from lantern.core import intra_op
-
-
-@pytest.fixture(autouse=True)
-def fast_paths():
-    """These tests hold fast paths to the readable code, so they run with fast paths on (also in the reference
-    tier) and switch reference mode on where they want the readable code."""
-    with lantern.reference_mode(False):
-        yield
-
-
-@pytest.fixture
-def threads():
-    """Run the test with a given intra-op thread count, then restore the previous one."""
-    before = intra_op.num_threads()
-    yield intra_op.set_num_threads
-    intra_op.set_num_threads(before)
 
 
 def calls_made(n, grain):

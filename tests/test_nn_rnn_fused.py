@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import lantern
+from lantern.core import intra_op
 from lantern.core.intra_op import one_blas_thread
 from lantern.ops import nn_rnn, numba_kernels
 from nn_oracle import check_module, same_weights
@@ -249,17 +250,22 @@ def test_without_numba_float32_runs_the_readable_kernels(monkeypatch):
     np.testing.assert_allclose(without.detach().numpy(), with_numba.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_compiled_steps_give_back_the_blas_threads():
-    """The time loop holds BLAS to one thread and restores the count afterwards, errors included."""
+@pytest.mark.parametrize("reference", [False, True], ids=["fast paths", "reference mode"])
+def test_compiled_steps_give_back_the_blas_threads(reference):
+    """The time loop holds BLAS to one thread and restores the count afterwards, errors included (with fast paths
+    on at two threads BLAS runs one thread anyway: intra_op.blas_thread_limit)."""
     before = lantern.get_num_threads()
     lantern.set_num_threads(2)
     try:
-        m = lantern.nn.GRU(3, 4)
-        m(lantern.randn(5, 2, 3))[0].sum().backward()
-        assert lantern.get_num_threads() == 2
-        with pytest.raises(RuntimeError), one_blas_thread():
-            assert lantern.get_num_threads() == 1
-            raise RuntimeError("inside the loop")
-        assert lantern.get_num_threads() == 2
+        with lantern.reference_mode(reference):
+            blas = intra_op.blas_thread_limit()
+            m = lantern.nn.GRU(3, 4)
+            m(lantern.randn(5, 2, 3))[0].sum().backward()
+            assert intra_op._blas_threads() == blas
+            with pytest.raises(RuntimeError), one_blas_thread():
+                assert intra_op._blas_threads() == 1
+                raise RuntimeError("inside the loop")
+            assert intra_op._blas_threads() == blas
+            assert lantern.get_num_threads() == 2
     finally:
         lantern.set_num_threads(before)

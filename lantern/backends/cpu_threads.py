@@ -1,10 +1,10 @@
-"""How many threads the CPU backend's BLAS may use (torch.set_num_threads / get_num_threads), and the other
+"""How many intra-op threads the CPU backend may use (torch.set_num_threads / get_num_threads), and the other
 thread and floating-point settings of torch's CPU build (inter-op threads, flushing denormals).
 
-lantern's CPU kernels are NumPy calls. BLAS (OpenBLAS or MKL under NumPy and SciPy) runs its own threads behind
-matmul; threadpoolctl, the well-kept library for exactly this, sets their limit at run time. The same count sizes
-lantern's intra-op pool (core/intra_op.py), which splits large convolutions, poolings and elementwise kernels into
-chunks that run at once.
+lantern's CPU kernels are NumPy calls. The count sizes lantern's intra-op pool (core/intra_op.py), which splits
+large GEMMs, convolutions, poolings and elementwise kernels into chunks that run at once; BLAS (OpenBLAS or MKL
+under NumPy and SciPy) is held to one thread meanwhile, through threadpoolctl, the well-kept library for exactly
+this (docs/internals/intra-op-threads.md says why). With one thread, or in reference mode, BLAS gets the count.
 
 >>> import lantern
 >>> before = lantern.get_num_threads()
@@ -14,25 +14,22 @@ chunks that run at once.
 """
 import os
 
-from threadpoolctl import ThreadpoolController
-
 from ..core import intra_op
 
 
 def set_num_threads(num_threads):
-    """Let BLAS use `num_threads` threads in every library loaded now (NumPy's and SciPy's OpenBLAS or MKL)."""
+    """Use `num_threads` intra-op threads; every BLAS library loaded now (NumPy's and SciPy's OpenBLAS or MKL) gets
+    intra_op.blas_thread_limit() threads."""
     if type(num_threads) is not int:
         raise RuntimeError(f"set_num_threads expects an int, but got {type(num_threads).__name__}")
     if num_threads <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
-    ThreadpoolController().limit(limits=num_threads, user_api="blas")
     intra_op.set_num_threads(num_threads)
 
 
 def get_num_threads():
-    """The largest thread count any loaded BLAS library will use."""
-    return max((lib.num_threads for lib in ThreadpoolController().select(user_api="blas").lib_controllers),
-               default=1)
+    """The intra-op thread count: the last set_num_threads, else the thread count BLAS had when first asked."""
+    return intra_op.num_threads()
 
 
 class _InteropThreads:

@@ -11,8 +11,13 @@ that cover [0, n) and returns when all are done:
   (no nesting);
 - `run_on_pool` (the named specialisation) splits [0, n) into one range per thread and runs the first on the calling
   thread and the others on a pool of persistent worker threads, started on first use. The thread count is
-  lantern.get_num_threads(). While the chunks run, BLAS is held to one thread: each chunk's GEMM runs on its own
-  core instead of several chunks' GEMMs fighting for the same BLAS threads.
+  lantern.get_num_threads().
+
+This pool is the only one that works at more than one thread: with fast paths on and a count above one, BLAS is
+held to one thread for the whole process (from the first time lantern reads the count, or set_num_threads), and
+large GEMMs are split on this pool instead (core/parallel_gemm.py), as are numba's fused kernels
+(jit/fusion_numba.py). OpenBLAS's own threads keep spinning for ~0.1 s after every threaded call, so a second pool
+beside this one takes the cores this one needs. Reference mode, or one thread, gives BLAS the count back.
 
 A caller whose result must not depend on the thread count keeps every chunk's work independent (each chunk writes
 its own part of the output) and reduces across chunks itself in a fixed order.
@@ -30,7 +35,7 @@ import threading
 
 from threadpoolctl import ThreadpoolController
 
-from .reference import mode, specialisation
+from .reference import mode, on_switch, specialisation
 
 
 class _Threads:
@@ -40,14 +45,35 @@ class _Threads:
 
 def set_num_threads(count):
     """Use `count` threads (the caller included) from now on; lantern.set_num_threads calls this."""
+    _Blas.controllers = None      # also reach BLAS libraries loaded since the last call (SciPy's)
     _Threads.count = count
+    _hold_blas()
 
 
 def num_threads():
     """How many threads a parallel_chunks call may use."""
     if _Threads.count is None:
         _Threads.count = max(_blas_threads(), 1)
+        _hold_blas()
     return _Threads.count
+
+
+def blas_thread_limit():
+    """The thread count BLAS gets: one while this pool does the parallel work (fast paths on, more than one
+    thread), else lantern's count."""
+    return 1 if mode.fast and _Threads.count > 1 else _Threads.count
+
+
+def _hold_blas():
+    _limit_blas(blas_thread_limit())
+
+
+def _hold_blas_again_after_mode_switch():
+    if _Threads.count is not None:
+        _hold_blas()
+
+
+on_switch(_hold_blas_again_after_mode_switch)
 
 
 # The least work worth handing to another thread, in array elements: a handoff costs tens of microseconds, about
@@ -81,27 +107,26 @@ def parallel_chunks(n, fn, grain):
                 when="fast paths on, lantern.get_num_threads() > 1, n ≥ 2 grains, not already inside a chunk",
                 parity_test="tests/test_intra_op.py::test_run_on_pool_matches_serial_call")
 def run_on_pool(ranges, fn):
-    """fn(start, stop) for each range: the first on the calling thread, the rest on the pool's workers, BLAS held to
-    one thread meanwhile. An exception in any chunk is raised here once all have finished. Should another thread
-    hold the pool, the ranges run here one after another."""
+    """fn(start, stop) for each range: the first on the calling thread, the rest on the pool's workers (BLAS runs one
+    thread, see blas_thread_limit). An exception in any chunk is raised here once all have finished. Should another
+    thread hold the pool, the ranges run here one after another."""
     if not _pool.busy.acquire(blocking=False):
         for bounds in ranges:
             fn(*bounds)
         return
     try:
         workers = _pool.workers(len(ranges) - 1)
-        with one_blas_thread():
-            for worker, bounds in zip(workers, ranges[1:]):
-                worker.put((fn, bounds))
-            errors = []
-            try:
-                fn(*ranges[0])
-            except BaseException as error:  # noqa: B036 (re-raised below, after the workers are done)
+        for worker, bounds in zip(workers, ranges[1:]):
+            worker.put((fn, bounds))
+        errors = []
+        try:
+            fn(*ranges[0])
+        except BaseException as error:  # noqa: B036 (re-raised below, after the workers are done)
+            errors.append(error)
+        for _ in workers:
+            error = _pool.done.get()
+            if error is not None:
                 errors.append(error)
-            for _ in workers:
-                error = _pool.done.get()
-                if error is not None:
-                    errors.append(error)
     finally:
         _pool.busy.release()
     if errors:

@@ -12,8 +12,9 @@ numexpr evaluates one expression per output, so the backward needs one pass per 
 forward; it has no erf, no integer/bool control of result types, and it upcasts float32 arrays against Python
 float constants. numba compiles any scalar code we generate, so the forward and the whole backward are each one
 loop. Its costs: ~0.5 s to import (deferred to the first fused call) and 0.1-0.5 s to compile a kernel, paid once
-per specialisation and cached on disk across processes (fusion_numba.py). Large inputs (>= 128K elements) use
-numba's threads when OMP_NUM_THREADS (or numba's default) allows more than one.
+per specialisation and cached on disk across processes (fusion_numba.py). Large inputs (>= 128K elements) run
+in ranges on lantern's intra-op pool when lantern.get_num_threads() is more than one (numba's own threads are
+never started: docs/internals/intra-op-threads.md).
 
 Autograd: when grad mode is on and an input requires grad, the group is one node (`FusedGroupBackward`) whose
 backward is a second generated kernel: per element it recomputes the cheap arithmetic of the forward, reads the

@@ -19,9 +19,13 @@ import os
 import sys
 import tempfile
 
+from functools import partial
+
 import numba
 import numpy as np
 
+from ..core import intra_op
+from ..core.reference import specialisation
 from .fusion_codegen import SUPPORTED_DTYPES
 
 __all__ = []
@@ -61,7 +65,7 @@ def silu_grad(x, one):
 
 
 def _prelude():
-    lines = ["import math", "import numpy as np", "from numba import njit, prange",
+    lines = ["import math", "import numpy as np", "from numba import njit",
              "from lantern.jit.fusion_numba import tanh_float32, gelu_tanh_grad, silu_grad",
              "tanh_float64 = math.tanh"]
     for dt in sorted(SUPPORTED_DTYPES):
@@ -71,22 +75,11 @@ def _prelude():
 
 
 PRELUDE = _prelude()
-_THREADS = []
-
-
-def threads():
-    """Threads a large kernel may use: OMP_NUM_THREADS when set (as PyTorch reads it at start), else numba's."""
-    if not _THREADS:
-        limit = numba.config.NUMBA_NUM_THREADS
-        wanted = os.environ.get("OMP_NUM_THREADS", "")
-        _THREADS.append(min(limit, int(wanted)) if wanted.isdigit() and int(wanted) > 0 else limit)
-        numba.set_num_threads(_THREADS[0])
-    return _THREADS[0]
 
 
 def use_threads(numel):
-    """Whether a kernel over `numel` elements should be the threaded variant."""
-    return numel >= PARALLEL_MIN_NUMEL and threads() > 1
+    """Whether a kernel over `numel` elements should be the threaded variant (see compile_kernel)."""
+    return numel >= PARALLEL_MIN_NUMEL and intra_op.num_threads() > 1
 
 
 def cache_dir():
@@ -97,10 +90,30 @@ def cache_dir():
 
 
 def compile_kernel(source, parallel):
-    """The numba function of a generated `def name(n, ...)` source (threaded over its loop when `parallel`)."""
+    """The numba function of a generated `def name(n, ...)` source; when `parallel`, a function that runs it over
+    flat ranges of its arrays on lantern's intra-op pool."""
+    kernel = _compiled(source)
+    return partial(on_the_pool, kernel) if parallel else kernel
+
+
+@specialisation(replaces="a fused kernel's one call over all n elements, kernel(n, *args)",
+                when="fast paths on, numba, lantern.get_num_threads() > 1, n ≥ PARALLEL_MIN_NUMEL",
+                parity_test="tests/test_intra_op_fusion.py::test_kernel_on_the_pool_gives_the_bits_of_one_call")
+def on_the_pool(kernel, n, *args):
+    """kernel(n, *args) as one call per range of the flat element index, on lantern's intra-op pool. Every array
+    argument of a generated kernel is flat with n elements and each element is computed alone, so the ranges
+    write apart and give the bits of one call. The kernels release the GIL (nogil), so the ranges run at once;
+    numba's own threading layer (OpenMP, whose idle threads spin) is never started."""
+    def run(start, stop):
+        kernel(stop - start, *[a[start:stop] if isinstance(a, np.ndarray) else a for a in args])
+    intra_op.parallel_chunks(n, run, grain=intra_op.ELEMENTS_PER_CHUNK)
+
+
+def _compiled(source):
+    """The numba function of a generated `def name(n, ...)` source, compiled serial and without the GIL."""
     name = source[4:source.index("(")]
-    text = (PRELUDE + f"loop = {'prange' if parallel else 'range'}\n\n\n"
-            + f"@njit(error_model='numpy', parallel={parallel}, nogil=True, cache=True)\n" + source + "\n")
+    text = (PRELUDE + "loop = range\n\n\n"
+            + "@njit(error_model='numpy', nogil=True, cache=True)\n" + source + "\n")
     digest = hashlib.sha1(text.encode()).hexdigest()[:20]
     path = os.path.join(cache_dir(), f"k_{digest}.py")
     if not os.path.exists(path):

@@ -16,6 +16,7 @@ from functools import partial
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import parallel_gemm
 from ..core.reference import specialisation
 from .dispatcher import call
 from .meta_util import broadcast_shapes, shape_str
@@ -92,7 +93,7 @@ def _blas_product(xp, a, b, out=None):
     ((ar@br - ai@bi) + (ar@bi + ai@br)i), which is how MKL's cgemm (PyTorch's) rounds; NumPy's cgemm rounds
     otherwise."""
     if a.dtype.kind != "c":
-        return xp.matmul(a, b, out=out)
+        return (parallel_gemm.matmul if xp is np else xp.matmul)(a, b, out=out)
     ar, ai, br, bi = a.real, a.imag, b.real, b.imag
     product = _complex(xp, xp.matmul(ar, br) - xp.matmul(ai, bi), xp.matmul(ar, bi) + xp.matmul(ai, br))
     if out is None:
@@ -308,10 +309,10 @@ def _product_on_arrays(a, b, like, column_major):
     backend = like._backend
     if column_major:
         out = backend.empty((b.shape[1], a.shape[0]), like.dtype)
-        backend.xp.matmul(b.T, a.T, out=backend.array(out))
+        _blas_product(backend.xp, b.T, a.T, out=backend.array(out))
         return out.t()
     out = backend.empty((a.shape[0], b.shape[1]), like.dtype)
-    backend.xp.matmul(a, b, out=backend.array(out))
+    _blas_product(backend.xp, a, b, out=backend.array(out))
     return out
 
 
