@@ -79,17 +79,27 @@ def test_blas_runs_one_thread_while_the_pool_works(threads):
     assert lantern.get_num_threads() == 1 and blas_counts() == {1}
 
 
-def linear_step(threads, count):
+def linear_layers():
+    return lantern.nn.Sequential(lantern.nn.Linear(784, 512), lantern.nn.ReLU(), lantern.nn.Linear(512, 64)), (128, 784)
+
+
+def lstm():
+    """Its weight gradient (512 × 512 @ 512 × 128, all steps at once) is large enough to split."""
+    return lantern.nn.LSTM(64, 128), (32, 16, 64)
+
+
+def step(threads, count, build):
     threads(count)
     lantern.manual_seed(0)
-    model = lantern.nn.Sequential(lantern.nn.Linear(784, 512), lantern.nn.ReLU(), lantern.nn.Linear(512, 64))
-    x = lantern.randn(128, 784)
-    out = model(x)
+    model, shape = build()
+    out = model(lantern.randn(*shape))
+    out = out[0] if isinstance(out, tuple) else out
     out.square().sum().backward()
     return [out.detach()] + [p.grad for p in model.parameters()]
 
 
-def test_linear_layers_give_the_same_bits_at_one_and_two_threads(threads):
-    one, two = linear_step(threads, 1), linear_step(threads, 2)
+@pytest.mark.parametrize("build", [linear_layers, lstm])
+def test_float32_layers_give_the_same_bits_at_one_and_two_threads(threads, build):
+    one, two = step(threads, 1, build), step(threads, 2, build)
     for x, y in zip(one, two):
         assert np.array_equal(x.numpy(), y.numpy())

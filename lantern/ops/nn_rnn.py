@@ -29,6 +29,7 @@ The LSTM keeps its gate activations gate-major (see the LSTM section), for conti
 
 import numpy as np
 
+from ..core import parallel_gemm
 from ..core.intra_op import one_blas_thread
 from ..core.reference import mode, specialisation
 from .numba_kernels import optional_kernels
@@ -71,7 +72,8 @@ def _weight_grad(xp, empty, d_gates, states, first, reverse, out):
     """out = sum over steps of d_gates_t^T @ h_{t-1} (with h_{-1} = first) as one matmul over all steps."""
     rows = d_gates.shape[2]
     previous = _previous(empty, states, first, reverse)
-    xp.matmul(d_gates.reshape(-1, rows).T, previous.reshape(-1, states.shape[2]), out=out)
+    (parallel_gemm.matmul if xp is np else xp.matmul)(d_gates.reshape(-1, rows).T,
+                                                      previous.reshape(-1, states.shape[2]), out=out)
 
 
 # ---- LSTM ----
