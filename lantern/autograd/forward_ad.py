@@ -108,10 +108,24 @@ def make_dual(tensor, tangent, *, level=None):
             f"{list(tangent.shape)}.")
     with suspended():
         dual = tensor.view(tensor.shape)
-        if tangent.stride() != tensor.stride():
-            tangent = tangent.new_empty_strided(tensor.shape, tensor.stride()).copy_(tangent)
+        if not _same_layout(tangent, tensor):
+            tangent = _laid_out_like(tensor, tangent)
     set_tangent(dual, tangent)
     return dual
+
+
+def _same_layout(tangent, primal):
+    """Do the tangent's strides, offset and storage size match the primal's (so every view of the primal, even an
+    as_strided reaching outside it, has a matching view of the tangent)?"""
+    return (tangent.stride() == primal.stride() and tangent.storage_offset() == primal.storage_offset()
+            and tangent.untyped_storage().nbytes() // tangent.element_size()
+            == primal.untyped_storage().nbytes() // primal.element_size())
+
+
+def _laid_out_like(primal, tangent):
+    """A copy of `tangent` in new memory laid out as the primal's: its storage size, strides and offset."""
+    whole = tangent.new_zeros(primal.untyped_storage().nbytes() // primal.element_size())
+    return whole.as_strided(primal.shape, primal.stride(), primal.storage_offset()).copy_(tangent)
 
 
 def unpack_dual(tensor, *, level=None):

@@ -95,7 +95,7 @@ def tangent_or_zeros(a):
 # ---- the kinds of forward derivative ----
 def _formula(op, d, rule, args, result):
     """Evaluate the `result:` formula over the primals, the tangents (`<arg>_t`) and the output."""
-    names = dict(d.namespace)
+    names = {**d.namespace, **rule.helpers}
     for a, value in zip(op.schema.args, args):
         names[a.name] = value
         if a.name + "_t" in rule.names:
@@ -118,7 +118,8 @@ def _linear(op, d, rule, args, result):
 
 def _derived(op, d, rule, args, result):
     """The double vjp: with u the output's gradient, backward gives g(u) = Jᵀu (linear in u), and J t is the
-    gradient of <g(u), t> with respect to u. The backward formulas are lantern ops, so autograd differentiates them."""
+    gradient of <g(u), t> with respect to u, the same at every u. The backward formulas are lantern ops, so autograd
+    differentiates them."""
     from . import grad as autograd_grad
     from .grad_mode import enable_grad
     call_args, leaves, tangents = list(args), [], []

@@ -159,9 +159,22 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
-    """The Jacobian d func / d inputs: for output i and input j, a tensor of shape output_i.shape + input_j.shape."""
-    if strategy != "reverse-mode":
-        raise NotImplementedError("lantern's jacobian computes in reverse mode only (strategy='reverse-mode')")
+    """The Jacobian d func / d inputs: for output i and input j, a tensor of shape output_i.shape + input_j.shape.
+    strategy="forward-mode" builds it a column at a time from dual tensors (lantern.autograd.forward_ad)."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                             'Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if strict:
+            raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
+                               'are not supported together (yet). Please either set `strict=False` or '
+                               '`strategy="reverse-mode"`.')
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
+                                      '`strategy="forward-mode"` are not supported together (yet). Please either '
+                                      'set `create_graph=False` or `strategy="reverse-mode"`.')
+        return _forward_mode_jacobian(func, inputs, vectorize)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _preprocess(inputs, create_graph, True)
@@ -172,6 +185,53 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     if not is_outputs_tuple:
         return _untuple(table[0], is_inputs_tuple)
     return tuple(_untuple(row, is_inputs_tuple) for row in table)
+
+
+def _forward_mode_jacobian(func, inputs, vectorize):
+    """The Jacobian a column at a time: each input element's unit tangent, pushed through func in a dual level.
+    The primals require grad, so that a reverse-mode jacobian inside func keeps their tangents (forward-over-reverse
+    hessian). torch demands vectorize=True here (it batches the columns with vmap); lantern runs them in a loop."""
+    from . import forward_ad
+    if not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                                  "only implemented for `vectorize=True`.")
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    primals = tuple(x.detach().requires_grad_(x.is_floating_point() or x.is_complex()) for x in inputs)
+    columns, is_outputs_tuple, outputs = [], False, ()
+    for j, x in enumerate(primals):
+        per_input = []
+        for k in range(x.numel()):
+            with forward_ad.dual_level(), enable_grad():
+                duals = tuple(forward_ad.make_dual(p, _unit(p, k) if i == j else zeros_like(p))
+                              for i, p in enumerate(primals))
+                is_outputs_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function",
+                                                      "jacobian")
+                per_input.append(tuple(_tangent_or_zeros(forward_ad.unpack_dual(o).tangent, o).detach()
+                                       for o in outputs))
+        columns.append(per_input)
+    table = [[_stacked_columns([col[i] for col in columns[j]], out, x) for j, x in enumerate(primals)]
+             for i, out in enumerate(outputs)]  # lists, not tuples: torch's forward-mode jacobian returns lists
+    if not is_outputs_tuple:
+        return _untuple(table[0], is_inputs_tuple)
+    return [_untuple(row, is_inputs_tuple) for row in table]
+
+
+def _unit(p, k):
+    """A tensor like p, zero but for a one at flat index k."""
+    e = zeros_like(p).detach().contiguous()
+    e.view(-1)[k] = 1
+    return e
+
+
+def _tangent_or_zeros(tangent, out):
+    return zeros_like(out) if tangent is None else tangent
+
+
+def _stacked_columns(cols, out, x):
+    """The columns d out / d x_k stacked into a tensor of shape out.shape + x.shape."""
+    if not cols:
+        return out.new_zeros(tuple(out.shape) + tuple(x.shape))
+    return call(get("stack"), (cols, -1)).reshape(tuple(out.shape) + tuple(x.shape))
 
 
 def _jacobian_of_output(i, out, inputs, create_graph, strict):
@@ -211,7 +271,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         _check_requires_grad(jac, "jacobian", strict)
         return jac
 
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict)
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                   strategy=outer_jacobian_strategy)
     return res if is_inputs_tuple else res[0][0]
 
 

@@ -102,11 +102,51 @@ def _analytical(func, inputs, diff):
     return table, outs
 
 
+def _forward_columns(func, inputs, i, directions):
+    """[per direction: [per element k: [flat tangent of each output]]]: forward-mode AD's Jacobian columns for
+    input i, from a dual tensor whose tangent is the unit step along element k (forward_ad)."""
+    from . import forward_ad
+    x = inputs[i]
+    per_direction = []
+    for step in directions:
+        columns = []
+        for k in range(x.numel()):
+            with forward_ad.dual_level():
+                duals = list(inputs)
+                duals[i] = forward_ad.make_dual(x.detach(), _seed(x.detach(), k, step))
+                outs = _outputs(func, duals)
+                columns.append([_flat_tangent(forward_ad.unpack_dual(o).tangent, o) for o in outs])
+        per_direction.append(columns)
+    return per_direction
+
+
+def _flat_tangent(tangent, out):
+    if tangent is None:
+        return np.zeros(out.numel(), dtype=np.complex128 if out.dtype.is_complex else np.float64)
+    return _flat(tangent)
+
+
+def _check_forward(func, inputs, diff, numerical, rtol, atol):
+    """Forward mode's Jacobian columns against the numerical ones: the error text, or None."""
+    for i in diff:
+        directions = (1, 1j) if inputs[i].dtype.is_complex else (1,)
+        forward = _forward_columns(func, inputs, i, directions)
+        for columns, expected_columns in zip(forward, numerical[i]):
+            for j in range(len(expected_columns[0]) if expected_columns else 0):
+                analytical = np.array([c[j] for c in columns])
+                expected = np.array([c[j] for c in expected_columns])
+                if not np.allclose(analytical, expected, rtol=rtol, atol=atol, equal_nan=True):
+                    return (f"Jacobian computed with forward mode mismatch for output {j} with respect to input "
+                            f"{i},\nnumerical:{expected.T}\nanalytical:{analytical.T}\n")
+    return None
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
               masked=None):
-    """True if d func / d inputs from autograd matches finite differences within atol + rtol * |numerical|."""
+    """True if d func / d inputs from autograd matches finite differences within atol + rtol * |numerical|: reverse
+    mode's vjps (check_backward_ad) and, with check_forward_ad, forward mode's jvps (lantern.autograd.forward_ad)."""
     inputs = _as_tuple(inputs)
     for i, x in enumerate(inputs):
         if isinstance(x, TensorImpl) and x.requires_grad and x.dtype.name not in ("float64", "complex128"):
@@ -120,17 +160,21 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     prev = tls.grad_enabled
     tls.grad_enabled = True  # func may itself call autograd.grad (gradgradcheck's does)
     try:
-        analytical, outs = _analytical(func, inputs, diff)
         numerical = {i: _numerical(func, inputs, i, eps) for i in diff}
+        problems = []
+        if check_backward_ad:
+            analytical, outs = _analytical(func, inputs, diff)
+            problems += [_check_pair(i, j, inputs[i], out, analytical[(i, j)], numerical[i], rtol, atol)
+                         for i in diff for j, out in enumerate(outs)]
+        if check_forward_ad:
+            problems.append(_check_forward(func, inputs, diff, numerical, rtol, atol))
     finally:
         tls.grad_enabled = prev
-    for i in diff:
-        for j, out in enumerate(outs):
-            problem = _check_pair(i, j, inputs[i], out, analytical[(i, j)], numerical[i], rtol, atol)
-            if problem is not None:
-                if not raise_exception:
-                    return False
-                raise GradcheckError(problem)
+    problem = next((p for p in problems if p is not None), None)
+    if problem is not None:
+        if not raise_exception:
+            return False
+        raise GradcheckError(problem)
     return True
 
 

@@ -28,17 +28,17 @@ from .registry import get
 class Forward:
     """One op's forward derivative: its kind ('formula', 'linear', 'derived' or 'unsupported') and formula text."""
 
-    __slots__ = ("kind", "text", "code", "names")
+    __slots__ = ("kind", "text", "code", "names", "helpers")
 
-    def __init__(self, kind, text=None):
-        self.kind, self.text = kind, text
+    def __init__(self, kind, text=None, helpers=None):
+        self.kind, self.text, self.helpers = kind, text, helpers or {}
         self.code = None if text is None else compile(text, f"<forward derivative: {text}>", "eval")
         self.names = set() if text is None else {n.id for n in ast.walk(ast.parse(text, mode="eval"))
                                                  if isinstance(n, ast.Name)}
 
     @classmethod
-    def formula(cls, text):
-        return cls("formula", text)
+    def formula(cls, text, helpers=None):
+        return cls("formula", text, helpers)
 
     def __repr__(self):
         return f"Forward({self.kind}{': ' + self.text if self.text else ''})"
@@ -51,9 +51,10 @@ def _declare(op_name, forward):
     d.forward = forward
 
 
-def forward_formula(op_name, result):
-    """The output tangent of `op_name` as a formula (for ops whose derivative(...) call does not give `result=`)."""
-    _declare(op_name, Forward.formula(result))
+def forward_formula(op_name, result, helpers=None):
+    """The output tangent of `op_name` as a formula (for ops whose derivative(...) call does not give `result=`);
+    `helpers`: functions it calls beyond the backward formulas' ({name: function})."""
+    _declare(op_name, Forward.formula(result, helpers))
 
 
 def linear(*op_names):

@@ -12,6 +12,7 @@ tangent (an index).
 'self_t * self.cos()'
 """
 from . import registry
+from .call_by_name import call_op as _op
 from .forward_derivative import derived, forward_formula, linear, unsupported
 from .op_kinds import AliasKind
 
@@ -100,6 +101,8 @@ for name, text in {
     # ---- softmax ----
     "softmax": "result * (self_t - (self_t * result).sum(dim, keepdim=True))",
     "log_softmax": "self_t - (self_t * result.exp()).sum(dim, keepdim=True)",
+    "logcumsumexp": "(self_t * (self - self.amax(dim, keepdim=True)).exp()).cumsum(dim)"
+                    " * (self.amax(dim, keepdim=True) - result).exp()",
     # ---- pointwise activations: the backward with grad = self_t ----
     "relu": "where_zero(result > 0, self_t)",
     "leaky_relu": "_where(self > 0, self_t, self_t * negative_slope)",
@@ -129,11 +132,73 @@ for name, text in {
     "copy_": "src_t",
     "fill_": "zeros_like(self)",
     "zero_": "zeros_like(self)",
+    "elu_": "_elu_grad(self_t, self, alpha, scale, input_scale)",
+    "polygamma_": "self_t * polygamma(n + 1, self)",
+    "eq_": "zeros_like(result)", "ne_": "zeros_like(result)", "lt_": "zeros_like(result)",
+    "le_": "zeros_like(result)", "gt_": "zeros_like(result)", "ge_": "zeros_like(result)",
     "frexp.Tensor": "(self_t / exponent.to(self_t.dtype).exp2(), None)",
     "fake_quantize_per_tensor_affine_cachemask": "(self_t * mask, None)",
     "fake_quantize_per_channel_affine_cachemask": "(self_t * mask, None)",
 }.items():
     forward_formula(name, text)
+
+
+
+def _reduced_dims(dim, ndim):
+    return tuple(range(ndim)) if dim is None or (not isinstance(dim, int) and len(dim) == 0) else dim
+
+
+def _var_jvp(self_t, self, dim, correction, keepdim):
+    """d var = 2 Σ (x - mean) dx / (N - correction)."""
+    dims = _reduced_dims(dim, self.dim())
+    n = 1
+    for d in ((dims,) if isinstance(dims, int) else dims):
+        n *= self.shape[d]
+    centered = self - self.mean(dims, keepdim=True)
+    if n == 0:  # no elements: the tangent of the nan is 0, as torch's
+        return (centered * self_t).sum(dims, keepdim=keepdim)
+    return (centered * self_t).sum(dims, keepdim=keepdim) * 2 / (n - (1 if correction is None else correction))
+
+
+def _mean_jvp(self_t, self, dim, keepdim):
+    return self_t.mean(_reduced_dims(dim, self.dim()), keepdim=keepdim)
+
+
+def _mH(t):
+    return t.transpose(-2, -1).conj()
+
+
+def _cholesky_jvp(A_t, L, upper):
+    """dL = L Φ(L⁻¹ dA L⁻ᴴ), Φ taking the lower triangle with the diagonal halved."""
+    lower = _mH(L) if upper else L
+    gram = _op("linalg_solve_triangular", _mH(lower),
+               _op("linalg_solve_triangular", lower, A_t, False, True, False), True, False, False)
+    phi = gram.tril(-1) + gram.diagonal(0, -2, -1).diag_embed() * 0.5
+    dL = lower.matmul(phi)
+    return _mH(dL) if upper else dL
+
+
+def _eigh_jvp(A_t, eigenvalues, eigenvectors):
+    """dλ = diag(Vᴴ dA V); dV = V ((Vᴴ dA V) / (λⱼ - λᵢ)), zero on the diagonal."""
+    projected = _mH(eigenvectors).matmul(A_t).matmul(eigenvectors)
+    gaps = eigenvalues.unsqueeze(-2) - eigenvalues.unsqueeze(-1) + eigenvalues.new_ones(eigenvalues.shape).diag_embed()
+    off = projected / gaps
+    off = off - off.diagonal(0, -2, -1).diag_embed()
+    d_values = projected.diagonal(0, -2, -1)
+    return (d_values.real if d_values.is_complex() else d_values), eigenvectors.matmul(off)
+
+
+_LINALG = {"_var_jvp": _var_jvp, "_mean_jvp": _mean_jvp, "_cholesky_jvp": _cholesky_jvp, "_eigh_jvp": _eigh_jvp}
+for name, text in {
+    "var.correction": "_var_jvp(self_t, self, dim, correction, keepdim)",
+    "std.correction": "_var_jvp(self_t, self, dim, correction, keepdim) / (2 * result)",
+    "var_mean.correction": "(_var_jvp(self_t, self, dim, correction, keepdim), _mean_jvp(self_t, self, dim, keepdim))",
+    "std_mean.correction": "(_var_jvp(self_t, self, dim, correction, keepdim) / (2 * result0),"
+                           " _mean_jvp(self_t, self, dim, keepdim))",
+    "linalg_cholesky_ex": "(_cholesky_jvp(A_t, L, upper), None)",
+    "linalg_eigh": "_eigh_jvp(A_t, eigenvalues, eigenvectors)",
+}.items():
+    forward_formula(name, text, helpers=_LINALG)
 
 # ---- random samples: their value does not move with their parameters' tangents ----
 for name in ("uniform_", "normal_", "exponential_", "geometric_", "cauchy_", "log_normal_", "random_.from",
@@ -145,11 +210,10 @@ for name in ("uniform_", "normal_", "exponential_", "geometric_", "cauchy_", "lo
 derived("sgn", "logit", "i0", "sinc", "special_i1", "special_i1e", "special_i0e", "special_erfcx",
         "special_log_ndtr", "special_ndtri", "special_xlog1py", "special_zeta", "igamma", "igammac", "mvlgamma",
         "xlogy", "copysign", "fmax", "fmin", "clamp", "clamp_min", "clamp_max", "angle",
-        "prod", "amax", "amin", "max", "min", "max.dim", "min.dim", "aminmax", "var.correction", "std.correction",
-        "var_mean.correction", "std_mean.correction", "nansum", "median.all", "nanmedian.all", "median.dim",
-        "nanmedian.dim", "mode", "kthvalue", "sort", "topk", "cummax", "cummin", "cumprod", "logcumsumexp",
+        "prod", "amax", "amin", "max", "min", "max.dim", "min.dim", "aminmax", "nansum", "median.all", "nanmedian.all", "median.dim",
+        "nanmedian.dim", "mode", "kthvalue", "sort", "topk", "cummax", "cummin", "cumprod",
         "logsumexp", "linalg_vector_norm", "vdot", "cdist",
-        "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_cholesky_ex", "linalg_svd", "linalg_eigh",
+        "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_svd",
         "linalg_qr", "linalg_pinv", "linalg_solve_triangular", "_cholesky_solve_helper", "_cholesky_inverse_helper",
         "linalg_lu_factor_ex", "lu_unpack", "linalg_lu", "linalg_lu_solve", "linalg_eig", "linalg_matrix_exp",
         "index_fill.int_Tensor", "masked_fill.Tensor", "scatter_reduce",
