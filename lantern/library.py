@@ -39,10 +39,11 @@ from .library_opcheck import OpCheckError, opcheck  # noqa: F401  (part of the n
 from . import library_rules
 from .library_rules import get_ctx, get_kernel  # noqa: F401  (part of the namespace)
 from .core import user_warnings
+from ._functorch.custom_vmap import register_vmap  # noqa: F401  (part of the namespace)
 
 __all__ = ["Library", "CustomOpDef", "custom_op", "define", "impl", "register_kernel", "register_fake",
            "register_autograd", "infer_schema", "fallthrough_kernel", "opcheck", "get_ctx", "get_kernel",
-           "impl_abstract", "register_autocast", "register_torch_dispatch"]
+           "impl_abstract", "register_autocast", "register_torch_dispatch", "register_vmap"]
 _log = logging.getLogger(__name__)
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
@@ -50,8 +51,9 @@ _BACKEND_DISPATCH_KEYS = {"CPU": DispatchKey.CPU, "CUDA": DispatchKey.CUDA, "Met
                           "PrivateUse1": DispatchKey.PrivateUse1}
 _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "privateuseone": "PrivateUse1"}
 _ALL_BACKENDS = ("CompositeExplicitAutograd", "")  # a kernel for every backend
-# the keys whose kernels serve every op, a library's too: __torch_dispatch__ and the conjugate / negative bits
-_EVERY_OP_KEYS = (DispatchKey.Python, DispatchKey.Conjugate, DispatchKey.Negative)
+# the keys whose kernels serve every op, a library's too: __torch_dispatch__, the conjugate / negative bits and
+# vmap's batching layer
+_EVERY_OP_KEYS = (DispatchKey.Python, DispatchKey.Conjugate, DispatchKey.Negative, DispatchKey.FuncTorchBatched)
 
 
 def fallthrough_kernel():

@@ -183,8 +183,6 @@ RULES = [
     ("torch.fx.*", ".*", "FX graph capture: lantern captures graphs with its own JIT (lantern.jit)"),
     ("torch.export.*", ".*", "torch.export: lantern captures graphs with its own JIT (lantern.jit)"),
     ("torch.compiler.*", ".*", "TorchDynamo/Inductor controls: lantern has no Dynamo"),
-    ("torch.func.*", ".*", "functorch transforms (vmap, grad, jacrev): not implemented yet"),
-    ("torch.library", "register_vmap", "vmap rules for custom ops: lantern has no vmap yet (issue 20)"),
     ("torch.library", "(triton_op|wrap_triton)", "Triton kernels as custom ops: GPU only"),
     ("torch.sparse.*", ".*", "sparse tensors: lantern has COO and CSR with mm/addmm/sum/softmax, not semi-structured "
      "(2:4) sparsity, invariant-check switches or sparse gradcheck"),

@@ -173,6 +173,34 @@ def test_every_op_record_has_a_rule_or_takes_the_fallback():
     assert sum(op.batch_rule is not None for op in REGISTRY.values()) > 300
 
 
+def test_register_vmap_matches_torch():
+    def run(m, x):
+        @m.library.custom_op(f"func_vmap_test_{m.__name__}::cube", mutates_args=())
+        def cube(t: m.Tensor) -> tuple[m.Tensor, m.Tensor]:
+            return t ** 3, 3 * t ** 2
+
+        calls = []
+
+        def cube_vmap(info, in_dims, t):
+            calls.append((info.batch_size, info.randomness, in_dims))
+            return cube(t), (in_dims[0], in_dims[0])
+
+        m.library.register_vmap(cube, cube_vmap)
+        return m.func.vmap(cube, in_dims=1, randomness="same")(x), calls
+
+    check(run, rand(2, 3), strides=False, aliasing=False)
+
+
+def test_a_custom_op_without_a_vmap_rule_takes_the_fallback():
+    @lantern.library.custom_op("func_vmap_test::twice", mutates_args=())
+    def twice(t: lantern.Tensor) -> lantern.Tensor:
+        return t * 2
+
+    with pytest.warns(UserWarning, match="batching rule for func_vmap_test::twice"):
+        got = lantern.func.vmap(twice)(lantern.tensor(rand(3, 2)))
+    assert got.shape == (3, 2)
+
+
 # ---- grad, vjp, jacrev ----------------------------------------------------------------------------------------------
 def f_scalar(m, x):
     return (x.sin() * x.cos().exp()).sum()

@@ -305,7 +305,8 @@ def per_example_fallback(op, args, level):
     """Run `op` once per example (each batched argument's slice along its batch dimension) and stack the results
     into a batched result; an in-place or out= op writes each example's slice of its target instead."""
     refuse_unbatched_write(op, args, level)
-    user_warnings.warn(FALLBACK_WARNING.format(name=f"aten::{op.name}"), UserWarning, stacklevel=2)
+    name = op.name if "::" in op.name else f"aten::{op.name}"   # a library op's name has its namespace
+    user_warnings.warn(FALLBACK_WARNING.format(name=name), UserWarning, stacklevel=2)
     size = next(a._value.shape[a._bdim] for a in _tensor_arguments(op, args) if is_batched(a, level))
     results = [dispatcher.call(op, _example(op, args, level, i)) for i in range(size)]
     written = written_position(op)
