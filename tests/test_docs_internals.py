@@ -15,7 +15,7 @@ PAGES = ["tensor-storage-strides.md", "dispatcher.md", "autograd.md", "module-ho
          "data-loading.md", "jit.md", "random-numbers.md", "memory.md", "reference-mode.md", "sparse.md",
          "structure.md", "backends.md", "quantized.md", "custom-ops.md", "torch-function.md", "conj-views.md",
          "torch-dispatch.md", "custom-devices.md", "distributed.md", "ddp.md", "aot-autograd.md",
-         "intra-op-threads.md", "vmap.md"]
+         "intra-op-threads.md", "vmap.md", "forward-ad.md"]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\s*$", re.S | re.M)
 

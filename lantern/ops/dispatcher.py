@@ -311,9 +311,14 @@ def explain_keys(op, args):
         keys.append((DispatchKey.Tracer, "a JIT trace is recording"))
     if backend.key is DispatchKey.FuncTorchBatched:  # vmap's layer, above autograd: its rule's ops dispatch anew
         return keys + [(backend.key, backend.explain(op, args))]
+    forward_why = _forward_ad_reason(op, args) if tls.forward_ad else None
     if needs_grad and _AUTOGRAD_KERNEL[0] is not None:
         if tls.grad_enabled:
-            keys.append((DispatchKey.Autograd, "an input requires grad and grad mode is on"))
+            keys.append((DispatchKey.Autograd, "an input requires grad and grad mode is on"
+                         + ("" if forward_why is None else "; " + forward_why)))
+            forward_why = None
+    if forward_why is not None:
+        keys.append((DispatchKey.Autograd, forward_why))
     if backend.key is DispatchKey.Conjugate or backend.key is DispatchKey.Negative:
         keys += _math_bit_keys(op, args)
         backend = backend.under  # the fallback resolves the bit, then the device's kernel runs
@@ -329,6 +334,13 @@ def explain_keys(op, args):
         why = _layout_reason(op, args, backend.layout)
     keys.append((backend.key, why))
     return keys
+
+
+def _forward_ad_reason(op, args):
+    """Why forward AD's kernel computes a tangent for a call (lantern/autograd/forward_kernel.py), or None."""
+    tensors = [args[i] for i in op.tensor_positions] + [t for i in op.list_positions for t in args[i]]
+    having = [i for i, t in enumerate(tensors) if isinstance(t, TensorImpl) and t._fw_grad is not None]
+    return f"input {having[0]} is a dual tensor (forward AD)" if having else None
 
 
 def _python_key_reason(op, args, backend):
