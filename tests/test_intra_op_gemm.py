@@ -2,6 +2,10 @@
 A float32 GEMM split in blocks on the pool must give the bits of one BLAS call (so results do not depend on the
 thread count; OpenBLAS's float64 kernels round a block's edge differently, as its own threads do), and BLAS runs
 one thread exactly while that pool is in use."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -103,3 +107,18 @@ def test_float32_layers_give_the_same_bits_at_one_and_two_threads(threads, build
     one, two = step(threads, 1, build), step(threads, 2, build)
     for x, y in zip(one, two):
         assert np.array_equal(x.numpy(), y.numpy())
+
+
+def test_the_first_matmul_holds_blas_to_one_thread_in_a_fresh_process():
+    """Without set_num_threads, lantern's first product reads the count (BLAS's, 2 here) and holds BLAS to one
+    thread before any threaded BLAS call could leave its threads spinning."""
+    script = ("import lantern\n"
+              "from threadpoolctl import threadpool_info\n"
+              "def blas(): return sorted({p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'})\n"
+              "before = blas()\n"
+              "lantern.randn(4, 4) @ lantern.randn(4, 4)\n"
+              "print(before, lantern.get_num_threads(), blas())\n")
+    env = {k: v for k, v in os.environ.items() if k != "LANTERN_REFERENCE"}
+    env.update(OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.split("\n")[0] == "[2] 2 [1]", done.stderr

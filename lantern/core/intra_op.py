@@ -61,7 +61,8 @@ def num_threads():
 def blas_thread_limit():
     """The thread count BLAS gets: one while this pool does the parallel work (fast paths on, more than one
     thread), else lantern's count."""
-    return 1 if mode.fast and _Threads.count > 1 else _Threads.count
+    count = num_threads()
+    return 1 if mode.fast and count > 1 else count
 
 
 def _hold_blas():

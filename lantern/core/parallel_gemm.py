@@ -32,14 +32,16 @@ def matmul(a, b, out=None):
 
 
 def _splits(a, b, out):
-    if not mode.fast or a.ndim != b.ndim or a.ndim not in (2, 3) or a.dtype.kind != "f" or b.dtype != a.dtype:
+    if intra_op.num_threads() == 1 or not mode.fast:    # read first: the first read holds BLAS to one thread
+        return False
+    if a.ndim != b.ndim or a.ndim not in (2, 3) or a.dtype.kind != "f" or b.dtype != a.dtype:
         return False
     if out is not None and out.dtype != a.dtype:
         return False
     if a.ndim == 3 and a.shape[0] != b.shape[0]:
         return False
     work = a.size * b.shape[-1]
-    return work >= 2 * WORK_PER_BLOCK and intra_op.num_threads() > 1
+    return work >= 2 * WORK_PER_BLOCK
 
 
 @specialisation(replaces="parallel_gemm.matmul's one BLAS call np.matmul(a, b, out=out)",
