@@ -13,8 +13,8 @@ the per-example fallback then runs. Rules are kept in the op records (`op.batch_
 - shapes (view, reshape, expand, permute, squeeze, unsqueeze, t, repeat, cat, stack): the batch size joins the
   shape argument;
 - matmul family (mm, bmm, mv, dot, addmm, addmv, baddbmm): one broadcasting matmul;
-- nn (convolution with a batched input, embedding with batched indices): the batch folded into the op's own
-  batch dimension.
+- nn: convolution (per-example weights as groups), pooling/upsampling (the batch folded into N), padding and
+  layer norm (trailing dims), embedding, and the losses (reduction none over the batch, then per example).
 
 >>> import lantern
 >>> from lantern.ops.registry import REGISTRY
@@ -266,6 +266,39 @@ def embedding_rule(op, args, level):
     return wrap_front(dispatcher.call(op, (args[0], to_front(args[1], level), *args[2:])), level)
 
 
+SPATIAL_DIMS = {"max_pool2d_with_indices": 2, "avg_pool2d": 2, "_adaptive_avg_pool2d": 2, "adaptive_max_pool2d": 2,
+                "im2col": 2, "_upsample": None, "_upsample_aa": None}   # None: as many as output_size has
+
+
+def spatial_rule(op, args, level):
+    """Pooling, upsampling, im2col of a batched input, (N, C, *spatial) or (C, *spatial): the batch folded into
+    the op's own batch dimension N (or made N)."""
+    if any(is_batched(args[i], level) for i in op.tensor_positions[1:]):
+        return NotImplemented
+    x = args[0]
+    spatial = SPATIAL_DIMS[op.schema.name] or len(args[1])
+    front = to_front(x, level)
+    if x.dim() == spatial + 1:
+        return wrap_front(dispatcher.call(op, (front, *args[1:])), level)
+    if x.dim() != spatial + 2:
+        return NotImplemented
+    size, n = front.shape[0], front.shape[1]
+    out = dispatcher.call(op, (front.reshape(size * n, *front.shape[2:]), *args[1:]))
+    outs = out if isinstance(out, tuple) else (out,)
+    unfolded = tuple(o.reshape(size, n, *o.shape[1:]) for o in outs)
+    return wrap_front(unfolded if isinstance(out, tuple) else unfolded[0], level)
+
+
+def trailing_dims_rule(op, args, level):
+    """constant_pad_nd and native_layer_norm of a batched input: they work on the input's last dims, which the
+    batch dimension in front does not move (weight and bias unbatched)."""
+    if any(is_batched(args[i], level) for i in op.tensor_positions[1:]):
+        return NotImplemented
+    if op.schema.name == "constant_pad_nd" and len(args[1]) // 2 > args[0].dim():
+        return NotImplemented
+    return wrap_front(dispatcher.call(op, (to_front(args[0], level), *args[1:])), level)
+
+
 def _reduction_position(op):
     return next(i for i, a in enumerate(op.schema.args) if a.name == "reduction")
 
@@ -332,7 +365,9 @@ MATMUL_RULES = {"mm": matmul_rule, "bmm": matmul_rule, "mv": matmul_rule, "dot":
 NN_RULES = {"convolution": convolution_rule, "embedding": embedding_rule, "mse_loss": elementwise_loss_rule,
             "smooth_l1_loss": elementwise_loss_rule, "huber_loss": elementwise_loss_rule,
             "binary_cross_entropy": elementwise_loss_rule, "binary_cross_entropy_with_logits": elementwise_loss_rule,
-            "nll_loss": class_index_loss_rule, "_cross_entropy_index": class_index_loss_rule}
+            "nll_loss": class_index_loss_rule, "_cross_entropy_index": class_index_loss_rule,
+            "constant_pad_nd": trailing_dims_rule, "native_layer_norm": trailing_dims_rule,
+            **{name: spatial_rule for name in SPATIAL_DIMS}}
 NO_DIMS_RULE = frozenset(("diag_embed", "roll", "_sparse_softmax", "_sparse_log_softmax"))
 
 
