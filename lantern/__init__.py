@@ -109,6 +109,7 @@ globals().update({_cls.__name__: _cls for _cls in _LEGACY_STORAGE_CLASSES})  # l
 from ._streams import Event, Stream  # noqa: E402,F401
 from .core.dispatch_keys import DispatchKey  # noqa: E402,F401  (lantern's dispatch keys, by torch's names)
 from . import distributed, distributions, func, functional, return_types, special, testing  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from . import fft, signal, library  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402,F401  (torch.multiprocessing: spawn starts ranks as one MPI job)

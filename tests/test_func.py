@@ -22,6 +22,7 @@ def test_every_torch_func_name_exists_in_lantern_func():
     missing = [name for name in torch.func.__all__ if not hasattr(lantern.func, name)]
     assert missing == []
     assert sorted(lantern.func.__all__) == sorted(torch.func.__all__)
+    assert lantern.vmap is lantern.func.vmap  # torch.vmap is torch.func.vmap
 
 
 # ---- vmap -----------------------------------------------------------------------------------------------------------
