@@ -13,6 +13,7 @@ tangent (an index).
 """
 from . import registry
 from .call_by_name import call_op as _op
+from .derivative_helpers import pow_backward_exponent
 from .forward_derivative import derived, forward_formula, linear, unsupported
 from .op_kinds import AliasKind
 
@@ -73,8 +74,6 @@ for name, text in {
     # ---- binary ----
     "mul": "self_t * other + self * other_t",
     "div": "(self_t - other_t * result) / other if rounding_mode is None else zeros_like(result)",
-    "pow": "(pow_backward_self(self_t, self, exponent) if hasattr(self, 'dim') else 0)"
-           " + (pow_backward_exponent(exponent_t, self, exponent, result) if hasattr(exponent, 'dim') else 0)",
     "remainder": "self_t - other_t * self.div(other, rounding_mode='floor')",
     "fmod": "self_t - other_t * self.div(other, rounding_mode='trunc')",
     "atan2": "(self_t * other - other_t * self) / (self * self + other * other)",
@@ -101,8 +100,6 @@ for name, text in {
     # ---- softmax ----
     "softmax": "result * (self_t - (self_t * result).sum(dim, keepdim=True))",
     "log_softmax": "self_t - (self_t * result.exp()).sum(dim, keepdim=True)",
-    "logcumsumexp": "(self_t * (self - self.amax(dim, keepdim=True)).exp()).cumsum(dim)"
-                    " * (self.amax(dim, keepdim=True) - result).exp()",
     # ---- pointwise activations: the backward with grad = self_t ----
     "relu": "where_zero(result > 0, self_t)",
     "leaky_relu": "_where(self > 0, self_t, self_t * negative_slope)",
@@ -149,15 +146,16 @@ def _reduced_dims(dim, ndim):
 
 
 def _var_jvp(self_t, self, dim, correction, keepdim):
-    """d var = 2 Σ (x - mean) dx / (N - correction)."""
+    """d var = 2 Σ Re(conj(x - mean) dx) / (N - correction)."""
     dims = _reduced_dims(dim, self.dim())
     n = 1
     for d in ((dims,) if isinstance(dims, int) else dims):
         n *= self.shape[d]
     centered = self - self.mean(dims, keepdim=True)
+    product = (centered.conj() * self_t).real if self.is_complex() else centered * self_t  # d |x - mean|²
     if n == 0:  # no elements: the tangent of the nan is 0, as torch's
-        return (centered * self_t).sum(dims, keepdim=keepdim)
-    return (centered * self_t).sum(dims, keepdim=keepdim) * 2 / (n - (1 if correction is None else correction))
+        return product.sum(dims, keepdim=keepdim)
+    return product.sum(dims, keepdim=keepdim) * 2 / (n - (1 if correction is None else correction))
 
 
 def _mean_jvp(self_t, self, dim, keepdim):
@@ -188,7 +186,33 @@ def _eigh_jvp(A_t, eigenvalues, eigenvectors):
     return (d_values.real if d_values.is_complex() else d_values), eigenvectors.matmul(off)
 
 
-_LINALG = {"_var_jvp": _var_jvp, "_mean_jvp": _mean_jvp, "_cholesky_jvp": _cholesky_jvp, "_eigh_jvp": _eigh_jvp}
+def _pow_jvp(self_t, self, exponent, exponent_t, result):
+    """d(a ** b) = b a^(b-1) da (0 where b == 0) + a^b log(a) db (0 where a == 0 <= b), torch's conventions;
+    unconjugated, so complex inputs get the holomorphic derivative (the backward helpers conjugate)."""
+    tangent = 0
+    if hasattr(self, "dim"):
+        if not hasattr(exponent, "dim"):
+            tangent = self_t * (exponent * self.pow(exponent - 1)) if exponent != 0 else self_t * 0
+        else:
+            tangent = _op("where", exponent == 0, 0.0, self_t * (exponent * self.pow(exponent - 1)))
+    if hasattr(exponent, "dim"):
+        tangent = tangent + _pow_exponent_jvp(exponent_t, self, exponent, result)
+    return tangent
+
+
+def _pow_exponent_jvp(exponent_t, self, exponent, result):
+    if not hasattr(self, "dim"):
+        return pow_backward_exponent(exponent_t, self, exponent, result)
+    zero_base = (self == 0) & ((exponent.real if exponent.is_complex() else exponent) >= 0)
+    return _op("where", zero_base, 0.0, exponent_t * result * _op("where", zero_base, 1, self).log())
+
+
+def _real_amax(t, dim):
+    """The largest real part along dim, kept: what a log-sum-exp shifts by."""
+    return (t.real if t.is_complex() else t).amax(dim, keepdim=True)
+
+
+_LINALG = {"_pow_jvp": _pow_jvp, "_real_amax": _real_amax, "_var_jvp": _var_jvp, "_mean_jvp": _mean_jvp, "_cholesky_jvp": _cholesky_jvp, "_eigh_jvp": _eigh_jvp}
 for name, text in {
     "var.correction": "_var_jvp(self_t, self, dim, correction, keepdim)",
     "std.correction": "_var_jvp(self_t, self, dim, correction, keepdim) / (2 * result)",
@@ -197,6 +221,9 @@ for name, text in {
                            " _mean_jvp(self_t, self, dim, keepdim))",
     "linalg_cholesky_ex": "(_cholesky_jvp(A_t, L, upper), None)",
     "linalg_eigh": "_eigh_jvp(A_t, eigenvalues, eigenvectors)",
+    "pow": "_pow_jvp(self_t, self, exponent, exponent_t, result)",
+    "logcumsumexp": "(self_t * (self - _real_amax(self, dim)).exp()).cumsum(dim)"
+                    " * (_real_amax(self, dim) - result).exp()",
 }.items():
     forward_formula(name, text, helpers=_LINALG)
 
