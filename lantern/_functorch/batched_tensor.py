@@ -183,15 +183,23 @@ def add_batch_dim(value, bdim, level):
 
 
 def is_batched(x, level=None):
-    """Whether x is a BatchedTensor (of `level`, if given)."""
-    return isinstance(x, BatchedTensor) and (level is None or x._level == level)
+    """Whether x is a BatchedTensor (batched at `level`, if given)."""
+    return isinstance(x, BatchedTensor) and (level is None or unwrap(x, level)[1] is not None)
 
 
 def unwrap(x, level):
-    """(physical tensor, its batch dimension) of a BatchedTensor of `level`; (x, None) for anything else."""
-    if isinstance(x, BatchedTensor) and x._level == level:
+    """(x without its `level` batch dimension, that dimension): for a BatchedTensor of `level`, its physical tensor;
+    for one of a higher level batched at `level` inside, the higher levels kept outside, over the tensor without
+    `level`. (x, None) when x is not batched at `level`."""
+    if not isinstance(x, BatchedTensor) or x._level < level:
+        return x, None
+    if x._level == level:
         return x._value, x._bdim
-    return x, None
+    inner, inner_bdim = unwrap(x._value, level)   # x's value with the `level` dim at inner_bdim
+    if inner_bdim is None:
+        return x, None
+    outer_bdim = x._bdim if x._bdim < inner_bdim else x._bdim + 1   # x's own dim, counted in inner
+    return add_batch_dim(inner, outer_bdim, x._level), inner_bdim if inner_bdim < outer_bdim else inner_bdim - 1
 
 
 def to_front(x, level):
@@ -268,12 +276,38 @@ def batched_kernel(op, args):
     """The FuncTorchBatched kernel of every op: its batching rule, or the per-example fallback where the op has
     none (or its rule declines these arguments by returning NotImplemented)."""
     level = current_level(op, args)
+    args = _duals_lifted(op, args, level)
     rule = op.batch_rule
     if rule is not None:
         result = rule(op, args, level)
         if result is not NotImplemented:
             return result
     return per_example_fallback(op, args, level)
+
+
+def _duals_lifted(op, args, level):
+    """The arguments with each dual tensor that is not batched at `level` but whose tangent is (a jvp inside this
+    vmap whose tangents vary by example, beside a batched input) made batched at `level`: its value expanded over
+    the batch, its tangent's examples each with their own, so the rule's ops on physical tensors carry them."""
+    lifted = None
+    for i in op.tensor_positions:
+        a = args[i]
+        if isinstance(a, TensorImpl) and not is_batched(a, level) and is_batched(a._fw_grad, level):
+            lifted = lifted or list(args)
+            lifted[i] = _lifted(a, level)
+    return args if lifted is None else tuple(lifted)
+
+
+def _lifted(dual, level):
+    from ..autograd.forward_ad import set_tangent
+    from ..autograd.forward_kernel import suspended
+    tangent = dual._fw_grad
+    size = unwrap(tangent, level)[0].shape[unwrap(tangent, level)[1]]
+    with suspended():
+        value = dual.expand(size, *dual.shape)
+    batched = add_batch_dim(value, 0, level)
+    set_tangent(batched, tangent)
+    return batched
 
 
 FALLBACK_WARNING = ("There is a performance drop because we have not yet implemented the batching rule for "
