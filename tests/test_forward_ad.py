@@ -54,6 +54,31 @@ def test_tangents_match_torch(f):
     _both(lambda lib, ad, x, t: ad.unpack_dual(f(lib, ad.make_dual(x, t))).tangent)
 
 
+@pytest.mark.parametrize("f", [
+    lambda lib, d: lib.stack([d.argmax().to(d.dtype), d.sum()]),
+    lambda lib, d: d.detach(),
+    lambda lib, d: d.clone().to(lib.float32),
+    lambda lib, d: lib.where(d > 0, d, lib.zeros_like(d)),
+    lambda lib, d: d[0].unbind(0)[1],
+    lambda lib, d: d.expand(2, 3, 4).sum(0),
+    lambda lib, d: lib.nn.functional.conv1d(d.unsqueeze(0), lib.ones(2, 3, 2, dtype=d.dtype)),
+    lambda lib, d: lib.nn.functional.cross_entropy(d, lib.tensor([1, 0, 3])),
+], ids=["integer outputs", "detach", "clone/to", "where", "unbind", "expand", "conv1d", "cross_entropy"])
+def test_edge_cases_match_torch(f):
+    _both(lambda lib, ad, x, t: ad.unpack_dual(f(lib, ad.make_dual(x, t))))
+
+
+def test_tangents_flow_under_no_grad_and_formulas_save_no_duals():
+    def run(lib, ad, x, t):
+        d = ad.make_dual(x, t.requires_grad_())
+        with lib.no_grad():
+            under_no_grad = ad.unpack_dual(d * 2).tangent
+        tangent = ad.unpack_dual((d * d).sum()).tangent
+        (g,) = lib.autograd.grad(tangent, t)  # the formula read d's primal: g carries no tangent, as torch's
+        return under_no_grad, g, ad.unpack_dual(g).tangent
+    _both(run)
+
+
 def test_a_view_tangent_is_a_view_of_the_tangent():
     with fwAD.dual_level():
         t = lantern.tensor(T)
@@ -106,7 +131,8 @@ def test_level_errors_match_torch(fn):
     lambda lib, ad: ad.make_dual(lib.ones(3), lib.ones(3, dtype=lib.int32)),
     lambda lib, ad: ad.make_dual(lib.arange(3), lib.ones(3)),
     lambda lib, ad: ad.enter_dual_level(),
-], ids=["shape", "tangent dtype", "primal dtype", "nested"])
+    lambda lib, ad: ad.make_dual(ad.make_dual(lib.ones(3), lib.ones(3)), lib.ones(3)),
+], ids=["shape", "tangent dtype", "primal dtype", "nested", "dual of a dual"])
 def test_dual_errors_match_torch(fn):
     def inside(lib, ad):
         with ad.dual_level():

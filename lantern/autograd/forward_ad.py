@@ -101,6 +101,9 @@ def make_dual(tensor, tangent, *, level=None):
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
     if not (tangent.is_floating_point() or tangent.is_complex()):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    if tensor._fw_grad is not None:
+        raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
+                           f"level {_current_level(level)} is not supported.")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the original Tensor, this is "

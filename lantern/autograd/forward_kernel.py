@@ -17,7 +17,7 @@ import contextlib
 
 from ..core.dispatch_keys import DispatchKey
 from ..core.state import tls
-from ..core.tensor_impl import TensorImpl
+from ..core.tensor_impl import TensorImpl, make_tensor
 from ..ops import dispatcher
 from ..ops.derivative_helpers import zeros_like
 from ..ops.op_kinds import AliasKind
@@ -92,12 +92,26 @@ def tangent_or_zeros(a):
     return 0 if a is not None else None
 
 
+def _primal(a):
+    """A dual argument as a formula reads it: a view without the tangent (torch's `self_p`), so that what autograd
+    saves of the formula's ops carries no tangent into a backward pass inside the level."""
+    if isinstance(a, TensorImpl):
+        if a._fw_grad is None:
+            return a
+        if a._requires_grad or a._backend.key is DispatchKey.Python:
+            return a.view(a.shape)  # a view op: the formula's ops stay in the primal's graph
+        return make_tensor(a._storage, a._size, a._stride, a._offset, a.dtype, a._backend, a._nd, a._vc, a._base)
+    if isinstance(a, (list, tuple)):
+        return type(a)(_primal(t) for t in a)
+    return a
+
+
 # ---- the kinds of forward derivative ----
 def _formula(op, d, rule, args, result):
     """Evaluate the `result:` formula over the primals, the tangents (`<arg>_t`) and the output."""
     names = {**d.namespace, **rule.helpers}
     for a, value in zip(op.schema.args, args):
-        names[a.name] = value
+        names[a.name] = _primal(value)
         if a.name + "_t" in rule.names:
             names[a.name + "_t"] = tangent_or_zeros(value)
     names["result"] = result
