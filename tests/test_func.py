@@ -98,6 +98,19 @@ def test_vmap_matches_torch(name):
         check(fn, *[rand(*s) for s in shapes], strides=False, aliasing=False)
 
 
+@pytest.mark.parametrize("self_batched", [True, False])
+def test_as_strided_scatter_under_vmap_equals_torchs_loop_over_examples(self_batched):
+    """torch.vmap refuses as_strided_scatter (no batching rule); lantern's rule (autograd's view nodes run it on
+    batched gradients) must give what each example gives alone."""
+    x, y = rand(3, 2, 3), rand(3, 2, 2)
+    in_dims = (0 if self_batched else None, 0)
+    got = lantern.func.vmap(lambda a, b: lantern.as_strided_scatter(a, b, (2, 2), (1, 3), 1), in_dims=in_dims)(
+        lantern.tensor(x if self_batched else x[0]), lantern.tensor(y))
+    expected = torch.stack([torch.as_strided_scatter(torch.tensor(x[i if self_batched else 0]), torch.tensor(y[i]),
+                                                     (2, 2), (1, 3), 1) for i in range(3)])
+    assert_same(got, expected, strides=False)
+
+
 def test_vmap_class_index_losses_match_torch():
     targets = np.array([[0, 2, 1, 2], [1, -100, 0, 0], [2, 2, 2, 1]])
     weight = np.array([0.5, 2.0, 1.0], dtype=np.float32)
@@ -242,6 +255,12 @@ GRAD_CASES = {
     "jacrev of a matrix function": lambda m, x: m.func.jacrev(lambda t: t.reshape(2, 2) @ t.reshape(2, 2))(x),
     "vmap of grad": lambda m, x: m.func.vmap(m.func.grad(lambda t: (t.exp() * t).sum()))(x.reshape(2, 2)),
     "grad of vmap": lambda m, x: m.func.grad(lambda t: m.func.vmap(lambda r: (r * r).sum())(t.reshape(2, 2)).prod())(x),
+    "jacrev of jacrev through an in-place op on a view": lambda m, x: m.func.jacrev(m.func.jacrev(
+        lambda t: (t * 1).unsqueeze(0).squeeze(0).add_(t.flip(0)).tanh()))(x),
+    "hessian of linear with bias": lambda m, x: m.func.hessian(
+        lambda t: m.nn.functional.linear(t, m.ones(3, 4), m.ones(3)).tanh().sum())(x),
+    "vmap of vjp_fn through an in-place op on a view": lambda m, x: m.func.vmap(m.func.vjp(
+        lambda t: m.nn.functional.linear(t, x.reshape(2, 2).repeat(2, 2)[:3], m.ones(3)).tanh(), x)[1])(m.eye(3)),
     "vmap of jacrev": lambda m, x: m.func.vmap(m.func.jacrev(lambda t: t.sin() * t))(x.reshape(2, 2)),
     "vmap of vmap of grad": lambda m, x: m.func.vmap(m.func.vmap(m.func.grad(lambda t: t ** 3)))(x.reshape(2, 2)),
 }

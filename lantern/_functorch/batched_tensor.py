@@ -119,9 +119,8 @@ class BatchedTensor(Tensor):
         return self._new("new_full", tuple(size), fill_value, dtype=dtype, device=device)
 
     def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
-        span = 1 + sum((n - 1) * abs(s) for n, s in zip(size, stride) if n > 0)   # one example's extent
-        value = self._value.new_empty_strided((self._batch_size(), *size), (span, *stride), dtype=dtype,
-                                              device=device)
+        value = self._value.new_empty_strided((self._batch_size(), *size), (example_span(size, stride), *stride),
+                                              dtype=dtype, device=device)
         return add_batch_dim(value, 0, self._level)
 
     def _new(self, factory, size, *args, **kwargs):
@@ -155,6 +154,12 @@ class BatchedTensor(Tensor):
         return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n    {value}\n)"
 
     __str__ = __repr__
+
+
+def example_span(size, stride):
+    """How many elements of memory one example of this size and stride reaches over (the batch dimension's stride
+    that keeps examples apart)."""
+    return 1 + sum((n - 1) * abs(s) for n, s in zip(size, stride) if n > 0)
 
 
 def _sizes(size):

@@ -24,7 +24,7 @@ the per-example fallback then runs. Rules are kept in the op records (`op.batch_
 from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher, registry
 from ..ops.op_kinds import AliasKind, OpKind
-from .batched_tensor import is_batched, refuse_unbatched_write, to_front, unwrap, wrap_front
+from .batched_tensor import example_span, is_batched, refuse_unbatched_write, to_front, unwrap, wrap_front
 
 
 def _batch_size(op, args, level):
@@ -168,6 +168,22 @@ def as_strided_rule(op, args, level):
     offset = value.storage_offset() if args[3] is None else args[3]
     return wrap_front(dispatcher.call(op, (value, (value.shape[bdim], *args[1]), (value.stride(bdim), *args[2]),
                                            offset)), level)
+
+
+def as_strided_scatter_rule(op, args, level):
+    """src written into a copy of self at each example's as_strided region: the copy keeps self's layout with the
+    batch dimension in front, and each example's region starts where its own elements do (storage_offset counts
+    from the example's first element, as as_strided_rule reads it). The fallback's slices would all write where
+    the first example's memory is."""
+    self, src, size, stride, offset = args
+    batch = _batch_size(op, args, level)
+    front = to_front(self, level) if is_batched(self, level) else self.expand(batch, *self.shape)
+    out = front.new_empty_strided(front.shape, (example_span(self.shape, self.stride()), *self.stride()))
+    out.copy_(front)
+    relative = 0 if offset is None else offset - self.storage_offset()
+    region = out.as_strided((batch, *size), (out.stride(0), *stride), out.storage_offset() + relative)
+    region.copy_(to_front(src, level) if is_batched(src, level) else src)
+    return wrap_front(out, level)
 
 
 def repeat_rule(op, args, level):
@@ -358,7 +374,8 @@ def class_index_loss_rule(op, args, level):
 # ---- which op gets which rule -------------------------------------------------------------------------------------
 ELEMENTWISE = frozenset(("copy_", "fill_", "zero_", "clone", "_to_copy", "alias"))
 SHAPE_RULES = {"view": view_rule, "_unsafe_view": view_rule, "reshape": view_rule, "expand": expand_rule,
-               "permute": permute_rule, "squeeze": squeeze_rule, "as_strided": as_strided_rule, "t": t_rule,
+               "permute": permute_rule, "squeeze": squeeze_rule, "as_strided": as_strided_rule,
+               "as_strided_scatter": as_strided_scatter_rule, "t": t_rule,
                "repeat": repeat_rule, "cat": cat_rule, "stack": cat_rule}
 MATMUL_RULES = {"mm": matmul_rule, "bmm": matmul_rule, "mv": matmul_rule, "dot": matmul_rule,
                 "addmm": add_product_rule, "addmv": add_product_rule, "baddbmm": add_product_rule}

@@ -43,9 +43,9 @@ class _Geometry:
 
 
 def _base_shaped(grad, geometry):
-    """A tensor laid out like the base (same strides), holding `grad`."""
-    out = call(get("empty_strided"), (geometry.size, geometry.stride, geometry.dtype, None, geometry.device, None,
-                                      False))
+    """A tensor laid out like the base (same strides), holding `grad` (made from grad, so that a batched grad under
+    vmap gets a batched one)."""
+    out = grad.new_empty_strided(geometry.size, geometry.stride, dtype=geometry.dtype, device=geometry.device)
     return call(get("copy_"), (out, grad, False))
 
 
