@@ -12,6 +12,7 @@ one level at a time: nesting raises.
 tensor([2., 0.])
 """
 import collections
+import contextlib
 import weakref
 
 from ..core.state import tls
@@ -67,6 +68,19 @@ class dual_level:
         exit_dual_level()
 
 
+@contextlib.contextmanager
+def suspended():
+    """Forward AD off while the block runs (primal computations, formulas over primals); back on after."""
+    was = tls.forward_ad
+    tls.forward_ad = False
+    tls.refresh()
+    try:
+        yield
+    finally:
+        tls.forward_ad = was
+        tls.refresh()
+
+
 def _current_level(level):
     return (_levels[-1] if _levels else -1) if level is None else level
 
@@ -93,7 +107,6 @@ def make_dual(tensor, tangent, *, level=None):
     ...     d._base is not None, unpack_dual(d).tangent
     (True, tensor([0., 0.]))
     """
-    from .forward_kernel import suspended
     if _current_level(level) < 0:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
                            "enter_dual_level() first.")
@@ -138,7 +151,6 @@ def unpack_dual(tensor, *, level=None):
     >>> unpack_dual(lantern.ones(1))
     UnpackedDualTensor(primal=tensor([1.]), tangent=None)
     """
-    from .forward_kernel import suspended
     if _current_level(level) < 0:
         return UnpackedDualTensor(tensor, None)
     with suspended():

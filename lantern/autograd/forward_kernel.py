@@ -13,30 +13,16 @@ An in-place op writes the new tangent into self's tangent (a view's tangent is a
 ...     fwAD.unpack_dual(x.sin()).tangent
 tensor([2.])
 """
-import contextlib
-
 from ..core.dispatch_keys import DispatchKey
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl, make_tensor
 from ..ops import dispatcher
 from ..ops.derivative_helpers import zeros_like
 from ..ops.op_kinds import AliasKind
-from .forward_ad import set_tangent
+from .forward_ad import set_tangent, suspended
+from .grad_mode import enable_grad
 
 _INPLACE = AliasKind.INPLACE
-
-
-@contextlib.contextmanager
-def suspended():
-    """Forward AD off while the block runs (primal computations, formulas over primals); back on after."""
-    was = tls.forward_ad
-    tls.forward_ad = False
-    tls.refresh()
-    try:
-        yield
-    finally:
-        tls.forward_ad = was
-        tls.refresh()
 
 
 def forward_ad_kernel(op, args):
@@ -134,8 +120,7 @@ def _derived(op, d, rule, args, result):
     """The double vjp: with u the output's gradient, backward gives g(u) = Jᵀu (linear in u), and J t is the
     gradient of <g(u), t> with respect to u, the same at every u. The backward formulas are lantern ops, so autograd
     differentiates them."""
-    from . import grad as autograd_grad
-    from .grad_mode import enable_grad
+    from . import grad as autograd_grad  # cycle: autograd imports autograd.forward_kernel
     call_args, leaves, tangents = list(args), [], []
     for index in d.arg_indices:
         a = args[index]

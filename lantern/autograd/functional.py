@@ -10,6 +10,7 @@ from ..core.tensor_impl import TensorImpl
 from ..ops.derivative_helpers import zeros_like
 from ..ops.dispatcher import call
 from ..ops.registry import get
+from . import forward_ad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 
@@ -191,7 +192,6 @@ def _forward_mode_jacobian(func, inputs, vectorize):
     """The Jacobian a column at a time: each input element's unit tangent, pushed through func in a dual level.
     The primals require grad, so that a reverse-mode jacobian inside func keeps their tangents (forward-over-reverse
     hessian). torch demands vectorize=True here (it batches the columns with vmap); lantern runs them in a loop."""
-    from . import forward_ad
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
                                   "only implemented for `vectorize=True`.")

@@ -14,6 +14,7 @@ from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops.derivative_helpers import zeros_like
 from ..core import user_warnings
+from . import forward_ad
 
 
 class GradcheckError(RuntimeError):
@@ -105,7 +106,6 @@ def _analytical(func, inputs, diff):
 def _forward_columns(func, inputs, i, directions):
     """[per direction: [per element k: [flat tangent of each output]]]: forward-mode AD's Jacobian columns for
     input i, from a dual tensor whose tangent is the unit step along element k (forward_ad)."""
-    from . import forward_ad
     x = inputs[i]
     per_direction = []
     for step in directions:

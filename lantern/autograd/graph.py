@@ -18,6 +18,7 @@ from ..core.state import tls
 from ..core.tensor_impl import make_tensor
 from ..ops import python_key
 from .accumulate import accumulate_grad
+from .forward_ad import carry_tangent
 from .meta import Hooks, autograd_meta, current_grad_fn
 from .saved_hooks import current_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (public here, as in torch)
 
@@ -225,7 +226,6 @@ def _alias(t):
         return python_key.alias(t)
     alias = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
     if t._fw_grad is not None:  # inside a forward-AD level a saved output keeps its tangent (forward-over-reverse)
-        from .forward_ad import carry_tangent
         carry_tangent(t, alias)
     return alias
 

@@ -22,6 +22,7 @@ import ast
 import functools
 
 from . import generated
+from .forward_derivative import Forward
 from .registry import get
 
 _HELPERS = {}
@@ -186,7 +187,6 @@ def derivative(op_name, name=None, scalar_inputs=(), helpers=None, result=None, 
     op = get(op_name)
     d = Derivative(op, formulas, name, scalar_inputs=scalar_inputs, helpers=helpers)
     if result is not None:
-        from .forward_derivative import Forward
         d.forward = Forward.formula(result)
     op.derivative = d
     if op.inplace is not None:
