@@ -212,7 +212,41 @@ def _real_amax(t, dim):
     return (t.real if t.is_complex() else t).amax(dim, keepdim=True)
 
 
-_LINALG = {"_pow_jvp": _pow_jvp, "_real_amax": _real_amax, "_var_jvp": _var_jvp, "_mean_jvp": _mean_jvp, "_cholesky_jvp": _cholesky_jvp, "_eigh_jvp": _eigh_jvp}
+def _kept(t, dims, keepdim):
+    """A reduction's result t with its reduced dims put back as size 1 (so it broadcasts against the input)."""
+    if keepdim:
+        return t
+    for d in sorted((dims,) if isinstance(dims, int) else dims):
+        t = t.unsqueeze(d)
+    return t
+
+
+def _extreme_jvp(self_t, self, result, dim, keepdim):
+    """amax/amin/max/min: the tangent evenly shared among the elements equal to the extreme (as the gradient)."""
+    dims = tuple(d % max(self.dim(), 1) for d in _reduced_dims(dim, self.dim())) if self.dim() else ()
+    if not dims:
+        return self_t.clone()
+    hit = (self == _kept(result, dims, keepdim)).to(self_t.dtype)
+    return (self_t * hit).sum(dims, keepdim=keepdim) / hit.sum(dims, keepdim=keepdim)
+
+
+def _logsumexp_jvp(self_t, self, result, dim, keepdim):
+    dims = tuple(d % max(self.dim(), 1) for d in _reduced_dims(dim, self.dim())) if self.dim() else ()
+    if not dims:
+        return self_t.clone()
+    return (self_t * (self - _kept(result, dims, keepdim)).exp()).sum(dims, keepdim=keepdim)
+
+
+def _selected_jvp(self_t, dim, indices, keepdim):
+    """max.dim & co.: the tangent at the selected index."""
+    if self_t.dim() == 0:
+        return self_t.clone()
+    picked = self_t.gather(dim, _kept(indices, dim % self_t.dim(), keepdim))
+    return picked if keepdim else picked.squeeze(dim)
+
+
+_LINALG = {"_pow_jvp": _pow_jvp, "_real_amax": _real_amax, "_extreme_jvp": _extreme_jvp,
+           "_logsumexp_jvp": _logsumexp_jvp, "_selected_jvp": _selected_jvp, "_var_jvp": _var_jvp, "_mean_jvp": _mean_jvp, "_cholesky_jvp": _cholesky_jvp, "_eigh_jvp": _eigh_jvp}
 for name, text in {
     "var.correction": "_var_jvp(self_t, self, dim, correction, keepdim)",
     "std.correction": "_var_jvp(self_t, self, dim, correction, keepdim) / (2 * result)",
@@ -222,6 +256,13 @@ for name, text in {
     "linalg_cholesky_ex": "(_cholesky_jvp(A_t, L, upper), None)",
     "linalg_eigh": "_eigh_jvp(A_t, eigenvalues, eigenvectors)",
     "pow": "_pow_jvp(self_t, self, exponent, exponent_t, result)",
+    "amax": "_extreme_jvp(self_t, self, result, dim, keepdim)",
+    "amin": "_extreme_jvp(self_t, self, result, dim, keepdim)",
+    "max": "_extreme_jvp(self_t, self, result, None, False)",
+    "min": "_extreme_jvp(self_t, self, result, None, False)",
+    "max.dim": "(_selected_jvp(self_t, dim, indices, keepdim), None)",
+    "min.dim": "(_selected_jvp(self_t, dim, indices, keepdim), None)",
+    "logsumexp": "_logsumexp_jvp(self_t, self, result, dim, keepdim)",
     "logcumsumexp": "(self_t * (self - _real_amax(self, dim)).exp()).cumsum(dim)"
                     " * (_real_amax(self, dim) - result).exp()",
 }.items():
@@ -237,9 +278,9 @@ for name in ("uniform_", "normal_", "exponential_", "geometric_", "cauchy_", "lo
 derived("sgn", "logit", "i0", "sinc", "special_i1", "special_i1e", "special_i0e", "special_erfcx",
         "special_log_ndtr", "special_ndtri", "special_xlog1py", "special_zeta", "igamma", "igammac", "mvlgamma",
         "xlogy", "copysign", "fmax", "fmin", "clamp", "clamp_min", "clamp_max", "angle",
-        "prod", "amax", "amin", "max", "min", "max.dim", "min.dim", "aminmax", "nansum", "median.all", "nanmedian.all", "median.dim",
+        "prod", "aminmax", "nansum", "median.all", "nanmedian.all", "median.dim",
         "nanmedian.dim", "mode", "kthvalue", "sort", "topk", "cummax", "cummin", "cumprod",
-        "logsumexp", "linalg_vector_norm", "vdot", "cdist",
+        "linalg_vector_norm", "vdot", "cdist",
         "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_svd",
         "linalg_qr", "linalg_pinv", "linalg_solve_triangular", "_cholesky_solve_helper", "_cholesky_inverse_helper",
         "linalg_lu_factor_ex", "lu_unpack", "linalg_lu", "linalg_lu_solve", "linalg_eig", "linalg_matrix_exp",
