@@ -14,7 +14,6 @@ An in-place op writes the new tangent into self's tangent (a view's tangent is a
 tensor([2.])
 """
 from ..core.dispatch_keys import DispatchKey
-from ..core.state import tls
 from ..core.tensor_impl import TensorImpl, make_tensor
 from ..ops import dispatcher
 from ..ops.derivative_helpers import zeros_like

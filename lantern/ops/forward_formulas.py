@@ -245,8 +245,10 @@ def _selected_jvp(self_t, dim, indices, keepdim):
     return picked if keepdim else picked.squeeze(dim)
 
 
-_LINALG = {"_pow_jvp": _pow_jvp, "_real_amax": _real_amax, "_extreme_jvp": _extreme_jvp,
-           "_logsumexp_jvp": _logsumexp_jvp, "_selected_jvp": _selected_jvp, "_var_jvp": _var_jvp, "_mean_jvp": _mean_jvp, "_cholesky_jvp": _cholesky_jvp, "_eigh_jvp": _eigh_jvp}
+# ---- formulas that call the helpers above ----
+_HELPERS = {helper.__name__: helper for helper in (
+    _pow_jvp, _real_amax, _extreme_jvp, _logsumexp_jvp, _selected_jvp, _var_jvp, _mean_jvp, _cholesky_jvp,
+    _eigh_jvp)}
 for name, text in {
     "var.correction": "_var_jvp(self_t, self, dim, correction, keepdim)",
     "std.correction": "_var_jvp(self_t, self, dim, correction, keepdim) / (2 * result)",
@@ -266,7 +268,7 @@ for name, text in {
     "logcumsumexp": "(self_t * (self - _real_amax(self, dim)).exp()).cumsum(dim)"
                     " * (_real_amax(self, dim) - result).exp()",
 }.items():
-    forward_formula(name, text, helpers=_LINALG)
+    forward_formula(name, text, helpers=_HELPERS)
 
 # ---- random samples: their value does not move with their parameters' tangents ----
 for name in ("uniform_", "normal_", "exponential_", "geometric_", "cauchy_", "log_normal_", "random_.from",
