@@ -177,3 +177,38 @@ def test_functional_forward_mode_matches_torch(name):
 def test_functional_forward_mode_errors_match_torch(kw):
     kw = {"strategy": "forward-mode", **kw}
     _errors(lambda lib, ad: lib.autograd.functional.jacobian(lambda a: a * 2, lib.ones(2), **kw))
+
+
+def _custom_functions(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_forward(x)
+            return x * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2, None
+
+    class DoubleWithJvp(Double):
+        @staticmethod
+        def jvp(ctx, x_t, k_t):
+            x, = ctx.saved_tensors
+            return x_t * 3 + x
+
+    return Double, DoubleWithJvp
+
+
+def test_a_custom_function_uses_its_jvp():
+    def run(lib, ad, x, t):
+        _, with_jvp = _custom_functions(lib)
+        return ad.unpack_dual(with_jvp.apply(ad.make_dual(x, t), 2.0)).tangent
+    _both(run)
+
+
+def test_a_custom_function_without_jvp_raises_torchs_error():
+    def run(lib, ad):
+        without_jvp, _ = _custom_functions(lib)
+        with ad.dual_level():
+            without_jvp.apply(ad.make_dual(lib.ones(2), lib.ones(2)), 2.0)
+    _errors(run)

@@ -19,6 +19,7 @@ so `y.grad_fn.needs_input_grad` and attributes set on ctx are visible on the gra
 >>> type(y.grad_fn).__name__, [round(v, 4) for v in x.grad.tolist()]
 ('ExpBackward', [1.0, 2.7183])
 """
+import contextlib
 import functools
 
 from ..core.dtype import is_differentiable
@@ -26,7 +27,9 @@ from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
 from ..ops.dispatcher import call
 from ..ops.registry import get
+from ..ops.derivative_helpers import zeros_like
 from .anomaly import remember_forward
+from .forward_ad import set_tangent, suspended
 from .graph import InputMeta, Node, SavedTensor, freed_error, gradient_edge
 from .grad_mode import no_grad
 from .views import CopySlices, record_view
@@ -52,11 +55,13 @@ class FunctionCtx:
         self._materialize = bool(value)
 
     def save_for_forward(self, *tensors):
-        raise NotImplementedError("save_for_forward: lantern has no forward-mode AD (use autograd.functional.jvp, "
-                                  "which computes J v with two backward passes)")
+        """Tensors the jvp staticmethod reads back as ctx.saved_tensors (forward-mode AD)."""
+        self._saved_for_forward = tensors
 
     @property
     def saved_tensors(self):
+        if getattr(self, "_in_jvp", False):
+            return self._saved_for_forward
         if self._freed:
             raise freed_error()
         return tuple(None if s is None else s.unpack(self) for s in self._saved)
@@ -189,7 +194,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         ctx._tensor_positions = tensor_positions
         ctx.needs_input_grad = tuple(isinstance(a, TensorImpl) and a._requires_grad for a in args)
         custom_setup = cls.setup_context is not Function.setup_context
-        with no_grad():
+        dual = tls.forward_ad and any(a._fw_grad is not None for a in args if isinstance(a, TensorImpl))
+        with no_grad(), (suspended() if dual else contextlib.nullcontext()):
             if custom_setup:
                 outputs = cls.forward(*args, **kwargs)
             else:
@@ -199,7 +205,33 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         record = tls.grad_enabled and any(ctx.needs_input_grad)
         if record and tls.anomaly:
             remember_forward(ctx)
-        return _finish(ctx, args, outputs, record)
+        result = _finish(ctx, args, outputs, record)
+        if dual:
+            _forward_tangents(cls, ctx, args, result)
+        return result
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
+
+def _forward_tangents(cls, ctx, args, result):
+    """Forward-mode AD through a custom Function: its jvp staticmethod maps the inputs' tangents (zeros for a
+    tensor without one) to the outputs', reading ctx.save_for_forward's tensors as ctx.saved_tensors."""
+    tangents = [(a._fw_grad if a._fw_grad is not None else zeros_like(a)) if isinstance(a, TensorImpl) else None
+                for a in args]
+    ctx._in_jvp = True
+    try:
+        with suspended():
+            out_tangents = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+    outs = result if isinstance(result, tuple) else (result,)
+    out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+    for o, t in zip(outs, out_tangents):
+        if isinstance(o, TensorImpl) and t is not None and is_differentiable(o.dtype):
+            set_tangent(o, t)
 
 
 def _finish(ctx, args, outputs, record):
