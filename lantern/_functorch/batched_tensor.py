@@ -31,6 +31,10 @@ from ..core.torch_function import _disabled_torch_function_impl
 from ..ops import dispatcher, registry
 from ..ops.op_kinds import AliasKind
 from ..ops.python_key import _tensor_arguments
+from ..core.layout import strided
+from ..autograd.forward_ad import set_tangent
+from ..autograd.forward_kernel import suspended
+import lantern
 
 _DATA_DEPENDENT = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We "
                    "don't support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .")
@@ -70,7 +74,6 @@ class BatchedBackend:
 
 
 def _strided():
-    from ..core.layout import strided
     return strided
 
 
@@ -304,8 +307,6 @@ def _duals_lifted(op, args, level):
 
 
 def _lifted(dual, level):
-    from ..autograd.forward_ad import set_tangent
-    from ..autograd.forward_kernel import suspended
     tangent = dual._fw_grad
     size = unwrap(tangent, level)[0].shape[unwrap(tangent, level)[1]]
     with suspended():
@@ -334,7 +335,6 @@ def refuse_unbatched_write(op, args, level):
     batched = [t for t in tensors if is_batched(t, level)]
     if not batched:
         return
-    import lantern
     size = batched[0]._value.shape[batched[0]._bdim]
     shape = [size, *lantern.broadcast_shapes(*(t.shape for t in tensors))]
     raise RuntimeError(f"output with shape {list(args[written].shape)} doesn't match the broadcast shape {shape}")
@@ -368,7 +368,6 @@ def _example(op, args, level, i):
 
 
 def _stacked(op, results, level):
-    import lantern
     first = results[0]
     if isinstance(first, TensorImpl):
         return add_batch_dim(lantern.stack(results), 0, level)

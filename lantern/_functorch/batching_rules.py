@@ -25,6 +25,7 @@ from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher, registry
 from ..ops.op_kinds import AliasKind, OpKind
 from .batched_tensor import example_span, is_batched, refuse_unbatched_write, to_front, unwrap, wrap_front
+import lantern
 
 
 def _batch_size(op, args, level):
@@ -206,7 +207,6 @@ def cat_rule(op, args, level):
 # ---- matmul family -----------------------------------------------------------------------------------------------
 def matmul_rule(op, args, level):
     """mm, bmm, mv, dot: one broadcasting matmul over the physical tensors (batched ones batch first)."""
-    import lantern
     a, b = (to_front(x, level) if is_batched(x, level) else x for x in args[:2])
     name = op.schema.name
     if name == "dot":

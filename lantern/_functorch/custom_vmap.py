@@ -22,6 +22,7 @@ import collections
 from ..core.tensor_impl import TensorImpl
 from ..utils._pytree import tree_flatten, tree_unflatten
 from .batched_tensor import active_levels, add_batch_dim, unwrap
+from .. import library_rules
 
 VmapInfo = collections.namedtuple("VmapInfo", ["batch_size", "randomness"])
 
@@ -31,7 +32,6 @@ def register_vmap(op, func=None, /, *, lib=None):
     CustomOpDef, its qualified name or an OpOverload); usable as a decorator."""
     if func is None:
         return lambda f: register_vmap(op, f, lib=lib)
-    from .. import library_rules
     record = library_rules.resolve(op._opoverload if hasattr(op, "_opoverload") else op)
     record.batch_rule = _rule(func)
     return func

@@ -24,6 +24,7 @@ from ..core.tensor_impl import TensorImpl
 from ..utils._pytree import tree_flatten, tree_map, tree_unflatten
 from .batched_tensor import BatchedTensor, active_levels, add_batch_dim, unwrap
 from .vmap import vmap
+import lantern
 
 
 class _Depth(threading.local):
@@ -88,7 +89,6 @@ class _Differentiated:
     a vector-Jacobian product needs (the physical leaves, the levels, whether to build a graph)."""
 
     def __init__(self, func, primals, call):
-        import lantern
         self.levels = active_levels()
         leaves, self.spec = tree_flatten(primals)
         self.create_graph = _depth.grad > 0 or any(isinstance(x, TensorImpl) and x.requires_grad for x in leaves)
@@ -115,7 +115,6 @@ class _Differentiated:
 
     def vjp(self, outputs, cotangents):
         """The gradients (a pytree like the primals) of sum(outputs * cotangents)."""
-        import lantern
         outs = [to_physical(o, self.levels) for o in outputs]
         cts = [to_physical(c, self.levels) for c in cotangents]
         wanted = [(o, c) for o, c in zip(outs, cts) if o.requires_grad]
@@ -176,7 +175,6 @@ def grad_and_value(func, argnums=0, has_aux=False):
         if output.dim() != 0:
             raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
                                f"with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
-        import lantern
         gradients = run.vjp([output], [lantern.ones_like(output)])
         value = run.result(output)
         if has_aux:
@@ -261,7 +259,6 @@ def _unpack(inputs, argnums):
 
 def _identity_rows(out_leaves):
     """For each output, its cotangents for the rows of the Jacobian: one-hot over all the outputs' elements."""
-    import lantern
     sizes = [o.numel() for o in out_leaves]
     total = sum(sizes)
     eye = lantern.eye(total, dtype=out_leaves[0].dtype, device=out_leaves[0].device)
@@ -287,7 +284,6 @@ def _jacobian_tree(rows, out_leaves, out_spec, argnums):
 # ---- forward mode --------------------------------------------------------------------------------------------------
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """torch.func.jvp: (func(*primals), the Jacobian of func at primals times tangents), by dual tensors."""
-    import lantern
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
                            "call f(*primals).")
@@ -320,7 +316,6 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        import lantern
         _check_argnums(argnums, len(args))
         primals = _pack(_selected(args, argnums), argnums)
         p_leaves, p_spec = tree_flatten(primals)

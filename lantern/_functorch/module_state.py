@@ -11,12 +11,12 @@ functionalize.
 import functools
 
 from ..nn.modules.batchnorm import _BatchNorm
+import lantern
 
 
 def stack_module_state(models):
     """(params, buffers): each name's tensors of `models` stacked along a new first dim; the stacked parameters are
     new leaves (requiring grad where the models' do), the buffers plain stacks."""
-    import lantern
     models = list(models)
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")

@@ -13,6 +13,7 @@ tensor([[0, 3],
 lantern.Size([3, 2])
 """
 import re
+import lantern
 
 _TOKEN = re.compile(r"\(|\)|\.\.\.|[A-Za-z_][A-Za-z0-9_]*")
 
@@ -40,7 +41,6 @@ def _groups(side):
 
 
 def rearrange(tensor, pattern, **axes_lengths):
-    import lantern
     if isinstance(tensor, (list, tuple)):
         tensor = lantern.stack(list(tensor))
     left_text, arrow, right_text = pattern.partition("->")
@@ -51,8 +51,35 @@ def rearrange(tensor, pattern, **axes_lengths):
     right_names = [n for g in right for n in g]
     if sorted(left_names) != sorted(right_names) or len(set(left_names)) != len(left_names):
         raise ValueError(f"rearrange: each axis must appear once on each side of '{pattern}'")
+    lengths = _axis_lengths(tensor, left, pattern, left_text, axes_lengths)
+
+    def sizes(names):
+        return [s for n in names for s in (lengths[n] if n == "..." else (lengths[n],))]
+
+    elementary = tensor.reshape(sizes(left_names))
+    position, at = {}, 0
+    for n in left_names:
+        count = len(lengths["..."]) if n == "..." else 1
+        position[n] = list(range(at, at + count))
+        at += count
+    permuted = elementary.permute([p for n in right_names for p in position[n]])
+    return permuted.reshape([s for group in right for s in _group_sizes(group, sizes(group))])
+
+
+def _group_sizes(group, sizes):
+    """The result's dims for one group on the right: '...' keeps its dims, any other group is one dim."""
+    if group == ["..."]:
+        return sizes
+    size = 1
+    for s in sizes:
+        size *= s
+    return [size]
+
+
+def _axis_lengths(tensor, left, pattern, left_text, axes_lengths):
+    """{axis name: length} for every axis on the left, and '...': the dims it stands for."""
     ellipsis_dims = tensor.dim() - (len(left) - (1 if ["..."] in left else 0))
-    if ellipsis_dims < 0 or ("..." not in left_names and ellipsis_dims != 0):
+    if ellipsis_dims < 0 or (all("..." not in g for g in left) and ellipsis_dims != 0):
         raise ValueError(f"rearrange: pattern '{left_text.strip()}' does not fit a tensor of {tensor.dim()} dims")
     lengths, dim = {}, 0
     for group in left:
@@ -75,24 +102,4 @@ def rearrange(tensor, pattern, **axes_lengths):
             raise ValueError(f"rearrange: axes {group} of lengths {[lengths[n] for n in group]} do not make dim "
                              f"{dim} of length {total}")
         dim += 1
-
-    def sizes(names):
-        return [s for n in names for s in (lengths[n] if n == "..." else (lengths[n],))]
-
-    elementary = tensor.reshape(sizes(left_names))
-    position, at = {}, 0
-    for n in left_names:
-        count = len(lengths["..."]) if n == "..." else 1
-        position[n] = list(range(at, at + count))
-        at += count
-    permuted = elementary.permute([p for n in right_names for p in position[n]])
-    shape = []
-    for group in right:
-        if group == ["..."]:
-            shape += list(lengths["..."])
-        else:
-            size = 1
-            for s in sizes(group):
-                size *= s
-            shape.append(size)
-    return permuted.reshape(shape)
+    return lengths

@@ -21,6 +21,8 @@ from ..profiler.watchers import Watcher, install, remove
 from ..utils._pytree import tree_flatten, tree_unflatten
 from . import batching_rules  # noqa: F401  (installs the rules in the op records)
 from .batched_tensor import active_levels, add_batch_dim, is_batched, unwrap, vmap_level
+import lantern
+from ..ops import dispatcher
 
 RANDOMNESS = ("error", "different", "same")
 
@@ -112,7 +114,6 @@ def _vmap_once(func, name, flat_args, flat_dims, args_spec, size, out_dims, rand
 
 def _chunked(func, name, flat_args, flat_dims, args_spec, size, out_dims, randomness, kwargs, chunk_size):
     """vmap over chunks of at most chunk_size examples, the chunks' outputs concatenated along out_dims."""
-    import lantern
     starts = range(0, size, chunk_size)
     outputs = []
     for start in starts:
@@ -205,7 +206,6 @@ class RandomnessWatcher(Watcher):
             self.drawing = False
 
     def _per_example_factory(self, op, args, level):
-        from ..ops import dispatcher
         size_at = next(i for i, a in enumerate(op.schema.args) if a.name == "size")
         args = list(args)
         args[size_at] = (level.batch_size, *args[size_at])
