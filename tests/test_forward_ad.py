@@ -212,3 +212,16 @@ def test_a_custom_function_without_jvp_raises_torchs_error():
         with ad.dual_level():
             without_jvp.apply(ad.make_dual(lib.ones(2), lib.ones(2)), 2.0)
     _errors(run)
+
+
+@pytest.mark.parametrize("f", [
+    lambda lib, a: (a.exp() * a.sin()).sum(),
+    lambda lib, a: lib.nn.functional.softmax(a, 0) * a,
+    lambda lib, a: lib.nn.functional.gelu(a @ a.t()).sum(1),
+    lambda lib, a: a.prod(0) / a.norm(),
+], ids=["exp*sin", "softmax", "gelu(matmul)", "prod/norm"])
+def test_gradgradcheck_forward_over_reverse_agrees_with_torch(f):
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        return lib.autograd.gradgradcheck(lambda a: f(lib, a), (x,), check_fwd_over_rev=True, raise_exception=False)
+    assert run(lantern) is run(torch) is True

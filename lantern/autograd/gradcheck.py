@@ -113,7 +113,7 @@ def _forward_columns(func, inputs, i, directions):
         for k in range(x.numel()):
             with forward_ad.dual_level():
                 duals = list(inputs)
-                duals[i] = forward_ad.make_dual(x.detach(), _seed(x.detach(), k, step))
+                duals[i] = forward_ad.make_dual(x, _seed(x.detach(), k, step))  # x's graph kept: fwd-over-rev
                 outs = _outputs(func, duals)
                 columns.append([_flat_tangent(forward_ad.unpack_dual(o).tangent, o) for o in outs])
         per_direction.append(columns)
@@ -191,7 +191,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   raise_exception=True, nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
                   check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
                   masked=False):
-    """gradcheck of the first derivative (a vjp with random grad_outputs): checks double backward."""
+    """gradcheck of the first derivative (a vjp with random grad_outputs): checks double backward
+    (check_rev_over_rev) and, with check_fwd_over_rev, forward-mode AD through the backward pass."""
     from . import grad as autograd_grad  # cycle: lantern.autograd (where grad is) imports this module
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
@@ -207,4 +208,5 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                               create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
     return gradcheck(first_derivative, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+                     raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)
