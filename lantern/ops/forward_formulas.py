@@ -245,10 +245,25 @@ def _selected_jvp(self_t, dim, indices, keepdim):
     return picked if keepdim else picked.squeeze(dim)
 
 
+def _layer_norm_jvp(input_t, input, normalized_shape, weight, weight_t, bias_t, mean, rstd):
+    """x̂ = (x - μ) r: dx̂ = r (dx - mean(dx)) - x̂ mean(x̂ dx) r, over the normalized dims; out = x̂ w + b. The
+    tangents of μ and r: mean(dx) and -r² mean(x̂ dx)."""
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    normalized = (input - mean) * rstd
+    spread = (normalized * input_t).mean(dims, keepdim=True)
+    d_normalized = (input_t - input_t.mean(dims, keepdim=True) - normalized * spread) * rstd
+    out_t = d_normalized if weight is None else d_normalized * weight
+    if weight_t is not None:
+        out_t = out_t + normalized * weight_t
+    if bias_t is not None:
+        out_t = out_t + bias_t
+    return out_t, input_t.mean(dims, keepdim=True), -rstd * rstd * spread
+
+
 # ---- formulas that call the helpers above ----
 _HELPERS = {helper.__name__: helper for helper in (
     _pow_jvp, _real_amax, _extreme_jvp, _logsumexp_jvp, _selected_jvp, _var_jvp, _mean_jvp, _cholesky_jvp,
-    _eigh_jvp)}
+    _eigh_jvp, _layer_norm_jvp)}
 for name, text in {
     "var.correction": "_var_jvp(self_t, self, dim, correction, keepdim)",
     "std.correction": "_var_jvp(self_t, self, dim, correction, keepdim) / (2 * result)",
@@ -258,6 +273,8 @@ for name, text in {
     "linalg_cholesky_ex": "(_cholesky_jvp(A_t, L, upper), None)",
     "linalg_eigh": "_eigh_jvp(A_t, eigenvalues, eigenvectors)",
     "pow": "_pow_jvp(self_t, self, exponent, exponent_t, result)",
+    "native_layer_norm": "_layer_norm_jvp(input_t, input, normalized_shape, weight, weight_t, bias_t, result1,"
+                         " result2)",
     "amax": "_extreme_jvp(self_t, self, result, dim, keepdim)",
     "amin": "_extreme_jvp(self_t, self, result, dim, keepdim)",
     "max": "_extreme_jvp(self_t, self, result, None, False)",
@@ -288,7 +305,7 @@ derived("sgn", "logit", "i0", "sinc", "special_i1", "special_i1e", "special_i0e"
         "linalg_lu_factor_ex", "lu_unpack", "linalg_lu", "linalg_lu_solve", "linalg_eig", "linalg_matrix_exp",
         "index_fill.int_Tensor", "masked_fill.Tensor", "scatter_reduce",
         "max_pool2d_with_indices", "adaptive_max_pool2d", "glu", "_prelu_kernel",
-        "_softmax_backward_data", "_log_softmax_backward_data", "native_layer_norm", "_layer_norm_input_backward",
+        "_softmax_backward_data", "_log_softmax_backward_data", "_layer_norm_input_backward",
         "native_batch_norm", "mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
         "binary_cross_entropy_with_logits", "nll_loss", "_cross_entropy_index", "_cross_entropy_index_backward",
         "_standard_gamma")
