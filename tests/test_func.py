@@ -143,6 +143,85 @@ def test_randomness_different_draws_per_example_through_the_fallback():
     assert out.shape == (64, 8) and not bool((out == out[0]).all())
 
 
+RANDOM_UNDER_VMAP = {
+    "rand_like": lambda m, r: m.rand_like(r),
+    "randn_like": lambda m, r: m.randn_like(r),
+    "randint_like": lambda m, r: m.randint_like(r, 10),
+    "dropout": lambda m, r: m.nn.functional.dropout(r, 0.5),
+    "dropout eval": lambda m, r: m.nn.functional.dropout(r, 0.5, training=False),
+    "bernoulli": lambda m, r: m.bernoulli(r.sigmoid()),
+    "bernoulli_ float": lambda m, r: r.clone().bernoulli_(0.5),
+    "normal_": lambda m, r: r.clone().normal_(),
+    "uniform_": lambda m, r: r.clone().uniform_(),
+    "normal with a tensor mean": lambda m, r: m.normal(r, 1.0),
+    "multinomial": lambda m, r: m.multinomial(r.exp(), 2),
+    "rand": lambda m, r: r + m.rand(6),
+    "randperm": lambda m, r: r + m.randperm(6),
+    "normal_ of an unbatched tensor": lambda m, r: r + m.ones(6).normal_(),
+}
+
+
+def _random_outcome(m, fn, randomness):
+    """What a random op under vmap gives: the error's class and message, or the shape and whether every example
+    drew the same values (the values themselves differ between libraries)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = m.func.vmap(lambda r: fn(m, r), randomness=randomness)(m.ones(5, 6))
+    except Exception as e:
+        return type(e).__name__, str(e)
+    return tuple(out.shape), bool((out == out[0]).all())
+
+
+@pytest.mark.parametrize("randomness", ["same", "different", "error"])
+@pytest.mark.parametrize("name", sorted(RANDOM_UNDER_VMAP))
+def test_random_ops_under_vmap_match_torch(name, randomness):
+    """'same' shares one draw across the batch (and refuses a draw that depends on batched values), 'different'
+    draws per example (and refuses an in-place draw into an unbatched tensor), 'error' refuses any draw."""
+    fn = RANDOM_UNDER_VMAP[name]
+    assert _random_outcome(lantern, fn, randomness) == _random_outcome(torch, fn, randomness)
+
+
+@pytest.mark.parametrize("name", ["rand_like", "dropout", "bernoulli_ float", "normal with a tensor mean"])
+def test_random_ops_under_vmap_take_no_fallback(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        for randomness in ("same", "different"):
+            _random_outcome(lantern, RANDOM_UNDER_VMAP[name], randomness)
+
+
+BATCH_NORMS = {
+    "training, no running stats": (lambda m, x: m.func.vmap(
+        lambda r: m.nn.functional.batch_norm(r, None, None, training=True))(x), [(3, 5, 4, 2)]),
+    "training, batched running stats updated": (lambda m, x, mean, var: (m.func.vmap(
+        lambda r, rm, rv: m.nn.functional.batch_norm(r, rm, rv, training=True, momentum=0.3))(x, mean, var), mean,
+        var), [(3, 5, 4, 2), (3, 4), (3, 4)]),
+    "eval, unbatched stats and affine": (lambda m, x, mean, var, w, b: m.func.vmap(
+        lambda r: m.nn.functional.batch_norm(r, mean, var.exp(), w, b, training=False))(x),
+        [(3, 5, 4, 2), (4,), (4,), (4,), (4,)]),
+    "eval, batched stats, batched at dim 1": (lambda m, x, mean, var: m.func.vmap(
+        lambda r, rm, rv: m.nn.functional.batch_norm(r, rm, rv.exp(), training=False), in_dims=(1, 0, 0))(
+        x, mean, var), [(5, 3, 4), (3, 4), (3, 4)]),
+    "training, per-example affine": (lambda m, x, w, b: m.func.vmap(
+        lambda r, wi, bi: m.nn.functional.batch_norm(r, None, None, wi, bi, training=True))(x, w, b),
+        [(2, 4, 3, 5), (2, 3), (2, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BATCH_NORMS))
+def test_batch_norm_under_vmap_matches_torch(name):
+    fn, shapes = BATCH_NORMS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)   # the rule runs: no fallback
+        check(fn, *(rand(*shape) for shape in shapes), atol=1e-5, rtol=1e-4)
+
+
+def test_batch_norm_under_vmap_refuses_unbatched_running_stats_in_training():
+    raises_like(lambda m, x, mean, var: m.func.vmap(
+        lambda r: m.nn.functional.batch_norm(r, mean, var, training=True))(x), rand(3, 5, 4), rand(4), rand(4) ** 2,
+        match="Batch norm got a batched tensor as input while the running_mean or running_var")
+
+
 VMAP_ERRORS = {
     "in-place into an unbatched tensor": (lambda m, x: m.func.vmap(lambda r: m.ones(4).add_(r))(x), [(3, 4)]),
     "data-dependent control flow": (lambda m, x: m.func.vmap(lambda r: r if r.sum() > 0 else -r)(x), [(3, 4)]),
@@ -346,6 +425,15 @@ def _cnn(m):
     return m.nn.Sequential(m.nn.Conv2d(1, 2, 3), m.nn.ReLU(), m.nn.Flatten(), m.nn.Linear(2 * 4 * 4, 3))
 
 
+def _cnn_with_batch_norm_and_dropout(m):
+    """Batch norm without running stats (replace_all_batch_norm_modules_) normalises each example by its own
+    statistics; eval mode turns dropout off."""
+    m.manual_seed(0)
+    model = m.nn.Sequential(m.nn.Conv2d(1, 2, 3), m.nn.BatchNorm2d(2), m.nn.ReLU(), m.nn.Dropout(0.5),
+                            m.nn.Flatten(), m.nn.Linear(2 * 4 * 4, 3))
+    return m.func.replace_all_batch_norm_modules_(model).eval()
+
+
 def _per_sample_grads(m, make_model, x, y):
     model = make_model(m)
     params = {k: v.detach() for k, v in model.named_parameters()}
@@ -371,7 +459,9 @@ def _with_torch_weights(make_model):
     return make
 
 
-@pytest.mark.parametrize("make_model, shape", [(_mlp, (6, 5)), (_cnn, (4, 1, 6, 6))], ids=["mlp", "cnn"])
+@pytest.mark.parametrize("make_model, shape", [(_mlp, (6, 5)), (_cnn, (4, 1, 6, 6)),
+                                               (_cnn_with_batch_norm_and_dropout, (4, 1, 6, 6))],
+                         ids=["mlp", "cnn", "cnn with batch norm and dropout"])
 def test_per_sample_gradients_match_torch(make_model, shape):
     make = _with_torch_weights(make_model)
     labels = RNG.integers(0, 3, shape[0])
@@ -381,9 +471,12 @@ def test_per_sample_gradients_match_torch(make_model, shape):
               atol=1e-5, rtol=1e-4)
 
 
-@pytest.mark.parametrize("make_model, shape", [(_mlp, (6, 5)), (_cnn, (4, 1, 6, 6))], ids=["mlp", "cnn"])
+@pytest.mark.parametrize("make_model, shape", [(_mlp, (6, 5)), (_cnn, (4, 1, 6, 6)),
+                                               (_cnn_with_batch_norm_and_dropout, (4, 1, 6, 6))],
+                         ids=["mlp", "cnn", "cnn with batch norm and dropout"])
 def test_per_sample_gradients_take_no_fallback(make_model, shape):
-    """Every op on the path (linear, conv2d with per-example weights, relu, cross entropy) has a batching rule."""
+    """Every op on the path (linear, conv2d with per-example weights, batch norm, relu, dropout in eval mode, cross
+    entropy) has a batching rule."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         _per_sample_grads(lantern, make_model, lantern.tensor(rand(*shape)),

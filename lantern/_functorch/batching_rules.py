@@ -315,6 +315,43 @@ def trailing_dims_rule(op, args, level):
     return wrap_front(dispatcher.call(op, (to_front(args[0], level), *args[1:])), level)
 
 
+BATCH_NORM_UNBATCHED_STATS = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which will be updated in place, "
+    "were not batched.\nIf you are using a module and do not need eval mode, please set `track_running_stats` to be "
+    "False.If you are using a prebuilt module and do not need eval mode, please see the functorch website for "
+    "resources on how to patch your module to work with vmap")
+
+
+def batch_norm_rule(op, args, level):
+    """native_batch_norm of a batch of (N, C, ...) examples: each example's channels become channels of their own,
+    one call on (N, B * C, ...), so each example gets its own statistics. Per-channel tensors unbatched are
+    repeated for every example; running statistics updated in training must be batched too (torch's error)."""
+    x, weight, bias, running_mean, running_var, training = args[:6]
+    if training and is_batched(x, level) and any(s is not None and not is_batched(s, level)
+                                                 for s in (running_mean, running_var)):
+        raise RuntimeError(BATCH_NORM_UNBATCHED_STATS)
+    if x.dim() < 2:
+        return NotImplemented
+    size = _batch_size(op, args, level)
+    front = to_front(x, level) if is_batched(x, level) else x.expand(size, *x.shape)
+    n, channels, rest = front.shape[1], front.shape[2], front.shape[3:]
+    folded = front.movedim(0, 1).reshape(n, size * channels, *rest)
+    per_channel = [_per_example_channels(t, level, size) for t in (weight, bias, running_mean, running_var)]
+    out, mean, invstd = dispatcher.call(op, (folded, *per_channel, *args[5:]))
+    for stat, flat in ((running_mean, per_channel[2]), (running_var, per_channel[3])):
+        if is_batched(stat, level):
+            to_front(stat, level).copy_(flat.view(size, channels))
+    out = out.reshape(n, size, channels, *rest).movedim(1, 0)
+    return wrap_front((out, *(s.reshape(size, -1) for s in (mean, invstd))), level)
+
+
+def _per_example_channels(t, level, size):
+    """A per-channel tensor (C,) for the folded call: a batch of them flattened to (B * C,), one repeated B times."""
+    if t is None:
+        return None
+    return to_front(t, level).reshape(-1).clone() if is_batched(t, level) else t.repeat(size)
+
+
 def _reduction_position(op):
     return next(i for i, a in enumerate(op.schema.args) if a.name == "reduction")
 
@@ -384,7 +421,12 @@ NN_RULES = {"convolution": convolution_rule, "embedding": embedding_rule, "mse_l
             "binary_cross_entropy": elementwise_loss_rule, "binary_cross_entropy_with_logits": elementwise_loss_rule,
             "nll_loss": class_index_loss_rule, "_cross_entropy_index": class_index_loss_rule,
             "constant_pad_nd": trailing_dims_rule, "native_layer_norm": trailing_dims_rule,
+            "native_batch_norm": batch_norm_rule,
             **{name: spatial_rule for name in SPATIAL_DIMS}}
+# random ops that draw each element on its own: one call on the physical tensors draws different values for every
+# example (randomness='different'; vmap's RandomnessWatcher handles 'same' before any rule runs)
+SAMPLERS = frozenset(("bernoulli", "bernoulli_", "binomial", "cauchy_", "exponential_", "geometric_", "log_normal_",
+                      "normal", "normal_", "poisson", "random_", "uniform_", "_standard_gamma"))
 NO_DIMS_RULE = frozenset(("diag_embed", "roll", "_sparse_softmax", "_sparse_log_softmax"))
 
 
@@ -393,6 +435,8 @@ def rule_for(op):
     name = op.schema.name
     if op.kind is OpKind.STRUCTURED_OUT or op.schema.alias is AliasKind.OUT:
         return None
+    if name in SAMPLERS:
+        return pointwise_rule
     if op.name in SHAPE_RULES or op.name in MATMUL_RULES or op.name in NN_RULES:
         return SHAPE_RULES.get(op.name) or MATMUL_RULES.get(op.name) or NN_RULES[op.name]
     if op.pointwise or name in ELEMENTWISE:

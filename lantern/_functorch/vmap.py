@@ -171,8 +171,9 @@ def is_random(op):
 
 class RandomnessWatcher(Watcher):
     """Random ops under vmap, by the innermost level's randomness: 'error' refuses any; 'same' lets a draw of one
-    example's shape run once for the batch; 'different' draws a factory's values for every example (the batch
-    size joins its size), and an op on batched tensors draws per example through its rule or the fallback."""
+    example's shape run once for the batch, and shares an in-place draw into a batched tensor across its examples;
+    'different' draws a factory's values for every example (the batch size joins its size), and an op on batched
+    tensors draws per example through its rule or the fallback."""
 
     drawing = False   # a batched random op's rule or fallback is running: its calls on the physical tensors pass
 
@@ -186,10 +187,7 @@ class RandomnessWatcher(Watcher):
                                "'same' or 'different' randomness flags on vmap or perform the randomness operation "
                                "out of vmap")
         if level.randomness == "same":
-            if batched:
-                raise NotImplementedError(f"vmap(randomness='same'): {op.name} on a batched tensor is not supported "
-                                          "by lantern (it would need one draw shared by every example)")
-            return super().around(op, args, run)
+            return self._shared_draw(op, args) if batched else super().around(op, args, run)
         if batched:
             return self._batched_draw(op, args, run)
         if op.tensor_positions:
@@ -197,6 +195,19 @@ class RandomnessWatcher(Watcher):
                                "appear like same randomness. If this is necessary for your usage, please file an issue "
                                "with functorch.")
         return self._per_example_factory(op, args, level)
+
+    def _shared_draw(self, op, args):
+        """randomness='same' on a batched tensor: an in-place sampler whose only batched argument is its target
+        draws one example's values and writes them into every example; a draw that depends on batched values
+        (bernoulli(p), normal(mean), multinomial) cannot be shared, and torch refuses it."""
+        written = dispatcher.written_argument(op)
+        others = [i for i in op.tensor_positions if i != written and is_batched(args[i])]
+        if written is None or others:
+            raise RuntimeError("Vmap does not currently support same randomness with a batched tensor input. Please "
+                               "file an issue with functorch")
+        target = args[written]
+        one = lantern.empty(target.shape, dtype=target.dtype, device=target.device)
+        return target.copy_(dispatcher.call(op, (*args[:written], one, *args[written + 1:])))
 
     def _batched_draw(self, op, args, run):
         self.drawing = True
@@ -206,12 +217,17 @@ class RandomnessWatcher(Watcher):
             self.drawing = False
 
     def _per_example_factory(self, op, args, level):
-        size_at = next(i for i, a in enumerate(op.schema.args) if a.name == "size")
+        size_at = next((i for i, a in enumerate(op.schema.args) if a.name == "size"), None)
+        if size_at is None:   # randperm(n): one draw per example, stacked
+            return add_batch_dim(lantern.stack([self._unwatched(op, args) for _ in range(level.batch_size)]), 0,
+                                 level.number)
         args = list(args)
         args[size_at] = (level.batch_size, *args[size_at])
+        return add_batch_dim(self._unwatched(op, tuple(args)), 0, level.number)
+
+    def _unwatched(self, op, args):
         remove(self)
         try:
-            drawn = dispatcher.call(op, tuple(args))
+            return dispatcher.call(op, args)
         finally:
             install(self)
-        return add_batch_dim(drawn, 0, level.number)

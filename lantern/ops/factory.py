@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core import determinism, dtype as dt
 from ..core.cuda_as_cpu import SWITCH as CUDA_AS_CPU
+from ..core.dispatch_keys import DispatchKey
 from ..core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format, strided
 from ..core.promotion import wrapped_scalar_dtype
 from ..core.quantized_dtypes import refuse_quantized_dtype
@@ -381,6 +382,9 @@ def empty_like_of(fn, input, dtype=None, layout=None, device=None, pin_memory=No
         return empty_sparse_like(input, dtype, layout)
     if input.is_quantized and dtype in (None, input.dtype):  # same quantizer, integers uninitialised (as torch)
         return input._backend.empty(input._size, input.dtype)
+    if input._backend.key is DispatchKey.FuncTorchBatched:  # under vmap: batched, each example its own (torch's rule)
+        return input.new_empty_strided(input._size, like_strides(input, memory_format), dtype=dtype or input.dtype,
+                                       device=device)
     return call(get("empty_strided"), (input._size, like_strides(input, memory_format), dtype or input.dtype,
                                        layout, device or input.device, pin_memory, False))
 
