@@ -225,3 +225,17 @@ def test_gradgradcheck_forward_over_reverse_agrees_with_torch(f):
         x = lib.tensor(X, requires_grad=True)
         return lib.autograd.gradgradcheck(lambda a: f(lib, a), (x,), check_fwd_over_rev=True, raise_exception=False)
     assert run(lantern) is run(torch) is True
+
+
+@pytest.mark.parametrize("f", [
+    lambda lib, a: a.prod(),
+    lambda lib, a: a.cumprod(1),
+    lambda lib, a: lib.nn.functional.normalize(a).amax(1),
+    lambda lib, a: a.logsumexp(1),
+], ids=["prod (derived)", "cumprod (derived)", "amax over an int dim", "logsumexp"])
+def test_reverse_over_forward_matches_torch(f):
+    def run(lib, ad, x, t):
+        x, t = x.requires_grad_(), t.requires_grad_()
+        tangent = ad.unpack_dual(f(lib, ad.make_dual(x, t))).tangent.sum()
+        return [ad.unpack_dual(g).primal for g in lib.autograd.grad(tangent, (x, t))]
+    _both(run)

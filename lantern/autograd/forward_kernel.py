@@ -19,7 +19,7 @@ from ..ops import dispatcher
 from ..ops.derivative_helpers import zeros_like
 from ..ops.op_kinds import AliasKind
 from .forward_ad import set_tangent, suspended
-from .grad_mode import enable_grad
+from .grad_mode import enable_grad, is_grad_enabled
 
 _INPLACE = AliasKind.INPLACE
 
@@ -118,23 +118,27 @@ def _linear(op, d, rule, args, result):
 def _derived(op, d, rule, args, result):
     """The double vjp: with u the output's gradient, backward gives g(u) = Jᵀu (linear in u), and J t is the
     gradient of <g(u), t> with respect to u, the same at every u. The backward formulas are lantern ops, so autograd
-    differentiates them."""
+    differentiates them, and where the primals or tangents require grad the result keeps its graph
+    (reverse-over-forward: jacrev of jacfwd)."""
     from . import grad as autograd_grad  # cycle: autograd imports autograd.forward_kernel
-    call_args, leaves, tangents = list(args), [], []
+    grad_mode = is_grad_enabled()
+    call_args, leaves, tangents, differentiated = list(args), [], [], []
+
+    def leaf(t):
+        """t as the first gradient's input: in t's graph when the tangent must keep it, else a new leaf."""
+        in_graph = grad_mode and t.requires_grad
+        made = t.view(t.shape) if in_graph else t.detach().requires_grad_()
+        leaves.append(made)
+        tangents.append(t._fw_grad)
+        differentiated.append(in_graph or (grad_mode and t._fw_grad.requires_grad))
+        return made
     for index in d.arg_indices:
         a = args[index]
         if isinstance(a, TensorImpl) and a._fw_grad is not None:
-            call_args[index] = leaf = a.detach().requires_grad_()
-            leaves.append(leaf)
-            tangents.append(a._fw_grad)
+            call_args[index] = leaf(a)
         elif isinstance(a, (list, tuple)):
-            items = list(a)
-            for k, t in enumerate(items):
-                if isinstance(t, TensorImpl) and t._fw_grad is not None:
-                    items[k] = leaf = t.detach().requires_grad_()
-                    leaves.append(leaf)
-                    tangents.append(t._fw_grad)
-            call_args[index] = items
+            call_args[index] = [leaf(t) if isinstance(t, TensorImpl) and t._fw_grad is not None else t for t in a]
+    keep_graph = any(differentiated)
     with enable_grad():
         outputs = dispatcher.call(op.functional, tuple(call_args))
         outs = outputs if isinstance(outputs, tuple) else (outputs,)
@@ -143,10 +147,15 @@ def _derived(op, d, rule, args, result):
         gs = autograd_grad(differentiable, leaves, grad_outputs=us, create_graph=True, allow_unused=True)
         pairs = [(g, t) for g, t in zip(gs, tangents) if g is not None and g.requires_grad]
         jvps = autograd_grad([g for g, _ in pairs], us, grad_outputs=[t.to(g.dtype) for g, t in pairs],
-                             allow_unused=True) if pairs else [None] * len(us)
-    by_output = {id(o): (j if j is not None else zeros_like(o)).detach() for o, j in zip(differentiable, jvps)}
+                             create_graph=keep_graph, allow_unused=True) if pairs else [None] * len(us)
+    by_output = {id(o): _kept_or_detached(j if j is not None else zeros_like(o), keep_graph)
+                 for o, j in zip(differentiable, jvps)}
     tangents = tuple(by_output.get(id(o)) for o in outs)
     return tangents if isinstance(outputs, tuple) else tangents[0]
+
+
+def _kept_or_detached(t, keep_graph):
+    return t if keep_graph else t.detach()
 
 
 _RULES = {"formula": _formula, "linear": _linear, "derived": _derived}

@@ -142,14 +142,17 @@ for name, text in {
 
 
 def _reduced_dims(dim, ndim):
-    return tuple(range(ndim)) if dim is None or (not isinstance(dim, int) and len(dim) == 0) else dim
+    """A reduction's dims as a tuple (all of them for None or [])."""
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+        return tuple(range(ndim))
+    return (dim,) if isinstance(dim, int) else tuple(dim)
 
 
 def _var_jvp(self_t, self, dim, correction, keepdim):
     """d var = 2 Σ Re(conj(x - mean) dx) / (N - correction)."""
     dims = _reduced_dims(dim, self.dim())
     n = 1
-    for d in ((dims,) if isinstance(dims, int) else dims):
+    for d in dims:
         n *= self.shape[d]
     centered = self - self.mean(dims, keepdim=True)
     product = (centered.conj() * self_t).real if self.is_complex() else centered * self_t  # d |x - mean|²
