@@ -231,8 +231,8 @@ def test_gradgradcheck_forward_over_reverse_agrees_with_torch(f):
     lambda lib, a: a.prod(),
     lambda lib, a: a.cumprod(1),
     lambda lib, a: lib.nn.functional.normalize(a).amax(1),
-    lambda lib, a: a.max(1).values,
-], ids=["prod (derived)", "cumprod (derived)", "amax over an int dim", "max.dim"])
+    lambda lib, a: a.var(1) * a.std(),
+], ids=["prod (derived)", "cumprod (derived)", "amax over an int dim", "var/std"])
 def test_reverse_over_forward_matches_torch(f):
     def run(lib, ad, x, t):
         x, t = x.requires_grad_(), t.requires_grad_()
