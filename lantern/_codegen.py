@@ -4,13 +4,14 @@
     python -m lantern._codegen --check    # exit 1, naming the stale files, if they differ from a fresh generation
 
 Every function comes from the same generator lantern uses at run time (lantern.ops.binding.generated_source,
-lantern.ops.dispatcher.entry_source, lantern.backends.base.runner_source, Derivative.source), for every op in the
+lantern.ops.dispatcher.entry_source, lantern.backends.base.runner_source, Derivative.source,
+lantern.autograd.recorder.recorder_source), for every op in the
 registry as `import lantern` leaves it, sorted by op name: moving an op between ops files changes nothing here.
 At start-up lantern takes each function from these files only while its text matches (lantern.ops.generated).
 
 >>> files = generated_files()
 >>> sorted(os.path.basename(p) for p in files)
-['__init__.py', 'backward.py', 'dispatch.py', 'functions.py', 'methods.py', 'runners.py']
+['__init__.py', 'backward.py', 'dispatch.py', 'functions.py', 'methods.py', 'recorders.py', 'runners.py']
 >>> "    def mul(input, other, *, out=None):" in files[generated.source_path("functions")].splitlines()
 True
 """
@@ -18,6 +19,7 @@ import os
 import sys
 
 import lantern  # noqa: F401  (importing lantern fills the registry)
+from lantern.autograd import kernel, recorder
 from lantern.backends import base
 from lantern.ops import binding, derivative_helpers, dispatcher, generated
 from lantern.ops.op_kinds import OpKind
@@ -33,6 +35,7 @@ methods.py    the Tensor methods' bindings (Tensor.mul, Tensor.mul_)
 dispatch.py   each op's dispatcher entry (make_dispatch_<op>): the key set from the arguments, then the kernel
 runners.py    each structured op's runner (make_run_<op>): meta, allocate the output, run the kernel
 backward.py   each derivative's backward (backward_of_<op>): unpack what was saved, apply the formulas
+recorders.py  the autograd kernel's one-output recorders (make_record_<n>): edges, compute, node, saves, history
 
 lantern.ops.generated loads them; see docs/internals/dispatcher.md.
 """
@@ -129,6 +132,11 @@ def _backward_module(derivatives):
                    imports, [d.source for d in derivatives])
 
 
+def _recorder_arities():
+    """The numbers of formula arguments of the ops the one-output autograd kernel records."""
+    return sorted({len(op.derivative.arg_indices) for op in _sorted_ops() if kernel._FITS_ONE_OUTPUT_KERNEL[op]})
+
+
 def generated_files():
     """{path: text} of every module of lantern/_generated, generated from the registry now."""
     runners = [op for op in _sorted_ops() if op.kind is OpKind.STRUCTURED and not op.list_positions]
@@ -147,6 +155,10 @@ def generated_files():
                            "meta,\nallocate the output, run the kernel on arrays.",
                            base.RUNNER_IMPORTS, _by_shape(base.runner_shape, base.runner_source, runners)),
         "backward": _backward_module(_derivatives()),
+        "recorders": _module("The one-output recorders of the autograd kernel (lantern.autograd.recorder), one per "
+                             "number of formula\narguments: edges, compute, node, saved values, the output's history "
+                             "in one frame.", recorder.RECORDER_IMPORTS,
+                             [recorder.recorder_source(n) for n in _recorder_arities()]),
     }
     return {generated.source_path(kind): text for kind, text in texts.items()}
 

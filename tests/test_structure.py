@@ -95,6 +95,13 @@ ALLOWED_UPWARD = {
     ("ops.sparse_csr", "_construct"): "sparse kernels (in progress)",
     ("ops.sparse_csr_products", "backends.cpu"): "sparse kernels compute on the CSR parts through the CPU backend",
     ("ops.sparse_csr_products", "backends.sparse"): "sparse kernels register for, and make, the SparseCsrCPU layout",
+    # The autograd kernel's generated recorders (lantern/autograd/recorder.py) are written with the other generated
+    # code into lantern/_generated/, which sits with ops; they read the autograd layer's graph pieces.
+    ("_generated.recorders", "autograd.graph"): "a recorder builds the node and its saved tensors",
+    ("_generated.recorders", "autograd.kernel"): "a recorder computes, names the node and saves outputs as the kernel",
+    ("_generated.recorders", "autograd.node"): "a recorder saves values as the kernel does",
+    ("_generated.recorders", "autograd.recorder"): "the shared input metadata of recorded outputs",
+    ("_generated.recorders", "autograd.views"): "a recorder records a view's base",
 }
 
 # Imports inside functions not yet in order, (importer, statement): they break no cycle (and belong at the top),

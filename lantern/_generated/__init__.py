@@ -6,6 +6,7 @@ methods.py    the Tensor methods' bindings (Tensor.mul, Tensor.mul_)
 dispatch.py   each op's dispatcher entry (make_dispatch_<op>): the key set from the arguments, then the kernel
 runners.py    each structured op's runner (make_run_<op>): meta, allocate the output, run the kernel
 backward.py   each derivative's backward (backward_of_<op>): unpack what was saved, apply the formulas
+recorders.py  the autograd kernel's one-output recorders (make_record_<n>): edges, compute, node, saves, history
 
 lantern.ops.generated loads them; see docs/internals/dispatcher.md.
 """

@@ -19,9 +19,10 @@ from ..ops import dispatcher
 from ..ops.derivative import TensorMeta
 from ..ops.op_kinds import AliasKind, OpKind
 from .anomaly import remember_forward
-from .graph import InputMeta, Node, SavedTensor, _sequence, gradient_edge
+from .graph import InputMeta, Node, SavedTensor, gradient_edge
 from .meta import autograd_meta
 from .node import node_class, save_value
+from .recorder import recorder_for
 from .views import CopySlices, record_view
 
 _DIRECT_KINDS = (OpKind.STRUCTURED, OpKind.STRUCTURED_INPLACE, OpKind.VIEW)  # their kernels never call other ops
@@ -30,7 +31,6 @@ _DIRECT_KINDS = (OpKind.STRUCTURED, OpKind.STRUCTURED_INPLACE, OpKind.VIEW)  # t
 _VIEW, _INPLACE, _OUT = AliasKind.VIEW, AliasKind.INPLACE, AliasKind.OUT
 _AUTOGRAD = DispatchKey.Autograd
 _BATCHED = DispatchKey.FuncTorchBatched
-_new = object.__new__
 
 
 def autograd_kernel(op, args, backend):
@@ -90,66 +90,21 @@ _FITS_ONE_OUTPUT_KERNEL = _FitsOneOutputKernel()
          "the phases",
     parity_test="tests/test_engine_phases.py::test_one_output_kernel_matches_the_phases")
 def _one_output_autograd_kernel(op, args, backend):
-    """The phases in one function for the commonest call, their calls written out (the redispatch, _save_inputs, the
-    constructors; each ~0.1 µs of a ~5 µs op). A call it does not fit goes to autograd_kernel, before anything."""
-    edges_and_needs = _plain_edges(op, args)
-    if edges_and_needs is None or backend.key is _BATCHED:
-        return autograd_kernel(op, args, backend)
-    d, (edges, needs) = op.derivative, edges_and_needs
-    kernel = op.kernels.get(backend.key)
-    result = kernel(op, args) if kernel is not None and op.kind in _DIRECT_KINDS else _compute(op, args, backend)
-    to_save, saves_result = d._plans.get(needs) or d.plan(needs)
-    node = _new(d.node_cls or _node_class(d, args))  # Node(edges, (InputMeta(result),))
-    node.next_functions, node._seq = edges, next(_sequence)
-    meta = _new(InputMeta)
-    meta.shape, meta.dtype, meta.backend = result._size, result.dtype, result._backend
-    saved = {}
-    node._input_meta, node.derivative, node.needs, node.edge_counts, node.saved = (meta,), d, needs, None, saved
-    for name, index, kind in to_save:  # _save_inputs, with no saved-tensor hooks on
-        a = args[index]
-        if kind == "tensor" and isinstance(a, TensorImpl) and not a._is_inference:  # SavedTensor(a)
-            st = saved[name] = _new(SavedTensor)
-            st.tensor, st.version, st.is_output, st.output_nr, st.hooks_packed, st.unpack_hook = (
-                a, a._vc[0], False, 0, False, None)
-        elif kind == "meta":  # TensorMeta(a)
-            m = saved[name] = _new(TensorMeta)
-            m.size, m.stride, m.offset, m.dtype, m.device = a._size, a._stride, a._offset, a.dtype, a._backend.device
-        else:
-            saved[name] = save_value(a) if kind == "tensor" else a
-    if result.dtype.is_floating_point or result.dtype.is_complex:
-        result._requires_grad, result._grad_fn = True, node
-    if op.schema.alias is _VIEW:
-        record_view(result)
-    if saves_result:
-        _save_outputs(node, result, saves_result)
-    return result
+    """The phases in one generated function per op for the commonest call (lantern/autograd/recorder.py): the op's
+    recorder, made on its first call. A call the recorder does not fit goes to autograd_kernel."""
+    record = _RECORDERS.get(op)
+    if record is None:
+        record = _RECORDERS[op] = recorder_for(op) if _FITS_ONE_OUTPUT_KERNEL[op] else _fits_no_call
+    result = record(args, backend)
+    return autograd_kernel(op, args, backend) if result is None else result
 
 
-def _plain_edges(op, args):
-    """_differentiable_edges for the one-output kernel, gradient_edge's common cases written in: (edges, needs), or
-    None when the call does not fit (_FITS_ONE_OUTPUT_KERNEL; anomaly mode or saved-tensor hooks on; a formula's
-    argument is not a tensor) or no input needs a gradient."""
-    if not _FITS_ONE_OUTPUT_KERNEL[op] or not tls.plain_recording:
-        return None
-    d = op.derivative
-    edges, needs = [], []
-    for index in d.arg_indices:
-        a = args[index]
-        if not isinstance(a, TensorImpl):
-            return None
-        meta = a._autograd
-        needs.append(a._requires_grad)
-        if not a._requires_grad:
-            edges.append(_NO_EDGE)
-        elif meta is not None and meta.attr_version is not None:  # a view changed in place: the general case
-            edges.append(gradient_edge(a))
-        elif a._grad_fn is not None:
-            edges.append((a._grad_fn, a._output_nr))
-        elif meta is not None and meta.grad_accumulator is not None:
-            edges.append((meta.grad_accumulator, 0))
-        else:
-            edges.append(gradient_edge(a))
-    return (tuple(edges), tuple(needs)) if True in needs else None
+_RECORDERS = {}  # op -> its generated recorder (_fits_no_call for an op the one-output kernel never records)
+
+
+def _fits_no_call(args, backend):
+    """The recorder of an op that _FITS_ONE_OUTPUT_KERNEL refuses: every call records through the phases."""
+    return None
 
 
 # ---- check ----
