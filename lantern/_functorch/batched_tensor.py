@@ -331,7 +331,7 @@ def refuse_unbatched_write(op, args, level):
     if written is None or is_batched(args[written], level):
         return
     tensors = [args[i] for i in op.tensor_positions if isinstance(args[i], TensorImpl)]
-    tensors += [t for i in op.list_positions for t in args[i]]
+    tensors += [t for i in op.list_positions for t in args[i] if t is not None]  # index_put's None: a whole dim
     batched = [t for t in tensors if is_batched(t, level)]
     if not batched:
         return

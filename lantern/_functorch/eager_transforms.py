@@ -100,11 +100,10 @@ class _Differentiated:
             p = to_physical(x, self.levels)
             leaf = p.view_as(p) if p.requires_grad else p.detach().contiguous().requires_grad_(True)
             self.physical.append(leaf)
-            tangent = _tangent(x)
-            if tangent is not None:  # jvp of this transform (hessian): the leaf carries x's tangent, made physical
-                leaf_or_dual = _dual(leaf, to_physical(tangent, self.levels))
-            else:
-                leaf_or_dual = leaf
+            leaf_or_dual = leaf
+            for level, tangent in _tangents(x):  # jvps of this transform (hessian): x's tangents, made physical
+                if not p.requires_grad:  # (the view of an outer transform's leaf keeps its tangents)
+                    leaf_or_dual = _dual(leaf_or_dual, to_physical(tangent, self.levels), level)
             inputs.append(from_physical(leaf_or_dual, self.levels))
         _depth.grad += 1
         try:
@@ -135,22 +134,24 @@ class _Differentiated:
         return from_physical(p if self.create_graph else _detached(p), self.levels)
 
 
-def _tangent(x):
-    """x's forward-mode tangent, or None."""
-    return forward_ad.unpack_dual(x).tangent
+def _tangents(x):
+    """[(level, x's tangent at it)] over the forward-mode levels (jvps) in which x has one, outermost first."""
+    found = [(level, forward_ad.unpack_dual(x, level=level).tangent) for level in forward_ad.levels()]
+    return [(level, tangent) for level, tangent in found if tangent is not None]
 
 
-def _dual(leaf, tangent):
-    """leaf carrying `tangent` (given in the leaf's layout, so that make_dual does not copy it)."""
+def _dual(leaf, tangent, level):
+    """leaf carrying `tangent` at `level` (given in the leaf's layout, so that make_dual does not copy it)."""
     if tangent.stride() != leaf.stride() and leaf.is_contiguous():
         tangent = tangent.contiguous()
-    return forward_ad.make_dual(leaf, tangent)
+    return forward_ad.make_dual(leaf, tangent, level=level)
 
 
 def _keeping_tangent(source, detached):
-    """`detached` carrying source's tangent, if it has one."""
-    tangent = _tangent(source)
-    return detached if tangent is None else _dual(detached, tangent)
+    """`detached` carrying source's tangents, at every level it has one."""
+    for level, tangent in _tangents(source):
+        detached = _dual(detached, tangent, level)
+    return detached
 
 
 def _detached(x):
@@ -293,7 +294,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same python "
                            f"structure. For example, if primals is a tuple of 3 tensors, tangents also must be. Got "
                            f"primals with structure {p_spec} and tangents with structure {t_spec}")
-    with forward_ad.dual_level():
+    with forward_ad.nested_level():  # its own level, so that jvps nest (jacfwd of jacfwd)
         duals = [forward_ad.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         output = func(*tree_unflatten(duals, p_spec))
         output, aux = _split_aux(output, has_aux, "jvp(f, primals, tangents)")

@@ -3,7 +3,10 @@
 Inside a dual level, `make_dual(primal, tangent)` makes a dual tensor; every op on it computes its output's tangent
 from its forward derivative (lantern/autograd/forward_kernel.py), so `unpack_dual(f(dual)).tangent` is the
 Jacobian-vector product J_f(primal) @ tangent. Leaving the level clears every tangent made in it. As in PyTorch,
-one level at a time: nesting raises.
+this public API gives one level at a time: nesting raises. torch.func's transforms nest levels (`nested_level`,
+jacfwd of jacfwd): a tensor keeps a tangent per level (TensorImpl._fw_grads), ops compute the tangents of the
+level in effect (tls.forward_level), and `suspended()` steps down one level, so that the ops that compute a value
+and its tangent at level k carry their own tangents at the levels below.
 
 >>> import lantern.autograd.forward_ad as fwAD
 >>> with fwAD.dual_level():
@@ -17,8 +20,8 @@ import weakref
 
 from ..core.state import tls
 
-_levels = []                  # the levels entered and not yet exited (at most one)
-_with_tangent = weakref.WeakValueDictionary()  # id -> tensor given a tangent in the current level: cleared on exit
+_levels = []         # the levels entered and not yet exited, innermost last (0, 1, ...: a level is its depth)
+_with_tangent = {}   # level -> {id: tensor given a tangent at that level} (weak): cleared when the level exits
 
 
 class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])):
@@ -29,10 +32,21 @@ def enter_dual_level():
     """Enter a new forward-AD level and return its index (0: nesting is not supported, as in PyTorch)."""
     if _levels:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    _levels.append(0)
-    tls.forward_ad = True
+    return _enter()
+
+
+def _enter():
+    level = len(_levels)
+    _levels.append(level)
+    _with_tangent[level] = weakref.WeakValueDictionary()
+    _set_level(level)
+    return level
+
+
+def _set_level(level):
+    tls.forward_level = level
+    tls.forward_ad = level >= 0
     tls.refresh()
-    return 0
 
 
 def exit_dual_level(*, level=None):
@@ -45,12 +59,10 @@ def exit_dual_level(*, level=None):
                            "not supported.")
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
-    for t in list(_with_tangent.values()):
+    for t in list(_with_tangent.pop(level).values()):
         t._fw_grad = None
-    _with_tangent.clear()
     _levels.pop()
-    tls.forward_ad = False
-    tls.refresh()
+    _set_level(level - 1)
 
 
 class dual_level:
@@ -69,33 +81,81 @@ class dual_level:
 
 
 @contextlib.contextmanager
+def nested_level():
+    """A new forward-AD level, nested inside any open ones (torch.func.jvp's: jacfwd of jacfwd nests two).
+
+    >>> with nested_level() as outer, nested_level() as inner:
+    ...     outer, inner
+    (0, 1)
+    """
+    level = _enter()
+    try:
+        yield level
+    finally:
+        exit_dual_level(level=level)
+
+
+@contextlib.contextmanager
 def suspended():
-    """Forward AD off while the block runs (primal computations, formulas over primals); back on after."""
-    was = tls.forward_ad
-    tls.forward_ad = False
-    tls.refresh()
+    """The level in effect off while the block runs (primal computations, formulas over primals), the one below it
+    (if any) in effect instead; back after."""
+    with _in_effect(tls.forward_level - 1):
+        yield
+
+
+@contextlib.contextmanager
+def _in_effect(level):
+    """Ops compute the tangents of `level` (and, through it, of the levels below) while the block runs."""
+    was = tls.forward_level
+    _set_level(level)
     try:
         yield
     finally:
-        tls.forward_ad = was
-        tls.refresh()
+        _set_level(was)
+
+
+@contextlib.contextmanager
+def _at(level):
+    """`level`'s tangents read and written by `_fw_grad` while the block runs (no ops dispatched)."""
+    was = tls.forward_level
+    tls.forward_level = level
+    try:
+        yield
+    finally:
+        tls.forward_level = was
+
+
+def tangent_at(t, level):
+    """t's tangent at `level` (None if it has none), whatever level is in effect."""
+    with _at(level):
+        return t._fw_grad
+
+
+def tangents_below(t, level):
+    """[(lower, t's tangent at it)] for the open levels below `level` at which t has one (a BatchedTensor's are
+    its value's, batched)."""
+    found = [(lower, tangent_at(t, lower)) for lower in _levels[:max(level, 0)]]
+    return [(lower, tangent) for lower, tangent in found if tangent is not None]
 
 
 def _current_level(level):
-    return (_levels[-1] if _levels else -1) if level is None else level
+    return tls.forward_level if level is None else level
 
 
-def set_tangent(t, tangent):
-    """Make `tangent` t's tangent in the current level (None removes it)."""
-    t._fw_grad = tangent
+def set_tangent(t, tangent, level=None):
+    """Make `tangent` t's tangent at `level` (default: the one in effect; None removes it)."""
+    level = tls.forward_level if level is None else level
+    with _at(level):
+        t._fw_grad = tangent
     if tangent is not None:
-        _with_tangent[id(t)] = t
+        _with_tangent[level][id(t)] = t
 
 
 def carry_tangent(source, alias):
-    """`alias`, a new tensor object over `source`'s memory, gets source's tangent too (saved outputs, ...)."""
-    if source._fw_grad is not None:
-        set_tangent(alias, source._fw_grad)
+    """`alias`, a new tensor object over `source`'s memory, gets source's tangents too, at every level (saved
+    outputs, ...)."""
+    for level, tangent in list((source._fw_grads or {}).items()):
+        set_tangent(alias, tangent, level)
     return alias
 
 
@@ -107,26 +167,27 @@ def make_dual(tensor, tangent, *, level=None):
     ...     d._base is not None, unpack_dual(d).tangent
     (True, tensor([0., 0.]))
     """
-    if _current_level(level) < 0:
+    level = _current_level(level)
+    if level < 0:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
                            "enter_dual_level() first.")
     if not (tensor.is_floating_point() or tensor.is_complex()):
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
     if not (tangent.is_floating_point() or tangent.is_complex()):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
-    if tensor._fw_grad is not None:
+    if tangent_at(tensor, level) is not None:
         raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
-                           f"level {_current_level(level)} is not supported.")
+                           f"level {level} is not supported.")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the original Tensor, this is "
             f"not supported. Tensor is of size {list(tensor.shape)} while the given forward gradient is of size "
             f"{list(tangent.shape)}.")
-    with suspended():
+    with _in_effect(level - 1):  # the view keeps tensor's tangents at the levels below
         dual = tensor.view(tensor.shape)
         if not _same_layout(tangent, tensor):
             tangent = _laid_out_like(tensor, tangent)
-    set_tangent(dual, tangent)
+    set_tangent(dual, tangent, level)
     return dual
 
 
@@ -151,8 +212,14 @@ def unpack_dual(tensor, *, level=None):
     >>> unpack_dual(lantern.ones(1))
     UnpackedDualTensor(primal=tensor([1.]), tangent=None)
     """
-    if _current_level(level) < 0:
+    level = _current_level(level)
+    if level < 0:
         return UnpackedDualTensor(tensor, None)
-    with suspended():
+    with _in_effect(level - 1):
         primal = tensor.view(tensor.shape)
-    return UnpackedDualTensor(primal, tensor._fw_grad)
+    return UnpackedDualTensor(primal, tangent_at(tensor, level))
+
+
+def levels():
+    """The levels entered and not yet exited, outermost first."""
+    return tuple(_levels)

@@ -6,6 +6,8 @@ from the op's forward derivative (lantern/ops/forward_derivative.py): a formula 
 the op applied to the tangents (linear ops and views), or the double vjp through the backward formulas. The tangent
 is computed with grad mode as it is, so a tangent is differentiable where its primals are (forward-over-reverse).
 An in-place op writes the new tangent into self's tangent (a view's tangent is a view of its base's tangent).
+Levels nest (torch.func): the kernel serves the level in effect, and computes the value and the tangent with that
+level suspended and the one below in effect, so they pass through this kernel again for the level below.
 
 >>> import lantern.autograd.forward_ad as fwAD
 >>> with fwAD.dual_level():
@@ -14,11 +16,12 @@ An in-place op writes the new tangent into self's tangent (a view's tangent is a
 tensor([2.])
 """
 from ..core.dispatch_keys import DispatchKey
+from ..core.state import tls
 from ..core.tensor_impl import TensorImpl, make_tensor
 from ..ops import dispatcher
 from ..ops.derivative_helpers import zeros_like
 from ..ops.op_kinds import AliasKind
-from .forward_ad import set_tangent, suspended
+from .forward_ad import set_tangent, suspended, tangent_at, tangents_below
 from .grad_mode import enable_grad, is_grad_enabled
 
 _INPLACE = AliasKind.INPLACE
@@ -39,20 +42,22 @@ def forward_ad_kernel(op, args):
             f"Trying to use forward AD with {op.schema.name} that does not support it because it has not been "
             "implemented yet.\nlantern has no forward derivative for it (see lantern/ops/forward_formulas.py).")
     inplace = op.schema.alias is _INPLACE
+    level = tls.forward_level
     with suspended():
-        self_before = _clone_with_tangent(args[0]) if inplace else None
+        self_before = _clone_with_tangent(args[0], level) if inplace else None
         result = dispatcher.redispatch(op, args, DispatchKey.Tracer)
         primal_args = (self_before, *args[1:]) if inplace else args
-        tangents = _RULES[rule.kind](op, d, rule, primal_args, result)
+        tangents = _RULES[rule.kind](op, d, rule, primal_args, result, level)
     _attach(op, args, result, tangents, inplace)
     return result
 
 
-def _clone_with_tangent(t):
-    """self as it was before an in-place op, with its tangent (the formulas read both)."""
+def _clone_with_tangent(t, level):
+    """self as it was before an in-place op, with its tangent at `level` (the formulas read both)."""
     before = t.clone()
-    if t._fw_grad is not None:
-        set_tangent(before, t._fw_grad.clone())
+    tangent = tangent_at(t, level)
+    if tangent is not None:
+        set_tangent(before, tangent.clone(), level)
     return before
 
 
@@ -68,37 +73,40 @@ def _carries_tangent(op, args):
     return False
 
 
-def tangent_or_zeros(a):
-    """An argument's tangent as a formula reads it: its own, zeros for a tensor without one, 0 for a number."""
+def tangent_or_zeros(a, level):
+    """An argument's tangent at `level` as a formula reads it: its own, zeros for a tensor without one, 0 for a
+    number."""
     if isinstance(a, TensorImpl):
-        return a._fw_grad if a._fw_grad is not None else zeros_like(a)
+        tangent = tangent_at(a, level)
+        return tangent if tangent is not None else zeros_like(a)
     if isinstance(a, (list, tuple)):
-        return [tangent_or_zeros(t) for t in a]
+        return [tangent_or_zeros(t, level) for t in a]
     return 0 if a is not None else None
 
 
-def _primal(a):
-    """A dual argument as a formula reads it: a view without the tangent (torch's `self_p`), so that what autograd
-    saves of the formula's ops carries no tangent into a backward pass inside the level."""
+def _primal(a, level):
+    """A dual argument as a formula reads it: a view without the tangent at `level` (torch's `self_p`), so that
+    what autograd saves of the formula's ops carries no tangent into a backward pass inside the level. Made while
+    the level below is in effect, so a view keeps the tangents of the levels below."""
     if isinstance(a, TensorImpl):
-        if a._fw_grad is None:
+        if tangent_at(a, level) is None:
             return a
-        if a._requires_grad or a._backend.key is DispatchKey.Python:
+        if a._requires_grad or a._backend.key is DispatchKey.Python or tangents_below(a, level):
             return a.view(a.shape)  # a view op: the formula's ops stay in the primal's graph
         return make_tensor(a._storage, a._size, a._stride, a._offset, a.dtype, a._backend, a._nd, a._vc, a._base)
     if isinstance(a, (list, tuple)):
-        return type(a)(_primal(t) for t in a)
+        return type(a)(_primal(t, level) for t in a)
     return a
 
 
 # ---- the kinds of forward derivative ----
-def _formula(op, d, rule, args, result):
+def _formula(op, d, rule, args, result, level):
     """Evaluate the `result:` formula over the primals, the tangents (`<arg>_t`) and the output."""
     names = {**d.namespace, **rule.helpers}
     for a, value in zip(op.schema.args, args):
-        names[a.name] = _primal(value)
+        names[a.name] = _primal(value, level)
         if a.name + "_t" in rule.names:
-            names[a.name + "_t"] = tangent_or_zeros(value)
+            names[a.name + "_t"] = tangent_or_zeros(value, level)
     names["result"] = result
     returns = op.schema.returns
     if len(returns) > 1:
@@ -107,15 +115,15 @@ def _formula(op, d, rule, args, result):
     return eval(rule.code, names)
 
 
-def _linear(op, d, rule, args, result):
+def _linear(op, d, rule, args, result, level):
     """A linear op applied to its inputs' tangents (views: the same view of the tangent)."""
     tangent_args = list(args)
     for index in d.arg_indices:
-        tangent_args[index] = tangent_or_zeros(args[index])
+        tangent_args[index] = tangent_or_zeros(args[index], level)
     return dispatcher.call(op.functional, tuple(tangent_args))
 
 
-def _derived(op, d, rule, args, result):
+def _derived(op, d, rule, args, result, level):
     """The double vjp: with u the output's gradient, backward gives g(u) = Jᵀu (linear in u), and J t is the
     gradient of <g(u), t> with respect to u, the same at every u. The backward formulas are lantern ops, so autograd
     differentiates them, and where the primals or tangents require grad the result keeps its graph
@@ -127,17 +135,18 @@ def _derived(op, d, rule, args, result):
     def leaf(t):
         """t as the first gradient's input: in t's graph when the tangent must keep it, else a new leaf."""
         in_graph = grad_mode and t.requires_grad
-        made = t.view(t.shape) if in_graph else t.detach().requires_grad_()
+        made = t.view(t.shape) if in_graph else _detached(t, level).requires_grad_()
+        tangent = tangent_at(t, level)
         leaves.append(made)
-        tangents.append(t._fw_grad)
-        differentiated.append(in_graph or (grad_mode and t._fw_grad.requires_grad))
+        tangents.append(tangent)
+        differentiated.append(in_graph or (grad_mode and tangent.requires_grad))
         return made
     for index in d.arg_indices:
         a = args[index]
-        if isinstance(a, TensorImpl) and a._fw_grad is not None:
+        if _is_dual(a, level):
             call_args[index] = leaf(a)
         elif isinstance(a, (list, tuple)):
-            call_args[index] = [leaf(t) if isinstance(t, TensorImpl) and t._fw_grad is not None else t for t in a]
+            call_args[index] = [leaf(t) if _is_dual(t, level) else t for t in a]
     keep_graph = any(differentiated)
     with enable_grad():
         outputs = dispatcher.call(op.functional, tuple(call_args))
@@ -148,14 +157,27 @@ def _derived(op, d, rule, args, result):
         pairs = [(g, t) for g, t in zip(gs, tangents) if g is not None and g.requires_grad]
         jvps = autograd_grad([g for g, _ in pairs], us, grad_outputs=[t.to(g.dtype) for g, t in pairs],
                              create_graph=keep_graph, allow_unused=True) if pairs else [None] * len(us)
-    by_output = {id(o): _kept_or_detached(j if j is not None else zeros_like(o), keep_graph)
+    by_output = {id(o): _kept_or_detached(j if j is not None else zeros_like(o), keep_graph, level)
                  for o, j in zip(differentiable, jvps)}
     tangents = tuple(by_output.get(id(o)) for o in outs)
     return tangents if isinstance(outputs, tuple) else tangents[0]
 
 
-def _kept_or_detached(t, keep_graph):
-    return t if keep_graph else t.detach()
+def _is_dual(a, level):
+    return isinstance(a, TensorImpl) and tangent_at(a, level) is not None
+
+
+def _kept_or_detached(t, keep_graph, level):
+    return t if keep_graph else _detached(t, level)
+
+
+def _detached(t, level):
+    """t.detach() keeping t's tangents at the levels below `level` (nested levels, jacfwd of jacfwd: the levels
+    below differentiate through this one's computation)."""
+    made = t.detach()
+    for lower, tangent in tangents_below(t, level):
+        set_tangent(made, tangent, lower)
+    return made
 
 
 _RULES = {"formula": _formula, "linear": _linear, "derived": _derived}
@@ -215,20 +237,21 @@ def _update_inplace(self_, new):
     without one gets a view of its base's tangent (zeros made for the base first)."""
     if new is None:
         return
+    level = tls.forward_level
     with suspended():
         new = _fitted(self_, new)
-        existing = self_._fw_grad
+        existing = tangent_at(self_, level)
         base = self_._base
         if existing is None and base is not None:
-            base_tangent = base._fw_grad
+            base_tangent = tangent_at(base, level)
             if base_tangent is None:
                 base_tangent = zeros_like(base)
-                set_tangent(base, base_tangent)
+                set_tangent(base, base_tangent, level)
             existing = base_tangent.as_strided(self_.shape, self_.stride(),
                                                self_._offset - base._offset + base_tangent._offset)
         if existing is None:
-            set_tangent(self_, new)
+            set_tangent(self_, new, level)
             return
         if existing is not new:
             existing.copy_(new)
-        set_tangent(self_, existing)
+        set_tangent(self_, existing, level)

@@ -225,7 +225,7 @@ def _alias(t):
     if t._backend.key is _PYTHON_KEY:
         return python_key.alias(t)
     alias = make_tensor(t._storage, t._size, t._stride, t._offset, t.dtype, t._backend, t._nd, t._vc, t._base)
-    if t._fw_grad is not None:  # inside a forward-AD level a saved output keeps its tangent (forward-over-reverse)
+    if t._fw_grads:  # inside forward-AD levels a saved output keeps its tangents (forward-over-reverse)
         carry_tangent(t, alias)
     return alias
 

@@ -24,6 +24,7 @@ class _DispatchState(threading.local):
     saved_tensor_hooks = ()  # the (pack, unpack) pairs of enclosing saved_tensors_hooks blocks, innermost last
     plain_recording = True   # the autograd kernel's one hot-path test: no anomaly mode, no saved-tensor hooks
     forward_ad = False       # a forward-AD dual level is entered (lantern.autograd.forward_ad): tangents may flow
+    forward_level = -1       # the forward-AD level whose tangents ops compute now (-1: none; see forward_ad.py)
 
     def refresh(self):
         """Recompute the two summary flags after a setting above changed."""

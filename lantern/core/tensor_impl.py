@@ -11,6 +11,7 @@ from .dispatch_keys import DispatchKey
 from .layout import channels_last, channels_last_3d, contiguous_format, preserve_format, sparse_coo, sparse_csr
 from .size import Size, wrap_dim
 from .overridable import overridable, overridable_property
+from .state import tls
 
 
 _STRIDES_CACHE = {}
@@ -63,7 +64,22 @@ class TensorImpl:
     _grad = None
     _output_nr = 0
     _autograd = None
-    _fw_grad = None  # the tangent of a dual tensor inside a forward-AD level (lantern.autograd.forward_ad)
+    _fw_grads = None  # a dual tensor's tangents, by forward-AD level (lantern.autograd.forward_ad)
+
+    @property
+    def _fw_grad(self):
+        """The tangent at the forward-AD level in effect (tls.forward_level; levels nest under torch.func), or None."""
+        grads = self._fw_grads
+        return None if grads is None else grads.get(tls.forward_level)
+
+    @_fw_grad.setter
+    def _fw_grad(self, tangent):
+        if tangent is not None:
+            if self._fw_grads is None:
+                self._fw_grads = {}
+            self._fw_grads[tls.forward_level] = tangent
+        elif self._fw_grads is not None:
+            self._fw_grads.pop(tls.forward_level, None)
 
     # ---- metadata -------------------------------------------------------------------------------------------
     @overridable_property

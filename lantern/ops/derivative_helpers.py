@@ -277,8 +277,9 @@ def index(t, indices):
 
 
 def index_backward(grad, meta, indices):
-    """x[indices]: the gradient is added into zeros at the indexed positions (an index repeated sums)."""
-    return _zeros_for(grad, meta).index_put(indices, grad, True)
+    """x[indices]: the gradient is added into zeros at the indexed positions (an index repeated sums). The zeros are
+    grad's new_zeros: under vmap (jacrev) they are batched as grad is, so index_put writes each example's own."""
+    return grad.new_zeros(meta.size).index_put(indices, grad, True)
 
 
 def cat_backward(grad, metas, dim):
