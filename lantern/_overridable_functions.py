@@ -38,7 +38,7 @@ IGNORED = {
         "set_flush_denormal", "set_num_interop_threads", "set_num_threads", "set_printoptions", "set_rng_state",
         "set_warn_always", "sparse_coo_tensor", "sparse_csr_tensor", "sym_constrain_range",
         "sym_constrain_range_for_size", "sym_fresh_size", "tensor", "thread_safe_generator", "tril_indices",
-        "triu_indices", "typename", "use_deterministic_algorithms", "vander", "wait",
+        "triu_indices", "typename", "use_deterministic_algorithms", "vander", "vmap", "wait",
         # settings of lantern's (or of torch's Python layer, which does not check them either)
         "add_safe_globals", "clear_safe_globals", "get_safe_globals", "get_printoptions", "set_default_dtype",
         "is_reference_mode", "reference_mode", "set_reference_mode",

@@ -275,7 +275,10 @@ def test_dispatch_trace_shows_the_batching_layer_and_its_rule():
 def test_every_op_record_has_a_rule_or_takes_the_fallback():
     from lantern.ops.registry import REGISTRY
     from lantern._functorch.batching_rules import rule_for
-    assert all(op.batch_rule is rule_for(op) for op in REGISTRY.values())
+    # custom ops (namespace::name) are left out: a register_vmap anywhere earlier in the run (a doctest) gives one
+    # its own rule
+    built_in = [op for name, op in REGISTRY.items() if "::" not in name]
+    assert [op.name for op in built_in if op.batch_rule is not rule_for(op)] == []
     assert sum(op.batch_rule is not None for op in REGISTRY.values()) > 300
 
 
