@@ -5,7 +5,6 @@ refuses view_as_real of a conjugate view, for one). A sample whose plain input a
 than torch's is the OpInfo sweep's business and is left out here. This reaches the Conjugate/Negative fallback
 through every operator. Slow: it imports torch's whole OpInfo database and runs ~1,500 samples (a few minutes).
 """
-import itertools
 
 import pytest
 import torch
@@ -46,14 +45,6 @@ BITS = {
 }
 
 
-def _outcome(fn):
-    with opinfo_sweep._quiet():
-        try:
-            return fn(), None
-        except Exception as exc:
-            return None, exc
-
-
 def _bits(x, has_bit):
     return [has_bit(t) for t in opinfo_sweep._flatten(x) if isinstance(t, (torch.Tensor, lantern.Tensor))]
 
@@ -68,9 +59,9 @@ def _mismatch(op, sample, dtype, translator, make_view, has_bit):
     t_args = (make_view(torch, args[0]), *args[1:])
     l_args = (make_view(lantern, l_args[0]), *l_args[1:])
     opinfo_sweep._seed(torch, lantern)
-    expected, torch_exc = _outcome(lambda: op.op(*t_args, **kwargs))
+    expected, torch_exc = opinfo_sweep.outcome(lambda: op.op(*t_args, **kwargs))
     opinfo_sweep._seed(torch, lantern)
-    got, lantern_exc = _outcome(lambda: translator.callable(op.op)(*l_args, **l_kwargs))
+    got, lantern_exc = opinfo_sweep.outcome(lambda: translator.callable(op.op)(*l_args, **l_kwargs))
     if torch_exc is not None or lantern_exc is not None:
         if torch_exc is None or lantern_exc is None:
             return f"torch raised {torch_exc!r}, lantern raised {lantern_exc!r}"
@@ -90,9 +81,9 @@ def _differs_without_the_bit(op, args, kwargs, translator, has_bit):
     torch's kernel sets on its own outputs, as svd's Vh)."""
     l_args, l_kwargs = translator.sample_value((args, kwargs))
     opinfo_sweep._seed(torch, lantern)
-    expected, torch_exc = _outcome(lambda: op.op(*args, **kwargs))
+    expected, torch_exc = opinfo_sweep.outcome(lambda: op.op(*args, **kwargs))
     opinfo_sweep._seed(torch, lantern)
-    got, lantern_exc = _outcome(lambda: translator.callable(op.op)(*l_args, **l_kwargs))
+    got, lantern_exc = opinfo_sweep.outcome(lambda: translator.callable(op.op)(*l_args, **l_kwargs))
     if torch_exc is not None or lantern_exc is not None:
         return True
     return bool(opinfo_sweep._compare(got, expected)) or _bits(got, has_bit) != _bits(expected, has_bit)
@@ -105,21 +96,12 @@ def test_every_opinfo_takes_a_view_with_a_bit(kind):
     dtype = getattr(torch, dtype_name)
     translator = opinfo_sweep.Translator()
     failures, tried = {}, 0
-    for key, op in sorted(opinfo_sweep.in_scope_ops().items()):
-        if dtype not in op.supported_dtypes("cpu"):
-            continue
-        try:
-            translator.callable(op.op)
-        except opinfo_sweep.Missing:
-            continue
-        opinfo_sweep._seed(torch, lantern)
-        with opinfo_sweep._quiet():
-            samples = list(itertools.islice(op.sample_inputs("cpu", dtype), SAMPLES_PER_OPINFO))
-        for i, sample in enumerate(samples):
-            tried += 1
-            reason = _mismatch(op, sample, dtype, translator, make_view, has_bit)
-            if reason:
-                failures[f"{key}/{i}"] = reason
+    for key, op, i, sample in opinfo_sweep.first_samples(opinfo_sweep.in_scope_ops(), dtype, SAMPLES_PER_OPINFO,
+                                                         translator):
+        tried += 1
+        reason = _mismatch(op, sample, dtype, translator, make_view, has_bit)
+        if reason:
+            failures[f"{key}/{i}"] = reason
     assert tried > 500
     unexpected = {sample: reason for sample, reason in failures.items() if sample not in KNOWN[kind]}
     assert unexpected == {}

@@ -8,8 +8,6 @@
 The default tier sweeps the OpInfos named like an op with a hand formula or a linear forward derivative (one sample
 each); the exhaustive sweeps (every such OpInfo, derived ops included) are in the slow tier.
 """
-import itertools
-
 import pytest
 import torch
 import torch.autograd.forward_ad as torch_fwAD
@@ -50,14 +48,6 @@ COMPLEX_KNOWN = {
 GRADCHECK_KNOWN = {}
 
 
-def _outcome(fn):
-    with opinfo_sweep._quiet():
-        try:
-            return fn(), None
-        except Exception as exc:
-            return None, exc
-
-
 def _tangents(out, unpack):
     outs = out if isinstance(out, (tuple, list)) else (out,)
     return [unpack(o).tangent if isinstance(o, (torch.Tensor, lantern.Tensor)) else None for o in outs]
@@ -83,10 +73,10 @@ def _mismatch(op, sample, translator):
         with fwAD.dual_level():
             return _tangents(l_op(fwAD.make_dual(l_x, l_tangent), *l_args, **l_kwargs), fwAD.unpack_dual)
 
-    expected, torch_exc = _outcome(run_torch)
+    expected, torch_exc = opinfo_sweep.outcome(run_torch)
     if torch_exc is not None:
         return False, None
-    got, lantern_exc = _outcome(run_lantern)
+    got, lantern_exc = opinfo_sweep.outcome(run_lantern)
     if lantern_exc is not None:
         return True, opinfo_sweep._one_line(f"lantern raised {type(lantern_exc).__name__}: {lantern_exc}")
     return True, _tangent_difference(got, expected)
@@ -145,23 +135,14 @@ def _gradcheck_failure(op, sample, translator):
 def _sweep(ops, samples_per_opinfo, check=_mismatch, dtype=torch.float64):
     """({sample: why it fails}, how many samples were checked): `check` on the first samples of each OpInfo."""
     translator = opinfo_sweep.Translator()
+    ops = {key: op for key, op in ops.items() if op.supports_forward_ad}
     failures, tried = {}, 0
-    for key, op in sorted(ops.items()):
-        if not op.supports_forward_ad or dtype not in op.supported_dtypes("cpu"):
-            continue
-        try:
-            translator.callable(op.op)
-        except opinfo_sweep.Missing:
-            continue
-        opinfo_sweep._seed(torch, lantern)
-        with opinfo_sweep._quiet():
-            samples = list(itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=True),
-                                            samples_per_opinfo))
-        for i, sample in enumerate(samples):
-            ran, reason = check(op, sample, translator)
-            tried += ran
-            if reason:
-                failures[f"{key}/{i}"] = reason
+    for key, op, i, sample in opinfo_sweep.first_samples(ops, dtype, samples_per_opinfo, translator,
+                                                         requires_grad=True):
+        ran, reason = check(op, sample, translator)
+        tried += ran
+        if reason:
+            failures[f"{key}/{i}"] = reason
     return failures, tried
 
 
@@ -173,9 +154,8 @@ def _hand_or_linear_names():
 
 
 def _assert_known(failures, ops, known):
-    unexpected = {sample: reason for sample, reason in failures.items() if sample not in known}
+    unexpected, now_agree = opinfo_sweep.known_differences(failures, ops, known)
     assert unexpected == {}
-    now_agree = [s for s in known if s.rpartition("/")[0] in ops and s not in failures]
     assert now_agree == [], "these known samples agree with torch now: delete their entries"
 
 

@@ -45,14 +45,6 @@ def _batched_pair(x):
     return torch.stack([x, x.flatten().flip(0).reshape(x.shape)])
 
 
-def _outcome(fn):
-    with opinfo_sweep._quiet():
-        try:
-            return fn(), None
-        except Exception as exc:
-            return None, exc
-
-
 def _mismatch(op, sample, translator):
     """Why lantern's vmap of the sample differs from torch's, or None (also when torch.vmap refuses it)."""
     if not isinstance(sample.input, torch.Tensor) or sample.input.layout != torch.strided:
@@ -61,10 +53,10 @@ def _mismatch(op, sample, translator):
     batch = _batched_pair(sample.input)
     l_batch, l_args, l_kwargs = translator.sample_value((batch, args, kwargs))
     l_op = translator.callable(op.op)
-    expected, torch_exc = _outcome(lambda: torch.vmap(lambda t: op.op(t, *args, **kwargs))(batch))
+    expected, torch_exc = opinfo_sweep.outcome(lambda: torch.vmap(lambda t: op.op(t, *args, **kwargs))(batch))
     if torch_exc is not None:
         return None
-    got, lantern_exc = _outcome(lambda: lantern.func.vmap(lambda t: l_op(t, *l_args, **l_kwargs))(l_batch))
+    got, lantern_exc = opinfo_sweep.outcome(lambda: lantern.func.vmap(lambda t: l_op(t, *l_args, **l_kwargs))(l_batch))
     if lantern_exc is not None:
         return opinfo_sweep._one_line(f"lantern raised {type(lantern_exc).__name__}: {lantern_exc}")
     try:
@@ -98,9 +90,8 @@ def _sweep(ops):
 
 
 def _assert_known(failures, ops):
-    unexpected = {sample: reason for sample, reason in failures.items() if sample not in KNOWN}
+    unexpected, now_agree = opinfo_sweep.known_differences(failures, ops, KNOWN)
     assert unexpected == {}
-    now_agree = [s for s in KNOWN if s.rpartition("/")[0] in ops and s not in failures]
     assert now_agree == [], "these KNOWN samples agree with torch.vmap now: delete their entries"
 
 

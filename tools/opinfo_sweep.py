@@ -393,7 +393,7 @@ def _seed(torch, lantern, seed=0):
     lantern.manual_seed(seed)
 
 
-def first_samples(ops, dtype, count, translator):
+def first_samples(ops, dtype, count, translator, requires_grad=False):
     """(key, OpInfo, index, sample) for the first `count` samples in `dtype` of each OpInfo of `ops` (by key) that
     supports dtype on CPU and whose callable lantern has; both generators are seeded before an OpInfo's samples
     are made."""
@@ -408,9 +408,26 @@ def first_samples(ops, dtype, count, translator):
             continue
         _seed(torch, lantern)
         with _quiet():
-            samples = list(itertools.islice(op.sample_inputs("cpu", dtype), count))
+            samples = list(itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=requires_grad), count))
         for i, sample in enumerate(samples):
             yield key, op, i, sample
+
+
+def outcome(fn):
+    """(fn(), None), or (None, the exception fn raised); fn's warnings and prints kept quiet."""
+    with _quiet():
+        try:
+            return fn(), None
+        except Exception as exc:
+            return None, exc
+
+
+def known_differences(failures, ops, known):
+    """For a sweep over `ops` with `failures` ({sample: reason}) and `known` ({sample: why it differs}): the
+    failures that are not known, and the known samples of those ops that agree now (whose entries should go)."""
+    unexpected = {sample: reason for sample, reason in failures.items() if sample not in known}
+    now_agree = [sample for sample in known if sample.rpartition("/")[0] in ops and sample not in failures]
+    return unexpected, now_agree
 
 
 def _compare(got, expected):
