@@ -22,14 +22,9 @@ VMAP_TOLERANCE = {"atol": 1e-4, "rtol": 1e-4}
 
 # Samples whose lantern outcome differs from torch.vmap's, each with the reason. The sweep fails on any other
 # difference, and when one of these starts to agree (then delete its entry).
-_STACK_UINT64 = ("the fallback (keepdim=True reduces past one flattened dim) stacks the examples' uint64 results, and "
-                 "lantern.stack of uint64 tensors fails in type promotion (lantern/core/promotion.py has no "
-                 "uint64 pairs); torch stacks them")
 _ITEM = ("lantern's {} is a composite that reads {} with .item(), which vmap refuses as data-dependent; torch's is "
          "one kernel, which its fallback runs per example")
 KNOWN = {
-    "hash_tensor/0": _STACK_UINT64,
-    "hash_tensor/1": _STACK_UINT64,
     "histogram/0": _ITEM.format("histogram", "the range"),
     "linspace.tensor_overload/0": _ITEM.format("linspace", "tensor start/end"),
     "linspace.tensor_overload/1": _ITEM.format("linspace", "tensor start/end"),

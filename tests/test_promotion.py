@@ -132,3 +132,27 @@ def test_zero_dim_inplace_uses_wrapped_tiers():
     raises_like(lambda m, x, y: x.mul_(y), np.ones(3, np.int32), np.array(2.0))
     check(lambda m, x, y: x.clone().mul_(y), np.ones(3, np.float32), np.array(2.0))
     check(lambda m, x, y: x.clone().mul_(y), np.ones(3, np.float16), np.array(2.0))
+
+
+LIMITED_UNSIGNED = ["uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("u", LIMITED_UNSIGNED)
+@pytest.mark.parametrize("other", NAMES + LIMITED_UNSIGNED)
+def test_limited_unsigned_promote_only_with_themselves_and_floats(u, other):
+    """torch's uint16/32/64 promote with their own type and with floating types; any other pair raises."""
+    for a, b in ((u, other), (other, u)):
+        matches_torch(lambda m: m.promote_types(getattr(m, a), getattr(m, b)))
+        matches_torch(lambda m: m.result_type(m.ones(2, dtype=getattr(m, a)), m.ones(2, dtype=getattr(m, b))))
+        matches_torch(lambda m: m.cat([m.ones(2, dtype=getattr(m, a)), m.ones(2, dtype=getattr(m, b))]))
+
+
+@pytest.mark.parametrize("u", LIMITED_UNSIGNED)
+def test_limited_unsigned_in_the_weaker_tiers(u):
+    """stack and result_type of one limited unsigned type; a 0-dim int64 or a Python number leaves it as it is."""
+    x = lambda m: m.arange(4).to(getattr(m, u))[::2]  # noqa: E731
+    check(lambda m: m.stack([x(m), x(m)]))
+    for other in (True, 3, 2.5, "zero_dim_int64", "zero_dim_float64"):
+        def other_of(m):
+            return m.tensor(1, dtype=getattr(m, other[9:])) if isinstance(other, str) else other
+        matches_torch(lambda m: m.result_type(x(m), other_of(m)))

@@ -39,6 +39,10 @@ _COMPLEX_OF = {dt.float16: dt.complex32, dt.float32: dt.complex64, dt.float64: d
 
 
 _TABLE = {(a, b): _promote_uncached(a, b) for a in dt.ALL for b in dt.ALL}
+# uint16/32/64 promote only with themselves and with floating types (which win); any other pair is refused
+_TABLE.update({(u, u): u for u in dt.LIMITED_UNSIGNED})
+_TABLE.update({pair: f for u in dt.LIMITED_UNSIGNED for f in dt.ALL if f.category == FLOATING
+               for pair in ((u, f), (f, u))})
 
 
 def promote_types(a, b):
@@ -47,8 +51,6 @@ def promote_types(a, b):
         return _TABLE[a, b]
     except KeyError:
         if a in dt.LIMITED_UNSIGNED or b in dt.LIMITED_UNSIGNED:
-            if a is b:
-                return a
             raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
                                f"{a.legacy} and {b.legacy}") from None
         if not (isinstance(a, QuantizedDtype) or isinstance(b, QuantizedDtype)):
@@ -88,7 +90,7 @@ def _combine_categories(higher, lower):
     if higher.category == FLOATING:
         return higher
     if higher is dt.bool or lower.category == FLOATING:
-        return _TABLE[higher, lower]
+        return promote_types(higher, lower)
     return higher
 
 
@@ -98,7 +100,7 @@ def result_type_of(dim_dtypes, zero_dim_dtypes, scalar_dtypes):
     for group in (dim_dtypes, zero_dim_dtypes, scalar_dtypes):
         r = None
         for d in group:
-            r = d if r is None else _TABLE[r, d]
+            r = d if r is None else promote_types(r, d)
         tiers.append(r)
     return _combine_categories(tiers[0], _combine_categories(tiers[1], tiers[2]))
 
