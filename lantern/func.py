@@ -23,7 +23,10 @@ from ._functorch.eager_transforms import grad, grad_and_value, hessian, jacfwd, 
 from ._functorch.module_state import functionalize, replace_all_batch_norm_modules_, stack_module_state
 from ._functorch.rearrange import rearrange
 from ._functorch.vmap import vmap
+from .autograd import install_vmap
 from .nn.utils.stateless import _functional_call
+
+install_vmap(vmap)  # autograd.grad(is_grads_batched=True) maps its backward pass with it (vmap sits above autograd)
 
 __all__ = ["grad", "grad_and_value", "vmap", "replace_all_batch_norm_modules_", "functionalize", "hessian", "jacfwd",
            "jacrev", "jvp", "linearize", "rearrange", "vjp", "functional_call", "stack_module_state",

@@ -128,11 +128,44 @@ def _accumulate_into_non_leaves(inputs, captured, create_graph):
         tls.grad_enabled = prev
 
 
+_vmap = []  # [lantern.func.vmap], installed by lantern/_functorch/vmap.py: vmap sits in a layer above autograd
+
+
+def install_vmap(vmap):
+    """Give grad(is_grads_batched=True) the vmap it maps the backward pass with (called by lantern.func)."""
+    _vmap[:] = [vmap]
+
+
+def _check_batched_grads(outputs, grads):
+    """is_grads_batched: each grad_output's dims after the first (the batch) must be its output's shape."""
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if isinstance(g, TensorImpl) and (not g._size or g._size[1:] != o._size):
+            raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+                               "the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                               f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has a "
+                               f"shape of {Size(g._size[1:])} and output[{i}] has a shape of {Size(o._size)}. If you "
+                               "only want some tensors in `grad_output` to be considered batched, consider using "
+                               "vmap.")
+
+
+def _batched_backward(outputs, seeds, retain_graph, create_graph, inputs, allow_unused):
+    """One backward pass for a batch of seeds (dim 0 of each): the engine run under vmap over the seeds, as torch
+    does, so each gradient gets the batch dim in front. A gradient that does not exist stays None."""
+    found = []  # which inputs got a gradient (vmap returns tensors only)
+
+    def vjp(*batch_of_seeds):
+        grads = engine.run_backward(outputs, batch_of_seeds, retain_graph, create_graph, inputs=inputs,
+                                    accumulate=False, allow_unused=allow_unused)
+        found[:] = [g is not None for g in grads]
+        return tuple(g for g in grads if g is not None)
+    batched = iter(_vmap[0](vjp, in_dims=tuple(None if s is None else 0 for s in seeds))(*seeds))
+    return tuple(next(batched) if f else None for f in found)
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of outputs with respect to inputs, returned (no .grad is touched)."""
-    if is_grads_batched:
-        raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported by lantern (it needs vmap)")
+    """The gradients of outputs with respect to inputs, returned (no .grad is touched). is_grads_batched: dim 0 of
+    each grad_output is a batch of seeds, and each gradient gets that batch dim (one backward pass, under vmap)."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if not inputs:
@@ -145,9 +178,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    seeds = _make_grads(outputs, grads)
-    result = engine.run_backward(outputs, seeds, retain_graph, create_graph, inputs=inputs, accumulate=False,
-                                 allow_unused=allow_unused)
+    if is_grads_batched:
+        _check_batched_grads(outputs, grads)
+        seeds = _make_grads(outputs, [g if g is None else g[0] for g in grads])
+        seeds = [s if g is None else g for s, g in zip(seeds, grads)]
+        result = _batched_backward(outputs, seeds, retain_graph, create_graph, inputs, allow_unused)
+    else:
+        result = engine.run_backward(outputs, _make_grads(outputs, grads), retain_graph, create_graph, inputs=inputs,
+                                     accumulate=False, allow_unused=allow_unused)
     if materialize_grads:
         result = tuple(zeros_like(t) if g is None else g for t, g in zip(inputs, result))
     return result

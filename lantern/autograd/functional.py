@@ -106,7 +106,7 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
     return tuple(out)
 
 
-def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None, is_grads_batched=False):
     """autograd.grad over the outputs that require grad (None for every input when none does)."""
     from . import grad  # cycle: lantern.autograd (the package, where grad is) imports this module
     if grad_outputs is None:
@@ -115,7 +115,7 @@ def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=N
     if not pairs:
         return (None,) * len(inputs)
     return grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
-                create_graph=create_graph, allow_unused=True)
+                create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched)
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
@@ -161,7 +161,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """The Jacobian d func / d inputs: for output i and input j, a tensor of shape output_i.shape + input_j.shape.
-    strategy="forward-mode" builds it a column at a time from dual tensors (lantern.autograd.forward_ad)."""
+    vectorize=True computes all rows (reverse mode) or all columns (strategy="forward-mode", dual tensors) in one
+    pass under vmap; vectorize=False asks for the rows one at a time."""
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
                              'function has more outputs than inputs, "forward-mode" tends to be more performant. '
@@ -181,7 +182,13 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         inputs = _preprocess(inputs, create_graph, True)
         is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
         _check_requires_grad(outputs, "outputs", strict)
-        table = tuple(_jacobian_of_output(i, out, inputs, create_graph, strict) for i, out in enumerate(outputs))
+        if vectorize:
+            if strict:
+                raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                                   "supported together. Please either set `strict=False` or `vectorize=False`.")
+            table = _vectorized_jacobian(outputs, inputs, create_graph)
+        else:
+            table = tuple(_jacobian_of_output(i, out, inputs, create_graph, strict) for i, out in enumerate(outputs))
     table = tuple(_postprocess(row, create_graph) for row in table)
     if not is_outputs_tuple:
         return _untuple(table[0], is_inputs_tuple)
@@ -189,49 +196,62 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
 
 def _forward_mode_jacobian(func, inputs, vectorize):
-    """The Jacobian a column at a time: each input element's unit tangent, pushed through func in a dual level.
+    """The Jacobian by forward mode, as torch builds it: the unit tangents of every input element (the standard
+    basis) pushed through func at once, a jvp under vmap, so each output's tangent holds all its Jacobian's columns.
     The primals require grad, so that a reverse-mode jacobian inside func keeps their tangents (forward-over-reverse
-    hessian). torch demands vectorize=True here (it batches the columns with vmap); lantern runs them in a loop."""
+    hessian)."""
+    from . import _vmap  # cycle: lantern.autograd (where vmap is installed) imports this module
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
                                   "only implemented for `vectorize=True`.")
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     primals = tuple(x.detach().requires_grad_(x.is_floating_point() or x.is_complex()) for x in inputs)
-    columns, is_outputs_tuple, outputs = [], False, ()
-    for j, x in enumerate(primals):
-        per_input = []
-        for k in range(x.numel()):
-            with forward_ad.dual_level(), enable_grad():
-                duals = tuple(forward_ad.make_dual(p, _unit(p, k) if i == j else zeros_like(p))
-                              for i, p in enumerate(primals))
-                is_outputs_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function",
-                                                      "jacobian")
-                per_input.append(tuple(_tangent_or_zeros(forward_ad.unpack_dual(o).tangent, o).detach()
-                                       for o in outputs))
-        columns.append(per_input)
-    table = [[_stacked_columns([col[i] for col in columns[j]], out, x) for j, x in enumerate(primals)]
-             for i, out in enumerate(outputs)]  # lists, not tuples: torch's forward-mode jacobian returns lists
+    numels = tuple(p.numel() for p in primals)
+    seen = []  # (is the output a tuple, the outputs' shapes), from the call under vmap
+
+    def push_forward(*tangents):
+        with forward_ad.dual_level(), enable_grad():
+            duals = tuple(forward_ad.make_dual(p, t.view_as(p)) for p, t in zip(primals, tangents))
+            is_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function", "jacobian")
+            seen[:] = [is_tuple, [o.shape for o in outputs]]
+            return tuple(_tangent_or_zeros(forward_ad.unpack_dual(o).tangent, o) for o in outputs)
+    columns = _vmap[0](push_forward)(*_standard_basis(primals, numels))
+    is_outputs_tuple, shapes = seen
+    table = [[jac.detach().movedim(0, -1).reshape(tuple(shape) + tuple(x.shape))
+              for jac, x in zip(col.split(numels, 0), primals)]
+             for col, shape in zip(columns, shapes)]  # lists, not tuples: torch's forward-mode jacobian returns lists
     if not is_outputs_tuple:
         return _untuple(table[0], is_inputs_tuple)
     return [_untuple(row, is_inputs_tuple) for row in table]
 
 
-def _unit(p, k):
-    """A tensor like p, zero but for a one at flat index k."""
-    e = zeros_like(p).detach().contiguous()
-    e.view(-1)[k] = 1
-    return e
+def _standard_basis(tensors, numels):
+    """For each tensor, its part of the identity of size sum(numels): rows of zeros but for a one at the element's
+    column, so that row k is the unit vector of the k-th element over all the tensors."""
+    total, start, parts = sum(numels), 0, []
+    for t, n in zip(tensors, numels):
+        part = t.new_zeros(total, n)
+        part.diagonal(-start).fill_(1)
+        parts.append(part)
+        start += n
+    return parts
 
 
 def _tangent_or_zeros(tangent, out):
     return zeros_like(out) if tangent is None else tangent
 
 
-def _stacked_columns(cols, out, x):
-    """The columns d out / d x_k stacked into a tensor of shape out.shape + x.shape."""
-    if not cols:
-        return out.new_zeros(tuple(out.shape) + tuple(x.shape))
-    return call(get("stack"), (cols, -1)).reshape(tuple(out.shape) + tuple(x.shape))
+def _vectorized_jacobian(outputs, inputs, create_graph):
+    """Every row of the Jacobian from one backward pass, as torch's vectorize=True: the outputs' standard basis as a
+    batch of grad_outputs (autograd.grad's is_grads_batched, a vmap over the backward). Rows per output, then per
+    input, as the loop gives them."""
+    numels = tuple(o.numel() for o in outputs)
+    flat = tuple(o.reshape(-1) for o in outputs)
+    grads = _grad(flat, inputs, _standard_basis(outputs, numels), create_graph, is_grads_batched=True)
+    grads = [zeros_like(x).expand(sum(numels), *x.shape) if g is None else g for g, x in zip(grads, inputs)]
+    return tuple(tuple(g.narrow(0, sum(numels[:i]), n).reshape(tuple(out.shape) + tuple(x.shape))
+                       for g, x in zip(grads, inputs))
+                 for i, (out, n) in enumerate(zip(outputs, numels)))
 
 
 def _jacobian_of_output(i, out, inputs, create_graph, strict):
