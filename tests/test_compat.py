@@ -42,6 +42,7 @@ def _final(out):
 TRAINING = {
     "lbfgs_fit.py": (1e-3, 1e-5),
     "per_sample_sgd.py": (1e-3, 1e-5),   # torch.func's vmap(grad(...)); seeded weights, deterministic data
+    "functorch_ensemble.py": (1e-4, 1e-6),   # `import functorch`: combine_state_for_ensemble, vmap(grad(...))
     "lstm_lm.py": (0.35, 0.15),
     "transformer_lm.py": (0.25, 0.1),
 }

@@ -36,7 +36,7 @@ LAYERS = [
                   "fft", "signal", "masked", "futures", "_inplace_functions", "_nn_functions", "_from_memory",
                   "_sym_functions", "_toplevel", "_streams", "overrides", "_C",
                   "_overridable_functions"]),
-    ("jit", ["jit", "onnx", "_dynamo", "_functorch", "func", "compiler", "library", "library_opcheck", "library_rules", "_jit_names"]),  # opcheck traces custom ops
+    ("jit", ["jit", "onnx", "_dynamo", "_functorch", "func", "functorch", "compiler", "library", "library_opcheck", "library_rules", "_jit_names"]),  # opcheck traces custom ops
     ("distributed", ["distributed", "multiprocessing"]),  # torch.multiprocessing.spawn starts ranks as an MPI job
     ("compat", ["compat"]),
     ("namespace", ["", "_codegen"]),   # lantern/__init__.py: the public namespace, which imports everything;

@@ -25,6 +25,7 @@ RENAMES = (
     ("torchvision.transforms", "lantern.vision.transforms"),
     ("torchvision", "lantern.vision"),
     ("torch", "lantern"),
+    ("functorch", "lantern.functorch"),  # the package torch ships beside torch.func
 )
 
 
