@@ -57,6 +57,11 @@ class BatchedBackend:
 
     array_or_none = host_array = array
 
+    def empty(self, shape, dtype):
+        """A new tensor, not batched, on this device (code that makes a scalar from a tensor's backend, as
+        t[i] = 0 does, gets it from the backend of a batched t too)."""
+        return lantern.empty(shape, dtype=dtype, device=self.device)
+
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
@@ -326,7 +331,8 @@ def written_position(op):
 
 def refuse_unbatched_write(op, args, level):
     """An in-place op (or out=) writing into a tensor that is not batched at `level` while another argument is:
-    the batch's result would not fit in it (torch's error names the shapes)."""
+    the batch's result would not fit in it. torch's error names the shapes for an elementwise op, and says why
+    for the others (an index, a mask or a dim says where to write, not a shape to broadcast)."""
     written = written_position(op)
     if written is None or is_batched(args[written], level):
         return
@@ -335,9 +341,20 @@ def refuse_unbatched_write(op, args, level):
     batched = [t for t in tensors if is_batched(t, level)]
     if not batched:
         return
+    if not op.pointwise:
+        raise RuntimeError(not_possible(op))
     size = batched[0]._value.shape[batched[0]._bdim]
     shape = [size, *lantern.broadcast_shapes(*(t.shape for t in tensors))]
     raise RuntimeError(f"output with shape {list(args[written].shape)} doesn't match the broadcast shape {shape}")
+
+
+def not_possible(op):
+    """torch's refusal of an in-place op into a tensor not batched beside batched arguments."""
+    name = op.schema.name
+    return (f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args "
+            "that has more elements than `self`. This happened due to `other` being vmapped over but `self` not "
+            f"being vmapped over in a vmap. Please try to use out-of-place operators instead of {name}. If said "
+            "operator is being called inside the PyTorch framework, please file a bug report instead.")
 
 
 def per_example_fallback(op, args, level):

@@ -13,8 +13,13 @@ the per-example fallback then runs. Rules are kept in the op records (`op.batch_
 - shapes (view, reshape, expand, permute, squeeze, unsqueeze, t, repeat, cat, stack): the batch size joins the
   shape argument;
 - matmul family (mm, bmm, mv, dot, addmm, addmv, baddbmm): one broadcasting matmul;
-- nn: convolution (per-example weights as groups), pooling/upsampling (the batch folded into N), padding and
-  layer norm (trailing dims), embedding, and the losses (reduction none over the batch, then per example).
+- nn: convolution (per-example weights as groups), pooling/upsampling (the batch folded into N), padding,
+  tril/triu (trailing dims), and the losses (reduction none over the batch, then per example);
+- in-place ops with a rule for their out-of-place form (cumsum_, scatter_, index_add_, masked_fill_, addmm_...):
+  that rule, then a copy into self; out= variants refuse, as torch.vmap does.
+
+Advanced indexing and masks are in batching_rules_indexing.py; layer norm, embedding and the backward kernels
+that gradients run under vmap in batching_rules_nn_grad.py.
 
 >>> import lantern
 >>> from lantern.ops.registry import REGISTRY
@@ -25,29 +30,10 @@ from ..core.tensor_impl import TensorImpl
 from ..ops import dispatcher, registry
 from ..ops.op_kinds import AliasKind, OpKind
 from .batched_tensor import example_span, is_batched, refuse_unbatched_write, to_front, unwrap, wrap_front
+from .batching_rules_common import batch_size, front_or_expanded, kept_weight, padded
+from .batching_rules_indexing import ALONG_DIM, INDEXING_RULES, index_along_dim_by_index_put
+from .batching_rules_nn_grad import NN_GRAD_RULES
 import lantern
-
-
-def _batch_size(op, args, level):
-    for i in op.tensor_positions:
-        value, bdim = unwrap(args[i], level)
-        if bdim is not None:
-            return value.shape[bdim]
-    for i in op.list_positions:
-        for t in args[i]:
-            value, bdim = unwrap(t, level)
-            if bdim is not None:
-                return value.shape[bdim]
-    raise AssertionError("a batching rule ran without a batched argument")
-
-
-def _padded(x, level, rank):
-    """x's physical tensor (batch first) with 1-sized dims after the batch dim up to logical rank `rank`: the
-    examples' dims line up on the right with the other arguments', as broadcasting lines them up."""
-    front = to_front(x, level)
-    for _ in range(rank - x.dim()):
-        front = front.unsqueeze(1)
-    return front
 
 
 # ---- pointwise ---------------------------------------------------------------------------------------------------
@@ -59,7 +45,7 @@ def pointwise_rule(op, args, level):
     call_args = list(args)
     for i in op.tensor_positions:
         if is_batched(args[i], level):
-            call_args[i] = _padded(args[i], level, rank)
+            call_args[i] = padded(args[i], level, rank)
     result = dispatcher.call(op, tuple(call_args))
     if op.schema.alias is AliasKind.INPLACE:
         return args[0]
@@ -82,7 +68,7 @@ def dims_rule(op, args, level):
     if (rank == 0 and not plus_one) or any(args[i].dim() != rank and not _free_index(op, i) for i in tensors) or \
             any(_free_index(op, i) and is_batched(args[i], level) for i in tensors):
         return NotImplemented
-    size = _batch_size(op, args, level)
+    size = batch_size(op, args, level)
     call_args = list(args)
     for i in tensors:
         front = to_front(args[i], level)
@@ -136,7 +122,7 @@ def view_rule(op, args, level):
 
 def expand_rule(op, args, level):
     size = tuple(args[1])
-    front = _padded(args[0], level, len(size))
+    front = padded(args[0], level, len(size))
     return wrap_front(dispatcher.call(op, (front, (front.shape[0], *size), *args[2:])), level)
 
 
@@ -177,8 +163,8 @@ def as_strided_scatter_rule(op, args, level):
     from the example's first element, as as_strided_rule reads it). The fallback's slices would all write where
     the first example's memory is."""
     self, src, size, stride, offset = args
-    batch = _batch_size(op, args, level)
-    front = to_front(self, level) if is_batched(self, level) else self.expand(batch, *self.shape)
+    batch = batch_size(op, args, level)
+    front = front_or_expanded(self, level, batch)
     out = front.new_empty_strided(front.shape, (example_span(self.shape, self.stride()), *self.stride()))
     out.copy_(front)
     relative = 0 if offset is None else offset - self.storage_offset()
@@ -189,18 +175,18 @@ def as_strided_scatter_rule(op, args, level):
 
 def repeat_rule(op, args, level):
     repeats = tuple(args[1])
-    front = _padded(args[0], level, len(repeats))
+    front = padded(args[0], level, len(repeats))
     return wrap_front(dispatcher.call(op, (front, (1, *repeats))), level)
 
 
 def cat_rule(op, args, level):
     """cat / stack: unbatched tensors expanded over the batch, the dim moved past it."""
     tensors = args[0]
-    size = _batch_size(op, args, level)
+    size = batch_size(op, args, level)
     rank = tensors[0].dim() + (1 if op.schema.name == "stack" else 0)
     if rank == 0 or any(t.dim() != tensors[0].dim() for t in tensors):
         return NotImplemented
-    fronts = [to_front(t, level) if is_batched(t, level) else t.expand(size, *t.shape) for t in tensors]
+    fronts = [front_or_expanded(t, level, size) for t in tensors]
     return wrap_front(dispatcher.call(op, (fronts, args[1] % rank + 1, *args[2:])), level)
 
 
@@ -233,10 +219,10 @@ def add_product_rule(op, args, level):
     if alpha != 1:
         product = product * alpha
     if beta != 0:
-        term = _padded(self, level, rank) if is_batched(self, level) else self
+        term = padded(self, level, rank) if is_batched(self, level) else self
         product = product + (term if beta == 1 else term * beta)
     if product.dim() == rank:  # beta 0 and no factor batched: every example's result is the same
-        product = product.expand(_batch_size(op, args, level), *product.shape)
+        product = product.expand(batch_size(op, args, level), *product.shape)
     return wrap_front(product, level)
 
 
@@ -261,25 +247,18 @@ def _grouped_convolution(op, args, level):
     as (B*O, C/g, ...) (transposed: (B, C, O/g, ...) as (B*C, O/g, ...)), groups B*g; the output's (N, B*O, ...)
     back to (B, N, O, ...)."""
     x, weight, bias, groups = args[0], args[1], args[2], args[8]
-    size = _batch_size(op, args, level)
-    xs = to_front(x, level) if is_batched(x, level) else x.expand(size, *x.shape)
-    ws = to_front(weight, level) if is_batched(weight, level) else weight.expand(size, *weight.shape)
+    size = batch_size(op, args, level)
+    xs = front_or_expanded(x, level, size)
+    ws = front_or_expanded(weight, level, size)
     n = xs.shape[1]
     folded_x = xs.movedim(0, 1).reshape(n, size * xs.shape[2], *xs.shape[3:])
     folded_w = ws.reshape(size * ws.shape[1], *ws.shape[2:])
     folded_b = None
     if bias is not None:
-        bs = to_front(bias, level) if is_batched(bias, level) else bias.expand(size, *bias.shape)
+        bs = front_or_expanded(bias, level, size)
         folded_b = bs.reshape(-1)
     out = dispatcher.call(op, (folded_x, folded_w, folded_b, *args[3:8], groups * size))
     return wrap_front(out.reshape(n, size, -1, *out.shape[2:]).movedim(1, 0), level)
-
-
-def embedding_rule(op, args, level):
-    """Batched indices into an unbatched weight: the lookup of every example's indices at once."""
-    if is_batched(args[0], level):
-        return NotImplemented
-    return wrap_front(dispatcher.call(op, (args[0], to_front(args[1], level), *args[2:])), level)
 
 
 SPATIAL_DIMS = {"max_pool2d_with_indices": 2, "avg_pool2d": 2, "_adaptive_avg_pool2d": 2, "adaptive_max_pool2d": 2,
@@ -306,11 +285,12 @@ def spatial_rule(op, args, level):
 
 
 def trailing_dims_rule(op, args, level):
-    """constant_pad_nd and native_layer_norm of a batched input: they work on the input's last dims, which the
-    batch dimension in front does not move (weight and bias unbatched)."""
+    """constant_pad_nd, tril and triu of a batched input: they work on the input's last dims, which the batch
+    dimension in front does not move."""
     if any(is_batched(args[i], level) for i in op.tensor_positions[1:]):
         return NotImplemented
-    if op.schema.name == "constant_pad_nd" and len(args[1]) // 2 > args[0].dim():
+    reached = len(args[1]) // 2 if op.schema.name == "constant_pad_nd" else 2   # how many last dims it needs
+    if reached > args[0].dim():
         return NotImplemented
     return wrap_front(dispatcher.call(op, (to_front(args[0], level), *args[1:])), level)
 
@@ -332,8 +312,8 @@ def batch_norm_rule(op, args, level):
         raise RuntimeError(BATCH_NORM_UNBATCHED_STATS)
     if x.dim() < 2:
         return NotImplemented
-    size = _batch_size(op, args, level)
-    front = to_front(x, level) if is_batched(x, level) else x.expand(size, *x.shape)
+    size = batch_size(op, args, level)
+    front = front_or_expanded(x, level, size)
     n, channels, rest = front.shape[1], front.shape[2], front.shape[3:]
     folded = front.movedim(0, 1).reshape(n, size * channels, *rest)
     per_channel = [_per_example_channels(t, level, size) for t in (weight, bias, running_mean, running_var)]
@@ -373,7 +353,7 @@ def elementwise_loss_rule(op, args, level):
     call_args = list(args)
     for i in op.tensor_positions:
         if is_batched(args[i], level):
-            call_args[i] = _padded(args[i], level, rank)
+            call_args[i] = padded(args[i], level, rank)
     call_args[at] = 0
     return wrap_front(_reduced_per_example(dispatcher.call(op, tuple(call_args)), args[at]), level)
 
@@ -386,9 +366,9 @@ def class_index_loss_rule(op, args, level):
     weight = args[2] if op.schema.name == "nll_loss" else None
     if scores.dim() != 2 or target.dim() != 1 or is_batched(weight, level):
         return NotImplemented
-    size = _batch_size(op, args, level)
-    s = to_front(scores, level) if is_batched(scores, level) else scores.expand(size, *scores.shape)
-    t = to_front(target, level) if is_batched(target, level) else target.expand(size, *target.shape)
+    size = batch_size(op, args, level)
+    s = front_or_expanded(scores, level, size)
+    t = front_or_expanded(target, level, size)
     rows, classes = s.shape[1], s.shape[2]
     at = _reduction_position(op)
     call_args = list(args)
@@ -399,13 +379,46 @@ def class_index_loss_rule(op, args, level):
     if reduction == 2:
         losses = losses.sum(1)
     elif reduction == 1:
-        counted = (t != ignore_index).to(losses.dtype)
-        if weight is not None:
-            counted = counted * weight[t.clamp(min=0)]
-        losses = losses.sum(1) / counted.sum(1)
+        losses = losses.sum(1) / kept_weight(t, ignore_index, weight, losses.dtype).sum(1)
     if isinstance(out, tuple):  # the fused cross entropy's second output: the softmax it keeps for backward
         return wrap_front((losses, out[1].reshape(size, rows, classes)), level)
     return wrap_front(losses, level)
+
+
+# ---- in-place and out= ---------------------------------------------------------------------------------------------
+def index_along_dim_rule(op, args, level):
+    """index_add / index_copy / index_fill: dims_rule for an unbatched index; a batched one (or index_fill's 0-dim
+    value tensor) by index_along_dim_by_index_put, index_put_ beside the batch's arange."""
+    if not is_batched(args[2], level):
+        result = dims_rule(op, args, level)
+        if result is not NotImplemented:
+            return result
+    return index_along_dim_by_index_put(op, args, level)
+
+
+def inplace_rule(op, args, level):
+    """An in-place op whose out-of-place form has a rule (cumsum_, scatter_, index_add_, addmm_, tril_ ...): that
+    rule on the same arguments, then a copy into self, as functionalization rewrites an in-place op. An unbatched
+    self refuses batched arguments first, as torch does."""
+    refuse_unbatched_write(op, args, level)
+    functional = registry.REGISTRY[_functional_name(op)]
+    result = functional.batch_rule(functional, args, level)
+    if result is NotImplemented:
+        return NotImplemented
+    args[0].copy_(result)
+    return args[0]
+
+
+def _functional_name(op):
+    """cumsum_ -> cumsum, scatter_.src -> scatter.src."""
+    name, dot, overload = op.name.partition(".")
+    return name[:-1] + dot + overload
+
+
+def out_rule(op, args, level):
+    """An out= variant: torch.vmap has no rule for any and its fallback refuses them; so does lantern."""
+    raise RuntimeError(f"Batching rule not implemented for aten::{op.name}; the fallback path doesn't work on out= "
+                       "or view ops.")
 
 
 # ---- which op gets which rule -------------------------------------------------------------------------------------
@@ -416,15 +429,16 @@ SHAPE_RULES = {"view": view_rule, "_unsafe_view": view_rule, "reshape": view_rul
                "repeat": repeat_rule, "cat": cat_rule, "stack": cat_rule}
 MATMUL_RULES = {"mm": matmul_rule, "bmm": matmul_rule, "mv": matmul_rule, "dot": matmul_rule,
                 "addmm": add_product_rule, "addmv": add_product_rule, "baddbmm": add_product_rule}
-NN_RULES = {"convolution": convolution_rule, "embedding": embedding_rule, "mse_loss": elementwise_loss_rule,
+NN_RULES = {"convolution": convolution_rule, "mse_loss": elementwise_loss_rule,
             "smooth_l1_loss": elementwise_loss_rule, "huber_loss": elementwise_loss_rule,
             "binary_cross_entropy": elementwise_loss_rule, "binary_cross_entropy_with_logits": elementwise_loss_rule,
             "nll_loss": class_index_loss_rule, "_cross_entropy_index": class_index_loss_rule,
-            "constant_pad_nd": trailing_dims_rule, "native_layer_norm": trailing_dims_rule,
+            "constant_pad_nd": trailing_dims_rule, "tril": trailing_dims_rule, "triu": trailing_dims_rule,
             "native_batch_norm": batch_norm_rule,
             **{name: spatial_rule for name in SPATIAL_DIMS}}
+NAMED_RULES = {**SHAPE_RULES, **MATMUL_RULES, **NN_RULES, **INDEXING_RULES, **NN_GRAD_RULES}
 # random ops that draw each element on its own: one call on the physical tensors draws different values for every
-# example (randomness='different'; vmap's RandomnessWatcher handles 'same' before any rule runs)
+# example (randomness='different'; vmap's VmapWatcher handles 'same' before any rule runs)
 SAMPLERS = frozenset(("bernoulli", "bernoulli_", "binomial", "cauchy_", "exponential_", "geometric_", "log_normal_",
                       "normal", "normal_", "poisson", "random_", "uniform_", "_standard_gamma"))
 NO_DIMS_RULE = frozenset(("diag_embed", "roll", "_sparse_softmax", "_sparse_log_softmax"))
@@ -434,15 +448,19 @@ def rule_for(op):
     """The batching rule of an op record, or None (the fallback runs)."""
     name = op.schema.name
     if op.kind is OpKind.STRUCTURED_OUT or op.schema.alias is AliasKind.OUT:
-        return None
+        return out_rule
     if name in SAMPLERS:
         return pointwise_rule
-    if op.name in SHAPE_RULES or op.name in MATMUL_RULES or op.name in NN_RULES:
-        return SHAPE_RULES.get(op.name) or MATMUL_RULES.get(op.name) or NN_RULES[op.name]
+    if op.name in NAMED_RULES:
+        return NAMED_RULES[op.name]
     if op.pointwise or name in ELEMENTWISE:
         return pointwise_rule
-    if (op.kind is not OpKind.STRUCTURED_INPLACE and op.schema.alias is not AliasKind.INPLACE and name not in NO_DIMS_RULE
-            and op.tensor_positions and not op.list_positions and _has_dims(op)):
+    if op.kind is OpKind.STRUCTURED_INPLACE or op.schema.alias is AliasKind.INPLACE:
+        functional = registry.REGISTRY.get(_functional_name(op))
+        return inplace_rule if functional is not None and rule_for(functional) is not None else None
+    if name in ALONG_DIM:
+        return index_along_dim_rule
+    if name not in NO_DIMS_RULE and op.tensor_positions and not op.list_positions and _has_dims(op):
         return dims_rule
     return None
 

@@ -20,6 +20,7 @@ from ..core.tensor_impl import TensorImpl
 from ..profiler.watchers import Watcher, install, remove
 from ..utils._pytree import tree_flatten, tree_unflatten
 from . import batching_rules  # noqa: F401  (installs the rules in the op records)
+from .batching_rules_indexing import COMPOSITE_INPUTS
 from .batched_tensor import active_levels, add_batch_dim, is_batched, unwrap, vmap_level
 import lantern
 from ..ops import dispatcher
@@ -66,9 +67,8 @@ def _broadcast_in_dims(name, in_dims, args, args_spec):
     if isinstance(in_dims, int) or in_dims is None:
         return [in_dims] * args_spec.num_leaves
     if len(in_dims) != len(args):
-        raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
-                         f"structure of `inputs`. in_dims has structure {tree_flatten(in_dims)[1]} but inputs has "
-                         f"structure {args_spec}.")
+        raise _structure_mismatch(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)", "in_dims", in_dims, "inputs",
+                                  args_spec)
     dims = []
     for arg, dim in zip(args, in_dims):
         leaves, spec = tree_flatten(arg)
@@ -77,6 +77,12 @@ def _broadcast_in_dims(name, in_dims, args, args_spec):
         else:
             dims += _broadcast_in_dims(name, dim, tuple(arg), tree_flatten(tuple(arg))[1])
     return dims
+
+
+def _structure_mismatch(call, dims_name, dims, what, spec):
+    """torch's error for in_dims or out_dims whose structure does not match the inputs' or outputs'."""
+    return ValueError(f"{call}: {dims_name} is not compatible with the structure of `{what}`. {dims_name} has "
+                      f"structure {tree_flatten(dims)[1]} but {what} has structure {spec}.")
 
 
 def _batch_size(name, in_dims, flat_args, flat_dims):
@@ -103,7 +109,7 @@ def _batch_size(name, in_dims, flat_args, flat_dims):
 
 def _vmap_once(func, name, flat_args, flat_dims, args_spec, size, out_dims, randomness, kwargs):
     with vmap_level(size, randomness) as level:
-        watcher = install(RandomnessWatcher())
+        watcher = install(VmapWatcher())
         try:
             batched = [a if d is None else add_batch_dim(a, d, level) for a, d in zip(flat_args, flat_dims)]
             output = func(*tree_unflatten(batched, args_spec), **kwargs)
@@ -132,9 +138,8 @@ def _out_dims_per_leaf(name, out_dims, output, spec):
     if isinstance(out_dims, int) or out_dims is None:
         return [out_dims] * spec.num_leaves
     if not isinstance(output, (tuple, list)) or len(out_dims) != len(output):
-        raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
-                         f"structure of `outputs`. out_dims has structure {tree_flatten(out_dims)[1]} but outputs has "
-                         f"structure {spec}.")
+        raise _structure_mismatch(f"vmap({name}, ..., out_dims={out_dims})(<inputs>)", "out_dims", out_dims,
+                                  "outputs", spec)
     dims = []
     for item, dim in zip(output, out_dims):
         leaves, item_spec = tree_flatten(item)
@@ -169,11 +174,12 @@ def is_random(op):
     return any(a.type == "Generator" for a in op.schema.args)
 
 
-class RandomnessWatcher(Watcher):
+class VmapWatcher(Watcher):
     """Random ops under vmap, by the innermost level's randomness: 'error' refuses any; 'same' lets a draw of one
     example's shape run once for the batch, and shares an in-place draw into a batched tensor across its examples;
     'different' draws a factory's values for every example (the batch size joins its size), and an op on batched
-    tensors draws per example through its rule or the fallback."""
+    tensors draws per example through its rule or the fallback. And composites whose arguments vmap lays out
+    before they run (COMPOSITE_INPUTS: index_put's input expanded over the batch its values are in)."""
 
     drawing = False   # a batched random op's rule or fallback is running: its calls on the physical tensors pass
 
@@ -195,6 +201,11 @@ class RandomnessWatcher(Watcher):
                                "appear like same randomness. If this is necessary for your usage, please file an issue "
                                "with functorch.")
         return self._per_example_factory(op, args, level)
+
+    def composite(self, name, fn, args, kwargs):
+        if name in COMPOSITE_INPUTS:
+            args, kwargs = COMPOSITE_INPUTS[name](*args, **kwargs), {}
+        return super().composite(name, fn, args, kwargs)
 
     def _shared_draw(self, op, args):
         """randomness='same' on a batched tensor: an in-place sampler whose only batched argument is its target

@@ -116,10 +116,17 @@ def _formula(op, d, rule, args, result, level):
 
 
 def _linear(op, d, rule, args, result, level):
-    """A linear op applied to its inputs' tangents (views: the same view of the tangent)."""
+    """A linear op applied to its inputs' tangents (views: the same view of the tangent). An in-place op into a
+    self without a tangent writes into zeros made by another tangent's new_zeros: under vmap they are batched as
+    that tangent is, so its examples fit (index_put_ in cumprod's backward under jacfwd of jacfwd)."""
     tangent_args = list(args)
     for index in d.arg_indices:
         tangent_args[index] = tangent_or_zeros(args[index], level)
+    if op.schema.alias is _INPLACE and tangent_at(args[0], level) is None:
+        others = [tangent_at(args[i], level) for i in d.arg_indices if i != 0 and isinstance(args[i], TensorImpl)]
+        other = next((t for t in others if t is not None), None)
+        if other is not None:
+            tangent_args[0] = other.new_zeros(args[0].shape, dtype=args[0].dtype)
     return dispatcher.call(op.functional, tuple(tangent_args))
 
 
