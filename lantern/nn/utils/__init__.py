@@ -1,6 +1,6 @@
 """lantern.nn.utils: gradient clipping, parameter <-> vector, rnn (packed sequences), weight and spectral norm,
-parametrizations and functional_call."""
-from . import clip_grad, convert_parameters, fusion, parametrizations, parametrize, rnn, stateless  # noqa: F401
+parametrizations, pruning and functional_call."""
+from . import clip_grad, convert_parameters, fusion, parametrizations, parametrize, prune, rnn, stateless  # noqa: F401
 from .clip_grad import *  # noqa: F401,F403
 from .convert_parameters import *  # noqa: F401,F403
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401  (the function hides its module, as in torch)
