@@ -11,6 +11,7 @@ exports.
 """
 
 from ..core import dtype as dt
+from ..core import intra_op
 from .meta_util import pointwise_binary, shape_str, wrap_dim
 from .nn_common import _op, _sums_along, _where, _wide
 from .pointwise_common import _require_tensor, special
@@ -38,31 +39,64 @@ def _softmax_meta(name):
     return meta
 
 
-def _shifted(xp, out, x, dim, np_dtype):
-    """(x - max along dim) in the compute dtype, with x seen as at least 1-D, written into `out` when the compute
-    dtype is out's (saving a temporary and a copy); (None, 0) when x has no elements."""
-    x = _wide(x.astype(np_dtype, copy=False)).reshape(x.shape or (1,))
-    if x.size == 0:
-        return None, 0
-    axis = dim % x.ndim
-    target = out.reshape(x.shape) if out.dtype == x.dtype and out.flags.c_contiguous else None
-    return xp.subtract(x, x.max(axis=axis, keepdims=True), out=target), axis
+# Passes a softmax kernel makes over each element (max, subtract, exp, sum, scale): what a row of it costs.
+_PASSES = 5
+
+
+def _rows_of(x, dim):
+    """x seen as at least 1-D, and the axis of dim in it."""
+    x = x.reshape(x.shape or (1,))
+    return x, dim % x.ndim
+
+
+def _by_rows(x, axis, kernel):
+    """kernel(rows) for blocks of x's leading dim, on the intra-op threads where that pays: each softmax along a
+    later axis sees one leading index, so any split gives the bits of one call. Along the leading axis, one call."""
+    if axis == 0:
+        kernel(slice(None))
+    else:
+        intra_op.parallel_chunks(len(x), lambda start, stop: kernel(slice(start, stop)),
+                                 grain=intra_op.grain(_PASSES * (x.size // len(x))))
+
+
+def _into(target, like):
+    """target, where a kernel may compute straight into it (same dtype); else None (a temporary, copied after)."""
+    return target if target.dtype == like.dtype else None
+
+
+def _written(xp, target, result):
+    if not xp.shares_memory(result, target):
+        xp.copyto(target, result, casting="unsafe")
+
+
+def _shifted(xp, target, x, axis):
+    """x - max along axis, written into target when it holds x's dtype."""
+    return xp.subtract(x, x.max(axis=axis, keepdims=True), out=_into(target, x))
+
 
 def _softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
-    shifted, axis = _shifted(xp, out, x, dim, dtype)
-    if shifted is not None:
-        e = xp.exp(shifted, out=shifted)
+    x, axis = _rows_of(_wide(x.astype(dtype, copy=False)), dim)
+    target = out.reshape(x.shape)
+
+    def rows(block):
+        e = _shifted(xp, target[block], x[block], axis)
+        e = xp.exp(e, out=e)
         e *= 1 / _sums_along(xp, e, axis)
-        if not xp.shares_memory(e, out):
-            xp.copyto(out, e.reshape(out.shape), casting="unsafe")
+        _written(xp, target[block], e)
+    if x.size:
+        _by_rows(x, axis, rows)
 
 
 def _log_softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
-    shifted, axis = _shifted(xp, out, x, dim, dtype)
-    if shifted is not None:
+    x, axis = _rows_of(_wide(x.astype(dtype, copy=False)), dim)
+    target = out.reshape(x.shape)
+
+    def rows(block):
+        shifted = _shifted(xp, target[block], x[block], axis)
         shifted -= xp.log(_sums_along(xp, xp.exp(shifted), axis))
-        if not xp.shares_memory(shifted, out):
-            xp.copyto(out, shifted.reshape(out.shape), casting="unsafe")
+        _written(xp, target[block], shifted)
+    if x.size:
+        _by_rows(x, axis, rows)
 
 
 structured("softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", _softmax_meta("softmax"),
@@ -80,24 +114,39 @@ def _backward_data_meta(name):
     return meta
 
 
+def _dots_along(xp, a, b, axis):
+    """Σ a * b along axis, kept as a size-1 dim: along the last axis einsum's loop, with no product array."""
+    if axis == a.ndim - 1:
+        return xp.einsum("...i,...i->...", a, b)[..., None]
+    return xp.add.reduce(a * b, axis=axis, keepdims=True)
+
+
 def _softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype):
-    """output * (grad - Σ grad * output) along dim."""
-    g, y = _wide(grad_output), _wide(output)
-    axis = dim % y.ndim if y.ndim else None
-    product = g * y
-    product -= y * xp.add.reduce(product, axis=axis, keepdims=True)
-    xp.copyto(out, product, casting="unsafe")
+    """(grad - Σ grad * output) * output along dim, as PyTorch's kernel computes it."""
+    g, axis = _rows_of(_wide(grad_output), dim)
+    y, target = _wide(output).reshape(g.shape), out.reshape(g.shape)
+
+    def rows(block):
+        g_rows, y_rows = g[block], y[block]
+        result = xp.subtract(g_rows, _dots_along(xp, g_rows, y_rows, axis), out=_into(target[block], y))
+        result *= y_rows
+        _written(xp, target[block], result)
+    if g.size:
+        _by_rows(g, axis, rows)
 
 
 def _log_softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype):
     """grad - exp(output) * Σ grad along dim, the exponentials written straight into out when it can hold them."""
-    g, y = _wide(grad_output), _wide(output)
-    axis = dim % y.ndim if y.ndim else None
-    result = xp.exp(y, out=out if out.dtype == y.dtype else None)
-    result *= -_sums_along(xp, g, axis)
-    result += g
-    if result is not out:
-        xp.copyto(out, result, casting="unsafe")
+    g, axis = _rows_of(_wide(grad_output), dim)
+    y, target = _wide(output).reshape(g.shape), out.reshape(g.shape)
+
+    def rows(block):
+        result = xp.exp(y[block], out=_into(target[block], y))
+        result *= -_sums_along(xp, g[block], axis)
+        result += g[block]
+        _written(xp, target[block], result)
+    if g.size:
+        _by_rows(g, axis, rows)
 
 
 structured("_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",

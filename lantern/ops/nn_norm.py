@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import intra_op
 from ..core.layout import channels_last, channels_last_3d, contiguous_format
 from .meta_util import shape_str
 from .nn_common import _HALF, _op, _row_sums, _wide
@@ -90,22 +91,31 @@ def _row_blocks(rows, size):
     step = max(1, _BLOCK // max(size, 1))
     return [slice(start, start + step) for start in range(0, rows, step)]
 
-def _layer_norm_rows(xp, y, x, weight, bias, eps):
-    """y = (x - mean) * rstd * weight + bias for each row of the 2-D x, written into y; returns (mean, rstd)."""
+# Passes a layer norm kernel, forward or backward, makes over each element: what a row of it costs.
+_PASSES = 6
+
+
+def _by_rows(rows, size, kernel):
+    """kernel(block) for blocks of rows (slices), on the intra-op threads where that pays: each row's statistics
+    are its own, so any split gives the bits of one call."""
+    intra_op.parallel_chunks(rows, lambda start, stop: kernel(slice(start, stop)),
+                             grain=intra_op.grain(_PASSES * size))
+
+
+def _layer_norm_rows(xp, y, x, weight, bias, eps, mean, rstd):
+    """y = (x - mean) * rstd * weight + bias for each row of the 2-D x, written into y; each row's mean and rstd
+    written into the (rows, 1) arrays mean and rstd."""
     size = x.shape[1]
-    mean = _row_sums(xp, x)
-    mean /= size
+    xp.divide(_row_sums(xp, x), size, out=mean)
     xp.subtract(x, mean, out=y)
-    rstd = xp.einsum("ij,ij->i", y, y)[:, None]  # the sum of squares in one pass, with no squared temporary
-    rstd /= size
+    xp.divide(xp.einsum("ij,ij->i", y, y)[:, None], size, out=rstd)  # the sum of squares with no squared temporary
     rstd += eps
-    rstd = xp.reciprocal(xp.sqrt(rstd, out=rstd), out=rstd)
+    xp.reciprocal(xp.sqrt(rstd, out=rstd), out=rstd)
     y *= rstd
     if weight is not None:
         y *= weight
     if bias is not None:
         y += bias
-    return mean, rstd
 
 
 def _native_layer_norm(backend, input, normalized_shape, weight, bias, eps):
@@ -116,9 +126,10 @@ def _native_layer_norm(backend, input, normalized_shape, weight, bias, eps):
     xp = backend.xp
     size = math.prod(normalized_shape)
     x = _rows(_wide(backend.array(input)), size)
-    affine = [None if t is None else _wide(backend.array(t)).reshape(-1) for t in (weight, bias)]
-    y = _compute_buffer(xp, backend.array(out), x.shape)
-    m, r = _layer_norm_rows(xp, y, x, *affine, eps)
+    w, b = (None if t is None else _wide(backend.array(t)).reshape(-1) for t in (weight, bias))
+    y, m, r = (_compute_buffer(xp, backend.array(t), s) for t, s in ((out, x.shape), (mean, (len(x), 1)),
+                                                                      (rstd, (len(x), 1))))
+    _by_rows(len(x), size, lambda block: _layer_norm_rows(xp, y[block], x[block], w, b, eps, m[block], r[block]))
     for t, value in ((out, y), (mean, m), (rstd, r)):
         target = backend.array(t)
         if not xp.shares_memory(target, value):
@@ -138,20 +149,29 @@ def _layer_norm_backward_meta(grad_out, input, normalized_shape, mean, rstd, wei
 
 
 def _layer_norm_backward_impl(xp, out, dtype, grad_out, input, normalized_shape, mean, rstd, weight, eps):
-    """rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = grad_out * weight, from the saved mean and rstd.
-
-    As PyTorch's CPU kernel: rstd * g + c1 * x + c0 with per-row c1, c0 from Σ g and Σ g x. g lives in the result
-    buffer and the last passes run a block of rows at a time through one small temporary: a full-size one would
-    cost more in fresh pages than in arithmetic. eps is unused here: the derivative recomputes the statistics."""
+    """rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = grad_out * weight, from the saved mean and rstd
+    (eps is unused here: the derivative recomputes the statistics)."""
     if out.size == 0:
         return
     size = math.prod(normalized_shape)
     x = _rows(_wide(input), size)
     m, r = _wide(mean).reshape(-1, 1), _wide(rstd).reshape(-1, 1)
     g = xp.broadcast_to(_wide(grad_out), input.shape).reshape(-1, size)
+    w = None if weight is None else _wide(weight).reshape(-1)
     result = _compute_buffer(xp, out, x.shape)
+    _by_rows(len(x), size, lambda block: _layer_norm_backward_rows(xp, result[block], g[block], x[block], m[block],
+                                                                   r[block], w))
+    if not xp.shares_memory(result, out):
+        xp.copyto(out, result.reshape(out.shape), casting="unsafe")
+
+
+def _layer_norm_backward_rows(xp, result, g, x, m, r, weight):
+    """The input gradient of the rows of x into result. As PyTorch's CPU kernel: rstd * g + c1 * x + c0 with
+    per-row c1, c0 from Σ g and Σ g x. g lives in the result buffer and the last passes run a block of rows at a
+    time through one small temporary: a full-size one would cost more in fresh pages than in arithmetic."""
+    size = x.shape[1]
     if weight is not None:
-        g = xp.multiply(g, _wide(weight).reshape(-1), out=result)
+        g = xp.multiply(g, weight, out=result)
     total = _row_sums(xp, g)
     c1 = (total * m - xp.einsum("ij,ij->i", g, x)[:, None]) * (r * r * r / size)
     c0 = -c1 * m - total * (r / size)
@@ -161,8 +181,6 @@ def _layer_norm_backward_impl(xp, out, dtype, grad_out, input, normalized_shape,
         xp.multiply(g[rows], r[rows], out=block)
         block += xp.multiply(x[rows], c1[rows], out=scratch[:len(block)])
         block += c0[rows]
-    if not xp.shares_memory(result, out):
-        xp.copyto(out, result.reshape(out.shape), casting="unsafe")
 
 
 structured("_layer_norm_input_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, "
