@@ -330,7 +330,7 @@ def written_position(op):
 
 
 def refuse_unbatched_write(op, args, level):
-    """An in-place op (or out=) writing into a tensor that is not batched at `level` while another argument is:
+    """An in-place op writing into a tensor that is not batched at `level` while another argument is:
     the batch's result would not fit in it. torch's error names the shapes for an elementwise op, and says why
     for the others (an index, a mask or a dim says where to write, not a shape to broadcast)."""
     written = written_position(op)
@@ -359,7 +359,11 @@ def not_possible(op):
 
 def per_example_fallback(op, args, level):
     """Run `op` once per example (each batched argument's slice along its batch dimension) and stack the results
-    into a batched result; an in-place or out= op writes each example's slice of its target instead."""
+    into a batched result; an in-place op writes each example's slice of its target instead. An out= variant
+    refuses, as torch's fallback does."""
+    if op.schema.alias is AliasKind.OUT:
+        raise RuntimeError(f"Batching rule not implemented for aten::{op.name}; the fallback path doesn't work on "
+                           "out= or view ops.")
     refuse_unbatched_write(op, args, level)
     name = op.name if "::" in op.name else f"aten::{op.name}"   # a library op's name has its namespace
     user_warnings.warn(FALLBACK_WARNING.format(name=name), UserWarning, stacklevel=2)

@@ -16,7 +16,7 @@ the per-example fallback then runs. Rules are kept in the op records (`op.batch_
 - nn: convolution (per-example weights as groups), pooling/upsampling (the batch folded into N), padding,
   tril/triu (trailing dims), and the losses (reduction none over the batch, then per example);
 - in-place ops with a rule for their out-of-place form (cumsum_, scatter_, index_add_, masked_fill_, addmm_...):
-  that rule, then a copy into self; out= variants refuse, as torch.vmap does.
+  that rule, then a copy into self (out= variants have none: the fallback refuses them, as torch's does).
 
 Advanced indexing and masks are in batching_rules_indexing.py; layer norm, embedding and the backward kernels
 that gradients run under vmap in batching_rules_nn_grad.py.
@@ -385,7 +385,7 @@ def class_index_loss_rule(op, args, level):
     return wrap_front(losses, level)
 
 
-# ---- in-place and out= ---------------------------------------------------------------------------------------------
+# ---- index_add/index_copy/index_fill, and in-place ops -------------------------------------------------------------
 def index_along_dim_rule(op, args, level):
     """index_add / index_copy / index_fill: dims_rule for an unbatched index; a batched one (or index_fill's 0-dim
     value tensor) by index_along_dim_by_index_put, index_put_ beside the batch's arange."""
@@ -415,12 +415,6 @@ def _functional_name(op):
     return name[:-1] + dot + overload
 
 
-def out_rule(op, args, level):
-    """An out= variant: torch.vmap has no rule for any and its fallback refuses them; so does lantern."""
-    raise RuntimeError(f"Batching rule not implemented for aten::{op.name}; the fallback path doesn't work on out= "
-                       "or view ops.")
-
-
 # ---- which op gets which rule -------------------------------------------------------------------------------------
 ELEMENTWISE = frozenset(("copy_", "fill_", "zero_", "clone", "_to_copy", "alias"))
 SHAPE_RULES = {"view": view_rule, "_unsafe_view": view_rule, "reshape": view_rule, "expand": expand_rule,
@@ -447,8 +441,8 @@ NO_DIMS_RULE = frozenset(("diag_embed", "roll", "_sparse_softmax", "_sparse_log_
 def rule_for(op):
     """The batching rule of an op record, or None (the fallback runs)."""
     name = op.schema.name
-    if op.kind is OpKind.STRUCTURED_OUT or op.schema.alias is AliasKind.OUT:
-        return out_rule
+    if op.schema.alias is AliasKind.OUT:
+        return None   # torch.vmap has no rule for an out= variant, and its fallback refuses them (so does lantern's)
     if name in SAMPLERS:
         return pointwise_rule
     if op.name in NAMED_RULES:

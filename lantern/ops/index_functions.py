@@ -110,7 +110,9 @@ def combinations(input, r=2, with_replacement=False):
     n = input._size[0]
     grids = COMPOSITES["meshgrid"](*[call(get("arange"), (n, None, 1, dt.int64, None, input.device, None, False))] * r,
                                    indexing="ij")
-    keep = input.new_ones((n,) * r, dtype=dt.bool)
+    # the mask depends on n only: made with ones (not input.new_ones, batched under vmap, where a batched bool
+    # mask index refuses as torch's does)
+    keep = call(get("ones"), ((n,) * r, dt.bool, None, input.device, None, False, None))
     for earlier, later in zip(grids, grids[1:]):  # increasing indices (non-decreasing with replacement)
         keep = keep & ((earlier <= later) if with_replacement else (earlier < later))
     index = call(get("stack"), ([g[keep] for g in grids], 1))
