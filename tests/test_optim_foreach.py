@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import lantern
+from lantern.core import intra_op
 from lantern.optim import adam, sgd
 
 SGD_CASES = [dict(lr=0.1), dict(lr=0.1, momentum=0.9), dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01),
@@ -31,9 +32,9 @@ def fast_paths():
         yield
 
 
-def _run(lib, make, dtype, steps=STEPS):
+def _run(lib, make, dtype, steps=STEPS, shapes=((3, 4), (4,), (2, 1, 3))):
     rng = np.random.default_rng(0)
-    params = [lib.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in ((3, 4), (4,), (2, 1, 3))]
+    params = [lib.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in shapes]
     opt = make(params)
     for _ in range(steps):
         for p in params:
@@ -86,6 +87,27 @@ def test_multi_tensor_adam_equals_single_tensor(name, kwargs, dtype, fast_paths,
     for a, b in zip(fast[0], theirs[0]):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
     assert fast[1].state_dict()["state"][0].keys() == theirs[1].state_dict()["state"][0].keys()
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps, foreach: lantern.optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01, foreach=foreach),
+    lambda ps, foreach: lantern.optim.AdamW(ps, lr=0.01, amsgrad=True, weight_decay=0.1, foreach=foreach),
+    lambda ps, foreach: lantern.optim.Adam(ps, weight_decay=0.1, maximize=True, foreach=foreach)])
+def test_multi_tensor_updates_on_the_intra_op_threads_equal_the_loop(make, fast_paths, monkeypatch):
+    """Large parameters' updates run by flat ranges on two threads and give the loop's bits."""
+    shapes = ((300, 200), (100,), (2, 40000))
+    loop = _run(lantern, lambda ps: make(ps, False), np.float32, shapes=shapes)
+    before = lantern.get_num_threads()
+    lantern.set_num_threads(2)
+    try:
+        ranges = []
+        run = intra_op.run_on_pool
+        monkeypatch.setattr(intra_op, "run_on_pool", lambda r, fn: (ranges.append(len(r)), run(r, fn)))
+        fast = _run(lantern, lambda ps: make(ps, None), np.float32, shapes=shapes)
+    finally:
+        lantern.set_num_threads(before)
+    assert ranges and set(ranges) == {2}
+    _same(fast, loop)
 
 
 @pytest.mark.parametrize("make", [lambda ps: lantern.optim.SGD(ps, lr=0.1, momentum=0.9, foreach=False),

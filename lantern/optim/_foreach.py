@@ -28,6 +28,7 @@ The choice, made by `use_multi_tensor`:
 False
 """
 from ..core import dtype as dt
+from ..core import intra_op
 from ..core import reference
 from ..core.state import tls
 
@@ -68,3 +69,19 @@ def bump(*tensors):
 def scaled(xp, a, alpha):
     """`a` times alpha as add(..., alpha=) computes it: untouched for an alpha of 1."""
     return a if alpha == 1 else xp.multiply(a, alpha)
+
+
+# Passes an update makes over a parameter's elements, about: what an element of it costs a thread.
+_UPDATE_PASSES = 4
+
+
+def on_flat_ranges(arrays, update):
+    """update(*pieces) with the same flat range of each array, the ranges at once on the intra-op threads where
+    that pays (an elementwise update gives the same bits however it is split); update(*arrays) where they are not
+    all contiguous."""
+    if not all(a.flags.c_contiguous for a in arrays):
+        update(*arrays)
+        return
+    flat = [a.reshape(-1) for a in arrays]
+    intra_op.parallel_chunks(flat[0].size, lambda start, stop: update(*(a[start:stop] for a in flat)),
+                             grain=intra_op.grain(_UPDATE_PASSES))

@@ -11,11 +11,13 @@ applies (never with foreach=False or in reference mode; see lantern/optim/_forea
 >>> w, opt.state[w]['step']
 (tensor([ 0.9000, -1.9000], requires_grad=True), tensor(1.))
 """
+from functools import partial
+
 import lantern
 from ..core.reference import specialisation
 from ..ops.pointwise_ternary import lerp_arrays
 from .optimizer import Optimizer
-from ._foreach import array, arrays_apply, bump, use_multi_tensor
+from ._foreach import array, arrays_apply, bump, on_flat_ranges, use_multi_tensor
 from ._common import (_check_fused, _closure_loss, _decay_param, _init_group, _new_scalar,
                       _no_grad_unless_differentiable, _refuse_grad_scaling, _to_scalar, _update_grad, _validate, _value)
 from .._tensor import Tensor
@@ -135,40 +137,48 @@ def _multi_tensor_adam_applies(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg
                 parity_test="tests/test_optim_foreach.py::test_multi_tensor_adam_equals_single_tensor")
 def _multi_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad, beta1,
                        beta2, lr, weight_decay, eps, maximize, decoupled_weight_decay):
-    """`_single_tensor_adam` op for op on the raw arrays (NumPy calls, no dispatcher), where it applies."""
+    """`_single_tensor_adam` op for op on the raw arrays (NumPy calls, no dispatcher), where it applies; each
+    parameter's update by flat ranges on the intra-op threads (`on_flat_ranges`)."""
     for i, param in enumerate(params):
-        xp, param_a, grad = param._backend.xp, array(param), array(grads[i])
-        step_t, avg_t, sq_t = state_steps[i], exp_avgs[i], exp_avg_sqs[i]
+        xp, step_t, avg_t, sq_t = param._backend.xp, state_steps[i], exp_avgs[i], exp_avg_sqs[i]
         step_a = array(step_t)
         xp.add(step_a, 1, out=step_a)
         bump(step_t)
-        if maximize:
-            grad = xp.negative(grad)
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                xp.multiply(param_a, 1 - lr * weight_decay, out=param_a)
-                bump(param)
-            else:
-                grad = xp.add(grad, xp.multiply(param_a, weight_decay))
         step = float(step_a)
-        avg, sq = array(avg_t), array(sq_t)
-        lerp_arrays(xp, avg, grad, 1 - beta1, out=avg)
-        # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        xp.multiply(sq, beta2, out=sq)
-        term = xp.multiply(grad, 1 - beta2)
-        term *= grad
-        sq += term
-        bump(avg_t, sq_t, sq_t)
-        source = sq
-        if amsgrad:
-            source = array(max_exp_avg_sqs[i])
-            xp.maximum(source, sq, out=source)
-            bump(max_exp_avg_sqs[i])
-        denom = xp.sqrt(source)
-        denom /= (1 - beta2 ** step) ** 0.5
-        denom += eps
-        # param.addcdiv_(exp_avg, denom, value=-step_size)
-        update = xp.multiply(avg, -(lr / (1 - beta1 ** step)))
-        update /= denom
-        param_a += update
-        bump(param)
+        max_t = max_exp_avg_sqs[i] if amsgrad else None
+        tensors = [t for t in (param, grads[i], avg_t, sq_t, max_t) if t is not None]
+        on_flat_ranges([array(t) for t in tensors], partial(
+            _adam_arrays, xp, beta1=beta1, beta2=beta2, weight_decay=weight_decay, eps=eps, maximize=maximize,
+            decoupled_weight_decay=decoupled_weight_decay, step_size=lr / (1 - beta1 ** step),
+            decay=1 - lr * weight_decay, bias_correction2_sqrt=(1 - beta2 ** step) ** 0.5))
+        if weight_decay != 0 and decoupled_weight_decay:
+            bump(param)
+        bump(avg_t, sq_t, sq_t, *([max_t] if amsgrad else []), param)
+
+
+def _adam_arrays(xp, param_a, grad, avg, sq, max_sq=None, *, beta1, beta2, weight_decay, eps, maximize,
+                 decoupled_weight_decay, step_size, decay, bias_correction2_sqrt):
+    """One Adam update of the arrays (or the same flat range of each), `_single_tensor_adam`'s ops in order."""
+    if maximize:
+        grad = xp.negative(grad)
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            xp.multiply(param_a, decay, out=param_a)
+        else:
+            grad = xp.add(grad, xp.multiply(param_a, weight_decay))
+    lerp_arrays(xp, avg, grad, 1 - beta1, out=avg)
+    # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    xp.multiply(sq, beta2, out=sq)
+    term = xp.multiply(grad, 1 - beta2)
+    term *= grad
+    sq += term
+    source = sq
+    if max_sq is not None:
+        source = xp.maximum(max_sq, sq, out=max_sq)
+    denom = xp.sqrt(source)
+    denom /= bias_correction2_sqrt
+    denom += eps
+    # param.addcdiv_(exp_avg, denom, value=-step_size)
+    update = xp.multiply(avg, -step_size)
+    update /= denom
+    param_a += update

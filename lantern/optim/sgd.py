@@ -12,9 +12,11 @@ where it applies (never with foreach=False or in reference mode; see lantern/opt
 >>> w, opt.state[w]['momentum_buffer']
 (tensor([0.7100], requires_grad=True), tensor([1.9000]))
 """
+from functools import partial
+
 from ..core.reference import specialisation
 from .optimizer import Optimizer
-from ._foreach import array, arrays_apply, bump, scaled, use_multi_tensor
+from ._foreach import array, arrays_apply, bump, on_flat_ranges, scaled, use_multi_tensor
 from ._common import (_check_fused, _closure_loss, _init_group, _no_grad_unless_differentiable, _refuse_grad_scaling,
                       _to_scalar, _update_grad, _validate, _value)
 from .._tensor import Tensor
@@ -100,19 +102,26 @@ def _multi_tensor_sgd_applies(params, grads, momentum_buffer_list, lr, momentum)
                 parity_test="tests/test_optim_foreach.py::test_multi_tensor_sgd_equals_single_tensor")
 def _multi_tensor_sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, dampening, nesterov,
                       maximize):
-    """`_single_tensor_sgd` op for op on the raw arrays (NumPy calls, no dispatcher), where it applies."""
+    """`_single_tensor_sgd` op for op on the raw arrays (NumPy calls, no dispatcher), where it applies; each
+    parameter's update by flat ranges on the intra-op threads (`on_flat_ranges`)."""
     for i, (param, grad_t) in enumerate(zip(params, grads)):
-        xp, param_a, grad = param._backend.xp, array(param), array(grad_t)
-        if maximize:
-            grad = xp.negative(grad)
-        if weight_decay != 0:
-            grad = xp.add(grad, xp.multiply(param_a, weight_decay))
-        if momentum != 0:
-            buf_t = momentum_buffer_list[i]
-            buf = array(buf_t)
-            xp.multiply(buf, momentum, out=buf)
-            xp.add(buf, scaled(xp, grad, 1 - dampening), out=buf)
+        buf_t = momentum_buffer_list[i] if momentum != 0 else None
+        on_flat_ranges([array(t) for t in (param, grad_t, buf_t) if t is not None], partial(
+            _sgd_arrays, param._backend.xp, weight_decay=weight_decay, momentum=momentum, lr=lr,
+            dampening=dampening, nesterov=nesterov, maximize=maximize))
+        if buf_t is not None:
             bump(buf_t, buf_t)
-            grad = xp.add(grad, xp.multiply(buf, momentum)) if nesterov else buf
-        xp.add(param_a, xp.multiply(grad, -lr), out=param_a)
         bump(param)
+
+
+def _sgd_arrays(xp, param_a, grad, buf=None, *, weight_decay, momentum, lr, dampening, nesterov, maximize):
+    """One SGD update of the arrays (or the same flat range of each), `_single_tensor_sgd`'s ops in order."""
+    if maximize:
+        grad = xp.negative(grad)
+    if weight_decay != 0:
+        grad = xp.add(grad, xp.multiply(param_a, weight_decay))
+    if buf is not None:
+        xp.multiply(buf, momentum, out=buf)
+        xp.add(buf, scaled(xp, grad, 1 - dampening), out=buf)
+        grad = xp.add(grad, xp.multiply(buf, momentum)) if nesterov else buf
+    xp.add(param_a, xp.multiply(grad, -lr), out=param_a)
