@@ -111,6 +111,7 @@ from .core.dispatch_keys import DispatchKey  # noqa: E402,F401  (lantern's dispa
 from . import distributed, distributions, func, functional, return_types, special, testing  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from . import fft, signal, library  # noqa: E402,F401
+from . import hub, quasirandom, types  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402,F401  (torch.multiprocessing: spawn starts ranks as one MPI job)
 from . import _dynamo, compiler  # noqa: E402,F401  (torch.compile over lantern's JIT)

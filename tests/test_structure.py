@@ -35,7 +35,7 @@ LAYERS = [
                   "mps", "accelerator", "vision", "profiler", "debug", "inspect", "testing", "version", "sparse",
                   "fft", "signal", "masked", "futures", "_inplace_functions", "_nn_functions", "_from_memory",
                   "_sym_functions", "_toplevel", "_streams", "overrides", "_C",
-                  "_overridable_functions"]),
+                  "_overridable_functions", "types", "quasirandom", "hub"]),
     ("jit", ["jit", "onnx", "_dynamo", "_functorch", "func", "functorch", "compiler", "library", "library_opcheck", "library_rules", "_jit_names"]),  # opcheck traces custom ops
     ("distributed", ["distributed", "multiprocessing"]),  # torch.multiprocessing.spawn starts ranks as an MPI job
     ("compat", ["compat"]),
