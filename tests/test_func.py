@@ -254,12 +254,12 @@ def test_vmap_error_messages_carry_torch_gist():
 
 def test_fallback_warns_with_torchs_wording_and_matches_a_loop():
     from lantern.ops.registry import REGISTRY
-    assert REGISTRY["trace"].batch_rule is None
+    assert REGISTRY["roll"].batch_rule is None
     x = rand(3, 4, 4)
     with pytest.warns(UserWarning, match="performance drop because we have not yet implemented the batching rule "
-                                         "for aten::trace"):
-        got = lantern.func.vmap(lantern.trace)(lantern.tensor(x))
-    assert_same(got, torch.stack([torch.trace(torch.tensor(m)) for m in x]))
+                                         "for aten::roll"):
+        got = lantern.func.vmap(lambda m: lantern.roll(m, 1))(lantern.tensor(x))
+    assert_same(got, torch.stack([torch.roll(torch.tensor(m), 1) for m in x]))
 
 
 def test_dispatch_trace_shows_the_batching_layer_and_its_rule():

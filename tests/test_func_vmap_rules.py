@@ -137,6 +137,22 @@ def test_indexing_errors_under_vmap_match_torch(name):
     raises_like(INDEXING_ERRORS[name], rand(3, 2), match="vmap")
 
 
+WHOLE_EXAMPLES = {
+    "trace": lambda m, v: vmap(m, m.trace)(v),
+    "vdot of a batched and an unbatched vector": lambda m, v: vmap(m, lambda r: m.vdot(r[0], v[0, 1]))(v),
+    "max and min of all elements": lambda m, v: vmap(m, lambda r: (r.max(), r.min()))(v),
+    "median and nanmedian of all elements": lambda m, v: vmap(m, lambda r: (r.median(), r.nanmedian()))(v),
+    "gradient of max": lambda m, v: vmap(m, m.func.grad(lambda r: r.max() * 2))(v),
+    "take of batched indices, negative ones too": lambda m, v: vmap(m, lambda r, j: r.take(j), in_dims=(None, 0))(
+        v[0], m.tensor([[0, -1], [4, -6], [2, 2]])),
+}
+
+
+@pytest.mark.parametrize("name", WHOLE_EXAMPLES)
+def test_whole_example_ops_under_vmap_match_torch(name):
+    check_without_fallback(WHOLE_EXAMPLES[name], rand(3, 2, 3))
+
+
 # ---- in-place ops with dims, and out= ------------------------------------------------------------------------------
 INPLACE = {
     "cumsum_": lambda m, v: vmap(m, lambda r: r.clone().cumsum_(1))(v),

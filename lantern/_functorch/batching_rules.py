@@ -15,6 +15,7 @@ the per-example fallback then runs. Rules are kept in the op records (`op.batch_
 - matmul family (mm, bmm, mv, dot, addmm, addmv, baddbmm): one broadcasting matmul;
 - nn: convolution (per-example weights as groups), pooling/upsampling (the batch folded into N), padding,
   tril/triu (trailing dims), and the losses (reduction none over the batch, then per example);
+- whole examples (trace, vdot, max/min/median/nanmedian of all elements): each example one row, reduced;
 - in-place ops with a rule for their out-of-place form (cumsum_, scatter_, index_add_, masked_fill_, addmm_...):
   that rule, then a copy into self (out= variants have none: the fallback refuses them, as torch's does).
 
@@ -385,6 +386,29 @@ def class_index_loss_rule(op, args, level):
     return wrap_front(losses, level)
 
 
+# ---- whole examples -----------------------------------------------------------------------------------------------
+WHOLE_EXAMPLE = frozenset(("trace", "vdot", "max", "min", "median.all", "nanmedian.all"))
+
+
+def whole_example_rule(op, args, level):
+    """trace, vdot and the reductions of all of a tensor's elements (max, min, median, nanmedian without a dim):
+    each example's elements as one row of the physical tensor, reduced along it."""
+    size = batch_size(op, args, level)
+    name = op.name.partition(".")[0]
+    if name == "vdot":
+        if args[0].dim() != 1 or args[1].dim() != 1:
+            return NotImplemented
+        a, b = (front_or_expanded(t, level, size) for t in args)
+        return wrap_front((a.conj() * b).sum(-1), level)
+    x = to_front(args[0], level)
+    if name == "trace":
+        return wrap_front(x.diagonal(0, 1, 2).sum(-1), level) if args[0].dim() == 2 else NotImplemented
+    rows = x.reshape(size, -1)
+    if name in ("max", "min"):
+        return wrap_front(rows.amax(1) if name == "max" else rows.amin(1), level)
+    return wrap_front(getattr(rows, name)(1).values, level)
+
+
 # ---- index_add/index_copy/index_fill, and in-place ops -------------------------------------------------------------
 def index_along_dim_rule(op, args, level):
     """index_add / index_copy / index_fill: dims_rule for an unbatched index; a batched one (or index_fill's 0-dim
@@ -430,7 +454,8 @@ NN_RULES = {"convolution": convolution_rule, "mse_loss": elementwise_loss_rule,
             "constant_pad_nd": trailing_dims_rule, "tril": trailing_dims_rule, "triu": trailing_dims_rule,
             "native_batch_norm": batch_norm_rule,
             **{name: spatial_rule for name in SPATIAL_DIMS}}
-NAMED_RULES = {**SHAPE_RULES, **MATMUL_RULES, **NN_RULES, **INDEXING_RULES, **NN_GRAD_RULES}
+NAMED_RULES = {**SHAPE_RULES, **MATMUL_RULES, **NN_RULES, **INDEXING_RULES, **NN_GRAD_RULES,
+               **{name: whole_example_rule for name in WHOLE_EXAMPLE}}
 # random ops that draw each element on its own: one call on the physical tensors draws different values for every
 # example (randomness='different'; vmap's VmapWatcher handles 'same' before any rule runs)
 SAMPLERS = frozenset(("bernoulli", "bernoulli_", "binomial", "cauchy_", "exponential_", "geometric_", "log_normal_",

@@ -1,5 +1,6 @@
 """vmap's batching rules for advanced indexing and the ops that write at positions: index.Tensor, index_put_,
-index_add/index_copy/index_fill with a batched index, masked_fill, masked_scatter, and the out-of-place index_put.
+index_add/index_copy/index_fill with a batched index, masked_fill, masked_scatter, take, and the out-of-place
+index_put.
 
 Advanced indexing of the whole batch at once gives the batch dimension an index of its own: an arange over the
 batch, shaped to broadcast against the examples' index tensors, so that example b's indices pick from example b
@@ -160,7 +161,17 @@ def masked_scatter_rule(op, args, level):
     return wrap_front(lantern.where(m, picked, s), level)
 
 
+def take_rule(op, args, level):
+    """take: each example's elements flattened, read at its indices (negative ones from the end) by a gather."""
+    self, index = args
+    size = batch_size(op, args, level)
+    flat = front_or_expanded(self, level, size).reshape(size, -1)
+    at = front_or_expanded(index, level, size).reshape(size, -1)
+    at = lantern.where(at < 0, at + self.numel(), at)
+    return wrap_front(flat.gather(1, at).view(size, *index.shape), level)
+
+
 INDEXING_RULES = {"index.Tensor": index_rule, "index_put_": index_put_rule, "masked_fill.Scalar": masked_fill_rule,
-                  "masked_fill.Tensor": masked_fill_rule, "masked_scatter": masked_scatter_rule}
+                  "masked_fill.Tensor": masked_fill_rule, "masked_scatter": masked_scatter_rule, "take": take_rule}
 ALONG_DIM = frozenset(("index_add", "index_copy", "index_fill"))   # index_along_dim_by_index_put where dims_rule won't
 COMPOSITE_INPUTS = {"index_put": index_put_input}   # composites whose arguments vmap lays out before they run
