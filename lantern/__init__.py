@@ -112,6 +112,7 @@ from . import distributed, distributions, func, functional, return_types, specia
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 from . import fft, signal, library  # noqa: E402,F401
 from . import hub, quasirandom, types  # noqa: E402,F401
+from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401  (torch.from_dlpack is torch.utils.dlpack's)
 from . import amp, cpu  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402,F401  (torch.multiprocessing: spawn starts ranks as one MPI job)
 from . import _dynamo, compiler  # noqa: E402,F401  (torch.compile over lantern's JIT)

@@ -185,6 +185,21 @@ class TensorExtras:
         """Drop every entry of a COO tensor, then give it a new size and split into sparse and dense dims."""
         return _sparse_resize(self, "sparse_resize_and_clear_", size, sparse_dim, dense_dim, keep_entries=False)
 
+    # ---- DLPack: sharing memory with other array libraries (lantern.utils.dlpack) --------------------------------
+    @overridable
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule over this CPU tensor's memory, made by NumPy's exporter from the array over it."""
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self.is_conj():
+            raise BufferError("Can't export tensors with the conjugate bit set")
+        return self.numpy().__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
+
+    @overridable
+    def __dlpack_device__(self):
+        """(device type, index) in DLPack's numbering: kDLCPU is 1."""
+        return (1, 0)
+
     # ---- legacy --------------------------------------------------------------------------------------------------
     @overridable
     def new(self, *args, **kwargs):
