@@ -78,4 +78,11 @@ DIFFERENCES = {
         "torch's chebyshev_polynomial_u/w (and shifted), laguerre_polynomial_l and legendre_polynomial_p return an "
         "uninitialized value for x = NaN and n >= 2 (0, -5.5e303, ... from call to call); lantern returns NaN. "
         "Test: test_special_functions.py::test_polynomials_of_nan_are_nan.",
+    "reverse-over-forward through jvps of auxiliary outputs":
+        "torch 2.13's forward formulas for linalg.det, linalg.slogdet, linalg.solve and native_batch_norm read "
+        "auxiliary outputs (the LU factors, the saved mean and invstd) that autograd treats as constants, so the "
+        "gradient of their tangents (reverse-over-forward, jacfwd(jacfwd(det))) is wrong: torch's own gradcheck of "
+        "(x, t) -> tangent fails. lantern derives these tangents from the backward formulas (the double vjp), which "
+        "are twice differentiable; its gradcheck passes and its first-order tangents equal torch's. Test: "
+        "test_forward_ad_derived.py::test_reverse_over_forward_matches_finite_differences_where_torchs_does_not.",
 }

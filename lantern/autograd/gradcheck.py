@@ -312,15 +312,15 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(_random_like(o, rng) for o in _outputs(func, inputs))
+        grad_outputs = tuple(_random_like(o, rng) for o in _outputs(func, inputs) if o.requires_grad)
     grad_outputs = _as_tuple(grad_outputs)
     n = len(inputs)
 
     def first_derivative(*args):
         ins, gos = args[:n], args[n:]
-        pairs = [(o, g) for o, g in zip(_outputs(func, ins), gos) if o.requires_grad]
-        grads = autograd_grad([o for o, _ in pairs], [ins[i] for i in _differentiable(ins)], [g for _, g in pairs],
-                              create_graph=True, allow_unused=True)
+        outs = [o for o in _outputs(func, ins) if o.requires_grad]  # as torch: grad_outputs for these only
+        grads = autograd_grad(outs, [ins[i] for i in _differentiable(ins)], list(gos), create_graph=True,
+                              allow_unused=True)
         return tuple(g for g in grads if g is not None)
     return gradcheck(first_derivative, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
