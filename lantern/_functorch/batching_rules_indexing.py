@@ -20,6 +20,7 @@ tensor([[1., 0., 0., 0.],
 """
 from ..core import dtype as dt
 from ..ops import dispatcher
+from ..ops.indexing import _check_indices
 from ..ops.op_kinds import AliasKind
 from .batched_tensor import active_levels, add_batch_dim, is_batched, not_possible, refuse_unbatched_write, to_front, \
     wrap_front
@@ -56,6 +57,7 @@ def index_put_rule(op, args, level):
 
 def _physical_indices(self, indices, level, size):
     """(the index list for self's physical tensor, the rank of one example's indexed region)."""
+    _check_indices(self, indices)   # the op's own IndexError for no index or too many
     indices = _masks_as_positions(indices, level)
     at = [i for i, ix in enumerate(indices) if ix is not None]
     rank = len(lantern.broadcast_shapes(*(indices[i].shape for i in at)))
