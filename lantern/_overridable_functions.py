@@ -42,6 +42,7 @@ IGNORED = {
         # settings of lantern's (or of torch's Python layer, which does not check them either)
         "add_safe_globals", "clear_safe_globals", "get_safe_globals", "get_printoptions", "set_default_dtype",
         "is_reference_mode", "reference_mode", "set_reference_mode",
+        "from_dlpack", "to_dlpack",  # torch.utils.dlpack's: no check in torch either
     },
     "lantern.nn.functional": {"hardsigmoid", "hardswish", "sigmoid", "tanh", "upsample", "upsample_bilinear",
                               "upsample_nearest"},
