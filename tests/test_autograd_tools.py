@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import lantern
+from lantern.core import state
 from test_autograd_function import both, errors, square_function
 
 F64 = dict(dtype=np.float64)
@@ -381,6 +382,38 @@ def test_grad_mode_is_thread_local():
         return sorted(seen.items())
     assert dict(both(run)) == {"worker_starts": True, "worker_inside": False, "main_in_no_grad": False,
                                "main_while_worker_in_no_grad": True}
+
+
+def test_hooks_and_modes_on_another_thread_leave_this_one_alone():
+    """saved_tensors_hooks and dispatch modes are per thread; the hot paths' process-wide sets of threads
+    (lantern.core.state) only say that some thread has one on, and are empty again once it is off."""
+    def run(lib):
+        packed, seen = [], []
+
+        class Watch(importlib.import_module(f"{lib.__name__}.utils._python_dispatch").TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append("op")
+                return func(*args, **(kwargs or {}))
+
+        def worker():
+            with lib.autograd.graph.saved_tensors_hooks(lambda t: packed.append("pack") or t, lambda t: t), Watch():
+                (x * x).sum().backward()
+                started.set()
+                resume.wait()
+        x = lib.tensor([1., 2.], requires_grad=True)
+        started, resume = threading.Event(), threading.Event()
+        thread = threading.Thread(target=worker)
+        thread.start()
+        started.wait()
+        counts = len(packed), len(seen)
+        y = (x * x.exp()).sum()
+        y.backward()
+        after = len(packed), len(seen)
+        resume.set()
+        thread.join()
+        return counts == after, after[0], x.grad  # how many ops a mode sees in backward differs from torch
+    both(run)
+    assert not state.observing_threads and not state.unplain_threads
 
 
 def test_backward_in_a_thread():

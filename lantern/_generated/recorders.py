@@ -8,7 +8,7 @@ from lantern.autograd.kernel import _BATCHED, _DIRECT_KINDS, _NO_EDGE, _VIEW, _c
 from lantern.autograd.node import save_value
 from lantern.autograd.recorder import _INPUT_METAS as INPUT_METAS, input_metas
 from lantern.autograd.views import record_view
-from lantern.core.state import tls
+from lantern.core.state import tls, unplain_threads as unplain
 from lantern.core.tensor_impl import TensorImpl as T
 from lantern.ops.derivative import TensorMeta
 new = object.__new__
@@ -24,7 +24,7 @@ def make_record_1(op):
         a0 = args[i0]
         if not isinstance(a0, T):
             return None
-        if not tls.plain_recording or backend.key is _BATCHED:  # anomaly mode, saved-tensor hooks, vmap
+        if (unplain and not tls.plain_recording) or backend.key is _BATCHED:  # anomaly, saved hooks, vmap
             return None
         r0 = a0._requires_grad
         if not r0:
@@ -84,7 +84,7 @@ def make_record_2(op):
         a0, a1 = args[i0], args[i1]
         if not isinstance(a0, T) or not isinstance(a1, T):
             return None
-        if not tls.plain_recording or backend.key is _BATCHED:  # anomaly mode, saved-tensor hooks, vmap
+        if (unplain and not tls.plain_recording) or backend.key is _BATCHED:  # anomaly, saved hooks, vmap
             return None
         r0 = a0._requires_grad
         if not r0:
@@ -157,7 +157,7 @@ def make_record_3(op):
         a0, a1, a2 = args[i0], args[i1], args[i2]
         if not isinstance(a0, T) or not isinstance(a1, T) or not isinstance(a2, T):
             return None
-        if not tls.plain_recording or backend.key is _BATCHED:  # anomaly mode, saved-tensor hooks, vmap
+        if (unplain and not tls.plain_recording) or backend.key is _BATCHED:  # anomaly, saved hooks, vmap
             return None
         r0 = a0._requires_grad
         if not r0:

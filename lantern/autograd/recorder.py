@@ -28,7 +28,7 @@ from lantern.autograd.kernel import _BATCHED, _DIRECT_KINDS, _NO_EDGE, _VIEW, _c
 from lantern.autograd.node import save_value
 from lantern.autograd.recorder import _INPUT_METAS as INPUT_METAS, input_metas
 from lantern.autograd.views import record_view
-from lantern.core.state import tls
+from lantern.core.state import tls, unplain_threads as unplain
 from lantern.core.tensor_impl import TensorImpl as T
 from lantern.ops.derivative import TensorMeta
 new = object.__new__
@@ -49,7 +49,7 @@ def recorder_source(n):
              f"        {', '.join(names)} = {', '.join(f'args[i{k}]' for k in range(n))}",
              f"        if {' or '.join(f'not isinstance({a}, T)' for a in names)}:",
              "            return None",
-             "        if not tls.plain_recording or backend.key is _BATCHED:  # anomaly mode, saved-tensor hooks, vmap",
+             "        if (unplain and not tls.plain_recording) or backend.key is _BATCHED:  # anomaly, saved hooks, vmap",
              "            return None"]
     for k, a in enumerate(names):
         lines += _edge_lines(k, a)

@@ -134,7 +134,7 @@ def _scan(op, args):
 
 # The names a generated entry reads besides its op: the header of lantern/_generated/dispatch.py
 ENTRY_IMPORTS = """\
-from lantern.core.state import tls
+from lantern.core.state import observing_threads as observing, tls
 from lantern.core.tensor_impl import TensorImpl as T
 from lantern.ops.dispatcher import _AUTOGRAD_KERNEL as autograd_kernel
 from lantern.ops.dispatcher import _scan, call_observed, raise_missing_kernel, refuse_inference_write
@@ -157,8 +157,9 @@ def written_argument(op):
 
 def entry_source(op):
     """The source of the factory make_dispatch_<shape>(op) of `op`'s dispatcher entry: `call(op, args)` without
-    the call, its argument scan unrolled over the op's tensor arguments. The common all-on-one-device case is a few
-    attribute reads; anything else falls back to the general _scan. Ops that write into a tensor also refuse
+    the call, its argument scan unrolled over the op's tensor arguments. While no thread has a watcher on, the
+    watcher test is one global read; the common all-on-one-device case is a few attribute reads; anything else
+    falls back to the general _scan. Ops that write into a tensor also refuse
     inference tensors outside inference_mode (only they pay for that check)."""
     shape = entry_shape(op)
     mutated = written_argument(op)
@@ -171,7 +172,7 @@ def entry_source(op):
              "    kernels = op.kernels",
              "",
              f"    def dispatch_{shape}(args):",
-             "        if tls.observed:",
+             "        if observing and tls.observed:  # a watcher on some thread: is it on this one?",
              "            return call_observed(op, args)"]
     if mutated is not None:
         lines += [f"        if args[{mutated}]._is_inference and not tls.inference_mode:",
