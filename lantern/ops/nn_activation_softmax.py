@@ -65,7 +65,8 @@ def _into(target, like):
 
 
 def _written(xp, target, result):
-    if not xp.shares_memory(result, target):
+    """result copied into target, unless the kernel computed it there."""
+    if result is not target:
         xp.copyto(target, result, casting="unsafe")
 
 
@@ -79,10 +80,11 @@ def _softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
     target = out.reshape(x.shape)
 
     def rows(block):
-        e = _shifted(xp, target[block], x[block], axis)
+        t = target[block]
+        e = _shifted(xp, t, x[block], axis)
         e = xp.exp(e, out=e)
         e *= 1 / _sums_along(xp, e, axis)
-        _written(xp, target[block], e)
+        _written(xp, t, e)
     if x.size:
         _by_rows(x, axis, rows)
 
@@ -92,9 +94,10 @@ def _log_softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
     target = out.reshape(x.shape)
 
     def rows(block):
-        shifted = _shifted(xp, target[block], x[block], axis)
+        t = target[block]
+        shifted = _shifted(xp, t, x[block], axis)
         shifted -= xp.log(_sums_along(xp, xp.exp(shifted), axis))
-        _written(xp, target[block], shifted)
+        _written(xp, t, shifted)
     if x.size:
         _by_rows(x, axis, rows)
 
@@ -127,10 +130,10 @@ def _softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype
     y, target = _wide(output).reshape(g.shape), out.reshape(g.shape)
 
     def rows(block):
-        g_rows, y_rows = g[block], y[block]
-        result = xp.subtract(g_rows, _dots_along(xp, g_rows, y_rows, axis), out=_into(target[block], y))
+        g_rows, y_rows, t = g[block], y[block], target[block]
+        result = xp.subtract(g_rows, _dots_along(xp, g_rows, y_rows, axis), out=_into(t, y))
         result *= y_rows
-        _written(xp, target[block], result)
+        _written(xp, t, result)
     if g.size:
         _by_rows(g, axis, rows)
 
@@ -141,10 +144,11 @@ def _log_softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_d
     y, target = _wide(output).reshape(g.shape), out.reshape(g.shape)
 
     def rows(block):
-        result = xp.exp(y[block], out=_into(target[block], y))
+        t = target[block]
+        result = xp.exp(y[block], out=_into(t, y))
         result *= -_sums_along(xp, g[block], axis)
         result += g[block]
-        _written(xp, target[block], result)
+        _written(xp, t, result)
     if g.size:
         _by_rows(g, axis, rows)
 
