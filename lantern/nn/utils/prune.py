@@ -199,8 +199,8 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes `amount` entries (a fraction in [0, 1], or a count) chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Prunes the `amount` entries (a fraction in [0, 1], or a count) that `_chosen` picks among them."""
     PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount):
@@ -211,30 +211,27 @@ class RandomUnstructured(BasePruningMethod):
         count = _count_to_prune(self.amount, t.nelement())
         mask = default_mask.clone(memory_format=lantern.contiguous_format)
         if count != 0:
-            draws = lantern.rand_like(t)
-            mask.view(-1)[lantern.topk(draws.view(-1), k=count).indices] = 0
+            mask.view(-1)[self._chosen(t, count)] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Prunes `amount` entries (a fraction in [0, 1], or a count) chosen at random."""
+
+    def _chosen(self, t, count):
+        """The flat indices of the `count` largest of uniform draws, one per entry (torch's choice)."""
+        return lantern.topk(lantern.rand_like(t).view(-1), k=count).indices
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes the `amount` entries (a fraction in [0, 1], or a count) of smallest absolute value."""
-    PRUNING_TYPE = "unstructured"
 
-    def __init__(self, amount):
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        count = _count_to_prune(self.amount, t.nelement())
-        mask = default_mask.clone(memory_format=lantern.contiguous_format)
-        if count != 0:
-            smallest = lantern.topk(lantern.abs(t).view(-1), k=count, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+    def _chosen(self, t, count):
+        return lantern.topk(lantern.abs(t).view(-1), k=count, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
