@@ -24,7 +24,8 @@ def make_record_1(op):
         a0 = args[i0]
         if not isinstance(a0, T):
             return None
-        if (unplain and not tls.plain_recording) or backend.key is _BATCHED:  # anomaly, saved hooks, vmap
+        key = backend.key  # read once: a class attribute, which CPython 3.11 reads slowly
+        if (unplain and not tls.plain_recording) or key is _BATCHED:  # anomaly, saved hooks, vmap
             return None
         r0 = a0._requires_grad
         if not r0:
@@ -42,7 +43,7 @@ def make_record_1(op):
         needs = (r0,)
         if True not in needs:
             return None
-        kernel = kernels.get(backend.key)
+        kernel = kernels.get(key)
         result = kernel(op, args) if direct and kernel is not None else _compute(op, args, backend)
         to_save, saves_result = d._plans.get(needs) or d.plan(needs)
         node = new(d.node_cls or _node_class(d, args))
@@ -84,7 +85,8 @@ def make_record_2(op):
         a0, a1 = args[i0], args[i1]
         if not isinstance(a0, T) or not isinstance(a1, T):
             return None
-        if (unplain and not tls.plain_recording) or backend.key is _BATCHED:  # anomaly, saved hooks, vmap
+        key = backend.key  # read once: a class attribute, which CPython 3.11 reads slowly
+        if (unplain and not tls.plain_recording) or key is _BATCHED:  # anomaly, saved hooks, vmap
             return None
         r0 = a0._requires_grad
         if not r0:
@@ -115,7 +117,7 @@ def make_record_2(op):
         needs = (r0, r1,)
         if True not in needs:
             return None
-        kernel = kernels.get(backend.key)
+        kernel = kernels.get(key)
         result = kernel(op, args) if direct and kernel is not None else _compute(op, args, backend)
         to_save, saves_result = d._plans.get(needs) or d.plan(needs)
         node = new(d.node_cls or _node_class(d, args))
@@ -157,7 +159,8 @@ def make_record_3(op):
         a0, a1, a2 = args[i0], args[i1], args[i2]
         if not isinstance(a0, T) or not isinstance(a1, T) or not isinstance(a2, T):
             return None
-        if (unplain and not tls.plain_recording) or backend.key is _BATCHED:  # anomaly, saved hooks, vmap
+        key = backend.key  # read once: a class attribute, which CPython 3.11 reads slowly
+        if (unplain and not tls.plain_recording) or key is _BATCHED:  # anomaly, saved hooks, vmap
             return None
         r0 = a0._requires_grad
         if not r0:
@@ -201,7 +204,7 @@ def make_record_3(op):
         needs = (r0, r1, r2,)
         if True not in needs:
             return None
-        kernel = kernels.get(backend.key)
+        kernel = kernels.get(key)
         result = kernel(op, args) if direct and kernel is not None else _compute(op, args, backend)
         to_save, saves_result = d._plans.get(needs) or d.plan(needs)
         node = new(d.node_cls or _node_class(d, args))

@@ -49,14 +49,14 @@ def recorder_source(n):
              f"        {', '.join(names)} = {', '.join(f'args[i{k}]' for k in range(n))}",
              f"        if {' or '.join(f'not isinstance({a}, T)' for a in names)}:",
              "            return None",
-             "        if (unplain and not tls.plain_recording) or backend.key is _BATCHED:  # anomaly, saved hooks, vmap",
+             "        key = backend.key  # read once: a class attribute, which CPython 3.11 reads slowly",
+             "        if (unplain and not tls.plain_recording) or key is _BATCHED:  # anomaly, saved hooks, vmap",
              "            return None"]
     for k, a in enumerate(names):
         lines += _edge_lines(k, a)
     lines += [f"        needs = ({', '.join(f'r{k}' for k in range(n))},)",
-              "        if True not in needs:",
-              "            return None",
-              "        kernel = kernels.get(backend.key)",
+              "        if True not in needs:", "            return None",
+              "        kernel = kernels.get(key)",
               "        result = kernel(op, args) if direct and kernel is not None else _compute(op, args, backend)",
               "        to_save, saves_result = d._plans.get(needs) or d.plan(needs)",
               "        node = new(d.node_cls or _node_class(d, args))",
