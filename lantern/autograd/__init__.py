@@ -128,7 +128,7 @@ def _accumulate_into_non_leaves(inputs, captured, create_graph):
         tls.grad_enabled = prev
 
 
-_vmap = []  # [lantern.func.vmap], installed by lantern/_functorch/vmap.py: vmap sits in a layer above autograd
+_vmap = []  # [lantern.func.vmap], installed by lantern/func.py: vmap sits in a layer above autograd
 
 
 def install_vmap(vmap):

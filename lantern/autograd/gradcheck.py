@@ -166,6 +166,7 @@ def _batched_problem(output_idx, input_idx, result, expected, message):
 
 
 def _randn_like(t, rng):
+    """A tensor like t (complex stays complex) of standard normal values from the NumPy generator rng."""
     values = rng.standard_normal(t._size)
     if t.dtype.is_complex:
         values = values + 1j * rng.standard_normal(t._size)
@@ -292,12 +293,7 @@ def _check_jacobians(func, inputs, diff, eps, rtol, atol, check_forward_ad, chec
 
 
 def _random_like(t, rng):
-    seed = zeros_like(t).requires_grad_(True)
-    values = rng.standard_normal(t._size)
-    if t.dtype.is_complex:
-        values = values + 1j * rng.standard_normal(t._size)
-    seed._backend.array(seed)[...] = values
-    return seed
+    return _randn_like(t, rng).requires_grad_(True)
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
