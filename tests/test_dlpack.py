@@ -61,3 +61,14 @@ def test_errors_match_torch(name):
 def test_to_dlpack_detaches():
     capsule = lantern.utils.dlpack.to_dlpack(lantern.ones(2, requires_grad=True))
     assert lantern.from_dlpack(capsule).tolist() == [1.0, 1.0]
+
+
+def test_capsules_of_torch_and_read_only_arrays_import_without_warning(recwarn):
+    """torch's to_dlpack makes an unversioned capsule, which NumPy imports read-only; torch warns of neither."""
+    shared = torch.arange(3.0)
+    ours = lantern.from_dlpack(torch.utils.dlpack.to_dlpack(shared))
+    ours[0] = 5
+    read_only = np.arange(2.0)
+    read_only.flags.writeable = False
+    assert shared.tolist() == [5.0, 1.0, 2.0] and lantern.from_dlpack(read_only).tolist() == [0.0, 1.0]
+    assert not [w for w in recwarn.list if "writable" in str(w.message)]

@@ -1,5 +1,6 @@
 """torch.quasirandom.SobolEngine against torch: the same points bit for bit (plain and scrambled, every dtype, 1000
-draws over 1..1111 dimensions), the direction numbers of all 21201 dimensions, fast_forward, reset, draw_base2,
+draws in dimensions up to 1111), the direction numbers of all 21201 dimensions (each dimension is drawn
+from its own direction numbers alone), fast_forward, reset, draw_base2,
 out=, repr and errors."""
 import numpy as np
 import pytest

@@ -19,7 +19,7 @@ import enum
 
 import numpy as np
 
-from .._construct import from_numpy
+from .._construct import _wrap_ndarray
 
 __all__ = ["DLDeviceType", "from_dlpack"]
 
@@ -81,4 +81,4 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
         array = np.from_dlpack(ext_tensor, copy=copy)
     except (BufferError, TypeError) as error:
         raise RuntimeError(f"Unsupported dtype in DLTensor. ({error})") from None
-    return from_numpy(array)
+    return _wrap_ndarray(array)   # no read-only warning: DLPack memory is shared for writing, as in torch
