@@ -1,7 +1,6 @@
-"""torch.quasirandom.SobolEngine against torch: the same points bit for bit (plain and scrambled, every dtype, 1000
-draws in dimensions up to 1111), the direction numbers of all 21201 dimensions (each dimension is drawn
-from its own direction numbers alone), fast_forward, reset, draw_base2,
-out=, repr and errors."""
+"""torch.quasirandom.SobolEngine against torch: the same points bit for bit (plain and scrambled, float32 and float64,
+1000 draws in dimensions up to 1111), the direction numbers of all 21201 dimensions (each dimension is drawn from
+its own direction numbers alone), fast_forward, reset, draw_base2, out=, repr and errors."""
 import numpy as np
 import pytest
 import torch
