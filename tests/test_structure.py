@@ -173,7 +173,6 @@ LONG_FUNCTIONS = {
     "ops.nn_rnn.gru_backward": 44,
     "jit.frontend_emit.FunctionEmitter.call_method": 43,
     "ops.nn_attention._attention_forward": 43,
-    "optim.adam._multi_tensor_adam": 43,
     "jit.fusion_codegen.backward_source": 42,
     "jit.passes.fuse._materialise": 42,
     "jit.types.type_of": 42,
