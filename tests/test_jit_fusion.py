@@ -283,3 +283,46 @@ def test_maximum_minimum_propagate_nan_and_split_ties():
     a = np.array([1.0, 2.0, np.nan, 3.0, -1.0], dtype=np.float32)
     b = np.array([1.0, 3.0, 1.0, np.nan, -2.0], dtype=np.float32)
     compare(lambda lib, x, y: (lib.maximum(x, y), lib.minimum(x, y)), [a, b])
+
+
+def test_a_repeated_call_gives_the_general_calls_results():
+    """run_like_last_call (the repeat of a laid-out call) against the general layout in reference mode: the same
+    bits when it fires, and a general call whenever the inputs differ from the last call's (shape, dtype, strides,
+    scalar type, a gradient wanted, a broadcast)."""
+    node = fusion_node(lambda lib, a, b, s: lib.where(a > 0, b * s, a - b), 3)
+    program = fusion._program_for(node.g("Subgraph"))
+    rng = np.random.default_rng(3)
+
+    def run(*args):
+        """Whether the last call repeats for `args` (then with the general call's bits); `args` are laid out as
+        the next call to repeat."""
+        repeated = fusion.run_like_last_call(fusion._REPEATS[program], list(args))
+        with lantern.reference_mode():
+            general = run_fusion_group(node, list(args))
+        if repeated is not None:
+            assert_same(repeated, [torch.tensor(g.numpy()) for g in general], atol=0, rtol=0)
+        return repeated is not None
+
+    def floats(*shape, dtype=np.float32):
+        return lantern.tensor(rng.standard_normal(shape).astype(dtype))
+
+    a, b = floats(4, 6), floats(4, 6)
+    run_fusion_group(node, [a, b, 2.0])                     # lays out the call to repeat
+    assert run(floats(4, 6), floats(4, 6), 3.0)
+    assert not run(floats(4, 6), floats(4, 6), 2)           # an int scale: a kernel of its own
+    assert run(floats(4, 6), floats(4, 6), 3)
+    assert not run(floats(4, 6), floats(4, 6), 2.0)
+    assert run(floats(4, 6), floats(4, 6), 0.5)
+    assert not run(floats(5, 6), floats(5, 6), 0.5)         # another shape
+    assert not run(floats(5, 6, dtype=np.float64), floats(5, 6, dtype=np.float64), 0.5)
+    assert not run(floats(5, 6), floats(5, 6), 0.5)
+    assert not run(floats(6, 5).t(), floats(5, 6), 0.5)     # strided: laid out as a copy ...
+    assert not run(floats(5, 6), floats(5, 6), 0.5)         # ... so not a call to repeat
+    assert run(floats(5, 6), floats(5, 6), 0.5)
+    assert not run(floats(1, 6), floats(5, 6), 0.5)         # broadcast
+    assert not run(floats(5, 6), floats(5, 6), 0.5)
+    needs_grad = floats(5, 6).requires_grad_()
+    assert fusion.run_like_last_call(fusion._REPEATS[program], [needs_grad, floats(5, 6), 0.5]) is None
+    assert type(run_fusion_group(node, [needs_grad, floats(5, 6), 0.5])[0].grad_fn).__name__ == "FusedGroupBackward"
+    with lantern.no_grad():
+        assert run(needs_grad, floats(5, 6), 0.5)

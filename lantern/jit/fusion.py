@@ -41,8 +41,9 @@ import numpy as np
 
 import lantern
 from ..core.dtype import is_differentiable
+from ..core.reference import mode, specialisation
 from ..core.state import tls
-from ..core.tensor_impl import TensorImpl
+from ..core.tensor_impl import TensorImpl, contiguous_strides
 from ..ops import dispatcher, registry
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad
@@ -56,6 +57,7 @@ __all__ = ["run_fusion_group", "fuse", "FusedFunction", "program_from_graph"]
 _KERNELS = {}      # (program key, input kinds, input ranks, threaded) -> _KernelInfo, or None when unsupported
 _PROGRAMS = weakref.WeakKeyDictionary()      # subgraph -> its Program, or None when not elementwise
 _COMPILER = []     # [the fusion_numba module, or None without numba], filled on first use
+_REPEATS = weakref.WeakKeyDictionary()       # Program -> the _Repeat of its last laid-out call
 
 
 def compiler_available():
@@ -119,12 +121,77 @@ def _interpret(graph, inputs):
 def run_program(program, inputs):
     """Run a Program on `inputs` (tensors and Python scalars): fused when possible, op by op otherwise."""
     inputs = list(inputs)
+    repeat = _REPEATS.get(program) if mode.fast else None
+    if repeat is not None:
+        outputs = run_like_last_call(repeat, inputs)
+        if outputs is not None:
+            return outputs
     plan = _forward_plan(program, inputs)
     if plan is None:
         return run_eager(program, inputs)
     if tls.grad_enabled and any(isinstance(t, TensorImpl) and t.requires_grad for t in inputs):
         return list(FusedGroup.apply(program, plan, *inputs))
+    _REPEATS[program] = _Repeat.of(plan, inputs)
     return _run_forward(plan)[0]
+
+
+class _Repeat:
+    """What a call needs to run again without being laid out: the kernel, the backend of its tensors, and each input
+    as the last call had it (a row-major tensor's dtype, a Python scalar's type, or None). `expects` is None when
+    the call is not one to repeat (an input broadcast or read as a scalar, a strided one copied)."""
+
+    __slots__ = ("expects", "backend", "shape", "strides", "numel", "kernel", "parallel", "out_dtypes")
+
+    @staticmethod
+    def of(plan, inputs):
+        repeat = _Repeat()
+        repeat.shape, repeat.strides = tuple(plan.shape), contiguous_strides(tuple(plan.shape))
+        repeat.numel, repeat.kernel = int(np.prod(plan.shape)), plan.info.forward
+        repeat.out_dtypes = [getattr(lantern, name) for name in plan.info.out_dtypes]
+        repeat.backend = next((v._backend for v in inputs if isinstance(v, TensorImpl)), None)
+        repeat.expects = [_expected(v, repeat) for v in inputs]
+        repeat.parallel = plan.info.parallel
+        # (one element: the general layout reads every input as a scalar)
+        if repeat.numel == 1 or repeat.backend is None or any(e is _ANY for e in repeat.expects):
+            repeat.expects = None
+        return repeat
+
+
+_ANY = object()   # in _Repeat.expects: an input the repeated call cannot take as it comes
+
+
+def _expected(v, repeat):
+    if isinstance(v, TensorImpl):
+        fits = v._size == repeat.shape and v._stride == repeat.strides and v._backend is repeat.backend
+        return v.dtype if fits and v._backend.xp is np else _ANY
+    return None if v is None else type(v) if isinstance(v, (bool, int, float)) else _ANY
+
+
+@specialisation(replaces="run_program's general call: _forward_plan lays out the inputs (broadcast shape, flat "
+                         "contiguous arrays, kinds) and looks the kernel up by them",
+                when="fast paths on, the program's last call was laid out without broadcasting or copies, "
+                     "and this call's tensors have its shape, dtypes, backend and row-major strides and "
+                     "need no gradient, its Python scalars the same types, and the same thread count applies",
+                parity_test="tests/test_jit_fusion.py::test_a_repeated_call_gives_the_general_calls_results")
+def run_like_last_call(repeat, inputs):
+    """The outputs of `inputs` through the last call's kernel, or None when they do not look like its inputs."""
+    expects = repeat.expects
+    if expects is None or len(inputs) != len(expects) or _backend().use_threads(repeat.numel) != repeat.parallel:
+        return None
+    args = []
+    for v, expect in zip(inputs, expects):
+        if isinstance(v, TensorImpl):
+            if (v.dtype is not expect or v._size != repeat.shape or v._stride != repeat.strides
+                    or v._backend is not repeat.backend or (v._requires_grad and tls.grad_enabled)):
+                return None
+            args.append(repeat.backend.array(v).reshape(-1))
+        elif type(v) is not expect:
+            return None
+        else:
+            args.append(0 if v is None else v)
+    outputs = [repeat.backend.empty(repeat.shape, dtype) for dtype in repeat.out_dtypes]
+    repeat.kernel(repeat.numel, *args, *[repeat.backend.array(o).reshape(-1) for o in outputs])
+    return outputs
 
 
 def run_eager(program, inputs):
