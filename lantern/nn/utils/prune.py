@@ -35,8 +35,8 @@ __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructu
 
 class BasePruningMethod(ABC):
     """A way of choosing a mask; subclasses define compute_mask(t, default_mask) and PRUNING_TYPE ('unstructured',
-    'structured' with a `dim`, or 'global'). An instance is also the forward pre-hook that recomputes the tensor. `apply` names the tensor it prunes
-    (`_tensor_name`); until then the method has no such attribute, as in torch."""
+    'structured' with a `dim`, or 'global'). An instance is also the forward pre-hook that recomputes the tensor.
+    `apply` names the tensor it prunes (`_tensor_name`); until then the method has no such attribute, as in torch."""
 
     def __call__(self, module, inputs):
         setattr(module, self._tensor_name, self.apply_mask(module))
