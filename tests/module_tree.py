@@ -201,7 +201,12 @@ RULES = [
      "DataPipes (deprecated in torch): not implemented"),
     ("torch.utils.cpp_extension", ".*", "C++/CUDA extensions: lantern has no C++ side"),
     ("torch.utils.hipify.*", ".*", "ROCm source translation: lantern has no C++ side"),
-    ("torch.utils.benchmark.*", ".*", "torch.utils.benchmark: not implemented yet"),
+    ("torch.utils.benchmark.examples.*", ".*", "torch.utils.benchmark's example scripts: not carried over "
+     "(docs/benchmark-utils.md shows lantern's)"),
+    ("torch.utils.benchmark.op_fuzzers.*", ".*", "torch.utils.benchmark's ready-made op fuzzers: not implemented yet "
+     "(Fuzzer, FuzzedTensor and FuzzedSparseTensor are)"),
+    ("torch.utils.benchmark.utils.compile", ".*", "torch.compile benchmarking helpers: lantern has no Dynamo"),
+    ("torch.utils.benchmark.utils.cpp_jit", ".*", "C++ timing templates: lantern has no C++ side"),
     ("torch.utils.tensorboard.*", ".*", "TensorBoard summary helpers beyond SummaryWriter's methods"),
     ("torch.utils.*", ".*", "torch.utils helper not implemented yet"),
     ("torch.profiler.*", ".*", "profiler scheduling and Kineto tooling: lantern.profiler records and prints only"),
