@@ -146,3 +146,10 @@ from .version import __version__  # noqa: E402,F401
 def set_anomaly_enabled(enabled, check_nan=True):
     """Turn anomaly detection on or off for this thread (lantern.autograd.set_detect_anomaly, as a function)."""
     autograd.set_detect_anomaly(enabled, check_nan)
+
+
+# `from lantern import *` (and a program's `from torch import *` under lantern.compat) binds the public functions,
+# classes and dtypes, as torch's __all__ does, and not the submodules: a program's own `random` or `types` stays its
+# own. `slice`, an op torch keeps in torch.ops.aten only, would hide the builtin.
+__all__ = [_name for _name, _value in list(globals().items())
+           if not _name.startswith("_") and not isinstance(_value, type(version)) and _name != "slice"]

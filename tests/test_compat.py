@@ -213,3 +213,18 @@ def test_started_processes_run_on_lantern_and_share_memory(tmp_path, method):
     proc = subprocess.run([sys.executable, "-m", "lantern.compat", str(tmp_path / "spawning.py"), method],
                           cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
     assert proc.stdout.splitlines() == ["child lantern._tensor lantern._tensor", "parent 0 [0.0, 5.0, 5.0]"], proc.stderr
+
+
+def test_star_import_binds_torchs_public_names_and_no_submodules():
+    """`from torch import *` under compat: every name torch's __all__ exports that lantern has, and no module (a
+    program's own `random` or `types` stays its own); no builtin hidden that torch's star import leaves alone."""
+    import builtins
+    import types
+
+    import torch
+    namespace = {}
+    exec("from lantern import *", namespace)
+    exported = set(namespace) - {"__builtins__"}
+    assert {name for name in torch.__all__ if hasattr(lantern, name)} <= exported
+    assert not [name for name in exported if isinstance(namespace[name], types.ModuleType)]
+    assert {name for name in exported if hasattr(builtins, name)} <= set(torch.__all__)
