@@ -395,17 +395,20 @@ def treespec_dict(mapping=(), /, **kwargs):
 def tree_flatten(tree, is_leaf=None):
     """`(leaves, spec)`: the leaves depth-first, left to right, and the structure to rebuild the tree."""
     leaves = []
-
-    def flatten(node):
-        if tree_is_leaf(node, is_leaf):
-            leaves.append(node)
-            return _LEAF_SPEC
-        node_type = _get_node_type(node)
-        children, context = SUPPORTED_NODES[node_type].flatten_fn(node)
-        return TreeSpec(node_type, context, [flatten(c) for c in children])
-
-    spec = flatten(tree)
+    spec = _flatten_into(tree, leaves, is_leaf)
     return leaves, spec
+
+
+def _flatten_into(node, leaves, is_leaf):
+    """node's spec, its leaves appended to `leaves`. A module function, not a closure that calls itself: such a
+    closure is a reference cycle, which would keep every leaf (whole tensors) alive until the garbage collector runs,
+    and timeit, for one, turns the collector off."""
+    if tree_is_leaf(node, is_leaf):
+        leaves.append(node)
+        return _LEAF_SPEC
+    node_type = _get_node_type(node)
+    children, context = SUPPORTED_NODES[node_type].flatten_fn(node)
+    return TreeSpec(node_type, context, [_flatten_into(c, leaves, is_leaf) for c in children])
 
 
 def tree_unflatten(leaves, treespec):
