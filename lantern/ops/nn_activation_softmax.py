@@ -39,10 +39,6 @@ def _softmax_meta(name):
     return meta
 
 
-# Passes a softmax kernel makes over each element (max, subtract, exp, sum, scale): what a row of it costs.
-_PASSES = 5
-
-
 def _rows_of(x, dim):
     """x seen as at least 1-D, and the axis of dim in it."""
     x = x.reshape(x.shape or (1,))
@@ -56,7 +52,7 @@ def _by_rows(x, axis, kernel):
         kernel(slice(None))
     else:
         intra_op.parallel_chunks(len(x), lambda start, stop: kernel(slice(start, stop)),
-                                 grain=intra_op.grain(_PASSES * (x.size // len(x))))
+                                 grain=intra_op.grain(x.size // len(x)))
 
 
 def _into(target, like):
