@@ -346,7 +346,9 @@ def test_optimize_for_inference_like_torch():
         optimized = _quiet(lib.jit.optimize_for_inference, scripted)
         out = optimized(lib.tensor(x.numpy()))
         results.append((list(optimized.named_parameters()), out.shape[-1]))
-        assert lib.equal(out, scripted.eval()(lib.tensor(x.numpy())))
+        # the same values up to rounding: on Intel CPUs torch's optimized module runs oneDNN's linear, which sums in
+        # another order than the scripted one
+        assert lib.allclose(out, scripted.eval()(lib.tensor(x.numpy())), rtol=1e-6, atol=1e-6)
         with pytest.raises(RuntimeError, match="optimize_for_inference expects a ScriptModule as input"):
             lib.jit.optimize_for_inference(_net(lib))
     assert results[1] == results[0]
