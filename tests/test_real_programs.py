@@ -349,8 +349,10 @@ for name, part, loss, rel, train, slow in (
         # 2000 draws): only the magnitude can be compared
         ("linear_regression", "01-basics", r"Loss: ([\d.]+)", 2.5, 0, False),
         ("convolutional_neural_network", "02-intermediate", ACCURACY, 0.05, 512, False),
-        # unseeded: run with the generator seeded (it ended at 60-100% accuracy from one unseeded run to the next)
-        ("recurrent_neural_network", "02-intermediate", ACCURACY, 0.05, 3000, False),
+        # unseeded: run with the generator seeded (it ended at 60-100% accuracy from one unseeded run to the next);
+        # even seeded, its accuracy follows the rounding of the LSTM's products: on an AMD EPYC lantern and torch
+        # agreed, on an Intel Xeon (where torch's products are MKL's) torch reached 84.8% and lantern 100%
+        ("recurrent_neural_network", "02-intermediate", ACCURACY, 0.2, 3000, False),
         ("bidirectional_recurrent_neural_network", "02-intermediate", ACCURACY, 0.1, 3000, True),
         ("language_model", "02-intermediate", r"Loss: ([\d.]+)", 0.3, 0, True),
         ("variational_autoencoder", "03-advanced", r"Reconst Loss: ([\d.]+)", 0.2, 1280, False)):
