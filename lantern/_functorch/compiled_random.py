@@ -26,6 +26,7 @@ their own random numbers, so its dropout masks differ from eager's too. The pass
 import numpy as np
 
 from ..core.reference import specialisation
+from ..ops import random_draws as draws
 from ..ops.random import _gen
 
 __all__ = ["fast_bernoulli", "bernoulli_from_words"]
@@ -39,7 +40,7 @@ def bernoulli_from_words(t, p):
     backend = t._backend
     if backend.xp is not np or not t.is_contiguous() or not 0 <= p <= 1:
         return t.bernoulli_(p)
-    words = _gen(None).engine.random(t.numel())
+    words = draws.words(_gen(None), t.numel())
     backend.array(t).reshape(-1)[...] = words < np.uint64(round(p * _WORDS))
     t._bump_version()
     return t

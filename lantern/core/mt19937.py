@@ -11,6 +11,8 @@ ATen does and hands out its words: the same seed gives the same words as torch.
 >>> engine.position()                # torch's (left, next) counters
 (622, 3)
 """
+import ctypes
+
 import numpy as np
 
 STATE_WORDS = 624
@@ -31,6 +33,7 @@ class MT19937:
 
     def __init__(self, seed):
         self.bits = np.random.MT19937()
+        self._in_place = None
         self.seed(seed)
 
     def seed(self, seed):
@@ -46,6 +49,25 @@ class MT19937:
     def random64(self, n):
         words = self.random(2 * n)
         return (words[0::2] << np.uint64(32)) | words[1::2]
+
+    def draw_in_place(self, kernel, *args):
+        """Run kernel(words, position, *args) on the generator's own state (state_in_place, which must not be
+        None): a compiled sampler that draws as `random` does and advances `position`."""
+        kernel(*self._in_place, *args)
+        self._fresh = False
+
+    def state_in_place(self):
+        """(words, position): NumPy views of the bit generator's memory, laid out as NumPy's mt19937_state struct
+        (uint32 key[624], then the int index of the next word, as a one-element int32 array); None if that
+        memory does not hold this state (checked once)."""
+        if self._in_place is None:
+            address = self.bits.ctypes.state_address
+            words = np.ctypeslib.as_array((ctypes.c_uint32 * STATE_WORDS).from_address(address))
+            position = np.ctypeslib.as_array((ctypes.c_int32 * 1).from_address(address + 4 * STATE_WORDS))
+            state = self.bits.state["state"]
+            laid_out = np.array_equal(words, state["key"]) and int(position[0]) == state["pos"]
+            self._in_place = (words, position) if laid_out else False
+        return self._in_place or None
 
     def words(self):
         """The 624 state words (a copy)."""

@@ -28,6 +28,9 @@ import math
 
 import numpy as np
 
+from ..core.reference import mode, specialisation
+from .numba_kernels import optional_kernels
+
 _MASK24 = np.uint64((1 << 24) - 1)
 _MASK53 = np.uint64((1 << 53) - 1)
 
@@ -37,9 +40,73 @@ _MASK53 = np.uint64((1 << 53) - 1)
 def unit_uniform(generator, n, real):
     """n draws of uniform_real_distribution(0, 1) before scaling: float64 values for double, float32 for the other
     float types."""
+    if compiled_draws_apply(generator, n):
+        return unit_uniform_compiled(generator, n, real)
     if np.dtype(real) == np.float64:
         return (generator.engine.random64(n) & _MASK53).astype(np.float64) * 2.0 ** -53
     return (generator.engine.random(n) & _MASK24).astype(np.float32) * np.float32(2.0 ** -24)
+
+
+def words(generator, n):
+    """n 32-bit words of the generator's stream (uint64 values)."""
+    if compiled_draws_apply(generator, n):
+        return words_compiled(generator, n)
+    return generator.engine.random(n)
+
+
+# ---- the same draws made by compiled kernels (random_numba.py) --------------------------------------------------
+
+# Below this many values a draw costs microseconds either way, and a program need not import numba for it.
+COMPILED_FROM = 4096
+
+
+def compiled_draws_apply(generator, n):
+    """Whether random_numba's kernels draw these n values: fast paths on, n ≥ COMPILED_FROM, numba installed, and
+    the generator's state reachable in place (MT19937.state_in_place)."""
+    return (n >= COMPILED_FROM and mode.fast and _compiled_kernels() is not None
+            and generator.engine.state_in_place() is not None)
+
+
+def _compiled_kernels():
+    return optional_kernels("random_numba")
+
+
+@specialisation(replaces="random_draws.words: NumPy's MT19937.random_raw (≈ 5 ns a word)",
+                when="compiled_draws_apply(generator, n): fast paths on, n ≥ COMPILED_FROM, numba installed",
+                parity_test="tests/test_random_compiled.py::test_compiled_draws_match_the_readable_ones")
+def words_compiled(generator, n):
+    """words(generator, n) by random_numba.fill_words on the state in place."""
+    out = np.empty(n, np.uint64)
+    generator.engine.draw_in_place(_compiled_kernels().fill_words, out)
+    return out
+
+
+@specialisation(replaces="random_draws.unit_uniform: words from NumPy's MT19937, then mask, convert and scale "
+                         "passes",
+                when="compiled_draws_apply(generator, n): fast paths on, n ≥ COMPILED_FROM, numba installed",
+                parity_test="tests/test_random_compiled.py::test_compiled_draws_match_the_readable_ones",
+                ops=("rand", "uniform_", "normal_", "randn"))
+def unit_uniform_compiled(generator, n, real):
+    """unit_uniform in one loop over the generator's words (random_numba.fill_unit_floats / fill_unit_doubles)."""
+    kernels = _compiled_kernels()
+    if np.dtype(real) == np.float64:
+        out = np.empty(n, np.float64)
+        generator.engine.draw_in_place(kernels.fill_unit_doubles, None, out)
+    else:
+        out = np.empty(n, np.float32)
+        generator.engine.draw_in_place(kernels.fill_unit_floats, out)
+    return out
+
+
+@specialisation(replaces="random_draws.bernoulli_scalar: unit_uniform's doubles, then a comparison pass",
+                when="compiled_draws_apply(generator, n): fast paths on, n ≥ COMPILED_FROM, numba installed",
+                parity_test="tests/test_random_compiled.py::test_compiled_draws_match_the_readable_ones",
+                ops=("bernoulli_", "bernoulli", "dropout"))
+def bernoulli_scalar_compiled(generator, n, p):
+    """bernoulli_scalar in one loop: each uniform double compared with p as it is made."""
+    out = np.empty(n, np.bool_)
+    generator.engine.draw_in_place(_compiled_kernels().fill_unit_doubles, float(p), out)
+    return out
 
 
 def uniform(generator, n, real, low, high):
@@ -170,6 +237,8 @@ def cauchy(generator, n, median, sigma):
 
 def bernoulli_scalar(generator, n, p):
     """Bernoulli(p) for a float p: a uniform double below p."""
+    if compiled_draws_apply(generator, n):
+        return bernoulli_scalar_compiled(generator, n, p)
     return unit_uniform(generator, n, np.float64) < p
 
 
