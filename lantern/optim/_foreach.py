@@ -27,6 +27,10 @@ The choice, made by `use_multi_tensor`:
 ...     use_multi_tensor(True)
 False
 """
+import importlib
+
+import numpy as np
+
 from ..core import dtype as dt
 from ..core import intra_op
 from ..core import reference
@@ -85,3 +89,20 @@ def on_flat_ranges(arrays, update):
     flat = [a.reshape(-1) for a in arrays]
     intra_op.parallel_chunks(flat[0].size, lambda start, stop: update(*(a[start:stop] for a in flat)),
                              grain=intra_op.grain(_UPDATE_PASSES))
+
+
+_KERNELS = []
+
+
+def compiled_kernels(arrays):
+    """The numba kernels of lantern.optim._updates_numba where they can take `arrays` (NumPy arrays, all
+    C-contiguous, so `on_flat_ranges` hands them flat ranges), else None; also None without numba. The module is
+    imported on first use: numba takes about half a second to import."""
+    if not all(type(a) is np.ndarray and a.flags.c_contiguous for a in arrays):
+        return None
+    if not _KERNELS:
+        try:
+            _KERNELS.append(importlib.import_module(f"{__package__}._updates_numba"))
+        except ImportError:
+            _KERNELS.append(None)
+    return _KERNELS[0]

@@ -16,7 +16,7 @@ from functools import partial
 
 from ..core.reference import specialisation
 from .optimizer import Optimizer
-from ._foreach import array, arrays_apply, bump, on_flat_ranges, scaled, use_multi_tensor
+from ._foreach import array, arrays_apply, bump, compiled_kernels, on_flat_ranges, scaled, use_multi_tensor
 from ._common import (_check_fused, _closure_loss, _init_group, _no_grad_unless_differentiable, _refuse_grad_scaling,
                       _to_scalar, _update_grad, _validate, _value)
 from .._tensor import Tensor
@@ -104,11 +104,16 @@ def _multi_tensor_sgd(params, grads, momentum_buffer_list, *, weight_decay, mome
                       maximize):
     """`_single_tensor_sgd` op for op on the raw arrays (NumPy calls, no dispatcher), where it applies; each
     parameter's update by flat ranges on the intra-op threads (`on_flat_ranges`)."""
+    hyper = dict(weight_decay=weight_decay, momentum=momentum, lr=lr, dampening=dampening, nesterov=nesterov,
+                 maximize=maximize)
     for i, (param, grad_t) in enumerate(zip(params, grads)):
         buf_t = momentum_buffer_list[i] if momentum != 0 else None
-        on_flat_ranges([array(t) for t in (param, grad_t, buf_t) if t is not None], partial(
-            _sgd_arrays, param._backend.xp, weight_decay=weight_decay, momentum=momentum, lr=lr,
-            dampening=dampening, nesterov=nesterov, maximize=maximize))
+        arrays = [array(t) for t in (param, grad_t, buf_t) if t is not None]
+        kernels = compiled_kernels(arrays) if buf_t is not None else None
+        if kernels is not None and _compiled_sgd_applies(arrays[0].dtype, weight_decay, maximize):
+            on_flat_ranges(arrays, partial(_sgd_compiled, kernels, **hyper))
+        else:
+            on_flat_ranges(arrays, partial(_sgd_arrays, param._backend.xp, **hyper))
         if buf_t is not None:
             bump(buf_t, buf_t)
         bump(param)
@@ -125,3 +130,20 @@ def _sgd_arrays(xp, param_a, grad, buf=None, *, weight_decay, momentum, lr, damp
         xp.add(buf, scaled(xp, grad, 1 - dampening), out=buf)
         grad = xp.add(grad, xp.multiply(buf, momentum)) if nesterov else buf
     xp.add(param_a, xp.multiply(grad, -lr), out=param_a)
+
+
+def _compiled_sgd_applies(dtype, weight_decay, maximize):
+    """`_sgd_compiled` leaves maximize to the NumPy update (see sgd_momentum) and takes weight_decay in the params'
+    dtype, which must not round a nonzero one to 0 (the NumPy update would still add param·0, NaN for an infinite
+    param)."""
+    return not maximize and (weight_decay == 0 or dtype.type(weight_decay) != 0)
+
+
+@specialisation(replaces="optim.SGD: _multi_tensor_sgd's NumPy update, _sgd_arrays",
+                when="_multi_tensor_sgd runs with momentum and without maximize, numba importable, NumPy arrays all "
+                     "C-contiguous",
+                parity_test="tests/test_optim_compiled.py::test_compiled_sgd_equals_numpy_update")
+def _sgd_compiled(kernels, param_a, grad, buf, *, weight_decay, momentum, lr, dampening, nesterov, maximize):
+    """`_sgd_arrays` with momentum in one pass over the (flat) arrays: the numba kernel sgd_momentum."""
+    f = param_a.dtype.type
+    kernels.sgd_momentum(param_a, grad, buf, f(momentum), f(1 - dampening), f(-lr), f(weight_decay), bool(nesterov))
