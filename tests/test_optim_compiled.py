@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import lantern
-from lantern.optim import _foreach, sgd
+from lantern.optim import _foreach, adam, sgd
 
 pytest.importorskip("numba")
 
@@ -51,7 +51,7 @@ def test_compiled_kernels_take_only_contiguous_numpy_arrays():
     assert not sgd._compiled_sgd_applies(f32, 0, True)
 
 
-def _train(make, threads, shapes, transposed=False):
+def _train(make, threads, shapes, transposed=False, state="momentum_buffer"):
     rng = np.random.default_rng(1)
     params = [lantern.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True) for s in shapes]
     if transposed:
@@ -66,7 +66,7 @@ def _train(make, threads, shapes, transposed=False):
             opt.step()
     finally:
         lantern.set_num_threads(before)
-    return [p.detach().numpy() for p in params] + [s["momentum_buffer"].numpy() for s in opt.state.values()]
+    return [p.detach().numpy() for p in params] + [s[state].numpy() for s in opt.state.values()]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -85,5 +85,42 @@ def test_sgd_takes_the_compiled_update_and_gives_the_loops_bits(threads, transpo
         fast = _train(make(None), threads, shapes, transposed)
     assert sum(calls) == 3 * (100 if transposed else 60000 + 100 + 80000)  # step 1 makes the buffers
     assert (len(calls) > 3 * len(shapes)) == (threads == 2 and not transposed)  # large params split in ranges
+    for a, b in zip(fast, loop):
+        assert np.array_equal(a, b)
+
+
+ADAM_HYPER = [dict(beta1=b1, beta2=b2, weight_decay=wd, eps=1e-8, maximize=False, decoupled_weight_decay=dec,
+                   step_size=0.01, decay=1 - 0.01 * wd, bias_correction2_sqrt=0.3)
+              for (b1, b2), wd, dec in itertools.product([(0.9, 0.999), (0.3, 0.9)], [0, 0.1], [False, True])]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("hyper", ADAM_HYPER)
+def test_compiled_adam_equals_numpy_update(hyper, dtype):
+    """The kernel with every lerp branch and weight decay mode, special values in params, grads and moments (the
+    second moment made non-negative, as Adam keeps it)."""
+    kernels = _foreach.compiled_kernels(_arrays(dtype))
+    ours, theirs = ([*arrays, np.abs(arrays[0] + 1)] for arrays in (_arrays(dtype), _arrays(dtype)))
+    for _ in range(3):
+        adam._adam_compiled(kernels, *ours, **hyper)
+        adam._adam_arrays(np, *theirs, **hyper)
+    for a, b in zip(ours, theirs):
+        assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name,kwargs", [("Adam", {}), ("AdamW", dict(lr=0.01)),
+                                         ("Adam", dict(weight_decay=0.1, betas=(0.3, 0.9)))])
+def test_adam_takes_the_compiled_update_and_gives_the_loops_bits(name, kwargs, threads, monkeypatch):
+    shapes = ((300, 200), (100,), (2, 40000))
+    make = lambda foreach: (lambda ps: getattr(lantern.optim, name)(ps, foreach=foreach, **kwargs))
+    calls, compiled = [], adam._adam_compiled
+    monkeypatch.setattr(adam, "_adam_compiled", lambda *a, **k: (calls.append(a[1].size), compiled(*a, **k))[1])
+    with lantern.reference_mode(False):
+        loop = _train(make(False), 1, shapes, state="exp_avg_sq")
+        assert calls == []
+        fast = _train(make(None), threads, shapes, state="exp_avg_sq")
+    assert sum(calls) == 4 * (60000 + 100 + 80000)
+    assert (len(calls) > 4 * len(shapes)) == (threads == 2)
     for a, b in zip(fast, loop):
         assert np.array_equal(a, b)

@@ -15,6 +15,7 @@ parameter); `nogil` lets the intra-op threads run their ranges at once.
 (array([0.86, 0.86, 0.86], dtype=float32), array([1.4, 1.4, 1.4], dtype=float32))
 """
 import numba
+import numpy as np
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
@@ -32,3 +33,26 @@ def sgd_momentum(param, grad, buf, momentum, grad_scale, neg_lr, weight_decay, n
         buf[i] = b
         step = g + b * momentum if nesterov else b
         param[i] = param[i] + step * neg_lr
+
+
+@numba.njit(**_JIT)
+def adam(param, grad, avg, sq, factors, decay_mode, lerp_near_avg):
+    """Adam in place on param, avg and sq (`_adam_arrays`'s operations, less maximize and amsgrad): factors =
+    (weight_decay, decay, lerp weight, beta2, 1 - beta2, bias_correction2_sqrt, eps, -step_size); decay_mode 0: no
+    weight decay, 1: L2 (g += weight_decay·param), 2: decoupled (param ·= decay); avg moves to g by lerp's
+    two-sided formula (avg + w·(g - avg) when lerp_near_avg, else g - (g - avg)·w)."""
+    weight_decay, decay, w, beta2, one_minus_beta2, bias_correction2_sqrt, eps, neg_step_size = factors
+    for i in range(param.size):
+        g = grad[i]
+        p = param[i]
+        if decay_mode == 1:
+            g = g + p * weight_decay
+        elif decay_mode == 2:
+            p = p * decay
+        diff = g - avg[i]
+        a = avg[i] + diff * w if lerp_near_avg else g - diff * w
+        avg[i] = a
+        s = sq[i] * beta2 + g * one_minus_beta2 * g
+        sq[i] = s
+        denom = np.sqrt(s) / bias_correction2_sqrt + eps
+        param[i] = p + a * neg_step_size / denom

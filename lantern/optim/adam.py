@@ -17,7 +17,7 @@ import lantern
 from ..core.reference import specialisation
 from ..ops.pointwise_ternary import lerp_arrays
 from .optimizer import Optimizer
-from ._foreach import array, arrays_apply, bump, on_flat_ranges, use_multi_tensor
+from ._foreach import array, arrays_apply, bump, compiled_kernels, on_flat_ranges, use_multi_tensor
 from ._common import (_check_fused, _closure_loss, _decay_param, _init_group, _new_scalar,
                       _no_grad_unless_differentiable, _refuse_grad_scaling, _to_scalar, _update_grad, _validate, _value)
 from .._tensor import Tensor
@@ -147,10 +147,13 @@ def _multi_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, st
         step = float(step_a)
         max_t = max_exp_avg_sqs[i] if amsgrad else None
         tensors = [t for t in (param, grads[i], avg_t, sq_t, max_t) if t is not None]
-        on_flat_ranges([array(t) for t in tensors], partial(
-            _adam_arrays, xp, beta1=beta1, beta2=beta2, weight_decay=weight_decay, eps=eps, maximize=maximize,
-            decoupled_weight_decay=decoupled_weight_decay, step_size=lr / (1 - beta1 ** step),
-            decay=1 - lr * weight_decay, bias_correction2_sqrt=(1 - beta2 ** step) ** 0.5))
+        arrays = [array(t) for t in tensors]
+        hyper = dict(beta1=beta1, beta2=beta2, weight_decay=weight_decay, eps=eps, maximize=maximize,
+                     decoupled_weight_decay=decoupled_weight_decay, step_size=lr / (1 - beta1 ** step),
+                     decay=1 - lr * weight_decay, bias_correction2_sqrt=(1 - beta2 ** step) ** 0.5)
+        kernels = None if amsgrad or maximize else compiled_kernels(arrays)
+        on_flat_ranges(arrays, partial(_adam_arrays, xp, **hyper) if kernels is None else
+                       partial(_adam_compiled, kernels, **hyper))
         if weight_decay != 0 and decoupled_weight_decay:
             bump(param)
         bump(avg_t, sq_t, sq_t, *([max_t] if amsgrad else []), param)
@@ -182,3 +185,19 @@ def _adam_arrays(xp, param_a, grad, avg, sq, max_sq=None, *, beta1, beta2, weigh
     update = xp.multiply(avg, -step_size)
     update /= denom
     param_a += update
+
+
+@specialisation(replaces="optim.Adam / optim.AdamW: _multi_tensor_adam's NumPy update, _adam_arrays",
+                when="_multi_tensor_adam runs without amsgrad or maximize, numba importable, NumPy arrays all "
+                     "C-contiguous",
+                parity_test="tests/test_optim_compiled.py::test_compiled_adam_equals_numpy_update")
+def _adam_compiled(kernels, param_a, grad, avg, sq, *, beta1, beta2, weight_decay, eps, maximize,
+                   decoupled_weight_decay, step_size, decay, bias_correction2_sqrt):
+    """`_adam_arrays` without amsgrad or maximize in one pass over the (flat) arrays: the numba kernel adam, its
+    factors in the params' dtype as NumPy rounds a Python float operand."""
+    f, weight = param_a.dtype.type, 1 - beta1
+    near_avg = abs(weight) < 0.5  # lerp_arrays's branch
+    factors = (weight_decay, decay, weight if near_avg else 1 - weight, beta2, 1 - beta2, bias_correction2_sqrt,
+               eps, -step_size)
+    decay_mode = 0 if weight_decay == 0 else 2 if decoupled_weight_decay else 1
+    kernels.adam(param_a, grad, avg, sq, tuple(f(v) for v in factors), decay_mode, near_avg)
