@@ -10,10 +10,14 @@ exports.
 [-0.5, 2.0]
 """
 
+import numpy as np
+
 from ..core import dtype as dt
 from ..core import intra_op
+from ..core.reference import mode, specialisation
 from .meta_util import pointwise_binary, shape_str, wrap_dim
 from .nn_common import _op, _sums_along, _where, _wide
+from .numba_kernels import optional_kernels
 from .pointwise_common import _require_tensor, special
 from .registry import composite, structured
 from .derivative import derivative
@@ -71,18 +75,55 @@ def _shifted(xp, target, x, axis):
     return xp.subtract(x, x.max(axis=axis, keepdims=True), out=_into(target, x))
 
 
+def _compiled_kernels():
+    """lantern.ops.nn_softmax_numba, or None without numba (numba_kernels.py)."""
+    return optional_kernels("nn_softmax_numba")
+
+
+def compiled_rows_apply(xp, axis, *arrays):
+    """Whether the compiled softmax kernels serve these arrays: along their last axis, float32 or float64 NumPy
+    arrays of one dtype, numba installed, and not reference mode."""
+    dtype = arrays[0].dtype
+    return (mode.fast and xp is np and axis == arrays[0].ndim - 1 and dtype in (np.float32, np.float64)
+            and all(a.dtype == dtype for a in arrays) and _compiled_kernels() is not None)
+
+
+def _last_axis_rows(a):
+    """a seen as 2-D rows of its last axis (a copy where its strides do not allow a view)."""
+    return a.reshape(-1, a.shape[-1])
+
+
+def _softmax_rows(xp, t, x, axis):
+    """The softmax of x along axis, written into t."""
+    e = _shifted(xp, t, x, axis)
+    e = xp.exp(e, out=e)
+    e *= 1 / _sums_along(xp, e, axis)
+    _written(xp, t, e)
+
+
+@specialisation(replaces="nn_activation_softmax._softmax_rows's NumPy max along the rows, subtraction and scaling",
+                when="softmax along the last axis; compiled_rows_apply: float32/float64 NumPy arrays, numba "
+                     "installed",
+                parity_test="tests/test_nn_softmax_compiled.py::test_compiled_forward_gives_the_readable_bits",
+                ops=("softmax",))
+def _softmax_rows_compiled(xp, t, x, axis):
+    """_softmax_rows with the shift by the row maximum and the scaling by 1 / Σ in numba loops
+    (nn_softmax_numba), exp and the sums NumPy's as there: the same bits."""
+    kernels = _compiled_kernels()
+    e = t if t.dtype == x.dtype else xp.empty(x.shape, x.dtype)
+    rows = _last_axis_rows(e)
+    kernels.shift_rows(_last_axis_rows(x), rows)
+    xp.exp(rows, out=rows)
+    kernels.scale_rows(rows, 1 / _sums_along(xp, rows, 1))
+    _written(xp, t, e)
+
+
 def _softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
     x, axis = _rows_of(_wide(x.astype(dtype, copy=False)), dim)
     target = out.reshape(x.shape)
-
-    def rows(block):
-        t = target[block]
-        e = _shifted(xp, t, x[block], axis)
-        e = xp.exp(e, out=e)
-        e *= 1 / _sums_along(xp, e, axis)
-        _written(xp, t, e)
+    softmax_rows = _softmax_rows_compiled if compiled_rows_apply(xp, axis, x) else _softmax_rows
     if x.size:
-        _by_rows(x, axis, rows)
+        _by_rows(x, axis, lambda block: softmax_rows(xp, target[block], x[block], axis))
 
 
 def _log_softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
@@ -120,10 +161,23 @@ def _dots_along(xp, a, b, axis):
     return xp.add.reduce(a * b, axis=axis, keepdims=True)
 
 
+@specialisation(replaces="_softmax_backward_data's NumPy passes along the rows (dot, subtract, multiply)",
+                when="along the last axis; compiled_rows_apply: float32/float64 NumPy arrays of one dtype (the "
+                     "output's too), numba installed",
+                parity_test="tests/test_nn_softmax_compiled.py::test_compiled_backward_matches_numpy",
+                ops=("_softmax_backward_data", "softmax"))
+def _softmax_backward_rows_compiled(g, y, target):
+    """(g - Σ g * y) * y along the last axis in one numba loop per row (nn_softmax_numba.softmax_backward_rows)."""
+    _compiled_kernels().softmax_backward_rows(_last_axis_rows(g), _last_axis_rows(y), _last_axis_rows(target))
+
+
 def _softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype):
     """(grad - Σ grad * output) * output along dim, as PyTorch's kernel computes it."""
     g, axis = _rows_of(_wide(grad_output), dim)
     y, target = _wide(output).reshape(g.shape), out.reshape(g.shape)
+    if g.size and compiled_rows_apply(xp, axis, g, y, target):
+        _by_rows(g, axis, lambda block: _softmax_backward_rows_compiled(g[block], y[block], target[block]))
+        return
 
     def rows(block):
         g_rows, y_rows, t = g[block], y[block], target[block]

@@ -16,8 +16,11 @@ import numpy as np
 from ..core import dtype as dt
 from ..core import intra_op
 from ..core.layout import channels_last, channels_last_3d, contiguous_format
+from ..core.reference import mode, specialisation
+from .derivative_specialisation import on_float_arrays, specialise_derivative
 from .meta_util import shape_str
 from .nn_common import _HALF, _op, _row_sums, _wide
+from .numba_kernels import optional_kernels
 from .pointwise_common import _require_tensor
 from .registry import composite, custom, structured
 from .derivative import derivative
@@ -118,6 +121,30 @@ def _layer_norm_rows(xp, y, x, weight, bias, eps, mean, rstd):
         y += bias
 
 
+def _compiled_kernels():
+    """lantern.ops.nn_norm_numba, or None without numba (numba_kernels.py)."""
+    return optional_kernels("nn_norm_numba")
+
+
+def compiled_rows_apply(xp, *arrays):
+    """Whether the compiled layer norm kernels serve these arrays (None for an absent weight): float32 or float64
+    NumPy arrays of one dtype, numba installed, and not reference mode."""
+    present = [a for a in arrays if a is not None]
+    dtype = present[0].dtype
+    return (mode.fast and xp is np and dtype in (np.float32, np.float64) and all(a.dtype == dtype for a in present)
+            and _compiled_kernels() is not None)
+
+
+@specialisation(replaces="nn_norm._layer_norm_rows (six NumPy passes over the rows)",
+                when="compiled_rows_apply(xp, x, y, weight, bias): float32/float64 NumPy arrays of one dtype, numba "
+                     "installed",
+                parity_test="tests/test_nn_norm_compiled.py::test_compiled_forward_matches_numpy",
+                ops=("native_layer_norm",))
+def _layer_norm_rows_compiled(xp, y, x, weight, bias, eps, mean, rstd):
+    """_layer_norm_rows in one numba loop per row (nn_norm_numba.layer_norm_rows)."""
+    _compiled_kernels().layer_norm_rows(x, weight, bias, eps, y, mean, rstd)
+
+
 def _native_layer_norm(backend, input, normalized_shape, weight, bias, eps):
     shape, stats = _layer_norm_shapes(input, normalized_shape, weight, bias)
     out, mean, rstd = (backend.empty(s, input.dtype) for s in (shape, stats, stats))
@@ -129,7 +156,8 @@ def _native_layer_norm(backend, input, normalized_shape, weight, bias, eps):
     w, b = (None if t is None else _wide(backend.array(t)).reshape(-1) for t in (weight, bias))
     y, m, r = (_compute_buffer(xp, backend.array(t), s) for t, s in ((out, x.shape), (mean, (len(x), 1)),
                                                                       (rstd, (len(x), 1))))
-    _by_rows(len(x), size, lambda block: _layer_norm_rows(xp, y[block], x[block], w, b, eps, m[block], r[block]))
+    rows = _layer_norm_rows_compiled if compiled_rows_apply(xp, x, y, w, b) else _layer_norm_rows
+    _by_rows(len(x), size, lambda block: rows(xp, y[block], x[block], w, b, eps, m[block], r[block]))
     for t, value in ((out, y), (mean, m), (rstd, r)):
         target = backend.array(t)
         if not xp.shares_memory(target, value):
@@ -159,8 +187,8 @@ def _layer_norm_backward_impl(xp, out, dtype, grad_out, input, normalized_shape,
     g = xp.broadcast_to(_wide(grad_out), input.shape).reshape(-1, size)
     w = None if weight is None else _wide(weight).reshape(-1)
     result = _compute_buffer(xp, out, x.shape)
-    _by_rows(len(x), size, lambda block: _layer_norm_backward_rows(xp, result[block], g[block], x[block], m[block],
-                                                                   r[block], w))
+    rows = _layer_norm_backward_rows_compiled if compiled_rows_apply(xp, x, g, m, w) else _layer_norm_backward_rows
+    _by_rows(len(x), size, lambda block: rows(xp, result[block], g[block], x[block], m[block], r[block], w))
     if not xp.shares_memory(result, out):
         xp.copyto(out, result.reshape(out.shape), casting="unsafe")
 
@@ -181,6 +209,16 @@ def _layer_norm_backward_rows(xp, result, g, x, m, r, weight):
         xp.multiply(g[rows], r[rows], out=block)
         block += xp.multiply(x[rows], c1[rows], out=scratch[:len(block)])
         block += c0[rows]
+
+
+@specialisation(replaces="nn_norm._layer_norm_backward_rows (seven NumPy passes over the rows)",
+                when="compiled_rows_apply(xp, x, g, mean, weight): float32/float64 NumPy arrays of one dtype, numba "
+                     "installed",
+                parity_test="tests/test_nn_norm_compiled.py::test_compiled_input_backward_matches_numpy",
+                ops=("_layer_norm_input_backward", "native_layer_norm"))
+def _layer_norm_backward_rows_compiled(xp, result, g, x, m, r, weight):
+    """_layer_norm_backward_rows in one numba loop per row (nn_norm_numba.layer_norm_input_backward_rows)."""
+    _compiled_kernels().layer_norm_input_backward_rows(g, x, m, r, weight, result)
 
 
 structured("_layer_norm_input_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, "
@@ -525,6 +563,30 @@ def _batch_norm_weight_grad(grad, input, mean, rstd, training, eps):
     return (grad * _batch_norm_xhat(input, mean, rstd, training, eps)[0]).sum(_channel_dims(input)[0])
 
 
+def weight_grad_from_statistics(grad, input, mean, rstd):
+    """Whether layer_norm_weight_grad_on_arrays serves: a gradient, the forward's mean and rstd saved (they are when
+    the input needs a gradient too), float32/float64 tensors of one dtype on NumPy, numba installed."""
+    return (grad is not None and mean is not None and on_float_arrays(grad, input, mean, rstd)
+            and compiled_rows_apply(grad._backend.xp, grad._backend.array(grad)))
+
+
+@specialisation(replaces="native_layer_norm's weight derivative _layer_norm_weight_grad (the statistics recomputed "
+                         "from the input in lantern ops, then the product summed)",
+                when="backward without create_graph, fast paths on; weight_grad_from_statistics(grad, input, mean, "
+                     "rstd)",
+                parity_test="tests/test_nn_norm_compiled.py::test_weight_grad_on_arrays_matches_formula",
+                ops=("native_layer_norm",))
+def layer_norm_weight_grad_on_arrays(grad, input, normalized_shape, mean, rstd):
+    """Σ over the rows of grad * (input - mean) * rstd from the saved statistics, in one numba loop
+    (nn_norm_numba.layer_norm_weight_backward)."""
+    backend = grad._backend
+    size = math.prod(normalized_shape)
+    out = backend.empty(tuple(normalized_shape), grad.dtype)
+    rows = [backend.array(t).reshape(-1, n) for t, n in ((grad, size), (input, size), (mean, 1), (rstd, 1))]
+    _compiled_kernels().layer_norm_weight_backward(*rows, backend.array(out).reshape(-1))
+    return out
+
+
 _HELPERS = {name: globals()[name] for name in (
     "_layer_norm_input_grad", "_layer_norm_weight_grad", "_layer_norm_backward_grad_out",
     "_layer_norm_backward_weight", "_layer_norm_backward_input", "_batch_norm_input_grad",
@@ -533,6 +595,11 @@ _HELPERS = {name: globals()[name] for name in (
 
 derivative("native_layer_norm", input="_layer_norm_input_grad(grad, input, normalized_shape, weight, eps, result1, result2)",
            weight="_layer_norm_weight_grad(grad, input, normalized_shape, eps)", bias="grad", helpers=_HELPERS)
+specialise_derivative("native_layer_norm", {"_layer_norm_weight_grad(grad, input, normalized_shape, eps)": (
+    "layer_norm_weight_grad_on_arrays(grad, input, normalized_shape, result1, result2)",
+    "weight_grad_from_statistics(grad, input, result1, result2)"),
+}, helpers=dict(_HELPERS, layer_norm_weight_grad_on_arrays=layer_norm_weight_grad_on_arrays,
+                weight_grad_from_statistics=weight_grad_from_statistics))
 derivative("_layer_norm_input_backward",
            grad_out="_layer_norm_backward_grad_out(grad, input, normalized_shape, mean, rstd, weight, eps)",
            input="_layer_norm_backward_input(grad, grad_out, input, normalized_shape, weight, eps)",

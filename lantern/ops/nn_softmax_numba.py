@@ -1,0 +1,78 @@
+"""numba kernels for softmax along the last axis (ops/nn_activation_softmax.py): each row less its maximum in one
+loop (NumPy's max along rows of a few dozen elements costs as much as the rest of softmax together), each row scaled
+by its factor, and the backward (grad - Σ grad · output) · output of a row in one loop. Shift and scaling are
+exact, so the forward that uses them (with NumPy's exp and row sums between) gives the readable kernel's bits; the
+backward's sum is reassociated (fastmath) and agrees to rounding. Imported only when a specialisation in
+nn_activation_softmax.py first runs; cached on disk.
+
+>>> import numpy as np
+>>> x, out = np.array([[1.0, 3.0, 2.0]], np.float32), np.empty((1, 3), np.float32)
+>>> shift_rows(x, out)
+>>> out.tolist()
+[[-2.0, 0.0, -1.0]]
+"""
+import numba
+
+_JIT = {"error_model": "numpy", "cache": True, "nogil": True}
+
+
+_LANES = 16  # running maxima kept side by side, which LLVM turns into vector instructions (one running maximum
+# is a chain of dependent compares it does not vectorize)
+
+
+@numba.njit(inline="always", **_JIT)
+def _row_max(row, lanes):
+    """The maximum of row, over _LANES running maxima in the scratch lanes when the row has as many elements, each
+    skipping a nan (unless the row starts with one)."""
+    n, top = row.size, row[0]
+    if n < _LANES:
+        for j in range(1, n):
+            top = row[j] if row[j] > top else top
+        return top
+    for lane in range(_LANES):  # (a slice assignment here, lanes[:] = row[:_LANES], takes three times as long)
+        lanes[lane] = row[lane]
+    k = _LANES
+    while k + _LANES <= n:
+        for lane in range(_LANES):
+            value = row[k + lane]
+            lanes[lane] = value if value > lanes[lane] else lanes[lane]
+        k += _LANES
+    top = lanes[0]
+    for lane in range(1, _LANES):
+        top = lanes[lane] if lanes[lane] > top else top
+    for j in range(k, n):
+        top = row[j] if row[j] > top else top
+    return top
+
+
+@numba.njit(**_JIT)
+def shift_rows(x, out):
+    """out = x - the maximum of its row, for the 2-D x. The maximum skips a nan, so a row holding one gets nan
+    there, where NumPy's gives the whole row nan; the softmax of either is nan throughout (its sum is nan)."""
+    lanes = x[0, :_LANES].copy()  # scratch: a fresh array (its own memory lets LLVM vectorize), unused for short rows
+    for i in range(x.shape[0]):
+        row, shifted = x[i], out[i]
+        top = _row_max(row, lanes)
+        for j in range(row.size):
+            shifted[j] = row[j] - top
+
+
+@numba.njit(**_JIT)
+def scale_rows(rows, factors):
+    """rows[i] *= factors[i, 0] for each row of the 2-D rows."""
+    for i in range(rows.shape[0]):
+        row, factor = rows[i], factors[i, 0]
+        for j in range(row.size):
+            row[j] *= factor
+
+
+@numba.njit(error_model="numpy", cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def softmax_backward_rows(g, y, out):
+    """out = (g - Σ g · y) · y along each row of the 2-D g and y (y the softmax's output)."""
+    for i in range(g.shape[0]):
+        g_row, y_row, result = g[i], y[i], out[i]
+        dot = g.dtype.type(0)
+        for j in range(g_row.size):
+            dot += g_row[j] * y_row[j]
+        for j in range(g_row.size):
+            result[j] = (g_row[j] - dot) * y_row[j]

@@ -1,0 +1,84 @@
+"""Softmax's compiled specialisations (lantern/ops/nn_activation_softmax.py over nn_softmax_numba.py) against the
+readable NumPy kernels they replace: the forward gives the same bits (its numba loops only shift by the row maximum
+and scale, exactly), the backward agrees to rounding (its row sums are reassociated)."""
+import numpy as np
+import pytest
+import torch
+
+import lantern
+from lantern.ops import nn_activation_softmax as softmax_ops
+from test_ops_specialisations import calls_of
+
+pytest.importorskip("numba")
+
+F = lantern.nn.functional
+
+
+def noncontiguous(*shape, dtype=lantern.float32, seed=0):
+    data = np.random.default_rng(seed).standard_normal(shape[::-1]) * 4
+    return lantern.tensor(data, dtype=dtype).permute(*range(len(shape) - 1, -1, -1))
+
+
+def with_special_values(x):
+    """Rows holding -inf (a masked key), all -inf, +inf and nan."""
+    x = x.clone()
+    x[0, 0, 1] = x[0, 1, :] = float("-inf")
+    x[1, 0, 2], x[1, 1, 0], x[1, 2, -1] = float("inf"), float("nan"), float("nan")
+    return x
+
+
+SHAPES = [(3, 4, 40), (2, 3, 5), (3, 3, 16), (4, 4, 33)]  # rows shorter than, equal to and past the 16 lanes
+
+
+@pytest.mark.parametrize("dtype", [lantern.float32, lantern.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("special", [False, True])
+def test_compiled_forward_gives_the_readable_bits(dtype, shape, special):
+    x = noncontiguous(*shape, dtype=dtype)
+    if special:
+        x = with_special_values(x)
+    with calls_of(softmax_ops._softmax_rows_compiled) as calls:
+        fast = F.softmax(x, -1)
+    assert calls
+    with lantern.reference_mode():
+        readable = F.softmax(x, -1)
+    assert (fast.shape, fast.stride(), fast.dtype) == (readable.shape, readable.stride(), readable.dtype)
+    np.testing.assert_array_equal(fast.numpy(), readable.numpy())
+    torch.testing.assert_close(torch.tensor(fast.numpy()), torch.softmax(torch.tensor(x.numpy()), -1),
+                               equal_nan=True)
+
+
+def test_compiled_forward_of_half_and_of_a_dtype_argument():
+    x = noncontiguous(3, 4, 40, dtype=lantern.float16)
+    for fn in (lambda t: F.softmax(t, -1), lambda t: F.softmax(t, -1, dtype=lantern.float64)):
+        fast = fn(x)
+        with lantern.reference_mode():
+            readable = fn(x)
+        assert fast.dtype is readable.dtype
+        np.testing.assert_array_equal(fast.numpy(), readable.numpy())
+
+
+@pytest.mark.parametrize("dtype", [lantern.float32, lantern.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_compiled_backward_matches_numpy(dtype, shape):
+    x = noncontiguous(*shape, dtype=dtype).requires_grad_()
+    g = noncontiguous(*shape, dtype=dtype, seed=1)
+    with calls_of(softmax_ops._softmax_backward_rows_compiled) as calls:
+        fast, = lantern.autograd.grad(F.softmax(x, -1), x, g)
+    assert calls
+    with lantern.reference_mode():
+        readable, = lantern.autograd.grad(F.softmax(x, -1), x, g)
+    tolerance = dict(rtol=1.3e-6, atol=1e-5) if dtype is lantern.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fast.numpy(), readable.numpy(), **tolerance)
+
+
+@pytest.mark.parametrize("function", [softmax_ops._softmax_rows_compiled, softmax_ops._softmax_backward_rows_compiled],
+                         ids=lambda f: f.__name__)
+def test_other_dims_and_reference_mode_run_the_readable_kernels(function):
+    x = noncontiguous(3, 40, 4).requires_grad_()
+    with calls_of(function) as calls:
+        F.softmax(x, 1).sum().backward()
+        with lantern.reference_mode():
+            y = F.softmax(x, -1)
+            y.backward(lantern.ones_like(y))
+    assert not calls
