@@ -526,3 +526,20 @@ def test_self_attention_gradcheck_and_gradgradcheck():
     assert lantern.autograd.gradgradcheck(lambda x: attention(x, w_in.detach()), (x,))
     packed = lantern.randn(3, 2, 4, dtype=d, requires_grad=True)
     assert lantern.autograd.gradgradcheck(lambda p: lantern.ops.nn_attention._op("_mha_unpack", p)[1:], (packed,))
+
+
+@pytest.mark.parametrize("batch_dim", [0, 1])
+def test_unpack_gradient_is_laid_out_as_the_projection(batch_dim):
+    """_mha_unpack's backward stacks the q, k, v gradients in the packed projection's memory order, so that the
+    projection's gradient comes back through the permute and view without a copy."""
+    from lantern.ops.derivative import TensorMeta
+    from lantern.ops.nn_attention import _stack_grads
+    proj = lantern.randn(4, 5, 3 * E)  # (N, L, 3E) for batch_dim 0, (L, N, 3E) for 1
+    split = proj.view(4, 5, 3, HEADS, -1)
+    packed = split.permute(2, 0, 3, 1, 4) if batch_dim == 0 else split.permute(2, 1, 3, 0, 4)
+    grads = [lantern.randn(*packed.shape[1:]), lantern.randn(*packed.shape[1:]).transpose(-2, -1).contiguous()
+             .transpose(-2, -1), None]
+    stacked = _stack_grads(grads, TensorMeta(packed))
+    assert stacked.stride() == packed.stride()
+    expected = lantern.stack(grads[:2] + [lantern.zeros(packed.shape[1:])])
+    assert lantern.equal(stacked, expected)

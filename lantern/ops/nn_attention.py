@@ -109,11 +109,15 @@ def _unpack_kernel(backend, packed):
 
 
 def _stack_grads(grads, meta):
-    """The gradient of _mha_unpack: the outputs' gradients stacked (zeros for an output that got none)."""
+    """The gradient of _mha_unpack: the outputs' gradients stacked (zeros for an output that got none), laid out
+    in memory as the packed projection is, so that the permute and view back to the projection's gradient are
+    views rather than a copy."""
     like = next(g for g in grads if g is not None)
     parts = [g if g is not None else _op("zeros", meta.size[1:], like.dtype, None, like.device, None)
              for g in grads]
-    return _op("stack", parts, 0)
+    order = sorted(range(len(meta.size)), key=lambda d: -meta.stride[d])  # packed's dims, outermost in memory first
+    stacked = _op("stack", [p.permute([d - 1 for d in order if d]) for p in parts], order.index(0))
+    return stacked.permute([order.index(d) for d in range(len(order))])
 
 
 custom("_mha_unpack(Tensor packed) -> (Tensor, Tensor, Tensor)", _unpack_kernel, _unpack_kernel, method=False)
