@@ -58,6 +58,25 @@ def test_compiled_forward_of_half_and_of_a_dtype_argument():
         np.testing.assert_array_equal(fast.numpy(), readable.numpy())
 
 
+@pytest.mark.parametrize("shape", [(3, 4, 256), (2, 3, 1000), (3, 3, 300)])
+@pytest.mark.parametrize("special", [False, True])
+def test_fused_float32_rows_match_numpy(shape, special):
+    """Rows of _FUSED_ROW float32 elements or more: one numba loop, within float32 rounding of the readable kernel
+    and of torch (nan in the same places)."""
+    x = noncontiguous(*shape)
+    if special:
+        x = with_special_values(x)
+    with calls_of(softmax_ops._softmax_rows_fused) as calls:
+        fast = F.softmax(x, -1)
+    assert calls and shape[-1] >= softmax_ops._FUSED_ROW
+    with lantern.reference_mode():
+        readable = F.softmax(x, -1)
+    assert (fast.shape, fast.stride(), fast.dtype) == (readable.shape, readable.stride(), readable.dtype)
+    torch.testing.assert_close(torch.tensor(fast.numpy()), torch.tensor(readable.numpy()), equal_nan=True)
+    torch.testing.assert_close(torch.tensor(fast.numpy()), torch.softmax(torch.tensor(x.numpy()), -1),
+                               equal_nan=True)
+
+
 @pytest.mark.parametrize("dtype", [lantern.float32, lantern.float64])
 @pytest.mark.parametrize("shape", SHAPES)
 def test_compiled_backward_matches_numpy(dtype, shape):
@@ -72,10 +91,10 @@ def test_compiled_backward_matches_numpy(dtype, shape):
     np.testing.assert_allclose(fast.numpy(), readable.numpy(), **tolerance)
 
 
-@pytest.mark.parametrize("function", [softmax_ops._softmax_rows_compiled, softmax_ops._softmax_backward_rows_compiled],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("function", [softmax_ops._softmax_rows_compiled, softmax_ops._softmax_rows_fused,
+                                      softmax_ops._softmax_backward_rows_compiled], ids=lambda f: f.__name__)
 def test_other_dims_and_reference_mode_run_the_readable_kernels(function):
-    x = noncontiguous(3, 40, 4).requires_grad_()
+    x = noncontiguous(3, 300, 4).requires_grad_()
     with calls_of(function) as calls:
         F.softmax(x, 1).sum().backward()
         with lantern.reference_mode():

@@ -211,7 +211,7 @@ def test_every_ops_specialisation_is_checked_here():
                                    "_embedding_rows_summed_compiled", "words_compiled", "unit_uniform_compiled",
                                    "bernoulli_scalar_compiled", "gelu_compiled", "gelu_backward_on_arrays",
                                    "_layer_norm_rows_compiled", "_layer_norm_backward_rows_compiled",
-                                   "layer_norm_weight_grad_on_arrays", "_softmax_rows_compiled",
+                                   "layer_norm_weight_grad_on_arrays", "_softmax_rows_compiled", "_softmax_rows_fused",
                                    "_softmax_backward_rows_compiled"}
 
 

@@ -1,8 +1,9 @@
 """numba kernels for softmax along the last axis (ops/nn_activation_softmax.py): each row less its maximum in one
 loop (NumPy's max along rows of a few dozen elements costs as much as the rest of softmax together), each row scaled
-by its factor, and the backward (grad - Σ grad · output) · output of a row in one loop. Shift and scaling are
-exact, so the forward that uses them (with NumPy's exp and row sums between) gives the readable kernel's bits; the
-backward's sum is reassociated (fastmath) and agrees to rounding. Imported only when a specialisation in
+by its factor, a whole float32 softmax per row in one loop (for long rows), and the backward (grad - Σ grad ·
+output) · output of a row in one loop. Shift and scaling are exact, so the forward that uses them (with NumPy's exp
+and row sums between) gives the readable kernel's bits; the fused forward and the backward reassociate their sums
+(fastmath) and agree to rounding. Imported only when a specialisation in
 nn_activation_softmax.py first runs; cached on disk.
 
 >>> import numpy as np
@@ -12,6 +13,9 @@ nn_activation_softmax.py first runs; cached on disk.
 [[-2.0, 0.0, -1.0]]
 """
 import numba
+import numpy as np
+
+from .float32_numba import exp_nonpositive
 
 _JIT = {"error_model": "numpy", "cache": True, "nogil": True}
 
@@ -55,6 +59,25 @@ def shift_rows(x, out):
         top = _row_max(row, lanes)
         for j in range(row.size):
             shifted[j] = row[j] - top
+
+
+@numba.njit(error_model="numpy", cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def softmax_rows_float32(x, out):
+    """out = exp(x - max) / Σ exp(x - max) along each row of the 2-D float32 x, in one loop per row: float32_numba's
+    exp (within ~2 ulp of the exact value, where NumPy's is within 1) and a reassociated sum, so within rounding of
+    the readable kernel. A row holding a nan, or +inf, or only -inf comes out nan, as there."""
+    lanes = x[0, :_LANES].copy()  # scratch: a fresh array (its own memory lets LLVM vectorize), unused for short rows
+    for i in range(x.shape[0]):
+        row, result = x[i], out[i]
+        top = _row_max(row, lanes)
+        total = np.float32(0)
+        for j in range(row.size):
+            e = exp_nonpositive(row[j] - top)
+            result[j] = e
+            total += e
+        factor = np.float32(1) / total
+        for j in range(row.size):
+            result[j] *= factor
 
 
 @numba.njit(**_JIT)
