@@ -16,7 +16,8 @@ import numpy as np
 from ..autograd.grad_mode import is_grad_enabled
 from ..core import dtype as dt
 from ..core import intra_op
-from ..core.reference import specialisation
+from ..core.reference import mode, specialisation
+from .numba_kernels import optional_kernels
 from .nn_common import _HALF, _op, _where, _wide
 from .pointwise_common import _require_tensor, special
 from .registry import composite, get, structured
@@ -110,18 +111,39 @@ def relu_backward_on_arrays(grad, result):
     bits = np.dtype(f"i{grad.dtype.itemsize}")
     r, g, o = (backend.array(t).reshape(-1) for t in (result, grad, out))
 
-    def run(first, last):
+    def masked(first, last):
         for start in range(first, last, _MASK_CHUNK):  # the masks' memory stays small however large the tensor
             part = slice(start, min(start + _MASK_CHUNK, last))
             mask = xp.greater(r[part], 0).view(np.int8)
             xp.negative(mask, out=mask)
             xp.bitwise_and(g[part].view(bits), mask.astype(bits), out=o[part].view(bits))
 
+    def compiled(first, last):
+        relu_backward_compiled(g[first:last], r[first:last], o[first:last])
+
+    run = compiled if compiled_relu_backward_applies(xp, g) else masked
     intra_op.parallel_chunks(len(o), run, grain=intra_op.ELEMENTS_PER_CHUNK)
     return out
 
 
 _MASK_CHUNK = 1 << 18
+
+
+def compiled_relu_backward_applies(xp, grad):
+    """Whether relu_backward_compiled serves relu's backward on these (row-major) arrays: float32 or float64 NumPy
+    arrays, numba installed, not reference mode."""
+    return (mode.fast and xp is np and grad.dtype in (np.float32, np.float64)
+            and optional_kernels("nn_activation_numba") is not None)
+
+
+@specialisation(replaces="relu_backward_on_arrays's mask (compare, negate, widen, AND: four NumPy passes)",
+                when="compiled_relu_backward_applies(xp, grad): float32/float64 NumPy arrays, numba installed",
+                parity_test="tests/test_nn_relu_compiled.py::test_compiled_relu_backward_matches_the_mask",
+                ops=("relu",))
+def relu_backward_compiled(grad, result, out):
+    """out = grad where result > 0, else 0, on 1-D ranges in one numba pass (nn_activation_numba.relu_backward):
+    the mask version's bits, nan and inf in grad included."""
+    optional_kernels("nn_activation_numba").relu_backward(grad, result, out)
 
 
 def _leaky_relu(xp, x, negative_slope=0.01):

@@ -1,4 +1,5 @@
-"""numba kernels for GELU (`approximate='none'`) on float32: the forward and the backward each in one pass.
+"""numba kernels for GELU (`approximate='none'`) on float32: the forward and the backward each in one pass; and
+ReLU's backward on float32/float64 (one select an element where NumPy's mask version makes four passes).
 
 The readable GELU is x·Φ(x) with SciPy's ndtr (about 15 ns an element), and its backward five lantern ops. These
 kernels compute what PyTorch's vectorised CPU kernel computes (ATen's GeluKernelImpl and GeluBackwardKernelImpl
@@ -51,3 +52,11 @@ def gelu_backward(grad, x, out):
         cdf = f32(0.5) * (f32(1) + _erf(v * f32(0.70710678118654752)))
         pdf = f32(0.3989422804014327) * exp_nonpositive(v * v * f32(-0.5))
         out[i] = grad[i] * (cdf + v * pdf)
+
+
+@numba.njit(**_JIT)
+def relu_backward(grad, result, out):
+    """out = grad where result > 0, else 0, over 1-D float arrays of one dtype (a nan result gives 0)."""
+    zero = out.dtype.type(0)
+    for i in range(out.shape[0]):
+        out[i] = grad[i] if result[i] > 0 else zero
