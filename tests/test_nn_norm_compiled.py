@@ -6,12 +6,14 @@ import pytest
 import torch
 
 import lantern
+from intra_op_fixtures import fast_paths  # noqa: F401 (fixture)
 from lantern.ops import nn_norm
 from lantern.ops.call_by_name import call_op
 from lantern.ops.nn_norm import _layer_norm_weight_grad, layer_norm_weight_grad_on_arrays
 from test_ops_specialisations import calls_of
 
 pytest.importorskip("numba")
+pytestmark = pytest.mark.usefixtures("fast_paths")  # fast paths on, also in the reference tier
 
 TOLERANCE = {lantern.float32: dict(rtol=1.3e-6, atol=1e-5), lantern.float64: dict(rtol=1e-12, atol=1e-12)}
 

@@ -1,15 +1,18 @@
 """Softmax's compiled specialisations (lantern/ops/nn_activation_softmax.py over nn_softmax_numba.py) against the
-readable NumPy kernels they replace: the forward gives the same bits (its numba loops only shift by the row maximum
-and scale, exactly), the backward agrees to rounding (its row sums are reassociated)."""
+readable NumPy kernels they replace: the forward over short rows gives the same bits (its numba loops only shift by
+the row maximum and scale, exactly), the fused float32 forward over long rows and the backward agree to rounding
+(their row sums are reassociated)."""
 import numpy as np
 import pytest
 import torch
 
 import lantern
+from intra_op_fixtures import fast_paths  # noqa: F401 (fixture)
 from lantern.ops import nn_activation_softmax as softmax_ops
 from test_ops_specialisations import calls_of
 
 pytest.importorskip("numba")
+pytestmark = pytest.mark.usefixtures("fast_paths")  # fast paths on, also in the reference tier
 
 F = lantern.nn.functional
 
