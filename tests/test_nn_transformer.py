@@ -543,3 +543,21 @@ def test_unpack_gradient_is_laid_out_as_the_projection(batch_dim):
     assert stacked.stride() == packed.stride()
     expected = lantern.stack(grads[:2] + [lantern.zeros(packed.shape[1:])])
     assert lantern.equal(stacked, expected)
+
+
+def test_unpack_copies_blocks_of_the_batch_on_two_threads(monkeypatch):
+    """_mha_unpack's q, k, v copies split the batch dim over the intra-op threads: the same contiguous copies."""
+    from lantern.core import intra_op
+    calls, run = [], intra_op.run_on_pool
+    monkeypatch.setattr(intra_op, "run_on_pool", lambda ranges, fn: (calls.append(len(ranges)), run(ranges, fn)))
+    packed = lantern.randn(8, 64, 3, 4, 32).permute(2, 0, 3, 1, 4)  # 8 items of 24576 elements: two blocks
+    before = lantern.get_num_threads()
+    try:
+        lantern.set_num_threads(2)
+        with lantern.reference_mode(False):
+            parts = lantern.ops.nn_attention._op("_mha_unpack", packed)
+    finally:
+        lantern.set_num_threads(before)
+    assert calls == [2]
+    for part, expected in zip(parts, packed):
+        assert part.is_contiguous() and lantern.equal(part, expected)

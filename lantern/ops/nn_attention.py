@@ -22,6 +22,7 @@ into zeros.
 import math
 
 from ..core import dtype as dt
+from ..core import intra_op
 from .derivative import derivative
 from .call_by_name import call_op as _op
 from .nn_misc import dropout as _dropout
@@ -100,11 +101,16 @@ def _heads(x, count, num_heads, batch_dim):
 
 
 def _unpack_kernel(backend, packed):
+    """q, k, v: contiguous copies of packed[0], [1], [2], made by blocks of their leading (batch) dim on the
+    intra-op threads where that pays (each element is copied once, so any split gives the same result)."""
     outs = tuple(backend.empty(packed._size[1:], packed.dtype) for _ in range(3))
     if backend.xp is not None and packed.numel():
-        whole = backend.array(packed)
-        for i, out in enumerate(outs):
-            backend.xp.copyto(backend.array(out), whole[i])
+        whole, targets = backend.array(packed), [backend.array(out) for out in outs]
+
+        def copy(start, stop):
+            for part, target in zip(whole, targets):
+                backend.xp.copyto(target[start:stop], part[start:stop])
+        intra_op.parallel_chunks(len(targets[0]), copy, grain=intra_op.grain(3 * targets[0][0].size))
     return outs
 
 
