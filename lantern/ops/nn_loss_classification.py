@@ -23,6 +23,8 @@ from .registry import custom, structured
 from .derivative import derivative
 from .nn_loss import _apply_reduction, _loss_grad, _pair_loss_meta, _reduce_into, _reduction_enum
 from ..core.overridable import overridable
+from ..core.reference import mode, specialisation
+from .numba_kernels import optional_kernels
 
 
 __all__ = [
@@ -75,30 +77,39 @@ structured("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor?
            inplace=False, out=False, method=False)
 
 
+def _shapes(self, target):
+    """The '(nll_loss of input shape ..., target shape ...)' of an error message (written only when one is raised:
+    the text costs more than the checks)."""
+    return f"(nll_loss of input shape {shape_str(self._size)}, target shape {shape_str(target._size)})"
+
+
 def _nll_batch_shape(self, target):
     """The loss's shape before reduction (the batch's), with the target's shape checked as PyTorch checks it, so
     that a call wrong in several ways gets PyTorch's exception class: input rank, batch size, the rest."""
-    shapes = f"(nll_loss of input shape {shape_str(self._size)}, target shape {shape_str(target._size)})"
     if self.dim() == 0:
-        raise ValueError(f"Expected 1 or more dimensions (got 0) {shapes}: input is (C,) or (N, C, ...)")
+        raise ValueError(f"Expected 1 or more dimensions (got 0) {_shapes(self, target)}: input is (C,) or "
+                         "(N, C, ...)")
     if self.dim() == 1:
         if target.dim() > 1:
-            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported {shapes}")
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported "
+                               f"{_shapes(self, target)}")
         if target._size not in ((), (1,)):
             raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target._size[0]} "
-                             f"{shapes}")
+                             f"{_shapes(self, target)}")
         return ()
     if not target._size:
         raise (IndexError("Dimension specified as 0 but tensor has no dimensions") if self._size[0] == 0 else
-               ValueError(f"Expected input batch_size ({self._size[0]}) to match target batch_size (0). {shapes}"))
+               ValueError(f"Expected input batch_size ({self._size[0]}) to match target batch_size (0). "
+                          f"{_shapes(self, target)}"))
     if self._size[0] != target._size[0]:
         raise ValueError(f"Expected input batch_size ({self._size[0]}) to match target batch_size "
-                         f"({target._size[0]}). {shapes}")
+                         f"({target._size[0]}). {_shapes(self, target)}")
     batch = self._size[:1] + self._size[2:]
     if self.dim() == 2 and target.dim() != 1:
-        raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported {shapes}")
+        raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported {_shapes(self, target)}")
     if target._size != batch:
-        raise RuntimeError(f"Expected target size {shape_str(batch)}, got {shape_str(target._size)} {shapes}")
+        raise RuntimeError(f"Expected target size {shape_str(batch)}, got {shape_str(target._size)} "
+                           f"{_shapes(self, target)}")
     return batch
 
 
@@ -206,8 +217,23 @@ def _cross_entropy_index(backend, self, target, reduction=1, ignore_index=-100):
     if backend.xp is None:
         return loss, probs
     xp = backend.xp
-    x, p = _wide(backend.array(self)), backend.array(probs)
-    picked, kept = _checked_classes(xp, backend.array(target), ignore_index, x.shape[1])
+    x, p, classes = _wide(backend.array(self)), backend.array(probs), backend.array(target)
+    losses, kept = None, None
+    if _compiled_forward_applies(xp, x, p):
+        losses = _cross_entropy_rows_compiled(xp, x, classes, ignore_index, p)
+    if losses is None:
+        losses, kept = _cross_entropy_rows(xp, x, classes, ignore_index, p)
+    total = backend.array(loss)
+    if reduction == 1:
+        total[...] = xp.add.reduce(losses) / (len(losses) if kept is None else kept.sum())
+    else:
+        _reduce_into(xp, total, losses, reduction)
+    return loss, probs
+
+
+def _cross_entropy_rows(xp, x, target, ignore_index, p):
+    """(each row's loss, 0 where ignored; the kept mask, None when every row is kept), softmax(x) written into p."""
+    picked, kept = _checked_classes(xp, target, ignore_index, x.shape[1])
     top = xp.maximum.reduce(x, axis=1, keepdims=True)
     e = xp.subtract(x, top, out=p if p.dtype == x.dtype else None)
     xp.exp(e, out=e)
@@ -218,12 +244,34 @@ def _cross_entropy_index(backend, self, target, reduction=1, ignore_index=-100):
     e *= 1 / sums
     if e is not p:
         xp.copyto(p, e, casting="unsafe")
-    total = backend.array(loss)
-    if reduction == 1:
-        total[...] = xp.add.reduce(losses) / (len(losses) if kept is None else kept.sum())
-    else:
-        _reduce_into(xp, total, losses, reduction)
-    return loss, probs
+    return losses, kept
+
+
+def _compiled_forward_applies(xp, x, p):
+    """Whether nn_loss_numba's kernels may serve the forward's rows: not reference mode, numba installed,
+    float32/float64 NumPy logits with at least one class, softmax's row-major array of their dtype."""
+    return (mode.fast and xp is np and x.dtype in (np.float32, np.float64) and p.dtype == x.dtype
+            and p.flags.c_contiguous and x.shape[1] > 0 and optional_kernels("nn_loss_numba") is not None)
+
+
+@specialisation(replaces="_cross_entropy_rows (range check, shift, target gather, sum, normalisation: a NumPy "
+                         "call each)",
+                when="_compiled_forward_applies: float32/float64 NumPy logits, numba installed; every target a "
+                     "class (else the NumPy version runs)",
+                parity_test="tests/test_nn_loss_compiled.py::test_compiled_cross_entropy_forward_equals_numpy",
+                ops=("_cross_entropy_index",))
+def _cross_entropy_rows_compiled(xp, x, target, ignore_index, p):
+    """_cross_entropy_rows with its elementwise parts in two numba passes (shift_rows, finish_rows) around NumPy's
+    row maxima, exp, row sums and log; None, with p partly written, where a target is ignored or out of range."""
+    kernels = optional_kernels("nn_loss_numba")
+    top = xp.maximum.reduce(x, axis=1)
+    if not kernels.shift_rows(x, target, ignore_index, top, p):
+        return None
+    xp.exp(p, out=p)
+    sums = _row_sums(xp, p)[:, 0]
+    losses = xp.empty_like(sums)
+    kernels.finish_rows(x, target, top, xp.log(sums), sums, p, losses)
+    return losses
 
 
 custom("_cross_entropy_index(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> "
@@ -236,6 +284,9 @@ def _cross_entropy_index_backward_meta(grad_output, probs, target, reduction=1, 
 
 def _cross_entropy_index_backward_impl(xp, out, dtype, grad_output, probs, target, reduction=1, ignore_index=-100):
     """(probs - one_hot(target)) times each row's gradient factor."""
+    if (_compiled_backward_applies(xp, out, grad_output, probs, reduction)
+            and _cross_entropy_backward_compiled(out, grad_output, probs, target, reduction, ignore_index)):
+        return
     p = _wide(probs)
     picked, kept = _checked_classes(xp, target, ignore_index, p.shape[1])
     scale = _row_scale(xp, _wide(grad_output), kept, reduction, p.dtype, len(p))
@@ -243,6 +294,29 @@ def _cross_entropy_index_backward_impl(xp, out, dtype, grad_output, probs, targe
     result[xp.arange(len(p)), picked] -= scale
     if result is not out:
         xp.copyto(out, result, casting="unsafe")
+
+
+def _compiled_backward_applies(xp, out, grad_output, probs, reduction):
+    """Whether nn_loss_numba's kernel may serve this backward: not reference mode, numba installed, a reduced loss
+    (one gradient for every row) of at least one row, row-major float32/float64 NumPy arrays of one dtype."""
+    return (mode.fast and xp is np and reduction != 0 and len(probs) > 0 and probs.dtype in (np.float32, np.float64)
+            and out.dtype == probs.dtype == grad_output.dtype and probs.flags.c_contiguous and out.flags.c_contiguous
+            and optional_kernels("nn_loss_numba") is not None)
+
+
+@specialisation(replaces="_cross_entropy_index_backward_impl (range check, row factors, product, fancy-indexed "
+                         "subtraction: a NumPy call each)",
+                when="_compiled_backward_applies: reduced loss, row-major float32/float64 NumPy arrays, numba "
+                     "installed; every target a class (else the NumPy version runs)",
+                parity_test="tests/test_nn_loss_compiled.py::test_compiled_cross_entropy_backward_equals_numpy",
+                ops=("_cross_entropy_index_backward",))
+def _cross_entropy_backward_compiled(out, grad_output, probs, target, reduction, ignore_index):
+    """The backward in one numba pass (nn_loss_numba.cross_entropy_backward), the row factor made as _row_scale
+    makes it (1 / rows for 'mean', then times the gradient, each rounded in the dtype); False where a target is
+    ignored or out of range."""
+    f = probs.dtype.type
+    scale = (f(1) / f(len(probs)) if reduction == 1 else f(1)) * grad_output[()]
+    return optional_kernels("nn_loss_numba").cross_entropy_backward(probs, target, scale, ignore_index, out)
 
 
 structured("_cross_entropy_index_backward(Tensor grad_output, Tensor probs, Tensor target, int reduction=1, "
