@@ -221,6 +221,27 @@ def test_compiled_steps_match_the_readable_kernels(reverse):
             np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_compiled_lstm_steps_in_column_blocks_match_the_readable_kernels(monkeypatch, reverse):
+    """With the step's products split into column blocks (here uneven ones: 7, 7, 6 columns forward, 2, 2, 1
+    backward), the compiled LSTM steps still give the readable kernels' results."""
+    pytest.importorskip("numba")
+    monkeypatch.setattr(nn_rnn, "_MOST_PER_PRODUCT", 100)
+    f, T, B, H = np.float32, 4, 3, 5
+    assert [c for c, _ in nn_rnn._column_blocks(np.empty, np.zeros((H, 4 * H), f), B)] == [
+        slice(0, 7), slice(7, 14), slice(14, 20)]
+    gen = np.random.default_rng(5)
+    order = list(range(T))[::-1] if reverse else list(range(T))
+    inputs = [gen.standard_normal(s).astype(f) for s in ((T, B, 4 * H), (B, H), (B, H), (4 * H, H))]
+    grads = [gen.standard_normal(s).astype(f) for s in ((T, B, H), (B, H), (B, H))]
+    runs = [_lstm_run(forward, backward, inputs, [np.empty(s, f) for s in ((T, 4, B, H),) + 3 * ((T, B, H),)],
+                      grads, order)
+            for forward, backward in ((nn_rnn.lstm_forward, nn_rnn.lstm_backward),
+                                      (nn_rnn.lstm_forward_compiled, nn_rnn.lstm_backward_compiled))]
+    for want, got in zip(*runs):
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))
+
+
 def test_compiled_steps_serve_float32_outside_reference_mode():
     """A float32 LSTM/GRU runs the numba steps (where numba is installed), reference mode the readable ones."""
     xw = np.zeros((2, 1, 4), np.float32)

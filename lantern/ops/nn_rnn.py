@@ -307,6 +307,33 @@ def _cells():
     return optional_kernels("nn_rnn_numba")
 
 
+# OpenBLAS multiplies a step's few rows by a matrix faster in products of at most ~2^19 multiply-adds, measured on
+# the LSTM's 16 rows: 16x128 by 128x512 as two products of 256 columns 29 against 35 microseconds, 16x512 by
+# 512x128 as two of 64 columns 27 against 38 (each element is one dot product either way; below ~10^6
+# multiply-adds OpenBLAS can take its small-matrix kernels, which do not pack the right operand).
+_MOST_PER_PRODUCT = 1 << 19
+
+
+def _column_blocks(empty, w, rows):
+    """w's columns as contiguous copies in blocks of at most _MOST_PER_PRODUCT multiply-adds with `rows` rows:
+    a list of (columns, block), columns a slice of w's columns."""
+    count = max(1, -(-rows * w.size // _MOST_PER_PRODUCT))
+    width = -(-w.shape[1] // count)
+    blocks = []
+    for start in range(0, w.shape[1], width):
+        columns = slice(start, min(start + width, w.shape[1]))
+        block = empty((w.shape[0], columns.stop - start))
+        block[...] = w[:, columns]
+        blocks.append((columns, block))
+    return blocks
+
+
+def _blocked_matmul(xp, a, blocks, out):
+    """out = a @ w for w given as _column_blocks, one product per block."""
+    for columns, block in blocks:
+        xp.matmul(a, block, out=out[:, columns])
+
+
 def compiled_steps_apply(xp, xw, projected=False):
     """Whether the compiled specialisations serve a recurrence over the array xw: float32 NumPy arrays, no LSTM
     projection, numba installed, and not reference mode."""
@@ -317,14 +344,15 @@ def compiled_steps_apply(xp, xw, projected=False):
                 when="float32 NumPy arrays, no LSTM projection, numba installed (compiled_steps_apply)",
                 parity_test="tests/test_nn_rnn_fused.py::test_compiled_steps_match_the_readable_kernels")
 def lstm_forward_compiled(xp, empty, xw, h0, c0, w_hh, w_hr, order, acts, cells, tanh_cells, raw, out):
-    """lstm_forward (same arguments and results; w_hr and raw are None) with one numba kernel per step."""
+    """lstm_forward (same arguments and results; w_hr and raw are None) with one numba kernel per step, and each
+    step's product in column blocks of W_hh^T (_column_blocks)."""
     cell = _cells().lstm_cell_forward
-    w_t = _transposed(empty, w_hh)
+    w_t = _column_blocks(empty, w_hh.T, xw.shape[1])
     recurrent = empty(xw.shape[1:])
     h, c = h0, c0
     with one_blas_thread():
         for t in order:
-            xp.matmul(h, w_t, out=recurrent)
+            _blocked_matmul(xp, h, w_t, recurrent)
             cell(xw[t], recurrent, c, acts[t], cells[t], tanh_cells[t], out[t])
             h, c = out[t], cells[t]
 
@@ -333,9 +361,11 @@ def lstm_forward_compiled(xp, empty, xw, h0, c0, w_hh, w_hr, order, acts, cells,
                 when="float32 NumPy arrays, no LSTM projection, numba installed (compiled_steps_apply)",
                 parity_test="tests/test_nn_rnn_fused.py::test_compiled_steps_match_the_readable_kernels")
 def lstm_backward_compiled(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw, d_h0, d_c0, d_w_hh, d_w_hr):
-    """lstm_backward (same arguments and results; no projection) with one numba kernel per step."""
+    """lstm_backward (same arguments and results; no projection) with one numba kernel per step, and each
+    step's product in column blocks of W_hh (_column_blocks)."""
     h0, c0, w_hh, _, out, acts, cells, tanh_cells, _ = saved
     cell = _cells().lstm_cell_backward
+    w_blocks = _column_blocks(empty, w_hh, d_hn.shape[0])
     d_c0[...] = d_cn                                        # from here on: what reaches the current step's c
     recurrent = empty(d_hn.shape)                           # what reaches h_t from the later steps
     recurrent[...] = d_hn
@@ -344,7 +374,7 @@ def lstm_backward_compiled(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw, d_h
         for k, t in enumerate(back):
             last = k + 1 == len(back)
             cell(d_out[t], recurrent, acts[t], c0 if last else cells[back[k + 1]], tanh_cells[t], d_c0, d_xw[t])
-            xp.matmul(d_xw[t], w_hh, out=d_h0 if last else recurrent)
+            _blocked_matmul(xp, d_xw[t], w_blocks, d_h0 if last else recurrent)
     if d_w_hh is not None:
         _weight_grad(xp, empty, d_xw, out, h0, order[0] != 0, d_w_hh)
 
