@@ -3,8 +3,8 @@ loop (NumPy's max along rows of a few dozen elements costs as much as the rest o
 by its factor, a whole float32 softmax per row in one loop (for long rows), and the backward (grad - Σ grad ·
 output) · output of a row in one loop. Shift and scaling are exact, so the forward that uses them (with NumPy's exp
 and row sums between) gives the readable kernel's bits; the fused forward and the backward reassociate their sums
-(fastmath) and agree to rounding. Imported only when a specialisation in
-nn_activation_softmax.py first runs; cached on disk.
+(fastmath) and agree to rounding. Imported only when a specialisation in nn_activation_softmax.py first runs;
+cached on disk.
 
 >>> import numpy as np
 >>> x, out = np.array([[1.0, 3.0, 2.0]], np.float32), np.empty((1, 3), np.float32)
@@ -18,10 +18,10 @@ import numpy as np
 from .float32_numba import exp_nonpositive
 
 _JIT = {"error_model": "numpy", "cache": True, "nogil": True}
+_REASSOCIATED = dict(_JIT, fastmath={"reassoc", "contract"})  # sums LLVM may vectorise
 
-
-_LANES = 16  # running maxima kept side by side, which LLVM turns into vector instructions (one running maximum
-# is a chain of dependent compares it does not vectorize)
+_LANES = 16  # running maxima kept side by side: sixteen independent compare chains, which the CPU overlaps (LLVM
+# vectorises no form of a running maximum here, with or without fastmath; one maximum is one chain of compares)
 
 
 @numba.njit(inline="always", **_JIT)
@@ -53,7 +53,7 @@ def _row_max(row, lanes):
 def shift_rows(x, out):
     """out = x - the maximum of its row, for the 2-D x. The maximum skips a nan, so a row holding one gets nan
     there, where NumPy's gives the whole row nan; the softmax of either is nan throughout (its sum is nan)."""
-    lanes = x[0, :_LANES].copy()  # scratch: a fresh array (its own memory lets LLVM vectorize), unused for short rows
+    lanes = x[0, :_LANES].copy()  # scratch of its own (lanes in out's rows ran 3 times slower), unused for short rows
     for i in range(x.shape[0]):
         row, shifted = x[i], out[i]
         top = _row_max(row, lanes)
@@ -61,12 +61,12 @@ def shift_rows(x, out):
             shifted[j] = row[j] - top
 
 
-@numba.njit(error_model="numpy", cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@numba.njit(**_REASSOCIATED)
 def softmax_rows_float32(x, out):
     """out = exp(x - max) / Σ exp(x - max) along each row of the 2-D float32 x, in one loop per row: float32_numba's
     exp (within ~2 ulp of the exact value, where NumPy's is within 1) and a reassociated sum, so within rounding of
     the readable kernel. A row holding a nan, or +inf, or only -inf comes out nan, as there."""
-    lanes = x[0, :_LANES].copy()  # scratch: a fresh array (its own memory lets LLVM vectorize), unused for short rows
+    lanes = x[0, :_LANES].copy()  # scratch, as in shift_rows
     for i in range(x.shape[0]):
         row, result = x[i], out[i]
         top = _row_max(row, lanes)
@@ -89,7 +89,7 @@ def scale_rows(rows, factors):
             row[j] *= factor
 
 
-@numba.njit(error_model="numpy", cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@numba.njit(**_REASSOCIATED)
 def softmax_backward_rows(g, y, out):
     """out = (g - Σ g · y) · y along each row of the 2-D g and y (y the softmax's output)."""
     for i in range(g.shape[0]):
