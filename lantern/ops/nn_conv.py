@@ -286,6 +286,8 @@ def correlate(xp, x, w, stride, padding, dilation, groups, compute, out, bias=No
     product counts in the slice's size (a first conv with few input channels makes it larger than the columns).
     The slices are shared among the intra-op threads, each with its own scratch. A bias (O, 1, ...) given is added
     as the output is written."""
+    if by_taps_applies(x, w, stride, groups):
+        return correlate_by_taps(xp, x, w, padding, dilation, compute, out, bias)
     o = w.shape[0]
     mat = w.astype(compute, copy=False).reshape(groups, o // groups, -1)
     plan = _Plan(x, w.shape[2:], stride, padding, dilation, o, compute)
@@ -304,6 +306,61 @@ def correlate(xp, x, w, stride, padding, dilation, groups, compute, out, bias=No
                 xp.add(positions, bias, out=out[part], casting="unsafe")
 
     intra_op.parallel_chunks(len(plan.slices), run, grain=1)
+
+
+def by_taps_applies(x, w, stride, groups):
+    """Whether correlate_by_taps serves a correlation of x with w: fast paths on, stride 1, one group, and more
+    input than output channels (an input gradient, as CNN channels grow layer by layer), where its columns would
+    be the largest and one GEMM per tap runs ~30% faster than copying them (measured on 2-core machines; with
+    fewer input channels than output channels the columns win)."""
+    return mode.fast and all(s == 1 for s in stride) and groups == 1 and w.shape[1] > w.shape[0]
+
+
+@specialisation(replaces="nn_conv.correlate (im2col: the columns copied, then one GEMM)",
+                when="by_taps_applies(x, w, stride, groups): stride 1, one group, more input than output channels",
+                parity_test="tests/test_nn_conv_compiled.py::test_correlation_by_taps_matches_im2col",
+                ops=("convolution",))
+def correlate_by_taps(xp, x, w, padding, dilation, compute, out, bias=None):
+    """correlate() without columns: per slice of the batch, the padded input channel-major, (C, m · H' · W'),
+    and one GEMM per kernel tap, (O, C) @ the input shifted by the tap (a view, which BLAS reads in place), added
+    up in tap order; an output position's column is its window's corner in the padded image (the columns between
+    the rows' and images' ends are computed and skipped, as in ShiftedColumns). The same sums as the columns' GEMM,
+    grouped by tap (equal to rounding)."""
+    o, c = w.shape[:2]
+    taps = w.astype(compute, copy=False).reshape(o, c, -1).transpose(2, 0, 1)  # (K, O, C)
+    sizes = tuple(n + 2 * p for n, p in zip(x.shape[2:], padding))
+    image = math.prod(sizes)
+    shifts = [sum(i * d * math.prod(sizes[a + 1:]) for a, (i, d) in enumerate(zip(tap, dilation)))
+              for tap in itertools.product(*(range(k) for k in w.shape[2:]))]
+    slices = _thread_slices(x.shape[0], (c + 2 * o) * image * compute.itemsize)
+
+    def run(first, last):
+        m = slices[0].stop - slices[0].start
+        padded_buffer, products, partial = _scratch(xp, compute, m * c * image, m * o * image, m * o * image)
+        padded_buffer[...] = 0
+        for part in slices[first:last]:
+            flat = pad_into(xp, x[part].swapaxes(0, 1), padding, padded_buffer).reshape(c, -1)
+            width = flat.shape[1] - shifts[-1]
+            product, term = products[:o * width].reshape(o, width), partial[:o * width].reshape(o, width)
+            xp.matmul(taps[0], flat[:, :width], out=product)
+            for tap, shift in zip(taps[1:], shifts[1:]):
+                xp.add(product, xp.matmul(tap, flat[:, shift:shift + width], out=term), out=product)
+            _write_positions(xp, product, sizes, out[part], bias)
+
+    intra_op.parallel_chunks(len(slices), run, grain=1)
+
+
+def _write_positions(xp, product, sizes, out, bias):
+    """Copy the output positions of a product (O, width) whose column j is the window with corner j of the flat
+    padded slice (m, *sizes) into out (m, O, *out_sizes), adding the bias (O, 1, ...) if given."""
+    item = product.itemsize
+    steps = tuple(math.prod(sizes[d:]) * item for d in range(1, len(sizes) + 1))
+    positions = xp.lib.stride_tricks.as_strided(product, out.shape,
+                                                (math.prod(sizes) * item, product.strides[0]) + steps)
+    if bias is None:
+        xp.copyto(out, positions, casting="unsafe")
+    else:
+        xp.add(positions, bias, out=out, casting="unsafe")
 
 
 def weight_gradient(xp, x, grad, kernel, stride, padding, dilation, groups, compute):

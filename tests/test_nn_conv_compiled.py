@@ -1,0 +1,64 @@
+"""The convolution's correlation by taps (nn_conv.correlate_by_taps: one GEMM per kernel tap on the padded input,
+no im2col columns) against the readable im2col correlation: the same sums grouped by tap, so equal bits on
+integer-valued floats and equal to rounding otherwise; and where it runs (an input gradient: more input than
+output channels, stride 1, one group)."""
+import numpy as np
+import pytest
+
+import lantern
+import lantern.nn.functional as F
+from lantern.ops import nn_conv
+from test_ops_specialisations import calls_of
+
+CASES = [  # (input shape, weight shape, padding, dilation)
+    ((5, 32, 14, 14), (16, 32, 3, 3), (1, 1), (1, 1)),   # the CNN benchmark's second input gradient
+    ((3, 5, 9, 8), (2, 5, 3, 2), (2, 0), (2, 1)),
+    ((3, 5, 9, 8), (2, 5, 3, 3), (-1, 1), (1, 1)),       # a transposed convolution's crop: negative padding
+    ((2, 4, 11), (3, 4, 4), (2,), (1,)),
+    ((2, 3, 5, 6, 4), (2, 3, 3, 2, 3), (1, 1, 1), (1, 1, 1)),
+]
+
+
+def arrays(x_shape, w_shape, dtype, integer):
+    rng = np.random.default_rng(0)
+    draw = (lambda shape: rng.integers(-4, 5, shape)) if integer else rng.standard_normal
+    return draw(x_shape).astype(dtype), draw(w_shape).astype(dtype), draw(w_shape[:1]).astype(dtype)
+
+
+def correlation(x, w, bias, padding, dilation, reference):
+    out = np.empty(x.shape[:1] + w.shape[:1] + tuple(
+        n + 2 * p - d * (k - 1) for n, p, d, k in zip(x.shape[2:], padding, dilation, w.shape[2:])), x.dtype)
+    b = bias.reshape((-1,) + (1,) * (x.ndim - 2))
+    with lantern.reference_mode(reference), calls_of(nn_conv.correlate_by_taps) as calls:
+        nn_conv.correlate(np, x, w, (1,) * (x.ndim - 2), padding, dilation, 1, x.dtype, out, b)
+    assert bool(calls) is not reference
+    return out
+
+
+@pytest.mark.parametrize("integer", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("x_shape, w_shape, padding, dilation", CASES)
+def test_correlation_by_taps_matches_im2col(x_shape, w_shape, padding, dilation, dtype, integer):
+    x, w, bias = arrays(x_shape, w_shape, dtype, integer)
+    by_taps = correlation(x, w, bias, padding, dilation, reference=False)
+    readable = correlation(x, w, bias, padding, dilation, reference=True)
+    if integer:
+        np.testing.assert_array_equal(by_taps, readable)
+    else:
+        tolerance = 1e-4 if dtype == np.float32 else 1e-10   # test_nn_conv's float32 conv2d tolerance vs torch
+        np.testing.assert_allclose(by_taps, readable, rtol=tolerance, atol=tolerance)
+
+
+def test_an_input_gradient_runs_by_taps():
+    x = lantern.randn(4, 16, 10, 10, requires_grad=True)
+    w = lantern.randn(32, 16, 3, 3)
+    with lantern.reference_mode(False), calls_of(nn_conv.correlate_by_taps) as calls:
+        out = F.conv2d(x, w, padding=1)
+        assert not calls                   # fewer input than output channels: the columns
+        out.sum().backward()
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("stride, groups", [((2, 2), 1), ((1, 1), 2)])
+def test_strided_and_grouped_correlations_keep_the_columns(stride, groups):
+    assert not nn_conv.by_taps_applies(np.empty((2, 8, 6, 6)), np.empty((2, 8 // groups, 3, 3)), stride, groups)
