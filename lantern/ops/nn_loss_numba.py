@@ -17,6 +17,12 @@ import numba
 _JIT = {"error_model": "numpy", "cache": True, "nogil": True}
 
 
+@numba.njit(inline="always", **_JIT)
+def _is_class(t, classes, ignore_index):
+    """Whether target t names a class the loss counts (not ignore_index, in range)."""
+    return 0 <= t < classes and t != ignore_index
+
+
 @numba.njit(**_JIT)
 def cross_entropy_backward(probs, target, scale, ignore_index, out):
     """out (rows, classes) = probs · scale, less scale at each row's target class; False, with out partly written,
@@ -24,7 +30,7 @@ def cross_entropy_backward(probs, target, scale, ignore_index, out):
     classes = probs.shape[1]
     for i in range(probs.shape[0]):
         t = target[i]
-        if t < 0 or t >= classes or t == ignore_index:
+        if not _is_class(t, classes, ignore_index):
             return False
         for j in range(classes):
             out[i, j] = probs[i, j] * scale
@@ -38,8 +44,7 @@ def shift_rows(x, target, ignore_index, top, shifted):
     (the NumPy version handles those)."""
     classes = x.shape[1]
     for i in range(x.shape[0]):
-        t = target[i]
-        if t < 0 or t >= classes or t == ignore_index:
+        if not _is_class(target[i], classes, ignore_index):
             return False
         for j in range(classes):
             shifted[i, j] = x[i, j] - top[i]

@@ -6,7 +6,10 @@ of ops per parameter. lantern's equivalents (`_multi_tensor_sgd` in sgd.py, `_mu
 the dispatcher: each update is a few NumPy calls on the raw arrays, operation for operation the loop's arithmetic
 (so results are bitwise equal), with the same version-counter bumps. They apply under no_grad with nothing
 watching the dispatcher, to dense float32/float64 parameters whose state already exists (`arrays_apply` and each
-path's `_multi_tensor_<name>_applies` say so); anywhere else the loop runs.
+path's `_multi_tensor_<name>_applies` say so); anywhere else the loop runs. Where numba is installed, the
+common updates (SGD with momentum, Adam and AdamW without maximize or amsgrad) run as one numba loop per
+parameter instead (`_sgd_compiled`, `_adam_compiled`, kernels in lantern/optim/_updates_numba.py), the same
+operations in the same order, so again the loop's bits.
 
 The choice, made by `use_multi_tensor`:
 - `foreach=False`: always the single-tensor loop, as in torch.
