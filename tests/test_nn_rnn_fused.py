@@ -227,8 +227,9 @@ def test_compiled_lstm_steps_in_column_blocks_match_the_readable_kernels(monkeyp
     backward), the compiled LSTM steps still give the readable kernels' results."""
     pytest.importorskip("numba")
     monkeypatch.setattr(nn_rnn, "_MOST_PER_PRODUCT", 100)
+    monkeypatch.setattr(nn_rnn, "_LEAST_WIDTH", 1)
     f, T, B, H = np.float32, 4, 3, 5
-    assert [c for c, _ in nn_rnn._column_blocks(np.empty, np.zeros((H, 4 * H), f), B)] == [
+    assert [c for c, _ in nn_rnn._column_blocks(np.empty, np.zeros((4 * H, H), f).T, B)] == [
         slice(0, 7), slice(7, 14), slice(14, 20)]
     gen = np.random.default_rng(5)
     order = list(range(T))[::-1] if reverse else list(range(T))
@@ -240,6 +241,19 @@ def test_compiled_lstm_steps_in_column_blocks_match_the_readable_kernels(monkeyp
                                       (nn_rnn.lstm_forward_compiled, nn_rnn.lstm_backward_compiled))]
     for want, got in zip(*runs):
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))
+
+
+def test_column_blocks_split_only_into_wide_blocks():
+    """A step's product is split only where every block keeps _LEAST_WIDTH columns: the LSTM tagger's 16 rows in
+    two blocks each way, 64 rows backward (blocks of 16 columns would be slower) in none."""
+    f = np.float32
+    w_hh = np.arange(512 * 128, dtype=f).reshape(512, 128)
+    forward, backward = nn_rnn._column_blocks(np.empty, w_hh.T, 16), nn_rnn._column_blocks(np.empty, w_hh, 16)
+    assert [c for c, _ in forward] == [slice(0, 256), slice(256, 512)]
+    assert [c for c, _ in backward] == [slice(0, 64), slice(64, 128)]
+    assert all(b.flags.c_contiguous and np.array_equal(b, w[:, c]) for w, blocks in ((w_hh.T, forward),
+               (w_hh, backward)) for c, b in blocks)
+    assert nn_rnn._column_blocks(np.empty, w_hh, 64) == [(slice(None), w_hh)]
 
 
 def test_compiled_steps_serve_float32_outside_reference_mode():

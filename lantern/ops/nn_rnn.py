@@ -307,17 +307,24 @@ def _cells():
     return optional_kernels("nn_rnn_numba")
 
 
-# OpenBLAS multiplies a step's few rows by a matrix faster in products of at most ~2^19 multiply-adds, measured on
-# the LSTM's 16 rows: 16x128 by 128x512 as two products of 256 columns 29 against 35 microseconds, 16x512 by
-# 512x128 as two of 64 columns 27 against 38 (each element is one dot product either way; below ~10^6
-# multiply-adds OpenBLAS can take its small-matrix kernels, which do not pack the right operand).
+# OpenBLAS multiplies a step's few rows by a matrix faster in products of at most ~2^19 multiply-adds and 64 or
+# more columns, measured on the LSTM's 16 rows: 16x128 by 128x512 as two products of 256 columns 23-29 against
+# 28-35 microseconds, 16x512 by 512x128 as two of 64 columns 19-27 against 28-38 (each element is one dot product
+# either way; below ~10^6 multiply-adds OpenBLAS can take its small-matrix kernels, which do not pack the right
+# operand). Narrower blocks were slower (64x512 by 512x128 in blocks of 16 columns: 170 against 115).
 _MOST_PER_PRODUCT = 1 << 19
+_LEAST_WIDTH = 64
 
 
 def _column_blocks(empty, w, rows):
-    """w's columns as contiguous copies in blocks of at most _MOST_PER_PRODUCT multiply-adds with `rows` rows:
-    a list of (columns, block), columns a slice of w's columns."""
+    """w's columns as contiguous blocks of at most _MOST_PER_PRODUCT multiply-adds with `rows` rows, where that
+    leaves each at least _LEAST_WIDTH columns (else w whole): a list of (columns, block), columns a slice of w's
+    columns, each block a copy (w itself when whole and contiguous)."""
     count = max(1, -(-rows * w.size // _MOST_PER_PRODUCT))
+    if w.shape[1] < count * _LEAST_WIDTH:
+        count = 1
+    if count == 1 and w.flags.c_contiguous:
+        return [(slice(None), w)]
     width = -(-w.shape[1] // count)
     blocks = []
     for start in range(0, w.shape[1], width):
