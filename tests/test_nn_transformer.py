@@ -529,20 +529,44 @@ def test_self_attention_gradcheck_and_gradgradcheck():
 
 
 @pytest.mark.parametrize("batch_dim", [0, 1])
-def test_unpack_gradient_is_laid_out_as_the_projection(batch_dim):
+@pytest.mark.parametrize("dtype", [lantern.float32, lantern.float64])
+def test_unpack_gradient_is_laid_out_as_the_projection(batch_dim, dtype):
     """_mha_unpack's backward stacks the q, k, v gradients in the packed projection's memory order, so that the
-    projection's gradient comes back through the permute and view without a copy."""
+    projection's gradient comes back through the permute and view without a copy; _stack_grads_on_arrays (three
+    array copies, no create_graph) gives the same values and strides."""
     from lantern.ops.derivative import TensorMeta
-    from lantern.ops.nn_attention import _stack_grads
-    proj = lantern.randn(4, 5, 3 * E)  # (N, L, 3E) for batch_dim 0, (L, N, 3E) for 1
+    from lantern.ops.nn_attention import _stack_grads, _stack_grads_on_arrays, every_gradient_on_float_arrays
+    proj = lantern.randn(4, 5, 3 * E, dtype=dtype)  # (N, L, 3E) for batch_dim 0, (L, N, 3E) for 1
     split = proj.view(4, 5, 3, HEADS, -1)
     packed = split.permute(2, 0, 3, 1, 4) if batch_dim == 0 else split.permute(2, 1, 3, 0, 4)
-    grads = [lantern.randn(*packed.shape[1:]), lantern.randn(*packed.shape[1:]).transpose(-2, -1).contiguous()
-             .transpose(-2, -1), None]
-    stacked = _stack_grads(grads, TensorMeta(packed))
-    assert stacked.stride() == packed.stride()
-    expected = lantern.stack(grads[:2] + [lantern.zeros(packed.shape[1:])])
-    assert lantern.equal(stacked, expected)
+    shape = packed.shape[1:]
+    grads = [lantern.randn(*shape, dtype=dtype), lantern.randn(*shape, dtype=dtype).transpose(-2, -1).contiguous()
+             .transpose(-2, -1), lantern.randn(*shape, dtype=dtype)]
+    readable = _stack_grads(grads, TensorMeta(packed))
+    assert readable.stride() == packed.stride() and lantern.equal(readable, lantern.stack(grads))
+    assert every_gradient_on_float_arrays(grads)
+    fast = _stack_grads_on_arrays(grads, TensorMeta(packed))
+    assert fast.stride() == readable.stride() and lantern.equal(fast, readable)
+    grads[2] = None  # no gradient for v: the readable stack, with zeros
+    assert not every_gradient_on_float_arrays(grads)
+    assert lantern.equal(_stack_grads(grads, TensorMeta(packed)), lantern.stack(grads[:2] + [lantern.zeros(shape)]))
+
+
+def test_unpack_gradient_on_arrays_runs_only_without_create_graph():
+    from lantern.ops.nn_attention import _stack_grads_on_arrays
+    from test_ops_specialisations import calls_of
+    x = lantern.randn(3, 2, E, dtype=lantern.float64, requires_grad=True)
+    w_in = lantern.tensor(W_IN.astype(np.float64))
+    grads = {}
+    for create_graph in (False, True):
+        with lantern.reference_mode(False):
+            out = lantern.nn.functional.multi_head_attention_forward(
+                x, x, x, E, HEADS, w_in, None, None, None, False, 0.0, lantern.tensor(W_OUT.astype(np.float64)),
+                None, need_weights=False)[0]
+            with calls_of(_stack_grads_on_arrays) as calls:
+                grads[create_graph], = lantern.autograd.grad(out.sum(), x, create_graph=create_graph)
+        assert bool(calls) is not create_graph
+    assert lantern.allclose(grads[False], grads[True].detach(), rtol=1e-12, atol=1e-12)
 
 
 def test_unpack_copies_blocks_of_the_batch_on_two_threads(monkeypatch):

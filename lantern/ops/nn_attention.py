@@ -23,7 +23,9 @@ import math
 
 from ..core import dtype as dt
 from ..core import intra_op
+from ..core.reference import specialisation
 from .derivative import derivative
+from .derivative_specialisation import on_float_arrays, specialise_derivative
 from .call_by_name import call_op as _op
 from .nn_misc import dropout as _dropout
 from .registry import custom
@@ -100,18 +102,29 @@ def _heads(x, count, num_heads, batch_dim):
     return [split[i] for i in range(count)]
 
 
+def _copy_by_batch(xp, sources, targets):
+    """Each source array copied into its target, by blocks of their leading (batch) dim on the intra-op threads
+    where that pays (each element is copied once, so any split gives the same result)."""
+    if not targets[0].size:
+        return
+
+    def copy(start, stop):
+        for source, target in zip(sources, targets):
+            xp.copyto(target[start:stop], source[start:stop])
+    intra_op.parallel_chunks(len(targets[0]), copy, grain=intra_op.grain(len(targets) * targets[0][0].size))
+
+
 def _unpack_kernel(backend, packed):
-    """q, k, v: contiguous copies of packed[0], [1], [2], made by blocks of their leading (batch) dim on the
-    intra-op threads where that pays (each element is copied once, so any split gives the same result)."""
+    """q, k, v: contiguous copies of packed[0], [1], [2]."""
     outs = tuple(backend.empty(packed._size[1:], packed.dtype) for _ in range(3))
     if backend.xp is not None and packed.numel():
-        whole, targets = backend.array(packed), [backend.array(out) for out in outs]
-
-        def copy(start, stop):
-            for part, target in zip(whole, targets):
-                backend.xp.copyto(target[start:stop], part[start:stop])
-        intra_op.parallel_chunks(len(targets[0]), copy, grain=intra_op.grain(3 * targets[0][0].size))
+        _copy_by_batch(backend.xp, backend.array(packed), [backend.array(out) for out in outs])
     return outs
+
+
+def _memory_order(meta):
+    """The packed projection's dims, outermost in memory first."""
+    return sorted(range(len(meta.size)), key=lambda d: -meta.stride[d])
 
 
 def _stack_grads(grads, meta):
@@ -121,13 +134,38 @@ def _stack_grads(grads, meta):
     like = next(g for g in grads if g is not None)
     parts = [g if g is not None else _op("zeros", meta.size[1:], like.dtype, None, like.device, None)
              for g in grads]
-    order = sorted(range(len(meta.size)), key=lambda d: -meta.stride[d])  # packed's dims, outermost in memory first
+    order = _memory_order(meta)
     stacked = _op("stack", [p.permute([d - 1 for d in order if d]) for p in parts], order.index(0))
     return stacked.permute([order.index(d) for d in range(len(order))])
 
 
+def every_gradient_on_float_arrays(grads):
+    """Whether _stack_grads_on_arrays serves: all three gradients present, float32/float64 on one array backend."""
+    return all(g is not None for g in grads) and on_float_arrays(*grads)
+
+
+@specialisation(replaces="_mha_unpack's derivative _stack_grads (permuted views, then the stack op)",
+                when="backward without create_graph, fast paths on; every_gradient_on_float_arrays(grads)",
+                parity_test="tests/test_nn_transformer.py::test_unpack_gradient_is_laid_out_as_the_projection",
+                ops=("_mha_unpack",))
+def _stack_grads_on_arrays(grads, meta):
+    """_stack_grads as three array copies into one buffer in the projection's memory order, by blocks of the batch
+    dim on the intra-op threads: the same values and strides."""
+    backend = grads[0]._backend
+    order = _memory_order(meta)
+    buffer = backend.empty(tuple(meta.size[d] for d in order), grads[0].dtype)
+    stacked = buffer.permute([order.index(d) for d in range(len(order))])
+    _copy_by_batch(backend.xp, [backend.array(g) for g in grads], backend.array(stacked))
+    return stacked
+
+
 custom("_mha_unpack(Tensor packed) -> (Tensor, Tensor, Tensor)", _unpack_kernel, _unpack_kernel, method=False)
 derivative("_mha_unpack", packed="_stack_grads(grads, packed_meta)", helpers={"_stack_grads": _stack_grads})
+specialise_derivative("_mha_unpack", {
+    "_stack_grads(grads, packed_meta)": ("_stack_grads_on_arrays(grads, packed_meta)",
+                                         "every_gradient_on_float_arrays(grads)"),
+}, helpers={"_stack_grads": _stack_grads, "_stack_grads_on_arrays": _stack_grads_on_arrays,
+            "every_gradient_on_float_arrays": every_gradient_on_float_arrays})
 
 
 def _check_in_projection(query, key, value, q_w, k_w, v_w, b_q, b_k, b_v):
