@@ -62,3 +62,35 @@ def test_an_input_gradient_runs_by_taps():
 @pytest.mark.parametrize("stride, groups", [((2, 2), 1), ((1, 1), 2)])
 def test_strided_and_grouped_correlations_keep_the_columns(stride, groups):
     assert not nn_conv.by_taps_applies(np.empty((2, 8, 6, 6)), np.empty((2, 8 // groups, 3, 3)), stride, groups)
+
+
+@pytest.mark.parametrize("integer", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("x_shape, w_shape, stride, padding, groups", [
+    ((5, 1, 12, 12), (4, 1, 3, 3), (1, 1), (1, 1), 1),       # a first layer (the CNN's 16 x 1 x 3 x 3)
+    ((4, 4, 9, 8), (6, 2, 3, 2), (2, 1), (1, 0), 2),          # strided, grouped: the generic columns
+    ((3, 2, 11), (3, 2, 4), (1,), (2,), 1),
+])
+def test_per_sample_weight_products_match_one_gemm(x_shape, w_shape, stride, padding, groups, dtype, integer,
+                                                   monkeypatch):
+    x, w, _ = arrays(x_shape, w_shape, dtype, integer)
+    out_sizes = tuple((n + 2 * p - k) // s + 1 for n, p, k, s in zip(x_shape[2:], padding, w_shape[2:], stride))
+    grad = arrays((x_shape[0], w_shape[0]) + out_sizes, w_shape, dtype, integer)[0]
+    monkeypatch.setattr(nn_conv, "_thread_slices",   # two samples a slice, a last shorter one
+                        lambda n, sample_bytes: [slice(i, min(i + 2, n)) for i in range(0, n, 2)])
+    args = (np, x, grad, w_shape[2:], stride, padding, (1,) * len(stride), groups, np.dtype(dtype))
+    with lantern.reference_mode(False), calls_of(nn_conv.per_sample_product) as calls:
+        per_sample = nn_conv.weight_gradient(*args)
+    assert calls   # (on this thread: intra-op workers may take some slices)
+    monkeypatch.setattr(nn_conv, "per_sample_applies", lambda rows, channels: False)
+    with lantern.reference_mode(False):
+        one_gemm = nn_conv.weight_gradient(*args)
+    if integer:
+        np.testing.assert_array_equal(per_sample, one_gemm)
+    else:
+        tolerance = 1e-4 if dtype == np.float32 else 1e-10
+        np.testing.assert_allclose(per_sample, one_gemm, rtol=tolerance, atol=tolerance)
+
+
+def test_large_weights_keep_one_gemm_per_slice():
+    assert nn_conv.per_sample_applies(9, 16) and not nn_conv.per_sample_applies(144, 32)

@@ -205,8 +205,8 @@ def test_every_ops_specialisation_is_checked_here():
     # tests/test_embedding_compiled.py; the compiled random draws in tests/test_random_compiled.py; GELU's kernels in
     # tests/test_gelu_compiled.py; layer norm's and softmax's in tests/test_nn_norm_compiled.py and
     # tests/test_nn_softmax_compiled.py; relu's compiled backward in tests/test_nn_relu_compiled.py; cross-entropy's
-    # compiled forward rows and backward in tests/test_nn_loss_compiled.py; the correlation by taps in
-    # tests/test_nn_conv_compiled.py; multi-head attention's gradient stack in tests/test_nn_transformer.py
+    # compiled forward rows and backward in tests/test_nn_loss_compiled.py; the correlation by taps and the
+    # per-sample weight products in tests/test_nn_conv_compiled.py; multi-head attention's gradient stack in tests/test_nn_transformer.py
     assert in_ops == set(STEPS) | {"pow_small_exponent", "_generated_entry", "ShiftedColumns",
                                    "max_pool_planes_compiled", "max_pool_scatter_compiled", "lstm_forward_compiled",
                                    "lstm_backward_compiled", "gru_forward_compiled", "gru_backward_compiled",
@@ -216,7 +216,8 @@ def test_every_ops_specialisation_is_checked_here():
                                    "layer_norm_weight_grad_on_arrays", "_softmax_rows_compiled", "_softmax_rows_fused",
                                    "_softmax_backward_rows_compiled", "relu_backward_compiled",
                                    "_cross_entropy_rows_compiled", "_cross_entropy_backward_compiled",
-                                   "correlate_by_taps", "_stack_grads_on_arrays"}
+                                   "correlate_by_taps", "_stack_grads_on_arrays",
+                                   "per_sample_product"}
 
 
 @pytest.mark.parametrize("name", sorted(STEPS))
