@@ -206,7 +206,8 @@ def test_every_ops_specialisation_is_checked_here():
     # tests/test_gelu_compiled.py; layer norm's and softmax's in tests/test_nn_norm_compiled.py and
     # tests/test_nn_softmax_compiled.py; relu's compiled backward in tests/test_nn_relu_compiled.py; cross-entropy's
     # compiled forward rows and backward in tests/test_nn_loss_compiled.py; the correlation by taps and the
-    # per-sample weight products in tests/test_nn_conv_compiled.py; multi-head attention's gradient stack in tests/test_nn_transformer.py
+    # per-sample weight products in tests/test_nn_conv_compiled.py; multi-head attention's gradient stack in
+    # tests/test_nn_transformer.py
     assert in_ops == set(STEPS) | {"pow_small_exponent", "_generated_entry", "ShiftedColumns",
                                    "max_pool_planes_compiled", "max_pool_scatter_compiled", "lstm_forward_compiled",
                                    "lstm_backward_compiled", "gru_forward_compiled", "gru_backward_compiled",
