@@ -286,7 +286,7 @@ def correlate(xp, x, w, stride, padding, dilation, groups, compute, out, bias=No
     product counts in the slice's size (a first conv with few input channels makes it larger than the columns).
     The slices are shared among the intra-op threads, each with its own scratch. A bias (O, 1, ...) given is added
     as the output is written."""
-    if by_taps_applies(x, w, stride, groups):
+    if by_taps_applies(w, stride, groups):
         return correlate_by_taps(xp, x, w, padding, dilation, compute, out, bias)
     o = w.shape[0]
     mat = w.astype(compute, copy=False).reshape(groups, o // groups, -1)
@@ -308,8 +308,8 @@ def correlate(xp, x, w, stride, padding, dilation, groups, compute, out, bias=No
     intra_op.parallel_chunks(len(plan.slices), run, grain=1)
 
 
-def by_taps_applies(x, w, stride, groups):
-    """Whether correlate_by_taps serves a correlation of x with w: fast paths on, stride 1, one group, and more
+def by_taps_applies(w, stride, groups):
+    """Whether correlate_by_taps serves a correlation with the weight w: fast paths on, stride 1, one group, and more
     input than output channels (an input gradient, as CNN channels grow layer by layer), where its columns would
     be the largest and one GEMM per tap runs ~30% faster than copying them (measured on 2-core machines; with
     fewer input channels than output channels the columns win)."""
@@ -317,7 +317,7 @@ def by_taps_applies(x, w, stride, groups):
 
 
 @specialisation(replaces="nn_conv.correlate (im2col: the columns copied, then one GEMM)",
-                when="by_taps_applies(x, w, stride, groups): stride 1, one group, more input than output channels",
+                when="by_taps_applies(w, stride, groups): stride 1, one group, more input than output channels",
                 parity_test="tests/test_nn_conv_compiled.py::test_correlation_by_taps_matches_im2col",
                 ops=("convolution",))
 def correlate_by_taps(xp, x, w, padding, dilation, compute, out, bias=None):
