@@ -8,7 +8,10 @@ import pytest
 import lantern
 import lantern.nn.functional as F
 from lantern.ops import nn_conv
+from intra_op_fixtures import fast_paths  # noqa: F401 (fixture)
 from test_ops_specialisations import calls_of
+
+pytestmark = pytest.mark.usefixtures("fast_paths")  # fast paths on, also in the reference tier
 
 CASES = [  # (input shape, weight shape, padding, dilation)
     ((5, 32, 14, 14), (16, 32, 3, 3), (1, 1), (1, 1)),   # the CNN benchmark's second input gradient
@@ -94,3 +97,30 @@ def test_per_sample_weight_products_match_one_gemm(x_shape, w_shape, stride, pad
 
 def test_large_weights_keep_one_gemm_per_slice():
     assert nn_conv.per_sample_applies(9, 16) and not nn_conv.per_sample_applies(144, 32)
+
+
+@pytest.mark.parametrize("dtype", [lantern.float32, lantern.float64])
+@pytest.mark.parametrize("shape", [(64, 16, 28, 28), (3, 5, 7), (2, 3, 4, 5, 6)])
+def test_bias_gradient_on_arrays_matches_the_sum(shape, dtype):
+    """Batch first, then each channel's positions: the readable sum's terms in another order (equal to rounding;
+    exactly equal on integer values)."""
+    grad = lantern.randn(*shape, dtype=dtype, generator=lantern.Generator().manual_seed(0))
+    reduced = (0,) + tuple(range(2, len(shape)))
+    rounding = 4 * lantern.finfo(dtype).eps * grad.abs().sum(reduced).max().item()   # a few ulps of Σ|g|
+    np.testing.assert_allclose(nn_conv.conv_bias_backward_on_arrays(grad).numpy(),
+                               nn_conv.conv_bias_backward(grad).numpy(), rtol=0, atol=rounding)
+    whole = grad.round()
+    assert lantern.equal(nn_conv.conv_bias_backward_on_arrays(whole), nn_conv.conv_bias_backward(whole))
+
+
+
+def test_a_bias_gradient_on_arrays_matches_torch():
+    x, w, b = lantern.randn(2, 3, 6, 6), lantern.randn(4, 3, 3, 3), lantern.randn(4, requires_grad=True)
+    with lantern.reference_mode(False), calls_of(nn_conv.conv_bias_backward_on_arrays) as calls:
+        grad, = lantern.autograd.grad(F.conv2d(x, w, b).square().sum(), b)
+    assert len(calls) == 1
+    torch = pytest.importorskip("torch")
+    t_b = torch.tensor(b.detach().numpy(), requires_grad=True)
+    expected, = torch.autograd.grad(torch.nn.functional.conv2d(
+        torch.tensor(x.numpy()), torch.tensor(w.numpy()), t_b).square().sum(), t_b)
+    np.testing.assert_allclose(grad.numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)

@@ -21,7 +21,7 @@ from lantern.ops.linalg_products import (
     mm_mat2_backward_on_arrays,
 )
 from lantern.ops.nn_activation import relu_backward_on_arrays
-from lantern.ops.nn_conv import conv_weight_backward, conv_weight_backward_on_arrays
+from lantern.ops.nn_conv import conv_bias_backward_on_arrays, conv_weight_backward, conv_weight_backward_on_arrays
 from lantern.ops.nn_pooling import max_pool_backward, max_pool_backward_on_arrays
 from lantern.ops.pointwise_arithmetic import mul_backward_on_arrays, pow_small_exponent, row_major_floats
 from lantern.ops.reduction import sum_backward_as_view
@@ -179,6 +179,13 @@ def _conv_step(dtype):
     return (y * y).sum(), (weight,)
 
 
+def _conv_bias_step(dtype):
+    x, weight = integers(2, 3, 6, 6, dtype=dtype), integers(4, 3, 3, 3, dtype=dtype, seed=1)
+    bias = _leaf(integers(4, dtype=dtype, seed=2))
+    y = lantern.nn.functional.conv2d(x, weight, bias)
+    return (y * y).sum(), (bias,)
+
+
 def _mm_step(dtype):
     a, b = _leaf(integers(4, 3, dtype=dtype)), integers(3, 5, dtype=dtype, seed=1)
     return (a @ b).sum(), (a,)
@@ -193,6 +200,7 @@ STEPS = {  # the specialisation, and a backward pass on float64 that runs it
     "sum_backward_as_view": (sum_backward_as_view, _mlp_step),
     "conv_weight_backward_on_arrays": (conv_weight_backward_on_arrays, _conv_step),
     "max_pool_backward_on_arrays": (max_pool_backward_on_arrays, _conv_step),
+    "conv_bias_backward_on_arrays": (conv_bias_backward_on_arrays, _conv_bias_step),
 }
 
 

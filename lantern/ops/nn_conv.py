@@ -662,6 +662,35 @@ def conv_bias_backward(grad):
     return grad.sum((0,) + tuple(range(2, grad.dim())))
 
 
+def contiguous_batched_floats(grad):
+    """The gradients conv_bias_backward_on_arrays serves: row-major float arrays (on_float_arrays) with a batch,
+    a channel and at least one spatial dim."""
+    return on_float_arrays(grad) and grad.dim() >= 3 and grad.is_contiguous()
+
+
+@specialisation(replaces="convolution's bias derivative conv_bias_backward (one reduction over the batch and every "
+                         "spatial dim at once)",
+                when="backward without create_graph, fast paths on; contiguous_batched_floats(grad)",
+                parity_test="tests/test_nn_conv_compiled.py::test_bias_gradient_on_arrays_matches_the_sum",
+                ops=("convolution",))
+def conv_bias_backward_on_arrays(grad):
+    """The bias gradient as the batch's rows added first, then each channel's positions summed along its row: two
+    reductions over one axis each, which NumPy runs about twice as fast as one over three axes (the CNN's
+    64 × 16 × 28 × 28 gradient: 429 -> 244 µs, its 64 × 32 × 14 × 14 one 255 -> 104), equal to rounding. Blocks
+    of channels run on the intra-op threads (each channel's sum the same whatever the split)."""
+    backend = grad._backend
+    xp = backend.xp
+    rows = backend.array(grad).reshape(grad._size[0], grad._size[1], -1)
+    out = backend.empty(grad._size[1:2], grad.dtype)
+    sums = backend.array(out)
+
+    def run(start, stop):
+        xp.add.reduce(xp.add.reduce(rows[:, start:stop], axis=0), axis=1, out=sums[start:stop])
+
+    intra_op.parallel_chunks(len(sums), run, grain=intra_op.grain(rows.shape[0] * rows.shape[2]))
+    return out
+
+
 # ==== derivative (derivatives.yaml's entry for convolution; see ops/derivative.py) ====
 
 derivative("convolution",
@@ -676,6 +705,8 @@ _WEIGHT_ARGUMENTS = "grad, conj(input), weight_meta, stride, padding, dilation, 
 specialise_derivative("convolution", {
     f"conv_weight_backward({_WEIGHT_ARGUMENTS}, groups)": (
         f"conv_weight_backward_on_arrays({_WEIGHT_ARGUMENTS}, groups)", f"weight_gemm_fits({_WEIGHT_ARGUMENTS})"),
+    "conv_bias_backward(grad)": ("conv_bias_backward_on_arrays(grad)", "contiguous_batched_floats(grad)"),
 }, helpers={"conv_input_grad": conv_input_grad, "conv_weight_backward": conv_weight_backward,
             "conv_bias_backward": conv_bias_backward, "conv_weight_backward_on_arrays": conv_weight_backward_on_arrays,
-            "weight_gemm_fits": weight_gemm_fits})
+            "weight_gemm_fits": weight_gemm_fits, "conv_bias_backward_on_arrays": conv_bias_backward_on_arrays,
+            "contiguous_batched_floats": contiguous_batched_floats})
