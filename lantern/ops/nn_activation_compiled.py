@@ -1,8 +1,11 @@
-"""GELU's compiled specialisations: the forward and the backward of `gelu(x)` (approximate='none') on float32 each
-as one numba pass (nn_activation_numba), computing what PyTorch's vectorised kernel computes. The readable GELU
-(nn_activation._gelu, x·Φ(x) with SciPy's ndtr, and the derivative formula _gelu_grad in five ops) runs in
-reference mode, for float64 and half precision, for the tanh approximation, without numba, and where a backward
-builds a graph (create_graph).
+"""GELU's compiled backward: the input gradient of `gelu(x)` (approximate='none') on float32 as one numba pass
+(nn_activation_numba), computing what PyTorch's vectorised kernel computes, instead of the readable derivative
+formula _gelu_grad's five ops. The readable formula runs in reference mode, for float64 and half precision, for the
+tanh approximation, without numba, and where a backward builds a graph (create_graph).
+
+The forward keeps the readable x·Φ(x) (SciPy's ndtr): a compiled graph (torch.compile) computes GELU's values with
+the readable kernels, and a forward by PyTorch's formula (erf within 1.5e-7) made eager and compiled training
+differ from the third step on.
 
 >>> import lantern.nn.functional as F
 >>> x = lantern.tensor([-1.0, 0.0, 2.0], requires_grad=True)
@@ -14,33 +17,13 @@ builds a graph (create_graph).
 import numpy as np
 
 from ..core import intra_op
-from ..core.reference import mode, specialisation
+from ..core.reference import specialisation
 from .derivative_specialisation import on_float_arrays
 from .numba_kernels import optional_kernels
 
 
 def _kernels():
     return optional_kernels("nn_activation_numba")
-
-
-def gelu_compiled_applies(xp, out, x, approximate):
-    """Whether gelu_compiled computes this forward: fast paths on, numba installed, approximate='none', row-major
-    float32 NumPy arrays."""
-    return (mode.fast and approximate == "none" and xp is np and x.dtype == np.float32 and out.dtype == np.float32
-            and x.flags.c_contiguous and out.flags.c_contiguous and _kernels() is not None)
-
-
-@specialisation(replaces="gelu's readable kernel x·ndtr(x) (SciPy's ndtr, ≈ 15 ns an element)",
-                when="gelu_compiled_applies(xp, out, x, approximate): fast paths on, numba installed, "
-                     "approximate='none', row-major float32 NumPy arrays",
-                parity_test="tests/test_gelu_compiled.py::test_compiled_gelu_matches_the_readable_one",
-                ops=("gelu",))
-def gelu_compiled(x, out):
-    """out = gelu(x) by nn_activation_numba.gelu_forward, in flat ranges on the intra-op threads."""
-    x_flat, out_flat = x.reshape(-1), out.reshape(-1)
-    forward = _kernels().gelu_forward
-    intra_op.parallel_chunks(out.size, lambda start, stop: forward(x_flat[start:stop], out_flat[start:stop]),
-                             grain=intra_op.ELEMENTS_PER_CHUNK)
 
 
 def gelu_backward_applies(grad, self, approximate):

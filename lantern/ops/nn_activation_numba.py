@@ -1,20 +1,18 @@
-"""numba kernels for GELU (`approximate='none'`) on float32: the forward and the backward each in one pass; and
-ReLU's backward on float32/float64 (one select an element where NumPy's mask version makes four passes).
+"""numba kernels for GELU's backward (`approximate='none'`) on float32 in one pass, and ReLU's backward on
+float32/float64 (one select an element where NumPy's mask version makes four passes).
 
-The readable GELU is x·Φ(x) with SciPy's ndtr (about 15 ns an element), and its backward five lantern ops. These
-kernels compute what PyTorch's vectorised CPU kernel computes (ATen's GeluKernelImpl and GeluBackwardKernelImpl
-over Vectorized<float>): Φ(x) = ½(1 + erf(x/√2)) with erf by Abramowitz and Stegun's formula 7.1.26 (absolute error
-below 1.5e-7, as ATen's Vectorized<float>::erf), and the backward grad·(Φ(x) + x·φ(x)). Both loops vectorise (about
-1 ns an element).
+GELU's readable backward is five lantern ops over Φ(x) (SciPy's ndtr, about 15 ns an element). This kernel computes
+what PyTorch's vectorised CPU kernel computes (ATen's GeluBackwardKernelImpl over Vectorized<float>):
+grad·(Φ(x) + x·φ(x)) with Φ(x) = ½(1 + erf(x/√2)) and erf by Abramowitz and Stegun's formula 7.1.26 (absolute error
+below 1.5e-7, as ATen's Vectorized<float>::erf). The loop vectorises (about 1 ns an element).
 
-Imported only when nn_activation_compiled's specialisations first run (numba takes ~0.5 s to import); kernels are
-cached on disk.
+Imported only when a specialisation first runs (numba takes ~0.5 s to import); kernels are cached on disk.
 
 >>> import numpy as np
->>> x, out = np.array([-1.0, 0.0, 2.0], np.float32), np.empty(3, np.float32)
->>> gelu_forward(x, out)
->>> [round(v, 5) for v in out.tolist()]
-[-0.15866, 0.0, 1.9545]
+>>> x, grad, out = np.array([-1.0, 0.0, 2.0], np.float32), np.ones(3, np.float32), np.empty(3, np.float32)
+>>> gelu_backward(grad, x, out)
+>>> [round(v, 4) for v in out.tolist()]
+[-0.0833, 0.5, 1.0852]
 """
 import math
 
@@ -34,14 +32,6 @@ def _erf(x):
     r = (((f32(1.061405429) * t + f32(-1.453152027)) * t + f32(1.421413741)) * t + f32(-0.284496736)) * t
     r = r + f32(0.254829592)
     return math.copysign(f32(1) - r * t * exp_nonpositive(-(x * x)), x)
-
-
-@numba.njit(**_JIT)
-def gelu_forward(x, out):
-    """out = x·½(1 + erf(x/√2)) over 1-D float32 arrays."""
-    for i in range(x.shape[0]):
-        v = x[i]
-        out[i] = v * f32(0.5) * (f32(1) + _erf(v * f32(0.70710678118654752)))
 
 
 @numba.njit(**_JIT)
