@@ -50,6 +50,6 @@ def test_without_numba_the_sparse_product_runs(monkeypatch):
     monkeypatch.setitem(sys.modules, "numba", None)                  # `import numba` now raises ImportError
     monkeypatch.delitem(sys.modules, "lantern.ops.nn_misc_numba", raising=False)
     monkeypatch.delattr(lantern.ops, "nn_misc_numba", raising=False)
-    monkeypatch.delitem(numba_kernels._LOADED, "nn_misc_numba", raising=False)
+    monkeypatch.delitem(numba_kernels._LOADED, "lantern.ops.nn_misc_numba", raising=False)
     assert nn_misc._rows_kernels() is None
     np.testing.assert_array_equal(_weight_grad(indices, grad, lantern.float32), fast)

@@ -278,7 +278,7 @@ def test_without_numba_float32_runs_the_readable_kernels(monkeypatch):
     monkeypatch.setitem(sys.modules, "numba", None)                  # `import numba` now raises ImportError
     monkeypatch.delitem(sys.modules, "lantern.ops.nn_rnn_numba", raising=False)
     monkeypatch.delattr(lantern.ops, "nn_rnn_numba", raising=False)
-    monkeypatch.delitem(numba_kernels._LOADED, "nn_rnn_numba", raising=False)
+    monkeypatch.delitem(numba_kernels._LOADED, "lantern.ops.nn_rnn_numba", raising=False)
     assert not nn_rnn.compiled_steps_apply(np, np.zeros((1, 1, 4), np.float32))
     without = m(x)[0]
     without.sum().backward()

@@ -11,11 +11,13 @@ import importlib
 _LOADED = {}
 
 
-def optional_kernels(module):
-    """lantern.ops.<module>, imported on first use, or None where numba cannot be imported."""
-    if module not in _LOADED:
+def optional_kernels(module, package=__package__):
+    """<package>.<module> (lantern.ops.<module> by default), imported on first use, or None where numba cannot be
+    imported."""
+    name = f"{package}.{module}"
+    if name not in _LOADED:
         try:
-            _LOADED[module] = importlib.import_module(f"{__package__}.{module}")
+            _LOADED[name] = importlib.import_module(name)
         except ImportError:
-            _LOADED[module] = None
-    return _LOADED[module]
+            _LOADED[name] = None
+    return _LOADED[name]

@@ -30,14 +30,13 @@ The choice, made by `use_multi_tensor`:
 ...     use_multi_tensor(True)
 False
 """
-import importlib
-
 import numpy as np
 
 from ..core import dtype as dt
 from ..core import intra_op
 from ..core import reference
 from ..core.state import tls
+from ..ops.numba_kernels import optional_kernels
 
 _DTYPES = (dt.float32, dt.float64)
 
@@ -94,18 +93,10 @@ def on_flat_ranges(arrays, update):
                              grain=intra_op.grain(_UPDATE_PASSES))
 
 
-_KERNELS = []
-
-
 def compiled_kernels(arrays):
     """The numba kernels of lantern.optim._updates_numba where they can take `arrays` (NumPy arrays, all
-    C-contiguous, so `on_flat_ranges` hands them flat ranges), else None; also None without numba. The module is
-    imported on first use: numba takes about half a second to import."""
+    C-contiguous, so `on_flat_ranges` hands them flat ranges), else None; also None without numba (the module is
+    imported on first use: numba takes about half a second to import)."""
     if not all(type(a) is np.ndarray and a.flags.c_contiguous for a in arrays):
         return None
-    if not _KERNELS:
-        try:
-            _KERNELS.append(importlib.import_module(f"{__package__}._updates_numba"))
-        except ImportError:
-            _KERNELS.append(None)
-    return _KERNELS[0]
+    return optional_kernels("_updates_numba", package=__package__)
