@@ -99,8 +99,22 @@ def test_threads_give_the_serial_results(pool_calls, batch):
     serial = cnn_step(x)
     assert len(pool_calls) == runs
     assert_all_same(parallel, serial)
-    if batch > 1:  # conv forward, weight and input gradients, relu both ways, max pool both ways
-        assert runs >= 6
+    if batch > 1:  # conv forward, its three gradients, relu both ways, max pool both ways
+        assert runs >= 8
+
+
+@pytest.mark.parametrize("conv, x_shape, w_shape, options", [
+    (F.conv_transpose2d, (16, 6, 5, 5), (6, 3, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+    (F.conv_transpose1d, (64, 4, 9), (4, 6, 3), dict(stride=3, groups=2)),
+    (F.conv2d, (16, 2, 9, 9), (8, 2, 3, 3), dict(padding=1)),  # the input gradient: fewer channels, so col2im
+])
+def test_col2im_slices_on_threads_give_the_serial_results(pool_calls, conv, x_shape, w_shape, options):
+    x, w = integers(*x_shape), integers(*w_shape, seed=1)
+    bias = integers(w_shape[1] * options.get("groups", 1) if conv is not F.conv2d else w_shape[0], seed=2)
+    parallel = conv_and_grads(conv, x, w, bias, **options)
+    assert pool_calls
+    intra_op.set_num_threads(1)
+    assert_all_same(parallel, conv_and_grads(conv, x, w, bias, **options))
 
 
 def test_relu_of_a_strided_input_stays_serial_and_right(pool_calls):

@@ -399,24 +399,27 @@ def weight_gradient(xp, x, grad, kernel, stride, padding, dilation, groups, comp
     return total.reshape((o, x.shape[1] // groups) + tuple(kernel))
 
 
-def transposed_convolution(xp, x, w, out_sizes, stride, padding, dilation, groups, compute):
-    """The adjoint of correlate() in x: per slice of the batch, each input pixel's contribution to every output
-    tap through one GEMM per group (columns), then col2im adds the columns into the output."""
+def transposed_convolution(xp, x, w, stride, padding, dilation, groups, compute, out):
+    """Write into out (N, groups · Cout/groups, *out) the adjoint of correlate() in x: per slice of the batch, each
+    input pixel's contribution to every output tap through one GEMM per group (columns), then col2im adds the
+    columns into the slice's output. The slices are shared among the intra-op threads, each writing its own."""
     n, cin = x.shape[:2]
     og = w.shape[1]
     kernel = w.shape[2:]
     nd = len(kernel)
     mat = w.astype(compute, copy=False).reshape(groups, cin // groups, -1).transpose(0, 2, 1)
     rows = x.astype(compute, copy=False).reshape(n, groups, cin // groups, -1).transpose(1, 2, 0, 3)
-    result = xp.empty((n, groups * og) + tuple(out_sizes), compute)
-    sample_bytes = groups * og * math.prod(kernel) * math.prod(x.shape[2:]) * compute.itemsize
-    for part in _batch_slices(n, sample_bytes):
-        m = part.stop - part.start
-        cols = xp.matmul(mat, rows[:, :, part].reshape(groups, cin // groups, -1))  # (groups, og·K, m·S)
-        cols = cols.reshape((groups * og,) + kernel + (m,) + x.shape[2:])
-        cols = cols.transpose((1 + nd, 0) + tuple(range(1, 1 + nd)) + tuple(range(2 + nd, cols.ndim)))
-        result[part] = col2im_array(xp, cols, out_sizes, kernel, dilation, padding, stride, compute)
-    return result
+    slices = _thread_slices(n, groups * og * math.prod(kernel) * math.prod(x.shape[2:]) * compute.itemsize)
+
+    def run(first, last):
+        for part in slices[first:last]:
+            m = part.stop - part.start
+            cols = xp.matmul(mat, rows[:, :, part].reshape(groups, cin // groups, -1))  # (groups, og·K, m·S)
+            cols = cols.reshape((groups * og,) + kernel + (m,) + x.shape[2:])
+            cols = cols.transpose((1 + nd, 0) + tuple(range(1, 1 + nd)) + tuple(range(2 + nd, cols.ndim)))
+            out[part] = col2im_array(xp, cols, out.shape[2:], kernel, dilation, padding, stride, compute)
+
+    intra_op.parallel_chunks(len(slices), run, grain=1)
 
 
 def _as_correlation_weight(w, groups):
@@ -460,7 +463,7 @@ def _conv_kernel(backend, input, weight, bias, stride, padding, dilation, transp
                   tuple(d * (k - 1) - p for k, p, d in zip(w.shape[2:], padding, dilation)), dilation, groups,
                   compute, dst, fold)
     elif transposed:
-        dst[...] = transposed_convolution(xp, x, w, out._size[2:], stride, padding, dilation, groups, compute)
+        transposed_convolution(xp, x, w, stride, padding, dilation, groups, compute, dst)
         fold = None
     else:
         correlate(xp, x, w, stride, padding, dilation, groups, compute, dst, fold)
