@@ -123,6 +123,15 @@ def test_relu_of_a_strided_input_stays_serial_and_right(pool_calls):
     assert pool_calls == []
 
 
+def test_max_pool_splits_by_the_input_it_reads(pool_calls):
+    """The CNN's second pool, 64 × 32 × 14 × 14 in and a quarter of that out: its input is worth two chunks."""
+    x = integers(64, 32, 14, 14)
+    parallel = F.max_pool2d(x, 2, return_indices=True)
+    assert pool_calls == [2]
+    intra_op.set_num_threads(1)
+    assert_all_same(parallel, F.max_pool2d(x, 2, return_indices=True))
+
+
 def pool_and_grad(x, *args, **options):
     x = x.clone().requires_grad_()
     values, indices = F.max_pool2d(x, *args, return_indices=True, **options)

@@ -118,7 +118,8 @@ def _max_pool_kernel(backend, self, kernel_size, stride=(), padding=0, dilation=
     def run(start, stop):
         planes(backend.xp, a[start:stop], kernel, stride, padding, dilation, best[start:stop], offset[start:stop])
 
-    intra_op.parallel_chunks(shape[0], run, grain=intra_op.grain(math.prod(shape[1:])))
+    # the work grows with the input each item reads (four times its outputs for a 2 × 2 pool), not its outputs
+    intra_op.parallel_chunks(shape[0], run, grain=intra_op.grain(math.prod(a.shape[1:])))
     return values, indices
 
 
