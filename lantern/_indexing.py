@@ -27,6 +27,7 @@ from .core.tensor_impl import TensorImpl
 from .ops.dispatcher import call
 from .ops.meta_util import type_name
 from .ops.registry import get
+from .ops.shape import scalar_in
 from .core import user_warnings
 
 _SELECT, _SLICE, _UNSQUEEZE, _ALIAS = get("select"), get("slice"), get("unsqueeze"), get("alias")
@@ -55,8 +56,9 @@ def getitem(t, index):
 
 
 def setitem(t, index, value):
-    """t[index] = value, in place whatever the index: copy_/fill_ into a view, or index_put_."""
-    value = _value_to_tensor(t, value)
+    """t[index] = value, in place whatever the index: copy_/fill_ into a view, or index_put_. A Python number is
+    converted to t's dtype first and fills a view as it is; only index_put_ needs it as a 0-dim tensor."""
+    value = _checked_value(t, value)
     if index is False:
         return
     if index is Ellipsis:
@@ -70,6 +72,7 @@ def setitem(t, index, value):
     walk = _walk(t, index)
     if not walk.indices:
         return _copy_to(walk.result, value)
+    value = _as_tensor(t, value)
     stripped = _strip_leading_ones(value._size)
     if stripped != value._size:
         value = call(_VIEW, (value, stripped))
@@ -232,16 +235,27 @@ def _sequence_to_index(seq, like):
 
 # ---- assignment ----------------------------------------------------------------------------------------------------
 
-def _value_to_tensor(t, value):
-    """A tensor stays as it is; a Python number becomes a 0-dim tensor of t's dtype and device."""
+def _checked_value(t, value):
+    """A tensor stays as it is; a Python number is converted to t's dtype as PyTorch converts it to a 0-dim tensor
+    of that dtype (RuntimeError if it overflows), before the index is looked at.
+
+    >>> _checked_value(lantern.zeros(2, dtype=lantern.uint8), -1), _checked_value(lantern.zeros(2).long(), 2.7)
+    (255, 2)
+    """
     if isinstance(value, TensorImpl):
         return value
     if isinstance(value, (bool, int, float, complex, np.integer)):
-        scalar = t._backend.empty((), t.dtype)
-        return call(_FILL_, (scalar, value))
+        return scalar_in(value, t.dtype, "fill_")
     kind = type(value)
     name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
     raise TypeError(f"can't assign a {name} to a {type_name(t)}")
+
+
+def _as_tensor(t, value):
+    """value, or a number as a 0-dim tensor of t's dtype and device."""
+    if isinstance(value, TensorImpl):
+        return value
+    return call(_FILL_, (t._backend.empty((), t.dtype), value))
 
 
 def _strip_leading_ones(size):
@@ -253,8 +267,11 @@ def _strip_leading_ones(size):
 
 
 def _copy_to(dst, src):
-    """Write src into the view dst: copy_ when shapes agree, fill_ for a CPU scalar, else copy_ of src expanded."""
-    if dst._size == src._size:
+    """Write src into the view dst: fill_ for a number, copy_ when shapes agree, fill_ for a CPU scalar, else copy_
+    of src expanded."""
+    if not isinstance(src, TensorImpl):
+        call(_FILL_, (dst, src))
+    elif dst._size == src._size:
         call(_COPY_, (dst, src, False))
     elif not src._size and src.device.type == "cpu":
         call(_FILL_, (dst, src))

@@ -267,11 +267,31 @@ def test_setitem(name):
     check(_assign(index_fn, value_fn), X)
 
 
-@pytest.mark.parametrize("dtype, value", [(np.int64, 2.7), (np.int32, -1), (np.bool_, 2), (np.float64, 1e300)])
+@pytest.mark.parametrize("dtype, value", [(np.int64, 2.7), (np.int32, -1), (np.bool_, 2), (np.float64, 1e300),
+                                          (np.uint8, -1), (np.float16, 0.1), (np.float32, 1 + 0j),
+                                          (np.complex64, 1 - 2j), (np.int64, np.int16(-3))])
 def test_setitem_casts_scalars(dtype, value):
     x = noncontig(np.zeros((2, 3), dtype=dtype))
     check(_assign(lambda m, x: 0, lambda m, x: value), x)
     check(_assign(lambda m, x: [1], lambda m, x: value), x)
+
+
+def test_setitem_scalar_overflow_is_found_before_the_index():
+    """A number is converted to the tensor's dtype before the index is looked at (a view is filled with it)."""
+    raises_like(lambda m, x: x.__setitem__(100, 300), noncontig(np.zeros((2, 3), np.uint8)))
+    raises_like(lambda m, x: x.__setitem__(slice(1, None), 1 + 2j), X)
+
+
+def test_setitem_scalar_gradient():
+    def fn(m, x):
+        x = x.requires_grad_()
+        y = x * 2
+        y[1:, 0] = -1.5
+        y[0, 1] = 7
+        y[..., 2] = m.tensor(3.)
+        (y * m.arange(1., 5.)).sum().backward()
+        return y, x.grad, type(y.grad_fn).__name__
+    check(fn, X)
 
 
 def test_setitem_through_a_view():
