@@ -63,7 +63,8 @@ def _vector_norm_impl(xp, out, dtype, x, ord=2, dim=None, keepdim=False, dtype_a
     compute = np.float32 if dtype in _LOW_PRECISION else dtype
     if dtype_arg is not None:  # the input is converted to dtype= first
         x = x.astype(dtype_arg.np, copy=False)
-    a = xp.abs(x).astype(compute, copy=False)
+    squares_only = ord == 2 and not dt.holds_complex(x.dtype)  # a real number's square is its magnitude's
+    a = (x if squares_only else xp.abs(x)).astype(compute, copy=False)
     if ord == math.inf:
         value = a.max(axis=axis, keepdims=keepdim)
     elif ord == -math.inf:
