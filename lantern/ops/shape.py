@@ -139,7 +139,7 @@ def _check_copy(self, src):
                            f"{shape_str(shape)} (copy_ from shape {shape_str(src._size)})")
     from ..backends.base import internal_overlap_check
     internal_overlap_check(self, "copy_")
-    if overlap_status(self, src) == PARTIAL:
+    if self._storage is src._storage and overlap_status(self, src) == PARTIAL:  # only a shared storage overlaps
         raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
                            "refer to a single memory location. Please clone() the tensor before performing the "
                            f"operation. (copy_ of shape {shape_str(self._size)} from an overlapping view)")
