@@ -210,7 +210,7 @@ def test_every_ops_specialisation_is_checked_here():
     # pow_small_exponent is checked below; the dispatcher's generated entries in tests/test_reference_mode.py;
     # the convolution kernel's ShiftedColumns and the compiled max pool kernels in tests/test_nn_conv_threads.py;
     # the compiled LSTM/GRU steps in tests/test_nn_rnn_fused.py, embedding's compiled backward in
-    # tests/test_embedding_compiled.py; the compiled random draws in tests/test_random_compiled.py; GELU's backward kernel in
+    # tests/test_embedding_compiled.py; the compiled random draws in tests/test_random_compiled.py; GELU's kernels in
     # tests/test_gelu_compiled.py; layer norm's and softmax's in tests/test_nn_norm_compiled.py and
     # tests/test_nn_softmax_compiled.py; relu's compiled backward in tests/test_nn_relu_compiled.py; cross-entropy's
     # compiled forward rows and backward in tests/test_nn_loss_compiled.py; the correlation by taps and the
@@ -220,7 +220,7 @@ def test_every_ops_specialisation_is_checked_here():
                                    "max_pool_planes_compiled", "max_pool_scatter_compiled", "lstm_forward_compiled",
                                    "lstm_backward_compiled", "gru_forward_compiled", "gru_backward_compiled",
                                    "_embedding_rows_summed_compiled", "words_compiled", "unit_uniform_compiled",
-                                   "bernoulli_scalar_compiled", "gelu_backward_on_arrays",
+                                   "bernoulli_scalar_compiled", "gelu_compiled", "gelu_backward_on_arrays",
                                    "_layer_norm_rows_compiled", "_layer_norm_backward_rows_compiled",
                                    "layer_norm_weight_grad_on_arrays", "_softmax_rows_compiled", "_softmax_rows_fused",
                                    "_softmax_backward_rows_compiled", "relu_backward_compiled",

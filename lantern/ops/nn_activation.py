@@ -23,7 +23,8 @@ from .pointwise_common import _require_tensor, special
 from .registry import composite, get, structured
 from .derivative import Derivative, derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
-from .nn_activation_compiled import gelu_backward_applies, gelu_backward_on_arrays
+from .nn_activation_compiled import (gelu_backward_applies, gelu_backward_on_arrays, gelu_compiled,
+                                     gelu_compiled_applies)
 from ..core.overridable import overridable
 
 
@@ -164,6 +165,14 @@ def _gelu(xp, x, approximate="none"):
     return x * special(xp).ndtr(x)
 
 
+def _gelu_impl(xp, out, dtype, x, approximate="none"):
+    """gelu written into the output: the readable kernel, or gelu_compiled (the same bits) where it applies."""
+    if gelu_compiled_applies(xp, out, x, approximate):
+        gelu_compiled(xp, x, out)
+    else:
+        _activation(_gelu)(xp, out, dtype, x, approximate)
+
+
 def _silu(xp, x):
     if x.dtype.kind == "c":  # expit has no complex loop; x / (1 + e^-x) is the same function
         return x / (1 + xp.exp(-x))
@@ -276,7 +285,8 @@ _NO_INPLACE = {"softshrink", "hardshrink", "log_sigmoid", "_normal_cdf"}
 _TENSOR_METHODS = {"relu", "hardshrink"}  # the others are functions only in PyTorch (no Tensor.gelu)
 for _schema, _fn, _meta in ACTIVATIONS:
     _name = _schema.partition("(")[0]
-    structured(_schema, _meta, _relu_impl if _fn is _relu else _activation(_fn), inplace=_name not in _NO_INPLACE,
+    _impl = {_relu: _relu_impl, _gelu: _gelu_impl}.get(_fn) or _activation(_fn)
+    structured(_schema, _meta, _impl, inplace=_name not in _NO_INPLACE,
                out=_name != "_normal_cdf", pointwise=True, method=_name in _TENSOR_METHODS)
 
 

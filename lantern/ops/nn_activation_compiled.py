@@ -1,11 +1,15 @@
-"""GELU's compiled backward: the input gradient of `gelu(x)` (approximate='none') on float32 as one numba pass
-(nn_activation_numba), computing what PyTorch's vectorised kernel computes, instead of the readable derivative
-formula _gelu_grad's five ops. The readable formula runs in reference mode, for float64 and half precision, for the
-tanh approximation, without numba, and where a backward builds a graph (create_graph).
+"""GELU's compiled specialisations for `gelu(x)` (approximate='none') on float32, each a numba kernel
+(nn_activation_numba) in flat ranges on the intra-op threads:
 
-The forward keeps the readable x·Φ(x) (SciPy's ndtr): a compiled graph (torch.compile) computes GELU's values with
-the readable kernels, and a forward by PyTorch's formula (erf within 1.5e-7) made eager and compiled training
-differ from the third step on.
+- the forward computes the readable x·Φ(x) with SciPy's ndtr bit for bit (Cephes' ndtr ported, libm's exp), at
+  about a quarter of its cost. Bit equality matters: a compiled graph (torch.compile) computes GELU's values with
+  the readable kernels, and a forward by PyTorch's formula (erf within 1.5e-7) made eager and compiled training
+  differ from the third step on;
+- the backward computes what PyTorch's vectorised kernel computes, instead of the readable derivative formula
+  _gelu_grad's five ops.
+
+The readable code runs in reference mode, for float64 and half precision, for the tanh approximation, without numba,
+and (the backward) where a backward builds a graph (create_graph).
 
 >>> import lantern.nn.functional as F
 >>> x = lantern.tensor([-1.0, 0.0, 2.0], requires_grad=True)
@@ -17,13 +21,36 @@ differ from the third step on.
 import numpy as np
 
 from ..core import intra_op
-from ..core.reference import specialisation
+from ..core.reference import mode, specialisation
 from .derivative_specialisation import on_float_arrays
 from .numba_kernels import optional_kernels
 
 
 def _kernels():
     return optional_kernels("nn_activation_numba")
+
+
+def gelu_compiled_applies(xp, out, x, approximate):
+    """Whether gelu_compiled computes this forward: fast paths on, numba installed, approximate='none', row-major
+    float32 NumPy arrays."""
+    return (mode.fast and approximate == "none" and xp is np and x.dtype == np.float32 and out.dtype == np.float32
+            and x.flags.c_contiguous and out.flags.c_contiguous and _kernels() is not None)
+
+
+@specialisation(replaces="gelu's readable kernel x·ndtr(x) (SciPy's ndtr, ≈ 15 ns an element), with its bits",
+                when="gelu_compiled_applies(xp, out, x, approximate): fast paths on, numba installed, "
+                     "approximate='none', row-major float32 NumPy arrays",
+                parity_test="tests/test_gelu_compiled.py::test_compiled_gelu_has_the_readable_bits",
+                ops=("gelu",))
+def gelu_compiled(xp, x, out):
+    """out = gelu(x) by nn_activation_numba.gelu_forward, in flat ranges on the intra-op threads (each with its
+    own scratch)."""
+    x_flat, out_flat, kernels = x.reshape(-1), out.reshape(-1), _kernels()
+
+    def forward(start, stop):
+        scratch = xp.empty(kernels.BLOCK, xp.int64), xp.empty(kernels.BLOCK, xp.float32)
+        kernels.gelu_forward(x_flat[start:stop], out_flat[start:stop], *scratch)
+    intra_op.parallel_chunks(out.size, forward, grain=intra_op.ELEMENTS_PER_CHUNK)
 
 
 def gelu_backward_applies(grad, self, approximate):
