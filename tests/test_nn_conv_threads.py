@@ -117,6 +117,18 @@ def test_col2im_slices_on_threads_give_the_serial_results(pool_calls, conv, x_sh
     assert_all_same(parallel, conv_and_grads(conv, x, w, bias, **options))
 
 
+@pytest.mark.parametrize("x_shape, w_shape", [((16, 6, 10, 10), (8, 6, 3, 3)), ((16, 1, 12, 12), (8, 1, 3, 3))])
+def test_weight_gradient_of_floats_does_not_depend_on_the_thread_count(pool_calls, x_shape, w_shape):
+    """Random floats, whose sums round: the weight gradient adds one product per slice of the batch, and the slices
+    are the same at any thread count."""
+    rng = np.random.default_rng(0)
+    x, w, bias = (lantern.tensor(rng.standard_normal(s).astype(np.float32)) for s in (x_shape, w_shape, w_shape[:1]))
+    parallel = conv_and_grads(F.conv2d, x, w, bias, padding=1)
+    assert pool_calls
+    intra_op.set_num_threads(1)
+    assert_all_same(parallel, conv_and_grads(F.conv2d, x, w, bias, padding=1))
+
+
 def test_relu_of_a_strided_input_stays_serial_and_right(pool_calls):
     x = integers(2, 256, 512).transpose(1, 2)
     assert np.array_equal(F.relu(x).numpy(), np.maximum(x.numpy(), 0))
