@@ -15,7 +15,9 @@ import pytest
 import lantern
 from lantern.core.reference import SPECIALISATIONS
 from lantern.ops.derivative import TensorMeta
-from lantern.ops.derivative_helpers import sum_backward, where_zero
+from lantern.ops.derivative_helpers import (
+    narrow_backward, narrow_backward_on_arrays, slice_backward, slice_backward_on_arrays, sum_backward, where_zero,
+)
 from lantern.ops.linalg_products import (
     bias_backward_on_arrays, mm_mat1_backward, mm_mat1_backward_on_arrays, mm_mat2_backward,
     mm_mat2_backward_on_arrays,
@@ -110,6 +112,22 @@ def test_bias_backward_on_arrays(dtype):
     assert_same(bias_backward_on_arrays(grad, 1, TensorMeta(bias)), grad.sum_to_size(bias.shape))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_slice_backward_on_arrays(dtype):
+    meta = TensorMeta(normal(4, 6, 5, dtype=dtype))
+    for dim, start, end, step in ((1, 1, 5, 2), (2, -3, None, 1), (0, None, 100, 3), (1, 2, 2, 1), (1, -100, -2, 1)):
+        shape = list(meta.size)
+        shape[dim] = len(range(*slice(start, end, step).indices(shape[dim])))
+        grad = normal(*shape, dtype=dtype)
+        if grad.numel():
+            grad[(0,) * len(shape)] = float("nan")
+        assert_same(slice_backward_on_arrays(grad, meta, dim, start, end, step),
+                    slice_backward(grad, meta, dim, start, end, step))
+    grad = normal(5, 2, 4, dtype=dtype).permute(2, 1, 0)  # not row-major
+    for start in (-3, 1, lantern.tensor(2)):
+        assert_same(narrow_backward_on_arrays(grad, meta, 1, start, 2), narrow_backward(grad, meta, 1, start, 2))
+
+
 def test_sum_backward_as_view():
     x = normal(3, 4)[:, 1:]
     grad = lantern.tensor(2.0)
@@ -186,6 +204,12 @@ def _conv_bias_step(dtype):
     return (y * y).sum(), (bias,)
 
 
+def _split_step(dtype):
+    x = _leaf(integers(4, 6, dtype=dtype))
+    a, b = x.split([2, 4], dim=1)  # narrow's backward; b[:, 1:] slice's
+    return (a * a).sum() + (b[:, 1:] * b[:, :-1]).sum(), (x,)
+
+
 def _mm_step(dtype):
     a, b = _leaf(integers(4, 3, dtype=dtype)), integers(3, 5, dtype=dtype, seed=1)
     return (a @ b).sum(), (a,)
@@ -201,6 +225,7 @@ STEPS = {  # the specialisation, and a backward pass on float64 that runs it
     "conv_weight_backward_on_arrays": (conv_weight_backward_on_arrays, _conv_step),
     "max_pool_backward_on_arrays": (max_pool_backward_on_arrays, _conv_step),
     "conv_bias_backward_on_arrays": (conv_bias_backward_on_arrays, _conv_bias_step),
+    "slice_backward_on_arrays": (slice_backward_on_arrays, _split_step),
 }
 
 

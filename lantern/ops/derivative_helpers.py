@@ -7,6 +7,7 @@ lantern.Size([2, 3])
 import math
 
 from ..core import dtype as dt
+from ..core.reference import specialisation
 from .call_by_name import call_op as _op
 
 
@@ -195,11 +196,37 @@ def slice_backward(grad, meta, dim, start, end, step):
 
 
 def narrow_backward(grad, meta, dim, start, length):
-    """narrow's start may be negative (counted from the end) or a 0-d tensor."""
+    return slice_backward(grad, meta, dim, *_narrow_bounds(meta, dim, start, length))
+
+
+def _narrow_bounds(meta, dim, start, length):
+    """narrow's (start, end, step) as a slice's: its start may be negative (counted from the end) or a 0-d tensor."""
     start = start.__index__()
     if start < 0:
         start += meta.size[dim]
-    return slice_backward(grad, meta, dim, start, start + length, 1)
+    return start, start + length, 1
+
+
+@specialisation(replaces="slice_backward (zeros, then slice_scatter: a second tensor and a copy of the zeros)",
+                when="backward without create_graph, fast paths on; on_float_arrays(grad)",
+                parity_test="tests/test_ops_specialisations.py::test_slice_backward_on_arrays",
+                ops=("slice", "narrow"))
+def slice_backward_on_arrays(grad, meta, dim, start, end, step):
+    """The gradient written into its slice of one new zero-filled tensor (row-major, as the readable formula's).
+    Python's slice clamps start and end as `slice` does (negative ones counted from the end)."""
+    backend = grad._backend
+    out = backend.empty(meta.size, grad.dtype)
+    whole = backend.array(out)
+    whole[...] = 0
+    where = [slice(None)] * len(meta.size)
+    where[dim] = slice(start, end, step)
+    whole[tuple(where)] = backend.array(grad)
+    return out
+
+
+def narrow_backward_on_arrays(grad, meta, dim, start, length):
+    """narrow_backward through slice_backward_on_arrays."""
+    return slice_backward_on_arrays(grad, meta, dim, *_narrow_bounds(meta, dim, start, length))
 
 
 def diagonal_backward(grad, meta, offset, dim1, dim2):

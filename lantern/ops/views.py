@@ -11,6 +11,8 @@ from ..core.tensor_impl import contiguous_strides
 from .meta_util import shape_str, wrap_dim, wrap_dims
 from .registry import view
 from .derivative import derivative, nondifferentiable
+from .derivative_helpers import narrow_backward_on_arrays, slice_backward_on_arrays
+from .derivative_specialisation import on_float_arrays, specialise_derivative
 
 
 def infer_size(shape, numel, op="view"):
@@ -403,6 +405,12 @@ derivative("unsqueeze", self="grad.squeeze(dim)")
 derivative("select", self="select_backward(grad, self_meta, dim, index)")
 derivative("slice", self="slice_backward(grad, self_meta, dim, start, end, step)")
 derivative("narrow", name="SliceBackward0", self="narrow_backward(grad, self_meta, dim, start, length)")
+specialise_derivative("slice", {"slice_backward(grad, self_meta, dim, start, end, step)": (
+    "slice_backward_on_arrays(grad, self_meta, dim, start, end, step)", "on_float_arrays(grad)")},
+    helpers={"slice_backward_on_arrays": slice_backward_on_arrays, "on_float_arrays": on_float_arrays})
+specialise_derivative("narrow", {"narrow_backward(grad, self_meta, dim, start, length)": (
+    "narrow_backward_on_arrays(grad, self_meta, dim, start, length)", "on_float_arrays(grad)")},
+    helpers={"narrow_backward_on_arrays": narrow_backward_on_arrays, "on_float_arrays": on_float_arrays})
 derivative("diagonal", self="diagonal_backward(grad, self_meta, offset, dim1, dim2)")
 derivative("as_strided", self="as_strided_backward(grad, self_meta, size, stride, storage_offset)")
 derivative("unfold", self="unfold_backward(grad, self_meta, dimension, size, step)")
