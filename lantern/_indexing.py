@@ -23,6 +23,9 @@ import numpy as np
 
 from ._construct import tensor
 from .core import dtype as dt
+from .core import tensor_impl
+from .core.reference import mode, specialisation
+from .core.state import tls
 from .core.tensor_impl import TensorImpl
 from .ops.dispatcher import call
 from .ops.meta_util import type_name
@@ -59,6 +62,8 @@ def setitem(t, index, value):
     """t[index] = value, in place whatever the index: copy_/fill_ into a view, or index_put_. A Python number is
     converted to t's dtype first and fills a view as it is; only index_put_ needs it as a 0-dim tensor."""
     value = _checked_value(t, value)
+    if _array_write_applies(t, index, value):
+        return setitem_on_arrays(t, index, value)
     if index is False:
         return
     if index is Ellipsis:
@@ -77,6 +82,52 @@ def setitem(t, index, value):
     if stripped != value._size:
         value = call(_VIEW, (value, stripped))
     call(_INDEX_PUT_, (walk.result, walk.device_indices(), value, False))
+
+
+@specialisation(replaces="setitem's view op (select or slice) and its copy_ or fill_ for one int or slice index",
+                when="fast paths on, nothing watching the dispatcher; _array_write_applies(t, index, value)",
+                parity_test="tests/test_indexing.py::test_setitem_on_arrays", ops=("select", "slice", "copy_", "fill_"))
+def setitem_on_arrays(t, index, value):
+    """t[index] = value written straight into t's array (Python's int and slice indexing address the elements that
+    select and slice view), with the one version bump that copy_ or fill_ makes."""
+    backend = t._backend
+    backend.array(t)[index] = value if not isinstance(value, TensorImpl) else backend.array(value)
+    t._bump_version()
+
+
+def _array_write_applies(t, index, value):
+    """Whether setitem_on_arrays serves t[index] = value: a plain tensor on a NumPy backend that no graph needs (nor
+    does a tensor value), shares no element twice and is indexed by one int in range or one forward slice; the
+    value a number (already converted to t's dtype) or a tensor of t's dtype, backend and the target's exact shape
+    in another storage. Anything else (broadcasting, casts, errors, autograd) takes the readable path."""
+    if not mode.fast or tls.observed or type(t) is not tensor_impl.tensor_class or t._backend.xp is not np or not t._size:
+        return False
+    if t._requires_grad or t._grad_fn is not None or t._is_inference or _shares_elements(t):
+        return False
+    n = t._size[0]
+    if type(index) is int:
+        if not -n <= index < n:
+            return False
+        target = t._size[1:]
+    elif type(index) is slice and _plain_slice_part(index.start) and _plain_slice_part(index.stop) and (
+            index.step is None or (type(index.step) is int and index.step > 0)):
+        target = (len(range(*index.indices(n))),) + t._size[1:]
+    else:
+        return False
+    if not isinstance(value, TensorImpl):
+        return True
+    return (type(value) is tensor_impl.tensor_class and value._backend is t._backend and value.dtype is t.dtype
+            and value._size == target and value._storage is not t._storage and not value._requires_grad
+            and value._grad_fn is None)
+
+
+def _plain_slice_part(x):
+    return x is None or type(x) is int
+
+
+def _shares_elements(t):
+    """Whether t is expanded: several of its elements are one memory location (the readable path refuses it)."""
+    return any(s == 0 and n > 1 for n, s in zip(t._size, t._stride))
 
 
 # ---- the walk over an index tuple -------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import lantern
+from lantern import _indexing
 from oracle import check, noncontig, raises_like
 from device_generic import lantern_device  # noqa: F401  (the fixture: these tests run on cpu and openreg)
 
@@ -431,3 +432,71 @@ def test_no_warning_for_plain_indexing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         x[[0, 1]], x[0, [1, 2]], x[x > 3]
+
+
+# ---- the specialisation setitem_on_arrays against the readable path -----------------------------------------------
+
+ARRAY_WRITES = {  # (t's dtype, index, value as a function of lantern)
+    "int = number": (lantern.float32, 1, lambda m: 2.5),
+    "negative int = row": (lantern.float32, -1, lambda m: m.arange(4.).view(1, 4).expand(3, 4).contiguous()),
+    "slice = number": (lantern.int64, slice(1, None), lambda m: -1),
+    "step slice = tensor": (lantern.float64, slice(None, None, 2),
+                            lambda m: m.arange(24., dtype=m.float64).view(2, 4, 3).transpose(1, 2)),
+    "clamped slice": (lantern.int64, slice(-100, 100), lambda m: 7),
+    "empty slice": (lantern.int64, slice(3, 1), lambda m: m.zeros(0, 3, 4, dtype=m.int64)),
+    "uint8 wraps -1": (lantern.uint8, slice(0, 1), lambda m: -1),
+    "bool": (lantern.bool, 0, lambda m: 2),
+    "float16 rounds": (lantern.float16, 1, lambda m: 0.1),
+    "complex": (lantern.complex64, 0, lambda m: 1 - 2j),
+}
+
+
+@pytest.mark.parametrize("name", ARRAY_WRITES)
+def test_setitem_on_arrays(name):
+    """The fast path writes what the readable one writes, into a view's base too, with the same version bump."""
+    dtype, index, value = ARRAY_WRITES[name]
+    results = []
+    for reference in (False, True):
+        base = lantern.arange(48).view(4, 3, 4).to(dtype)
+        t = base.transpose(0, 1)[:, 1:]  # (3, 3, 4), not row-major, offset into its base
+        with lantern.reference_mode(reference):
+            checked = _indexing._checked_value(t, value(lantern))
+            assert _indexing._array_write_applies(t, index, checked) is not reference
+            t[index] = value(lantern)
+        results.append((base.clone(), base._version, t._version))
+    (fast, *fast_versions), (readable, *readable_versions) = results
+    assert fast_versions == readable_versions and fast.dtype == readable.dtype
+    np.testing.assert_array_equal(fast.cpu().numpy(), readable.cpu().numpy())
+
+
+@pytest.mark.parametrize("case", ["requires grad", "view of a graph", "expanded", "value needs grad", "broadcast",
+                                  "cast", "aliasing value", "int out of range", "tuple index", "0-dim", "traced"])
+def test_setitem_on_arrays_steps_aside(case):
+    """Whatever the readable path would do more than copy (autograd, broadcasting, casts, errors, observers)."""
+    t, index, value = lantern.zeros(3, 4), 0, lantern.ones(4)
+    if case == "requires grad":
+        t.requires_grad_()
+    elif case == "view of a graph":
+        t = lantern.zeros(3, 4, requires_grad=True) * 1
+    elif case == "expanded":
+        t = lantern.zeros(4).expand(3, 4)
+    elif case == "value needs grad":
+        value = lantern.ones(4, requires_grad=True)
+    elif case == "broadcast":
+        value = lantern.ones(1)
+    elif case == "cast":
+        value = lantern.ones(4, dtype=lantern.float64)
+    elif case == "aliasing value":
+        value = t[1]
+    elif case == "int out of range":
+        index = 3
+    elif case == "tuple index":
+        index = (0, slice(None))
+    elif case == "0-dim":
+        t, index, value = lantern.tensor(1.), None, 2.
+    with lantern.reference_mode(False):
+        if case == "traced":
+            with lantern.debug.trace_dispatch(io.StringIO()):
+                assert not _indexing._array_write_applies(t, index, value)
+        else:
+            assert not _indexing._array_write_applies(t, index, value)
