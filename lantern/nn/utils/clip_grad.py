@@ -31,6 +31,11 @@ def _no_grad(fn):
     return wrapper
 
 
+def _on(t, device):
+    """t moved to device, if it is elsewhere (a same-device .to() costs more than the test)."""
+    return t if t.device == device else t.to(device)
+
+
 def _as_list(tensors):
     return [tensors] if isinstance(tensors, lantern.Tensor) else list(tensors)
 
@@ -46,7 +51,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not tensors:
         return lantern.tensor(0.0)
     device = tensors[0].device
-    norms = [lantern.linalg.vector_norm(t, norm_type).to(device) for t in tensors]
+    norms = [_on(lantern.linalg.vector_norm(t, norm_type), device) for t in tensors]
     total = lantern.linalg.vector_norm(lantern.stack(norms), norm_type)
     if error_if_nonfinite and not bool(lantern.isfinite(total)):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
@@ -64,7 +69,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         return
     coef = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
     for g in grads:
-        g.mul_(coef.to(g.device))
+        g.mul_(_on(coef, g.device))
 
 
 @_no_grad
