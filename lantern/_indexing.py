@@ -27,6 +27,7 @@ from .core import tensor_impl
 from .core.reference import mode, specialisation
 from .core.state import tls
 from .core.tensor_impl import TensorImpl
+from .backends.cpu import CPUBackend
 from .ops.dispatcher import call
 from .ops.meta_util import type_name
 from .ops.registry import get
@@ -96,13 +97,13 @@ def setitem_on_arrays(t, index, value):
 
 
 def _array_write_applies(t, index, value):
-    """Whether setitem_on_arrays serves t[index] = value: a plain tensor on a NumPy backend that no graph needs (nor
+    """Whether setitem_on_arrays serves t[index] = value: a plain tensor of the CPU backend that no graph needs (nor
     does a tensor value), shares no element twice and is indexed by one int in range or one forward slice; the
     value a number (already converted to t's dtype) or a tensor of t's dtype, backend and the target's exact shape
     in another storage. Anything else (broadcasting, casts, errors, autograd) takes the readable path."""
-    if not mode.fast or tls.observed or type(t) is not tensor_impl.tensor_class or t._backend.xp is not np or not t._size:
+    if not mode.fast or tls.observed or type(t) is not tensor_impl.tensor_class or type(t._backend) is not CPUBackend:
         return False
-    if t._requires_grad or t._grad_fn is not None or t._is_inference or _shares_elements(t):
+    if not t._size or t._requires_grad or t._grad_fn is not None or t._is_inference or _shares_elements(t):
         return False
     n = t._size[0]
     if type(index) is int:
