@@ -168,7 +168,7 @@ def _gelu(xp, x, approximate="none"):
 def _gelu_impl(xp, out, dtype, x, approximate="none"):
     """gelu written into the output: the readable kernel, or gelu_compiled (the same bits) where it applies."""
     if gelu_compiled_applies(xp, out, x, approximate):
-        gelu_compiled(xp, x, out)
+        gelu_compiled(x, out)
     else:
         _activation(_gelu)(xp, out, dtype, x, approximate)
 
