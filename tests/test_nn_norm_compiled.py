@@ -81,6 +81,29 @@ def test_weight_grad_on_arrays_matches_formula(dtype):
     close(fast, readable, dtype)
 
 
+@pytest.mark.parametrize("dtype", [lantern.float32, lantern.float64])
+@pytest.mark.parametrize("with_weight", [True, False])
+@pytest.mark.parametrize("grad_kind", ["noncontiguous", "expanded"])
+def test_input_and_bias_grads_on_arrays_match_formulas(dtype, with_weight, grad_kind):
+    x = noncontiguous(6, 7, 3, 16, dtype=dtype)
+    w = noncontiguous(3, 16, dtype=dtype, seed=1) if with_weight else None
+    g = noncontiguous(6, 7, 3, 16, dtype=dtype, seed=4) if grad_kind == "noncontiguous" else \
+        lantern.tensor(-0.5, dtype=dtype).expand(6, 7, 3, 16)
+    _, mean, rstd = lantern.native_layer_norm(x, (3, 16), w, None, 1e-5)
+    pairs = [(nn_norm.layer_norm_input_grad_on_arrays(g, x, (3, 16), w, mean, rstd),
+              nn_norm._layer_norm_input_grad(g, x, (3, 16), w, 1e-5, mean, rstd)),
+             (nn_norm.layer_norm_bias_grad_on_arrays(g, (3, 16)), nn_norm._layer_norm_bias_grad(g, (3, 16)))]
+    for fast, readable in pairs:
+        assert (fast.shape, fast.stride(), fast.dtype) == (readable.shape, readable.stride(), readable.dtype)
+        close(fast, readable, dtype)
+
+
+def test_bias_grad_without_leading_dims_is_the_gradient():
+    g = noncontiguous(3, 16)
+    assert nn_norm._layer_norm_bias_grad(g, (3, 16)) is g
+    close(nn_norm.layer_norm_bias_grad_on_arrays(g, (3, 16)), g, lantern.float32)
+
+
 def layer_norm_step(dtype):
     x = noncontiguous(4, 6, 32, dtype=dtype).requires_grad_()
     w, b = (t.clone().requires_grad_() for t in affine((32,), dtype, "both"))
@@ -88,23 +111,29 @@ def layer_norm_step(dtype):
     return (y * noncontiguous(4, 6, 32, dtype=dtype, seed=5)).sum(), (x, w, b)
 
 
-@pytest.mark.parametrize("function", [nn_norm._layer_norm_rows_compiled, nn_norm._layer_norm_backward_rows_compiled,
-                                      layer_norm_weight_grad_on_arrays], ids=lambda f: f.__name__)
+ON_ARRAYS = (layer_norm_weight_grad_on_arrays, nn_norm.layer_norm_input_grad_on_arrays,
+             nn_norm.layer_norm_bias_grad_on_arrays)
+# where each runs in a step: the derivative formulas on arrays without create_graph only, the compiled rows also
+# under create_graph (through the ops the readable formulas dispatch)
+RUNS = {nn_norm._layer_norm_rows_compiled: {"fast", "create_graph"},
+        nn_norm._layer_norm_backward_rows_compiled: {"fast", "create_graph"}, **{f: {"fast"} for f in ON_ARRAYS}}
+
+
+@pytest.mark.parametrize("function", list(RUNS), ids=lambda f: f.__name__)
 def test_each_runs_only_where_it_may(function):
-    """With fast paths on the specialisation runs; in reference mode none does, and under create_graph the weight
-    gradient's formula stays readable (its lantern ops are what double backward differentiates)."""
+    """With fast paths on the specialisation runs; in reference mode none does, and under create_graph the
+    derivative formulas stay readable (their lantern ops are what double backward differentiates)."""
     grads = {}
     for setting in ("fast", "reference", "create_graph"):
         with lantern.reference_mode(setting == "reference"):
             loss, leaves = layer_norm_step(lantern.float64)
             with calls_of(function) as calls:
                 grads[setting] = lantern.autograd.grad(loss, leaves, create_graph=setting == "create_graph")
-            if function is not layer_norm_weight_grad_on_arrays:
+            if function is nn_norm._layer_norm_rows_compiled:
                 with calls_of(function) as forward_calls:
                     layer_norm_step(lantern.float64)
                 calls += forward_calls
-        runs = setting == "fast" or (setting == "create_graph" and function is not layer_norm_weight_grad_on_arrays)
-        assert bool(calls) is runs, setting
+        assert bool(calls) is (setting in RUNS[function]), setting
     for fast, readable in zip(grads["fast"], grads["reference"]):
         close(fast, readable, lantern.float64)
 

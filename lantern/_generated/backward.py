@@ -44,7 +44,8 @@ from lantern.ops.nn_loss_classification import (
 from lantern.ops.nn_misc import _embedding_double_backward
 from lantern.ops.nn_norm import (
     _batch_norm_input_grad, _batch_norm_weight_grad, _channel_dims, _layer_norm_backward_grad_out,
-    _layer_norm_backward_input, _layer_norm_backward_weight, _layer_norm_input_grad, _layer_norm_weight_grad,
+    _layer_norm_backward_input, _layer_norm_backward_weight, _layer_norm_bias_grad, _layer_norm_input_grad,
+    _layer_norm_weight_grad,
 )
 from lantern.ops.nn_padding import pad_backward
 from lantern.ops.nn_pooling import max_pool_backward
@@ -2459,7 +2460,7 @@ def backward_of_native_layer_norm(node, grads):
     return (
         (_layer_norm_input_grad(grad, input, normalized_shape, weight, eps, result1, result2)) if needs[0] else None,
         (_layer_norm_weight_grad(grad, input, normalized_shape, eps)) if needs[1] else None,
-        (grad) if needs[2] else None,
+        (_layer_norm_bias_grad(grad, normalized_shape)) if needs[2] else None,
     )
 
 

@@ -86,6 +86,14 @@ def _compute_buffer(xp, out, shape):
     return out.reshape(shape)
 
 
+def _round_into_half(xp, pairs):
+    """For (output, buffer) pairs of _compute_buffer: the float32 buffers of float16/bfloat16 outputs rounded into
+    them (the others are the outputs themselves)."""
+    for target, value in pairs:
+        if target.dtype in _HALF:
+            xp.copyto(target, value.reshape(target.shape), casting="unsafe")
+
+
 _BLOCK = 1 << 16  # elements per block of rows: a block's arrays stay in the L2 cache between passes
 
 
@@ -158,10 +166,7 @@ def _native_layer_norm(backend, input, normalized_shape, weight, bias, eps):
                                                                       (rstd, (len(x), 1))))
     rows = _layer_norm_rows_compiled if compiled_rows_apply(xp, x, y, w, b) else _layer_norm_rows
     _by_rows(len(x), size, lambda block: rows(xp, y[block], x[block], w, b, eps, m[block], r[block]))
-    for t, value in ((out, y), (mean, m), (rstd, r)):
-        target = backend.array(t)
-        if not xp.shares_memory(target, value):
-            xp.copyto(target, value.reshape(target.shape), casting="unsafe")
+    _round_into_half(xp, ((backend.array(out), y), (backend.array(mean), m), (backend.array(rstd), r)))
     return out, mean, rstd
 
 
@@ -189,8 +194,7 @@ def _layer_norm_backward_impl(xp, out, dtype, grad_out, input, normalized_shape,
     result = _compute_buffer(xp, out, x.shape)
     rows = _layer_norm_backward_rows_compiled if compiled_rows_apply(xp, x, g, m, w) else _layer_norm_backward_rows
     _by_rows(len(x), size, lambda block: rows(xp, result[block], g[block], x[block], m[block], r[block], w))
-    if not xp.shares_memory(result, out):
-        xp.copyto(out, result.reshape(out.shape), casting="unsafe")
+    _round_into_half(xp, ((out, result),))
 
 
 def _layer_norm_backward_rows(xp, result, g, x, m, r, weight):
@@ -528,6 +532,12 @@ def _layer_norm_backward_input(grad, grad_out, input, normalized_shape, weight, 
     return -(rstd * rstd) * (inner + gx * (grad - v_mean))
 
 
+def _layer_norm_bias_grad(grad, normalized_shape):
+    """grad summed over the dims before the normalized ones: the bias's gradient."""
+    leading = tuple(range(grad.dim() - len(normalized_shape)))
+    return grad.sum(leading) if leading else grad
+
+
 def _layer_norm_weight_grad(grad, input, normalized_shape, eps):
     if grad is None:
         return None
@@ -587,19 +597,72 @@ def layer_norm_weight_grad_on_arrays(grad, input, normalized_shape, mean, rstd):
     return out
 
 
+def input_grad_from_statistics(grad, input, weight, mean, rstd):
+    """Whether layer_norm_input_grad_on_arrays serves: a gradient, float32/float64 tensors of one dtype on NumPy
+    (the weight too, where there is one), numba installed."""
+    tensors = [t for t in (grad, input, mean, rstd, weight) if t is not None]
+    return (grad is not None and on_float_arrays(*tensors)
+            and compiled_rows_apply(grad._backend.xp, grad._backend.array(grad)))
+
+
+@specialisation(replaces="native_layer_norm's input derivative _layer_norm_input_grad (the "
+                         "_layer_norm_input_backward op through the dispatcher)",
+                when="backward without create_graph, fast paths on; input_grad_from_statistics(grad, input, weight, "
+                     "mean, rstd): the op's compiled rows serve",
+                parity_test="tests/test_nn_norm_compiled.py::test_input_and_bias_grads_on_arrays_match_formulas",
+                ops=("native_layer_norm",))
+def layer_norm_input_grad_on_arrays(grad, input, normalized_shape, weight, mean, rstd):
+    """The _layer_norm_input_backward op's array kernel (_layer_norm_backward_impl, compiled rows on the intra-op
+    threads) called directly, without a dispatch."""
+    backend = grad._backend
+    out = backend.empty(input._size, grad.dtype)
+    arrays = [None if t is None else backend.array(t) for t in (out, grad, input, mean, rstd, weight)]
+    _layer_norm_backward_impl(backend.xp, arrays[0], grad.dtype, *arrays[1:3], normalized_shape, *arrays[3:], None)
+    return out
+
+
+def bias_grad_on_arrays_applies(grad):
+    """Whether layer_norm_bias_grad_on_arrays serves: a float32/float64 gradient on NumPy, numba installed."""
+    return (grad is not None and on_float_arrays(grad)
+            and compiled_rows_apply(grad._backend.xp, grad._backend.array(grad)))
+
+
+@specialisation(replaces="native_layer_norm's bias derivative _layer_norm_bias_grad (a dispatched sum over the "
+                         "leading dims)",
+                when="backward without create_graph, fast paths on; bias_grad_on_arrays_applies(grad)",
+                parity_test="tests/test_nn_norm_compiled.py::test_input_and_bias_grads_on_arrays_match_formulas",
+                ops=("native_layer_norm",))
+def layer_norm_bias_grad_on_arrays(grad, normalized_shape):
+    """The column sums of grad seen as rows of the normalized shape, in one numba loop
+    (nn_norm_numba.column_sums)."""
+    backend = grad._backend
+    out = backend.empty(tuple(normalized_shape), grad.dtype)
+    size = math.prod(normalized_shape)
+    _compiled_kernels().column_sums(backend.array(grad).reshape(-1, size), backend.array(out).reshape(-1))
+    return out
+
+
 _HELPERS = {name: globals()[name] for name in (
-    "_layer_norm_input_grad", "_layer_norm_weight_grad", "_layer_norm_backward_grad_out",
+    "_layer_norm_input_grad", "_layer_norm_weight_grad", "_layer_norm_bias_grad", "_layer_norm_backward_grad_out",
     "_layer_norm_backward_weight", "_layer_norm_backward_input", "_batch_norm_input_grad",
     "_batch_norm_weight_grad", "_channel_dims",
 )}
 
 derivative("native_layer_norm", input="_layer_norm_input_grad(grad, input, normalized_shape, weight, eps, result1, result2)",
-           weight="_layer_norm_weight_grad(grad, input, normalized_shape, eps)", bias="grad", helpers=_HELPERS)
-specialise_derivative("native_layer_norm", {"_layer_norm_weight_grad(grad, input, normalized_shape, eps)": (
-    "layer_norm_weight_grad_on_arrays(grad, input, normalized_shape, result1, result2)",
-    "weight_grad_from_statistics(grad, input, result1, result2)"),
-}, helpers=dict(_HELPERS, layer_norm_weight_grad_on_arrays=layer_norm_weight_grad_on_arrays,
-                weight_grad_from_statistics=weight_grad_from_statistics))
+           weight="_layer_norm_weight_grad(grad, input, normalized_shape, eps)",
+           bias="_layer_norm_bias_grad(grad, normalized_shape)", helpers=_HELPERS)
+specialise_derivative("native_layer_norm", {
+    "_layer_norm_input_grad(grad, input, normalized_shape, weight, eps, result1, result2)": (
+        "layer_norm_input_grad_on_arrays(grad, input, normalized_shape, weight, result1, result2)",
+        "input_grad_from_statistics(grad, input, weight, result1, result2)"),
+    "_layer_norm_weight_grad(grad, input, normalized_shape, eps)": (
+        "layer_norm_weight_grad_on_arrays(grad, input, normalized_shape, result1, result2)",
+        "weight_grad_from_statistics(grad, input, result1, result2)"),
+    "_layer_norm_bias_grad(grad, normalized_shape)": (
+        "layer_norm_bias_grad_on_arrays(grad, normalized_shape)", "bias_grad_on_arrays_applies(grad)"),
+}, helpers=dict(_HELPERS, **{f.__name__: f for f in (
+    layer_norm_input_grad_on_arrays, input_grad_from_statistics, layer_norm_weight_grad_on_arrays,
+    weight_grad_from_statistics, layer_norm_bias_grad_on_arrays, bias_grad_on_arrays_applies)}))
 derivative("_layer_norm_input_backward",
            grad_out="_layer_norm_backward_grad_out(grad, input, normalized_shape, mean, rstd, weight, eps)",
            input="_layer_norm_backward_input(grad, grad_out, input, normalized_shape, weight, eps)",

@@ -75,3 +75,13 @@ def layer_norm_weight_backward(g, x, mean, rstd, out):
         g_row, x_row = g[i], x[i]
         for j in range(x.shape[1]):
             out[j] += g_row[j] * ((x_row[j] - m) * r)
+
+
+@numba.njit(**_JIT)
+def column_sums(g, out):
+    """out (columns,) = Σ over the rows of the 2-D g: the bias's gradient."""
+    out[:] = 0
+    for i in range(g.shape[0]):
+        g_row = g[i]
+        for j in range(g.shape[1]):
+            out[j] += g_row[j]
