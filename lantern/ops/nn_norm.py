@@ -143,6 +143,12 @@ def compiled_rows_apply(xp, *arrays):
             and _compiled_kernels() is not None)
 
 
+def _compiled_on(backend):
+    """Whether the compiled kernels serve this backend's arrays: NumPy's, numba installed (the derivatives' guards,
+    whose tensors on_float_arrays has checked)."""
+    return backend.xp is np and _compiled_kernels() is not None
+
+
 @specialisation(replaces="nn_norm._layer_norm_rows (six NumPy passes over the rows)",
                 when="compiled_rows_apply(xp, x, y, weight, bias): float32/float64 NumPy arrays of one dtype, numba "
                      "installed",
@@ -189,7 +195,7 @@ def _layer_norm_backward_impl(xp, out, dtype, grad_out, input, normalized_shape,
     size = math.prod(normalized_shape)
     x = _rows(_wide(input), size)
     m, r = _wide(mean).reshape(-1, 1), _wide(rstd).reshape(-1, 1)
-    g = xp.broadcast_to(_wide(grad_out), input.shape).reshape(-1, size)
+    g = _rows(_wide(grad_out), size)
     w = None if weight is None else _wide(weight).reshape(-1)
     result = _compute_buffer(xp, out, x.shape)
     rows = _layer_norm_backward_rows_compiled if compiled_rows_apply(xp, x, g, m, w) else _layer_norm_backward_rows
@@ -577,7 +583,7 @@ def weight_grad_from_statistics(grad, input, mean, rstd):
     """Whether layer_norm_weight_grad_on_arrays serves: a gradient, the forward's mean and rstd saved (they are when
     the input needs a gradient too), float32/float64 tensors of one dtype on NumPy, numba installed."""
     return (grad is not None and mean is not None and on_float_arrays(grad, input, mean, rstd)
-            and compiled_rows_apply(grad._backend.xp, grad._backend.array(grad)))
+            and _compiled_on(grad._backend))
 
 
 @specialisation(replaces="native_layer_norm's weight derivative _layer_norm_weight_grad (the statistics recomputed "
@@ -602,7 +608,7 @@ def input_grad_from_statistics(grad, input, weight, mean, rstd):
     (the weight too, where there is one), numba installed."""
     tensors = [t for t in (grad, input, mean, rstd, weight) if t is not None]
     return (grad is not None and on_float_arrays(*tensors)
-            and compiled_rows_apply(grad._backend.xp, grad._backend.array(grad)))
+            and _compiled_on(grad._backend))
 
 
 @specialisation(replaces="native_layer_norm's input derivative _layer_norm_input_grad (the "
@@ -624,7 +630,7 @@ def layer_norm_input_grad_on_arrays(grad, input, normalized_shape, weight, mean,
 def bias_grad_on_arrays_applies(grad):
     """Whether layer_norm_bias_grad_on_arrays serves: a float32/float64 gradient on NumPy, numba installed."""
     return (grad is not None and on_float_arrays(grad)
-            and compiled_rows_apply(grad._backend.xp, grad._backend.array(grad)))
+            and _compiled_on(grad._backend))
 
 
 @specialisation(replaces="native_layer_norm's bias derivative _layer_norm_bias_grad (a dispatched sum over the "
