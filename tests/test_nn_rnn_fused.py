@@ -1,5 +1,6 @@
 """The fused recurrence (lantern/ops/nn_rnn.py behind nn.RNN / LSTM / GRU): exact against torch in float64, free of
 per-step lantern calls, and replaced by the step equations as ops where it cannot run (traces, meta, float16)."""
+import functools
 import io
 
 import numpy as np
@@ -245,15 +246,28 @@ def test_compiled_lstm_steps_in_column_blocks_match_the_readable_kernels(monkeyp
 
 def test_column_blocks_split_only_into_wide_blocks():
     """A step's product is split only where every block keeps _LEAST_WIDTH columns: the LSTM tagger's 16 rows in
-    two blocks each way, 64 rows backward (blocks of 16 columns would be slower) in none."""
+    two blocks each way, 64 rows backward (blocks of 16 columns would be slower) in none. The blocks are views of
+    W_hh itself, or of one contiguous copy of W_hh^T, with contiguous rows."""
     f = np.float32
-    w_hh = np.arange(512 * 128, dtype=f).reshape(512, 128)
-    forward, backward = nn_rnn._column_blocks(np.empty, w_hh.T, 16), nn_rnn._column_blocks(np.empty, w_hh, 16)
+    w_hh, empty = np.arange(512 * 128, dtype=f).reshape(512, 128), functools.partial(np.empty, dtype=f)
+    forward, backward = nn_rnn._column_blocks(empty, w_hh.T, 16), nn_rnn._column_blocks(empty, w_hh, 16)
     assert [c for c, _ in forward] == [slice(0, 256), slice(256, 512)]
     assert [c for c, _ in backward] == [slice(0, 64), slice(64, 128)]
-    assert all(b.flags.c_contiguous and np.array_equal(b, w[:, c]) for w, blocks in ((w_hh.T, forward),
+    assert all(b.strides[1] == 4 and np.array_equal(b, w[:, c]) for w, blocks in ((w_hh.T, forward),
                (w_hh, backward)) for c, b in blocks)
+    assert all(np.shares_memory(b, w_hh) for _, b in backward) and not np.shares_memory(forward[0][1], w_hh)
+    assert forward[0][1].base is forward[1][1].base
     assert nn_rnn._column_blocks(np.empty, w_hh, 64) == [(slice(None), w_hh)]
+
+
+@pytest.mark.parametrize("shape", [(3, 130), (7, 64), (1, 1)])
+def test_contiguous_copies_in_column_slabs(shape):
+    """_contiguous copies a non-contiguous array in slabs of _COPY_WIDTH columns, the last one partial: same
+    values, C-contiguous; a contiguous array comes back as itself."""
+    w = np.random.default_rng(3).standard_normal(shape[::-1]).astype(np.float32)
+    copy = nn_rnn._contiguous(functools.partial(np.empty, dtype=np.float32), w.T)
+    assert copy.flags.c_contiguous and np.array_equal(copy, w.T)
+    assert nn_rnn._contiguous(np.empty, w) is w
 
 
 def test_compiled_steps_serve_float32_outside_reference_mode():
