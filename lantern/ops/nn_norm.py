@@ -159,17 +159,24 @@ def _layer_norm_rows_compiled(xp, y, x, weight, bias, eps, mean, rstd):
     _compiled_kernels().layer_norm_rows(x, weight, bias, eps, y, mean, rstd)
 
 
+def _flat_parameter(backend, t):
+    """The 1-D array of a weight or bias (None for None), widened as _wide does."""
+    return None if t is None else _wide(backend.array(t)).reshape(-1)
+
+
 def _native_layer_norm(backend, input, normalized_shape, weight, bias, eps):
     shape, stats = _layer_norm_shapes(input, normalized_shape, weight, bias)
-    out, mean, rstd = (backend.empty(s, input.dtype) for s in (shape, stats, stats))
+    out = backend.empty(shape, input.dtype)
+    mean, rstd = backend.empty(stats, input.dtype), backend.empty(stats, input.dtype)
     if backend.xp is None or input.numel() == 0:
         return out, mean, rstd
     xp = backend.xp
     size = math.prod(normalized_shape)
     x = _rows(_wide(backend.array(input)), size)
-    w, b = (None if t is None else _wide(backend.array(t)).reshape(-1) for t in (weight, bias))
-    y, m, r = (_compute_buffer(xp, backend.array(t), s) for t, s in ((out, x.shape), (mean, (len(x), 1)),
-                                                                      (rstd, (len(x), 1))))
+    w, b = _flat_parameter(backend, weight), _flat_parameter(backend, bias)
+    y = _compute_buffer(xp, backend.array(out), x.shape)
+    m = _compute_buffer(xp, backend.array(mean), (len(x), 1))
+    r = _compute_buffer(xp, backend.array(rstd), (len(x), 1))
     rows = _layer_norm_rows_compiled if compiled_rows_apply(xp, x, y, w, b) else _layer_norm_rows
     _by_rows(len(x), size, lambda block: rows(xp, y[block], x[block], w, b, eps, m[block], r[block]))
     _round_into_half(xp, ((backend.array(out), y), (backend.array(mean), m), (backend.array(rstd), r)))
