@@ -614,8 +614,7 @@ def input_grad_from_statistics(grad, input, weight, mean, rstd):
     """Whether layer_norm_input_grad_on_arrays serves: a gradient, float32/float64 tensors of one dtype on NumPy
     (the weight too, where there is one), numba installed."""
     tensors = [t for t in (grad, input, mean, rstd, weight) if t is not None]
-    return (grad is not None and on_float_arrays(*tensors)
-            and _compiled_on(grad._backend))
+    return grad is not None and on_float_arrays(*tensors) and _compiled_on(grad._backend)
 
 
 @specialisation(replaces="native_layer_norm's input derivative _layer_norm_input_grad (the "
@@ -629,15 +628,15 @@ def layer_norm_input_grad_on_arrays(grad, input, normalized_shape, weight, mean,
     threads) called directly, without a dispatch."""
     backend = grad._backend
     out = backend.empty(input._size, grad.dtype)
-    arrays = [None if t is None else backend.array(t) for t in (out, grad, input, mean, rstd, weight)]
-    _layer_norm_backward_impl(backend.xp, arrays[0], grad.dtype, *arrays[1:3], normalized_shape, *arrays[3:], None)
+    w = None if weight is None else backend.array(weight)
+    _layer_norm_backward_impl(backend.xp, backend.array(out), grad.dtype, backend.array(grad), backend.array(input),
+                              normalized_shape, backend.array(mean), backend.array(rstd), w, None)
     return out
 
 
 def bias_grad_on_arrays_applies(grad):
     """Whether layer_norm_bias_grad_on_arrays serves: a float32/float64 gradient on NumPy, numba installed."""
-    return (grad is not None and on_float_arrays(grad)
-            and _compiled_on(grad._backend))
+    return grad is not None and on_float_arrays(grad) and _compiled_on(grad._backend)
 
 
 @specialisation(replaces="native_layer_norm's bias derivative _layer_norm_bias_grad (a dispatched sum over the "
