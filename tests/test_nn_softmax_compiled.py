@@ -33,8 +33,8 @@ def with_special_values(x):
 SHAPES = [(3, 4, 40), (2, 3, 5), (3, 3, 16), (4, 4, 33)]  # rows shorter than, equal to and past the 16 lanes
 
 
-@pytest.mark.parametrize("dtype", [lantern.float32, lantern.float64])
-@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype, shape", [(dtype, shape) for dtype in (lantern.float32, lantern.float64)
+                                          for shape in SHAPES] + [(lantern.float64, (2, 3, 300))])  # a long row
 @pytest.mark.parametrize("special", [False, True])
 def test_compiled_forward_gives_the_readable_bits(dtype, shape, special):
     x = noncontiguous(*shape, dtype=dtype)

@@ -14,18 +14,43 @@ cached on disk.
 """
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from .float32_numba import exp_nonpositive
 
 _JIT = {"error_model": "numpy", "cache": True, "nogil": True}
 _REASSOCIATED = dict(_JIT, fastmath={"reassoc", "contract"})  # sums LLVM may vectorise
 
-_LANES = 16  # running maxima kept side by side: sixteen independent compare chains, which the CPU overlaps (LLVM
-# vectorises no form of a running maximum here, with or without fastmath; one maximum is one chain of compares)
+
+@intrinsic
+def _maxnum(typingctx, a, b):
+    """The larger of the floats a and b, or the other where one is nan: LLVM's maxnum, which (unlike a compare and
+    select) LLVM may reorder, so a running maximum of it vectorises."""
+    def codegen(context, builder, signature, args):
+        kind = context.get_value_type(signature.return_type)
+        suffix = "f32" if signature.return_type == types.float32 else "f64"
+        maxnum = builder.module.declare_intrinsic(f"llvm.maxnum.{suffix}", (), ir.FunctionType(kind, [kind, kind]))
+        return builder.call(maxnum, args)
+    if isinstance(a, types.Float) and a == b:
+        return a(a, b), codegen
+
+
+@numba.njit(**_JIT)
+def _long_row_max(row):
+    """The maximum of the row's numbers, skipping nans, in a loop LLVM vectorises."""
+    top = row[0]
+    for j in range(1, row.size):
+        top = _maxnum(top, row[j])
+    return top
+
+
+_LANES = 16  # running maxima kept side by side: sixteen independent compare chains, which the CPU overlaps
 
 
 @numba.njit(inline="always", **_JIT)
-def _row_max(row, lanes):
+def _short_row_max(row, lanes):
     """The maximum of row, over _LANES running maxima in the scratch lanes when the row has as many elements, each
     skipping a nan (unless the row starts with one)."""
     n, top = row.size, row[0]
@@ -49,11 +74,21 @@ def _row_max(row, lanes):
     return top
 
 
+_LONG_ROW = 256  # from this length _long_row_max's vectorised loop is the faster (1000: 2x; over 64 it takes 2x)
+
+
+@numba.njit(inline="always", **_JIT)
+def _row_max(row, lanes):
+    """The maximum of row (lanes: _LANES elements of scratch for a short row); nan only for a row of nans, or one
+    starting with nan and shorter than _LONG_ROW (its softmax is nan throughout either way)."""
+    return _long_row_max(row) if row.size >= _LONG_ROW else _short_row_max(row, lanes)
+
+
 @numba.njit(**_JIT)
 def shift_rows(x, out):
     """out = x - the maximum of its row, for the 2-D x. The maximum skips a nan, so a row holding one gets nan
     there, where NumPy's gives the whole row nan; the softmax of either is nan throughout (its sum is nan)."""
-    lanes = x[0, :_LANES].copy()  # scratch of its own (lanes in out's rows ran 3 times slower), unused for short rows
+    lanes = x[0, :_LANES].copy()  # scratch of its own (lanes in out's rows ran 3 times slower), for _short_row_max
     for i in range(x.shape[0]):
         row, shifted = x[i], out[i]
         top = _row_max(row, lanes)
