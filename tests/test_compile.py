@@ -272,3 +272,42 @@ def test_disable_returns_the_model():
     assert lantern.compile(model, disable=True) is model
     assert isinstance(lantern.compile(model, backend=None), lantern._dynamo.OptimizedModule)
     assert _EAGER not in lantern.compile(model)._compiled_call.plans.values()
+
+
+def _pooled_relu(lib, inplace, indices):
+    nn = lib.nn
+    conv = nn.Conv2d(2, 3, 3, padding=1)
+    with lib.no_grad():  # integer weights: exact zeros and ties in the convolution's output
+        conv.weight.copy_(lib.tensor(np.random.default_rng(1).integers(-1, 2, (3, 2, 3, 3)), dtype=lib.float32))
+        conv.bias.zero_()
+    return nn.Sequential(conv, nn.ReLU(inplace=inplace), nn.MaxPool2d(2, stride=1, return_indices=indices))
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("indices", [False, True])
+def test_relu_moved_after_max_pool_gives_eagers_values_and_grads(inplace, indices):
+    """The parity test of _dynamo/pool_relu.py: relu(max_pool(x)) in place of max_pool(relu(x)) gives eager's
+    values and gradients bit for bit (overlapping windows, ties, all-negative windows), and the pool's indices
+    where they are read (the rewrite then does not apply)."""
+    x = np.random.default_rng(0).integers(-2, 3, (4, 5, 2, 6)).astype(np.float32).transpose(0, 2, 1, 3)
+    grad = np.random.default_rng(2).standard_normal((4, 3, 4, 5)).astype(np.float32)
+    results, captured = [], None
+    for lib, compiled in ((lantern, False), (lantern, True), (torch, False)):
+        lib.manual_seed(0)
+        model = _pooled_relu(lib, inplace, indices)
+        run = lantern.compile(model) if compiled else model
+        captured = run if compiled else captured
+        with lantern.reference_mode(False):
+            for _ in range(2):  # the second call runs the captured graph
+                model.zero_grad()
+                xt = lib.tensor(x).transpose(1, 2).contiguous().transpose(1, 2).requires_grad_()
+                out = run(xt)
+                (out[0] if indices else out).backward(lib.tensor(grad))
+        results.append([t.detach().numpy() for t in (out if indices else [out])] + [xt.grad.numpy(),
+                       model[0].weight.grad.numpy()])
+    for got, eager, expected in zip(*results):
+        np.testing.assert_array_equal(got, eager)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    (plan,) = captured._compiled_call.plans.values()
+    kinds = [n.kind() for n in plan.executor.graph.nodes() if n.kind().startswith(("aten::relu", "aten::max"))]
+    assert kinds[0].startswith("aten::relu" if indices else "aten::max_pool"), kinds

@@ -42,6 +42,7 @@ from ..utils._pytree import tree_flatten, tree_unflatten
 from . import config
 from .aot_plan import AotPlan, capture_aot, runs_eagerly
 from .exc import InvalidBackend, Unsupported
+from .pool_relu import pool_before_relu
 from ..core import user_warnings
 
 __all__ = ["OptimizedModule", "compile", "optimize", "reset", "is_compiling", "list_backends", "disable"]
@@ -105,12 +106,13 @@ def disable(fn=None, recursive=True, *, reason=None):
 
 class _Plan:
     """One captured specialisation: the graph's executor and how to put the outputs back in their structure. In
-    reference mode the graph runs through `plain_executor`, without the optimisation passes (no fused kernels)."""
+    reference mode the graph runs through `plain_executor`, as captured and without the optimisation passes (no
+    fused kernels, no ReLU moved after a max pool)."""
 
     __slots__ = ("executor", "plain_executor", "out_leaves", "out_spec")
 
     def __init__(self, graph, out_leaves, out_spec, optimize):
-        self.executor = GraphExecutor(graph, optimize)
+        self.executor = GraphExecutor(pool_before_relu(graph.copy()) if optimize else graph, optimize)
         self.plain_executor = GraphExecutor(graph, optimize=False) if optimize else self.executor
         self.out_leaves = [_OUTPUT if isinstance(v, TensorImpl) else v for v in out_leaves]
         self.out_spec = out_spec
