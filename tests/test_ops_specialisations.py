@@ -249,7 +249,8 @@ def test_every_ops_specialisation_is_checked_here():
                                    "_layer_norm_rows_compiled", "_layer_norm_backward_rows_compiled",
                                    "layer_norm_weight_grad_on_arrays", "layer_norm_input_grad_on_arrays",
                                    "layer_norm_bias_grad_on_arrays", "_softmax_rows_compiled", "_softmax_rows_fused",
-                                   "_softmax_backward_rows_compiled", "relu_backward_compiled",
+                                   "_softmax_backward_rows_compiled", "_log_softmax_rows_fused",
+                                   "_log_softmax_backward_rows_fused", "relu_backward_compiled",
                                    "_cross_entropy_rows_compiled", "_cross_entropy_backward_compiled",
                                    "correlate_by_taps", "_stack_grads_on_arrays",
                                    "per_sample_product"}

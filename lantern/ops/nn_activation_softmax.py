@@ -135,11 +135,18 @@ def _softmax_rows_fused(xp, t, x, axis):
     _written(xp, t, e)
 
 
+def _fused_rows_apply(xp, axis, *arrays):
+    """Whether the fused float32 kernels serve these arrays: compiled_rows_apply, float32, rows of _FUSED_ROW or
+    more."""
+    return arrays[0].dtype == np.float32 and arrays[0].shape[-1] >= _FUSED_ROW and compiled_rows_apply(xp, axis,
+                                                                                                        *arrays)
+
+
 def _softmax_rows_kernel(xp, axis, x):
     """The function that computes softmax over rows of x along axis: fused, compiled or readable."""
-    if not compiled_rows_apply(xp, axis, x):
-        return _softmax_rows
-    return _softmax_rows_fused if x.dtype == np.float32 and x.shape[-1] >= _FUSED_ROW else _softmax_rows_compiled
+    if _fused_rows_apply(xp, axis, x):
+        return _softmax_rows_fused
+    return _softmax_rows_compiled if compiled_rows_apply(xp, axis, x) else _softmax_rows
 
 
 def _softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
@@ -150,17 +157,32 @@ def _softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
         _by_rows(x, axis, lambda block: softmax_rows(xp, target[block], x[block], axis))
 
 
+def _log_softmax_rows(xp, t, x, axis):
+    """The log_softmax of x along axis, written into t."""
+    shifted = _shifted(xp, t, x, axis)
+    shifted -= xp.log(_sums_along(xp, xp.exp(shifted), axis))
+    _written(xp, t, shifted)
+
+
+@specialisation(replaces="nn_activation_softmax._log_softmax_rows (NumPy's max, subtract, exp, sum, log and "
+                         "subtract passes)",
+                when="log_softmax along a last axis of at least _FUSED_ROW float32 elements; compiled_rows_apply: "
+                     "NumPy arrays, numba installed",
+                parity_test="tests/test_nn_softmax_compiled.py::test_fused_float32_rows_match_numpy",
+                ops=("log_softmax",))
+def _log_softmax_rows_fused(xp, t, x, axis):
+    """_log_softmax_rows in numba loops per row (nn_softmax_numba.log_softmax_rows_float32), within rounding."""
+    e = t if t.dtype == x.dtype else xp.empty(x.shape, x.dtype)
+    _compiled_kernels().log_softmax_rows_float32(_last_axis_rows(x), _last_axis_rows(e))
+    _written(xp, t, e)
+
+
 def _log_softmax_impl(xp, out, dtype, x, dim, dtype_arg=None):
     x, axis = _rows_of(_wide(x.astype(dtype, copy=False)), dim)
     target = out.reshape(x.shape)
-
-    def rows(block):
-        t = target[block]
-        shifted = _shifted(xp, t, x[block], axis)
-        shifted -= xp.log(_sums_along(xp, xp.exp(shifted), axis))
-        _written(xp, t, shifted)
+    log_softmax_rows = _log_softmax_rows_fused if _fused_rows_apply(xp, axis, x) else _log_softmax_rows
     if x.size:
-        _by_rows(x, axis, rows)
+        _by_rows(x, axis, lambda block: log_softmax_rows(xp, target[block], x[block], axis))
 
 
 structured("softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", _softmax_meta("softmax"),
@@ -212,10 +234,25 @@ def _softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype
         _by_rows(g, axis, rows)
 
 
+@specialisation(replaces="_log_softmax_backward_data's NumPy passes along the rows (exp, sum, multiply, add)",
+                when="along a last axis of at least _FUSED_ROW float32 elements; _fused_rows_apply: NumPy arrays of "
+                     "one dtype (the output's too), numba installed",
+                parity_test="tests/test_nn_softmax_compiled.py::test_fused_log_softmax_backward_matches_numpy",
+                ops=("_log_softmax_backward_data", "log_softmax"))
+def _log_softmax_backward_rows_fused(g, y, target):
+    """g - exp(y) * Σ g along the last axis in numba loops per row (log_softmax_backward_rows_float32), within
+    rounding."""
+    _compiled_kernels().log_softmax_backward_rows_float32(_last_axis_rows(g), _last_axis_rows(y),
+                                                          _last_axis_rows(target))
+
+
 def _log_softmax_backward_impl(xp, out, dtype, grad_output, output, dim, input_dtype):
     """grad - exp(output) * Σ grad along dim, the exponentials written straight into out when it can hold them."""
     g, axis = _rows_of(_wide(grad_output), dim)
     y, target = _wide(output).reshape(g.shape), out.reshape(g.shape)
+    if g.size and _fused_rows_apply(xp, axis, g, y, target):
+        _by_rows(g, axis, lambda block: _log_softmax_backward_rows_fused(g[block], y[block], target[block]))
+        return
 
     def rows(block):
         t = target[block]

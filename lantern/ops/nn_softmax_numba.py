@@ -1,9 +1,9 @@
-"""numba kernels for softmax along the last axis (ops/nn_activation_softmax.py): each row less its maximum in one
-loop (NumPy's max along rows of a few dozen elements costs as much as the rest of softmax together), each row scaled
-by its factor, a whole float32 softmax per row in one loop (for long rows), and the backward (grad - Σ grad ·
-output) · output of a row in one loop. Shift and scaling are exact, so the forward that uses them (with NumPy's exp
-and row sums between) gives the readable kernel's bits; the fused forward and the backward reassociate their sums
-(fastmath) and agree to rounding. Imported only when a specialisation in nn_activation_softmax.py first runs;
+"""numba kernels for softmax and log_softmax along the last axis (ops/nn_activation_softmax.py): each row less its
+maximum in one loop (NumPy's max along rows of a few dozen elements costs as much as the rest of softmax together),
+each row scaled by its factor, a whole float32 softmax or log_softmax per row (for long rows), the softmax backward
+(grad - Σ grad · output) · output of a row in one loop and the float32 log_softmax backward grad - exp(output) ·
+Σ grad. Shift and scaling are exact, so the forward that uses them (with NumPy's exp and row sums between) gives the
+readable kernel's bits; the fused kernels and the backward reassociate their sums (fastmath) and agree to rounding. Imported only when a specialisation in nn_activation_softmax.py first runs;
 cached on disk.
 
 >>> import numpy as np
@@ -12,6 +12,8 @@ cached on disk.
 >>> out.tolist()
 [[-2.0, 0.0, -1.0]]
 """
+import math
+
 import numba
 import numpy as np
 from llvmlite import ir
@@ -115,6 +117,22 @@ def softmax_rows_float32(x, out):
             result[j] *= factor
 
 
+@numba.njit(**_REASSOCIATED)
+def log_softmax_rows_float32(x, out):
+    """out = (x - max) - log Σ exp(x - max) along each row of the 2-D float32 x, the exponentials only summed
+    (float32_numba's, as in softmax_rows_float32), so within rounding of the readable kernel; nan where it is."""
+    lanes = x[0, :_LANES].copy()  # scratch, as in shift_rows
+    for i in range(x.shape[0]):
+        row, result = x[i], out[i]
+        top = _row_max(row, lanes)
+        total = np.float32(0)
+        for j in range(row.size):
+            total += exp_nonpositive(row[j] - top)
+        log_total = np.float32(math.log(total))
+        for j in range(row.size):
+            result[j] = (row[j] - top) - log_total
+
+
 @numba.njit(**_JIT)
 def scale_rows(rows, factors):
     """rows[i] *= factors[i, 0] for each row of the 2-D rows."""
@@ -122,6 +140,23 @@ def scale_rows(rows, factors):
         row, factor = rows[i], factors[i, 0]
         for j in range(row.size):
             row[j] *= factor
+
+
+@numba.njit(**_REASSOCIATED)
+def log_softmax_backward_rows_float32(g, y, out):
+    """out = g - exp(y) · Σ g along each row of the 2-D float32 g and y (y the log_softmax's output, so at most 0:
+    float32_numba's exp, within rounding of NumPy's; a row with a larger y, given to the op directly, takes libm's)."""
+    for i in range(g.shape[0]):
+        g_row, y_row, result = g[i], y[i], out[i]
+        total = np.float32(0)
+        for j in range(g_row.size):
+            total += g_row[j]
+        if _long_row_max(y_row) <= 0:
+            for j in range(g_row.size):
+                result[j] = g_row[j] - exp_nonpositive(y_row[j]) * total
+        else:
+            for j in range(g_row.size):
+                result[j] = g_row[j] - math.exp(y_row[j]) * total
 
 
 @numba.njit(**_REASSOCIATED)
