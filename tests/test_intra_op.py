@@ -1,5 +1,6 @@
 """lantern.core.intra_op: one array operation split into chunks on a pool of threads, held to the serial call."""
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -29,6 +30,47 @@ def test_run_on_pool_matches_serial_call(threads):
     intra_op.run_on_pool([(0, 50_000), (50_000, 100_003)],
                          lambda start, stop: np.exp(x[start:stop], out=parallel[start:stop]))
     assert np.array_equal(parallel, serial)
+
+
+def test_shared_items_match_serial_call(threads):
+    threads(2)
+    x = np.random.default_rng(0).standard_normal((9, 10_000)).astype(np.float32)
+    serial, parallel = np.exp(x), np.empty_like(x)
+    taken_by, lock = [], threading.Lock()
+
+    def run(taken):
+        for i in taken:
+            np.exp(x[i], out=parallel[i])
+            with lock:
+                taken_by.append((i, threading.get_ident()))
+    intra_op.share_on_pool(range(len(x)), run, 2)
+    assert np.array_equal(parallel, serial)
+    assert sorted(i for i, _ in taken_by) == list(range(len(x)))
+
+
+def test_a_slower_thread_takes_fewer_items(threads):
+    threads(2)
+    taken_by, lock = [], threading.Lock()
+
+    def run(taken):
+        for i in taken:
+            if threading.current_thread() is threading.main_thread():
+                time.sleep(0.02)
+            with lock:
+                taken_by.append(threading.current_thread() is threading.main_thread())
+    intra_op.parallel_items(list(range(20)), run)
+    assert len(taken_by) == 20
+    assert taken_by.count(False) > taken_by.count(True)
+
+
+@pytest.mark.parametrize("setting", ["one thread", "reference mode", "one item"])
+def test_items_serial_where_chunks_do_not_pay(threads, setting):
+    threads(1 if setting == "one thread" else 2)
+    seen = []
+    with lantern.reference_mode(setting == "reference mode"):
+        intra_op.parallel_items(range(1 if setting == "one item" else 5),
+                                lambda taken: seen.append((list(taken), threading.get_ident())))
+    assert seen == [(list(range(1 if setting == "one item" else 5)), threading.get_ident())]
 
 
 def test_chunks_cover_the_range_once_on_several_threads(threads):

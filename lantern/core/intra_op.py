@@ -13,6 +13,9 @@ that cover [0, n) and returns when all are done:
   thread and the others on a pool of persistent worker threads, started on first use. The thread count is
   lantern.get_num_threads().
 
+`parallel_items(items, fn)` shares the items instead: each thread takes the next one when it is free, so a thread
+that starts late or runs slower does fewer (a convolution's batch slices).
+
 This pool is the only one that works at more than one thread: with fast paths on and a count above one, BLAS is
 held to one thread for the whole process (from the first time lantern reads the count, or set_num_threads), and
 large GEMMs are split on this pool instead (core/parallel_gemm.py), as are numba's fused kernels
@@ -104,11 +107,40 @@ def parallel_chunks(n, fn, grain):
         run_on_pool([(n * i // chunks, n * (i + 1) // chunks) for i in range(chunks)], fn)
 
 
+def parallel_items(items, fn):
+    """Call fn(taken) on each thread, `taken` one iterator over `items` that all threads share: each thread takes
+    the next item when it has finished the last, so one that starts late (waking a worker takes tens of µs) or runs
+    slower takes fewer, where parallel_chunks' fixed ranges wait for the slowest. fn must compute an item the same
+    whichever thread takes it. Serial (fn(iter(items))) where parallel_chunks' one call would be, for fewer than
+    two items.
+
+    >>> done = []
+    >>> parallel_items(["a", "b", "c"], lambda taken: done.extend(item.upper() for item in taken))
+    >>> sorted(done)
+    ['A', 'B', 'C']
+    """
+    chunks = chunk_count(len(items), 1)
+    if chunks <= 1:
+        fn(iter(items))
+    else:
+        share_on_pool(items, fn, chunks)
+
+
+@specialisation(replaces="intra_op.parallel_items's serial call fn(iter(items))",
+                when="fast paths on, lantern.get_num_threads() > 1, two or more items, not already inside a chunk",
+                parity_test="tests/test_intra_op.py::test_shared_items_match_serial_call")
+def share_on_pool(items, fn, threads):
+    """fn(taken) on `threads` threads (the caller's one of them), taken one iterator over items for all: a list's
+    or range's iterator hands out each item once whichever thread asks (its next() runs under the GIL)."""
+    taken = iter(items)
+    run_on_pool([(taken,)] * threads, fn)
+
+
 @specialisation(replaces="intra_op.parallel_chunks's serial call fn(0, n)",
                 when="fast paths on, lantern.get_num_threads() > 1, n ≥ 2 grains, not already inside a chunk",
                 parity_test="tests/test_intra_op.py::test_run_on_pool_matches_serial_call")
 def run_on_pool(ranges, fn):
-    """fn(start, stop) for each range: the first on the calling thread, the rest on the pool's workers (BLAS runs one
+    """fn(start, stop) for each range (fn(*arguments) for each tuple of arguments): the first on the calling thread, the rest on the pool's workers (BLAS runs one
     thread, see blas_thread_limit). An exception in any chunk is raised here once all have finished. Should another
     thread hold the pool, the ranges run here one after another."""
     if not _pool.busy.acquire(blocking=False):

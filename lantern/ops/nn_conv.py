@@ -287,9 +287,9 @@ def correlate(xp, x, w, stride, padding, dilation, groups, compute, out, bias=No
     mat = w.astype(compute, copy=False).reshape(groups, o // groups, -1)
     plan = _Plan(x, w.shape[2:], stride, padding, dilation, o, compute)
 
-    def run(first, last):
+    def run(taken):
         padded_buffer, cols, products = plan.scratch(xp, compute)
-        for part in plan.slices[first:last]:
+        for part in taken:
             m = part.stop - part.start
             padded = pad_into(xp, x[part], padding, padded_buffer)
             product = products[:o * m * plan.columns.width].reshape(groups, o // groups, -1)
@@ -300,7 +300,7 @@ def correlate(xp, x, w, stride, padding, dilation, groups, compute, out, bias=No
             else:
                 xp.add(positions, bias, out=out[part], casting="unsafe")
 
-    intra_op.parallel_chunks(len(plan.slices), run, grain=1)
+    intra_op.parallel_items(plan.slices, run)
 
 
 def by_taps_applies(w, stride, groups):
@@ -329,11 +329,11 @@ def correlate_by_taps(xp, x, w, padding, dilation, compute, out, bias=None):
               for tap in itertools.product(*(range(k) for k in w.shape[2:]))]
     slices = _thread_slices(x.shape[0], (c + 2 * o) * image * compute.itemsize)
 
-    def run(first, last):
+    def run(taken):
         m = slices[0].stop - slices[0].start
         padded_buffer, products, partial = _scratch(xp, compute, m * c * image, m * o * image, m * o * image)
         padded_buffer[...] = 0
-        for part in slices[first:last]:
+        for part in taken:
             flat = pad_into(xp, x[part].swapaxes(0, 1), padding, padded_buffer).reshape(c, -1)
             width = flat.shape[1] - shifts[-1]
             product, term = products[:o * width].reshape(o, width), partial[:o * width].reshape(o, width)
@@ -342,7 +342,7 @@ def correlate_by_taps(xp, x, w, padding, dilation, compute, out, bias=None):
                 xp.add(product, xp.matmul(tap, flat[:, shift:shift + width], out=term), out=product)
             _write_positions(xp, product, sizes, out[part], bias)
 
-    intra_op.parallel_chunks(len(slices), run, grain=1)
+    intra_op.parallel_items(slices, run)
 
 
 def _write_positions(xp, product, sizes, out, bias):
@@ -372,12 +372,12 @@ def weight_gradient(xp, x, grad, kernel, stride, padding, dilation, groups, comp
     products = xp.empty((len(plan.slices), groups) + ((rows, o // groups) if columns_first else (o // groups, rows)),
                         compute)
 
-    def run(first, last):
+    def run(taken):
         padded_buffer, cols, regrouped = plan.scratch(xp, compute)
-        for i in range(first, last):
+        for count, i in enumerate(taken):
             part = plan.slices[i]
             padded = pad_into(xp, x[part], padding, padded_buffer)
-            g = plan.columns.spread(xp, grad[part], regrouped, again=i > first).reshape(groups, o // groups, -1)
+            g = plan.columns.spread(xp, grad[part], regrouped, again=count > 0).reshape(groups, o // groups, -1)
             matrix = plan.columns.matrix(xp, padded, groups, cols)
             left, right = (matrix, g) if columns_first else (g, matrix)
             if per_sample_applies(rows, o // groups):
@@ -385,7 +385,7 @@ def weight_gradient(xp, x, grad, kernel, stride, padding, dilation, groups, comp
             else:
                 xp.matmul(left, right.swapaxes(1, 2), out=products[i])
 
-    intra_op.parallel_chunks(len(plan.slices), run, grain=1)
+    intra_op.parallel_items(range(len(plan.slices)), run)
     total = products[0]
     for product in products[1:]:
         total += product
@@ -406,15 +406,15 @@ def transposed_convolution(xp, x, w, stride, padding, dilation, groups, compute,
     rows = x.astype(compute, copy=False).reshape(n, groups, cin // groups, -1).transpose(1, 2, 0, 3)
     slices = _thread_slices(n, groups * og * math.prod(kernel) * math.prod(x.shape[2:]) * compute.itemsize)
 
-    def run(first, last):
-        for part in slices[first:last]:
+    def run(taken):
+        for part in taken:
             m = part.stop - part.start
             cols = xp.matmul(mat, rows[:, :, part].reshape(groups, cin // groups, -1))  # (groups, og·K, m·S)
             cols = cols.reshape((groups * og,) + kernel + (m,) + x.shape[2:])
             cols = cols.transpose((1 + nd, 0) + tuple(range(1, 1 + nd)) + tuple(range(2 + nd, cols.ndim)))
             out[part] = col2im_array(xp, cols, out.shape[2:], kernel, dilation, padding, stride, compute)
 
-    intra_op.parallel_chunks(len(slices), run, grain=1)
+    intra_op.parallel_items(slices, run)
 
 
 def _as_correlation_weight(w, groups):
