@@ -195,6 +195,43 @@ def test_compiled_dropout_masks_have_eagers_distribution():
 
 
 @pytest.mark.usefixtures("fast_paths")
+@pytest.mark.parametrize("x_grad", [True, False])
+def test_specialised_backward_calls_give_eagers_gradients(x_grad):
+    """The parity test of backward_calls.record_backward_call: layer norm's backward, recorded as one call of its
+    specialised formulas, gives eager's (and torch's) gradients, where the input needs a gradient (the fast
+    kernels on the saved statistics) and where it does not (the weight's formula then recomputes them); reference
+    mode traces the readable formulas."""
+    from lantern._functorch.backward_calls import BackwardCall
+    from lantern._functorch.joint_graph import trace_joint
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 6, 5)).astype(np.float32)
+    results = []
+    for lib, compiled in ((torch, False), (lantern, False), (lantern, True)):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(6, 16), lib.nn.LayerNorm(16), lib.nn.GELU(), lib.nn.Linear(16, 3))
+        if lib is lantern:
+            model.load_state_dict({k: lantern.tensor(v.numpy()) for k, v in results[0][-1].items()})
+        run = lib.compile(model) if compiled else model
+        xt = lib.tensor(x).transpose(1, 2).requires_grad_(x_grad)
+        for _ in range(2):
+            model.zero_grad()
+            run(xt).square().sum().backward()
+        results.append([p.grad.numpy() for p in model.parameters()] + ([xt.grad.numpy()] if x_grad else [])
+                       + [model.state_dict()])
+        captured = run if compiled else None
+    for expected, eager, got in list(zip(*results))[:-1]:
+        np.testing.assert_allclose(got, eager, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    (plan,) = captured._compiled_call.plans.values()
+    calls = [n.attrs["fn"] for n in plan.function.backward_graph.nodes() if n.kind() == "prim::CallFunction"]
+    assert [type(c) for c in calls] == [BackwardCall]
+    ln = lantern.nn.LayerNorm(4)
+    with lantern.reference_mode():
+        joint = trace_joint(lambda x, w, b: ln(x), [lantern.randn(2, 4, requires_grad=True), ln.weight, ln.bias])
+    assert joint.graph.findNode("prim::CallFunction") is None
+
+
+@pytest.mark.usefixtures("fast_paths")
 def test_double_backward_raises_torchs_error():
     for lib in (torch, lantern):
         if lib is torch:

@@ -8,6 +8,8 @@ differentiable input (a zeros tensor where an input is unused).
 
 A saved output comes back from its node as a new tensor object over the same memory (SavedTensor.unpack); the
 joint tracer knows it as the value it aliases, by its version counter and geometry.
+A node of an op whose specialised derivative eager autograd runs instead of the readable one (layer norm's) is
+recorded as one call of that derivative (backward_calls.py), not as its readable formulas.
 
 >>> import lantern
 >>> w = lantern.tensor([2.0, 3.0], requires_grad=True)
@@ -24,9 +26,11 @@ from ..autograd import grad as autograd_grad
 from ..core.dtype import is_differentiable
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl
+from ..jit import types as T
 from ..jit.ir import Graph
 from ..jit.tracer import TracerWarning, TracingState, _bind_input, _finish, _Suspended
 from ..utils._pytree import tree_flatten
+from .backward_calls import record_backward_call
 
 __all__ = ["JointGraph", "trace_joint", "NotCapturable"]
 
@@ -57,6 +61,20 @@ class _JointTracingState(TracingState):
     def set_value(self, t, value):
         super().set_value(t, value)
         self._by_geometry[_geometry(t)] = value
+
+    def record_specialised_backward(self, node, grads):
+        """Called by an autograd node whose derivative has a specialised variant: its gradients, recorded as one
+        call (backward_calls.py), or None to trace its readable formulas."""
+        return record_backward_call(self, node, grads)
+
+    def record_function(self, fn, inputs, results):
+        """Append a prim::CallFunction of the Python function `fn` whose outputs stand for the tensors `results`."""
+        node = self.graph.create("prim::CallFunction", inputs, len(results))
+        node.attrs["fn"] = fn
+        self.graph.insertNode(node)
+        for value, r in zip(node.outputs(), results):
+            value.setType(T.TensorType.create_from_tensor(r))
+            self.set_value(r, value)
 
     def value_of(self, t):
         v = self._values.get(id(t))

@@ -25,6 +25,10 @@ class OpNode(Node):
         derivative = self.derivative
         if derivative.specialised is not None and mode.fast and not tls.grad_enabled and not tls.observed:
             derivative = derivative.specialised  # ops/derivative_specialisation's runs_specialised(), written in
+        elif derivative.specialised is not None and mode.fast and hasattr(tls.tracer, "record_specialised_backward"):
+            outs = tls.tracer.record_specialised_backward(self, grads)  # a joint trace (_functorch/joint_graph.py)
+            if outs is not None:
+                return outs
         outs = derivative.backward(self, grads)
         return self._flatten(outs) if self.edge_counts else outs
 
