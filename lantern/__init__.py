@@ -70,7 +70,8 @@ from .autograd import (  # noqa: E402,F401
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
 from .ops import (  # noqa: E402,F401  (more ops: registered before Tensor's methods are bound)
     complex_numbers as _complex_numbers, math_functions as _math_functions, differences as _differences,
-    index_functions as _index_functions, split_copies as _split_copies, nn_shuffle_pool as _nn_shuffle_pool,
+    index_functions as _index_functions, split_views as _split_views, split_copies as _split_copies,
+    nn_shuffle_pool as _nn_shuffle_pool,
     out_variants as _out_variants, out_overlap as _out_overlap,
 )
 

@@ -36,6 +36,7 @@ from .ops import binding, keyword_aliases, python_key, registry
 from .ops.dispatcher import call, entry
 from .ops.sparse_coo import SparseCooMethods
 from .ops.sparse_csr import SparseCsrMethods
+from .ops.split_views import chunked
 from .ops.views import infer_size, view_strides
 from .sparse._checkpoint import reduce_sparse_tensor
 from .storage import TypedStorage, _warn_typed_storage_removal, legacy_storage_class
@@ -499,39 +500,15 @@ class Tensor(TensorImpl, SparseCooMethods, SparseCsrMethods, InplaceViewMethods,
         return call(_op("imag"), (self,))
 
     def unbind(self, dim=0):
-        d = self._wrap_dim(dim)
-        return tuple(self.select(d, i) for i in range(self._size[d]))
+        return call(_op("unbind.int"), (self, dim))
 
     def split(self, split_size, dim=0):
-        if self.dim() == 0:
-            raise RuntimeError("split expects at least a 1-dimensional tensor (this one is 0-d)")
-        d = self._wrap_dim(dim)
-        n = self._size[d]
         if isinstance(split_size, int):
-            if split_size <= 0 and n:
-                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-            sizes = [min(split_size, n - i) for i in range(0, n, split_size)] if split_size else [0]
-        else:
-            sizes = list(split_size)
-            if sum(sizes) != n:
-                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
-                                   f"at dimension {d}), but got split_sizes={sizes}")
-        out, start = [], 0
-        for s in sizes:
-            out.append(self.narrow(d, start, s))
-            start += s
-        return tuple(out)
+            return call(_op("split.Tensor"), (self, split_size, dim))
+        return call(_op("split_with_sizes"), (self, list(split_size), dim))
 
     def chunk(self, chunks, dim=0):
-        if self.dim() == 0:
-            raise RuntimeError("chunk expects at least a 1-dimensional tensor (this one is 0-d)")
-        if chunks <= 0:
-            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-        d = self._wrap_dim(dim)
-        n = self._size[d]
-        if n == 0:
-            return tuple(self.narrow(d, 0, 0) for _ in range(chunks))
-        return self.split(-(-n // chunks), d)
+        return chunked(self, chunks, dim)
 
     def tensor_split(self, indices_or_sections=None, dim=0, *, sections=None, indices=None,
                      tensor_indices_or_sections=None):

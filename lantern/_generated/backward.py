@@ -65,6 +65,7 @@ from lantern.ops.special_functions import (
     i1e_backward, igamma_other_backward, mvlgamma_backward, not_implemented, xlog1py_self_backward,
     zeta_other_backward,
 )
+from lantern.ops.split_views import split_backward, split_with_sizes_backward, unbind_backward
 from lantern.ops.tensor_shape import repeat_backward, roll_backward
 from lantern.ops.tensor_shape_diagonals import trace_backward
 from lantern.ops.tensor_shape_products import cdist_backward
@@ -3097,6 +3098,28 @@ def backward_of_special_zeta(node, grads):
     )
 
 
+def backward_of_split__Tensor(node, grads):
+    saved = node.saved
+    split_size = saved['split_size']
+    dim = saved['dim']
+    self_meta = saved['self_meta']
+    needs = node.needs
+    return (
+        (split_backward(grads, split_size, dim, self_meta)) if needs[0] else None,
+    )
+
+
+def backward_of_split_with_sizes(node, grads):
+    saved = node.saved
+    split_sizes = saved['split_sizes']
+    dim = saved['dim']
+    self_meta = saved['self_meta']
+    needs = node.needs
+    return (
+        (split_with_sizes_backward(grads, split_sizes, dim, self_meta)) if needs[0] else None,
+    )
+
+
 def backward_of_sqrt(node, grads):
     grad = grads[0]
     saved = node.saved
@@ -3300,6 +3323,16 @@ def backward_of_trunc(node, grads):
     )
 
 
+def backward_of_unbind__int(node, grads):
+    saved = node.saved
+    dim = saved['dim']
+    self_meta = saved['self_meta']
+    needs = node.needs
+    return (
+        (unbind_backward(grads, dim, self_meta)) if needs[0] else None,
+    )
+
+
 def backward_of_unflatten(node, grads):
     grad = grads[0]
     saved = node.saved
@@ -3341,6 +3374,28 @@ def backward_of_uniform_(node, grads):
     needs = node.needs
     return (
         (zeros_like(grad)) if needs[0] else None,
+    )
+
+
+def backward_of_unsafe_split(node, grads):
+    saved = node.saved
+    split_size = saved['split_size']
+    dim = saved['dim']
+    self_meta = saved['self_meta']
+    needs = node.needs
+    return (
+        (split_backward(grads, split_size, dim, self_meta)) if needs[0] else None,
+    )
+
+
+def backward_of_unsafe_split_with_sizes(node, grads):
+    saved = node.saved
+    split_sizes = saved['split_sizes']
+    dim = saved['dim']
+    self_meta = saved['self_meta']
+    needs = node.needs
+    return (
+        (split_with_sizes_backward(grads, split_sizes, dim, self_meta)) if needs[0] else None,
     )
 
 

@@ -4274,6 +4274,21 @@ def make_special_zeta(op, op_out):
     return special_zeta
 
 
+def make_split_with_sizes(op, op_out):
+    def split_with_sizes(input, split_sizes, dim=0, **_aliases):
+        if _aliases:
+            dim, = _resolve_aliases('split_with_sizes', _aliases, ('dim',), (dim,), None)
+        if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
+            return _handle_torch_function(split_with_sizes, (input,), (input, split_sizes, dim), {})
+        try:
+            return (op.scan or entry(op))((input, split_sizes, dim))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(split_with_sizes, (input,), (input, split_sizes, dim), {})
+    return split_with_sizes
+
+
 def make_sqrt(op, op_out):
     def sqrt(input, *, out=None):
         if _TORCH_FUNCTION[0] and _has_torch_function((input, out)):
@@ -4603,6 +4618,36 @@ def make_unique_dim(op, op_out):
                 raise
             return _handle_torch_function(unique_dim, (input,), (input, dim, sorted, return_inverse, return_counts), {})
     return unique_dim
+
+
+def make_unsafe_split(op, op_out):
+    def unsafe_split(input, split_size, dim=0, **_aliases):
+        if _aliases:
+            dim, = _resolve_aliases('unsafe_split', _aliases, ('dim',), (dim,), None)
+        if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
+            return _handle_torch_function(unsafe_split, (input,), (input, split_size, dim), {})
+        try:
+            return (op.scan or entry(op))((input, split_size, dim))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(unsafe_split, (input,), (input, split_size, dim), {})
+    return unsafe_split
+
+
+def make_unsafe_split_with_sizes(op, op_out):
+    def unsafe_split_with_sizes(input, split_sizes, dim=0, **_aliases):
+        if _aliases:
+            dim, = _resolve_aliases('unsafe_split_with_sizes', _aliases, ('dim',), (dim,), None)
+        if _TORCH_FUNCTION[0] and _has_torch_function((input,)):
+            return _handle_torch_function(unsafe_split_with_sizes, (input,), (input, split_sizes, dim), {})
+        try:
+            return (op.scan or entry(op))((input, split_sizes, dim))
+        except Exception:
+            if not _has_torch_function((input,)):
+                raise
+            return _handle_torch_function(unsafe_split_with_sizes, (input,), (input, split_sizes, dim), {})
+    return unsafe_split_with_sizes
 
 
 def make_unsqueeze(op, op_out):

@@ -3669,6 +3669,21 @@ def make_special_i1(op, op_out):
     return special_i1
 
 
+def make_split_with_sizes(op, op_out):
+    def split_with_sizes(self, split_sizes, dim=0, **_aliases):
+        if _aliases:
+            dim, = _resolve_aliases('split_with_sizes', _aliases, ('dim',), (dim,), None)
+        if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
+            return _handle_torch_function(split_with_sizes, (self,), (self, split_sizes, dim), {})
+        try:
+            return (op.scan or entry(op))((self, split_sizes, dim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(split_with_sizes, (self,), (self, split_sizes, dim), {})
+    return split_with_sizes
+
+
 def make_sqrt(op, op_out):
     def sqrt(self):
         if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
@@ -4015,6 +4030,36 @@ def make_uniform_(op, op_out):
                 raise
             return _handle_torch_function(uniform_, (self,), (self, from_, to), {'generator': generator})
     return uniform_
+
+
+def make_unsafe_split(op, op_out):
+    def unsafe_split(self, split_size, dim=0, **_aliases):
+        if _aliases:
+            dim, = _resolve_aliases('unsafe_split', _aliases, ('dim',), (dim,), None)
+        if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
+            return _handle_torch_function(unsafe_split, (self,), (self, split_size, dim), {})
+        try:
+            return (op.scan or entry(op))((self, split_size, dim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(unsafe_split, (self,), (self, split_size, dim), {})
+    return unsafe_split
+
+
+def make_unsafe_split_with_sizes(op, op_out):
+    def unsafe_split_with_sizes(self, split_sizes, dim=0, **_aliases):
+        if _aliases:
+            dim, = _resolve_aliases('unsafe_split_with_sizes', _aliases, ('dim',), (dim,), None)
+        if _TORCH_FUNCTION[0] and _has_torch_function((self,)):
+            return _handle_torch_function(unsafe_split_with_sizes, (self,), (self, split_sizes, dim), {})
+        try:
+            return (op.scan or entry(op))((self, split_sizes, dim))
+        except Exception:
+            if not _has_torch_function((self,)):
+                raise
+            return _handle_torch_function(unsafe_split_with_sizes, (self,), (self, split_sizes, dim), {})
+    return unsafe_split_with_sizes
 
 
 def make_unsqueeze(op, op_out):

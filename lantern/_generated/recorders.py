@@ -68,7 +68,7 @@ def make_record_1(op):
         if result.dtype.is_floating_point or result.dtype.is_complex:
             result._requires_grad, result._grad_fn = True, node
         if view:
-            record_view(result)
+            record_view(result, a0)
         if saves_result:  # after the history is set: as the phases do
             _save_outputs(node, result, saves_result)
         return result
@@ -142,7 +142,7 @@ def make_record_2(op):
         if result.dtype.is_floating_point or result.dtype.is_complex:
             result._requires_grad, result._grad_fn = True, node
         if view:
-            record_view(result)
+            record_view(result, a0)
         if saves_result:  # after the history is set: as the phases do
             _save_outputs(node, result, saves_result)
         return result
@@ -229,7 +229,7 @@ def make_record_3(op):
         if result.dtype.is_floating_point or result.dtype.is_complex:
             result._requires_grad, result._grad_fn = True, node
         if view:
-            record_view(result)
+            record_view(result, a0)
         if saves_result:  # after the history is set: as the phases do
             _save_outputs(node, result, saves_result)
         return result

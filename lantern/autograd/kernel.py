@@ -23,7 +23,7 @@ from .graph import InputMeta, Node, SavedTensor, gradient_edge
 from .meta import autograd_meta
 from .node import node_class, save_value
 from .recorder import recorder_for
-from .views import CopySlices, record_view
+from .views import CopySlices, record_multi_output_views, record_view
 
 _DIRECT_KINDS = (OpKind.STRUCTURED, OpKind.STRUCTURED_INPLACE, OpKind.VIEW)  # their kernels never call other ops
 # Python 3.11's EnumType has a __getattr__, which sends every attribute read of an enum class (AliasKind.VIEW)
@@ -219,11 +219,13 @@ def _set_history(op, args, result, node):
         for nr, o in enumerate(result):
             if isinstance(o, TensorImpl) and (o.dtype.is_floating_point or o.dtype.is_complex):
                 _set_output_history(o, node, nr)
+        if op.schema.alias is _VIEW:
+            record_multi_output_views(result)
     else:
         if result.dtype.is_floating_point or result.dtype.is_complex:
             _set_output_history(result, node, 0)
         if op.schema.alias is _VIEW:
-            record_view(result)
+            record_view(result, args[0])
 
 
 def _set_output_history(t, node, nr):

@@ -70,7 +70,7 @@ def recorder_source(n):
     lines += ["        if result.dtype.is_floating_point or result.dtype.is_complex:",
               "            result._requires_grad, result._grad_fn = True, node",
               "        if view:",
-              "            record_view(result)",
+              "            record_view(result, a0)",
               "        if saves_result:  # after the history is set: as the phases do",
               "            _save_outputs(node, result, saves_result)",
               "        return result",

@@ -99,13 +99,42 @@ class AsStridedBackward0(Node):
         return (call(get("as_strided_scatter"), (zeros, v.through_bits(grads[0]), v.size, v.stride, v.offset)),)
 
 
-def record_view(view):
-    """Remember the version a view's grad_fn belongs to (so an in-place change of its memory is noticed)."""
+def record_view(view, source=None):
+    """Remember the version a view's grad_fn belongs to (so an in-place change of its memory is noticed). A view of
+    a view that may not be modified in place (an output of split, unbind; see below) may not be either."""
     if view._requires_grad:
         autograd_meta(view).attr_version = view._vc[0]
+        if source is not None and "_custom_function_view" in source.__dict__:
+            view._custom_function_view = _inplace_error(view, source._custom_function_view.partition("This view ")[2])
+
+
+def record_multi_output_views(views):
+    """record_view for each output of an op returning several views (split, unbind): PyTorch forbids modifying
+    them in place while autograd records, since their one node could not rebase a single output's history."""
+    for view in views:
+        if view._requires_grad:
+            autograd_meta(view).attr_version = view._vc[0]
+            view._custom_function_view = _inplace_error(view, _MULTI_OUTPUT)
+
+
+_MULTI_OUTPUT = ("is the output of a function that returns multiple views. Such functions do not allow the output "
+                 "views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
+
+
+def _inplace_error(view, why):
+    """What kernel._check_inplace_allowed raises, naming the view's node as PyTorch does (Split, Select)."""
+    name = view._grad_fn.name()
+    return f"Output {view._output_nr} of {name[:name.rindex('Backward')]} is a view and is being modified inplace. " \
+           f"This view {why}"
 
 
 def regenerate_view_grad_fn(view):
+    """A fresh grad_fn for a view whose memory was modified in place. An output of split or unbind has none to get:
+    PyTorch raises, as for modifying it in place."""
+    refused = view.__dict__.get("_custom_function_view", "")
+    if refused.endswith(_MULTI_OUTPUT):
+        raise RuntimeError(refused.replace("is being modified inplace",
+                                           "its base or another view of its base has been modified inplace", 1))
     base = view._base
     node = AsStridedBackward0((gradient_edge(base),), (InputMeta(view),))
     node.base, node.view = _Geometry(base), _Geometry(view, relative_to=base)

@@ -156,8 +156,13 @@ class TracingState:
         node.attrs["op"] = op.name
         self.graph.insertNode(node)
         node.setSourceRange(location)
-        results = result if isinstance(result, tuple) and len(returns) > 1 else (result,)
-        for value, r in zip(node.outputs(), results):
+        values, results = node.outputs(), result if isinstance(result, tuple) and len(returns) > 1 else (result,)
+        if len(returns) == 1 and returns[0].is_tensor and returns[0].is_list:  # split's Tensor[]: unpacked, as torch
+            node.output().setType(T.ListType(T.TensorType.get()))
+            unpack = self.graph.create("prim::ListUnpack", [node.output()], len(result))
+            self.graph.insertNode(unpack)
+            values, results = unpack.outputs(), result
+        for value, r in zip(values, results):
             if isinstance(r, TensorImpl):
                 value.setType(T.TensorType.create_from_tensor(r))
                 self.set_value(r, value)

@@ -96,7 +96,7 @@ def _view_bits(op, self):
     return conj, neg
 
 
-def _view_keeping_bits(op, args):
+def view_keeping_bits(op, args):
     self = args[0]
     conj, neg = _view_bits(op, self)
     view = self._backend.under.run_view(op, args)
@@ -125,7 +125,7 @@ def _write_through_bits(op, args, written):
 def math_bits_fallback(op, args):
     """The Conjugate and Negative keys' kernel for every op without one of its own (see the module docstring)."""
     if op.kind is OpKind.VIEW:
-        return _view_keeping_bits(op, args)
+        return view_keeping_bits(op, args)
     written = written_argument(op)
     if written is not None and bits(args[written]) != (False, False):
         return _write_through_bits(op, args, written)

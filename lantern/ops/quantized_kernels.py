@@ -28,6 +28,7 @@ from ..core.tensor_impl import TensorImpl, contiguous_strides, make_tensor
 from . import registry
 from .dispatcher import call
 from .op_kinds import OpKind
+from .split_views import SEVERAL_VIEWS
 
 QUANTIZED = DispatchKey.QuantizedCPU
 _STRUCTURED = (OpKind.STRUCTURED, OpKind.STRUCTURED_INPLACE, OpKind.STRUCTURED_OUT)
@@ -363,6 +364,9 @@ def _install(op):
     name = op.schema.name
     if op.kind is OpKind.VIEW:
         op.kernels[QUANTIZED] = _view_kernel
+    elif op.name in SEVERAL_VIEWS:  # split, unbind: their views, each made as a view op's
+        views = SEVERAL_VIEWS[op.name]
+        op.kernels[QUANTIZED] = lambda op, args: views(_view_kernel, *args)
     elif op.kind is OpKind.STRUCTURED and name in ("eq", "ne", "lt", "le", "gt", "ge"):
         op.kernels[QUANTIZED] = _compare_kernel
     else:

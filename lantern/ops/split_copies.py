@@ -1,5 +1,5 @@
-"""Splitting by direction (hsplit, vsplit, dsplit), split_with_sizes, the unsafe_ splits, and the `*_copy`
-functions: each view function's result as a new contiguous tensor (torch.permute_copy is permute(...) copied).
+"""Splitting by direction (hsplit, vsplit, dsplit) and the `*_copy` functions: each view function's result as a new
+contiguous tensor (torch.permute_copy is permute(...) copied).
 
 >>> [t.tolist() for t in lantern.hsplit(lantern.arange(4), 2)]
 [[0, 1], [2, 3]]
@@ -13,7 +13,7 @@ from .linalg_common import _into
 from .registry import composite, get
 
 
-# ---- hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk ----------------------------------------
+# ---- hsplit, vsplit, dsplit ----------------------------------------------------------------------------------------
 
 def _directional_split(name, dim, at_least):
     def split(input, indices_or_sections=None, *, sections=None, indices=None):
@@ -44,40 +44,6 @@ def _directional_split(name, dim, at_least):
 hsplit = composite("hsplit", _directional_split("hsplit", 1, 1))
 vsplit = composite("vsplit", _directional_split("vsplit", 0, 2))
 dsplit = composite("dsplit", _directional_split("dsplit", 2, 3))
-
-
-def split_with_sizes(input, split_sizes, dim=0):
-    """input split along dim into pieces of the given sizes (which must add up to that dim's size)."""
-    d = dim % max(input.dim(), 1)
-    if sum(split_sizes) != input._size[d]:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {input._size[d]} (input tensor's "
-                           f"size at dimension {dim}), but got split_sizes={list(split_sizes)}")
-    return input.split(list(split_sizes), dim)
-
-
-def unsafe_split(input, split_size, dim=0):
-    """split, for callers that promise not to modify the pieces in place (lantern's pieces are plain views). A
-    conjugate or negative view is resolved first: torch's unsafe forms are no view ops, so its fallback resolves."""
-    return _resolved(input).split(split_size, dim)
-
-
-def unsafe_split_with_sizes(input, split_sizes, dim=0):
-    return split_with_sizes(_resolved(input), split_sizes, dim)
-
-
-def unsafe_chunk(input, chunks, dim=0):
-    """chunk, for callers that promise not to modify the pieces in place (a view with bits resolved first)."""
-    return _resolved(input).chunk(chunks, dim)
-
-
-def _resolved(input):
-    return input.resolve_conj().resolve_neg()
-
-
-composite("split_with_sizes", split_with_sizes)
-composite("unsafe_split", unsafe_split)
-composite("unsafe_split_with_sizes", unsafe_split_with_sizes)
-composite("unsafe_chunk", unsafe_chunk)
 
 
 # ---- the *_copy functions -----------------------------------------------------------------------------------------
@@ -127,7 +93,8 @@ _VIEWS = {
     "diagonal": _method("diagonal"), "expand": _method("expand"), "indices": _method("indices"),
     "narrow": _narrow,
     "permute": _method("permute"), "row_indices": _method("row_indices"), "select": _method("select"),
-    "slice": _slice, "split": _method("split"), "split_with_sizes": split_with_sizes, "squeeze": _method("squeeze"),
+    "slice": _slice, "split": _method("split"), "split_with_sizes": _method("split_with_sizes"),
+    "squeeze": _method("squeeze"),
     "t": _method("t"), "transpose": _method("transpose"), "unbind": _method("unbind"), "unfold": _method("unfold"),
     "unsqueeze": _method("unsqueeze"), "values": _method("values"), "view": _method("view"),
     "view_as_complex": lambda input: call(get("view_as_complex"), (input,)),
