@@ -44,8 +44,7 @@ class BackwardCall:
     gradients it computes (those the node needs), in order."""
 
     def __init__(self, node, saved, tensor_names, grad_positions, n_grads):
-        self.derivative = node.derivative.specialised
-        self.needs, self.edge_counts = node.needs, node.edge_counts
+        self.derivative, self.needs = node.derivative.specialised, node.needs
         self.saved = {k: None if k in tensor_names else v for k, v in saved.items()}  # the tensors come as inputs
         self.tensor_names = tensor_names
         self.grad_positions, self.n_grads = grad_positions, n_grads
