@@ -140,9 +140,10 @@ def share_on_pool(items, fn, threads):
                 when="fast paths on, lantern.get_num_threads() > 1, n ≥ 2 grains, not already inside a chunk",
                 parity_test="tests/test_intra_op.py::test_run_on_pool_matches_serial_call")
 def run_on_pool(ranges, fn):
-    """fn(start, stop) for each range (fn(*arguments) for each tuple of arguments): the first on the calling thread, the rest on the pool's workers (BLAS runs one
-    thread, see blas_thread_limit). An exception in any chunk is raised here once all have finished. Should another
-    thread hold the pool, the ranges run here one after another."""
+    """fn(start, stop) for each range (fn(*arguments) for each tuple of arguments): the first on the calling
+    thread, the rest on the pool's workers (BLAS runs one thread, see blas_thread_limit). An exception in any chunk
+    is raised here once all have finished. Should another thread hold the pool, the ranges run here one after
+    another."""
     if not _pool.busy.acquire(blocking=False):
         for bounds in ranges:
             fn(*bounds)

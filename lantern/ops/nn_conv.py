@@ -377,6 +377,7 @@ def weight_gradient(xp, x, grad, kernel, stride, padding, dilation, groups, comp
         for count, i in enumerate(taken):
             part = plan.slices[i]
             padded = pad_into(xp, x[part], padding, padded_buffer)
+            # a thread takes its slices in order, so its first is its largest (see ShiftedColumns.spread)
             g = plan.columns.spread(xp, grad[part], regrouped, again=count > 0).reshape(groups, o // groups, -1)
             matrix = plan.columns.matrix(xp, padded, groups, cols)
             left, right = (matrix, g) if columns_first else (g, matrix)
