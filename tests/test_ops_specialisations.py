@@ -27,6 +27,7 @@ from lantern.ops.nn_conv import conv_bias_backward_on_arrays, conv_weight_backwa
 from lantern.ops.nn_pooling import max_pool_backward, max_pool_backward_on_arrays
 from lantern.ops.pointwise_arithmetic import mul_backward_on_arrays, pow_small_exponent, row_major_floats
 from lantern.ops.reduction import sum_backward_as_view
+from lantern.ops.split_views import split_with_sizes_backward_on_arrays
 
 FLOATS = [lantern.float32, lantern.float64]
 
@@ -206,7 +207,7 @@ def _conv_bias_step(dtype):
 
 def _split_step(dtype):
     x = _leaf(integers(4, 6, dtype=dtype))
-    a, b = x.split([2, 4], dim=1)  # narrow's backward; b[:, 1:] slice's
+    a, b = x.split([2, 4], dim=1)  # split_with_sizes' backward; b[:, 1:] slice's
     return (a * a).sum() + (b[:, 1:] * b[:, :-1]).sum(), (x,)
 
 
@@ -226,6 +227,7 @@ STEPS = {  # the specialisation, and a backward pass on float64 that runs it
     "max_pool_backward_on_arrays": (max_pool_backward_on_arrays, _conv_step),
     "conv_bias_backward_on_arrays": (conv_bias_backward_on_arrays, _conv_bias_step),
     "slice_backward_on_arrays": (slice_backward_on_arrays, _split_step),
+    "split_with_sizes_backward_on_arrays": (split_with_sizes_backward_on_arrays, _split_step),
 }
 
 

@@ -9,6 +9,9 @@ import pytest
 import torch
 
 import lantern
+from lantern.ops.derivative import TensorMeta
+from lantern.ops.split_views import (split_backward, split_backward_on_arrays, split_with_sizes_backward,
+                                     split_with_sizes_backward_on_arrays)
 from oracle import check, noncontig, raises_like
 
 CALLS = {
@@ -88,6 +91,25 @@ def test_double_backward_matches_torch():
         g, = m.autograd.grad((a ** 3).sum() + (b ** 2).sum(), x, create_graph=True)
         return m.autograd.grad((g * g).sum(), x)
     check(run, _values())
+
+
+def assert_same(fast, readable):
+    """Equal values (nan where nan), dtype, shape and strides."""
+    assert (fast.dtype, fast.shape, fast.stride()) == (readable.dtype, readable.shape, readable.stride())
+    np.testing.assert_array_equal(fast.numpy(), readable.numpy())
+
+
+@pytest.mark.parametrize("dtype", [lantern.float32, lantern.float64])
+def test_split_backward_on_arrays_matches_the_readable_formula(dtype):
+    x = lantern.tensor(_values((4, 7, 5)), dtype=dtype)
+    meta = TensorMeta(x)
+    grad = lantern.tensor(_values((4, 3, 5)), dtype=dtype).transpose(0, 2).contiguous().transpose(0, 2)
+    grad[0, 0, 0] = float("nan")
+    for grads in ((grad, None, grad[:, :1]), (None, grad, grad[:, 2:]), (grad, grad, None)):
+        assert_same(split_backward_on_arrays(grads, 3, -2, meta), split_backward(grads, 3, -2, meta))
+    grads = (grad[:, :0], None, grad[:, :2], grad)
+    assert_same(split_with_sizes_backward_on_arrays(grads, [0, 2, 2, 3], 1, meta),
+                split_with_sizes_backward(grads, [0, 2, 2, 3], 1, meta))
 
 
 def _inplace_on(make):

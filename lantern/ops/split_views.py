@@ -14,8 +14,10 @@ while autograd records (lantern/autograd/kernel.py), as in PyTorch.
 [2.0, 2.0, 2.0, 0.0, 0.0, 0.0]
 """
 from ..core.dispatch_keys import DispatchKey
+from ..core.reference import specialisation
 from ..core.tensor_impl import make_tensor
 from .derivative import derivative
+from .derivative_specialisation import on_float_arrays, specialise_derivative
 from .dispatcher import call
 from .math_bits import view_keeping_bits
 from .meta_util import wrap_dim
@@ -150,6 +152,35 @@ def split_backward(grads, split_size, dim, meta):
     return split_with_sizes_backward(grads, split_sizes(meta.size[d], split_size), d, meta)
 
 
+@specialisation(replaces="split_with_sizes_backward (a zero tensor per output without a gradient, then cat)",
+                when="backward without create_graph, fast paths on; on_float_grads(grads)",
+                parity_test="tests/test_split_ops.py::test_split_backward_on_arrays_matches_the_readable_formula",
+                ops=("split.Tensor", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes"))
+def split_with_sizes_backward_on_arrays(grads, split_sizes, dim, meta):
+    """Each output's gradient written into its part of one new row-major tensor; zeros where an output got none."""
+    like = next(g for g in grads if g is not None)
+    backend = like._backend
+    out = backend.empty(meta.size, like.dtype)
+    whole = backend.array(out)
+    where, d, start = [slice(None)] * len(meta.size), wrap_dim(dim, len(meta.size)), 0
+    for g, size in zip(grads, split_sizes):
+        where[d] = slice(start, start + size)
+        whole[tuple(where)] = 0 if g is None else backend.array(g)
+        start += size
+    return out
+
+
+def split_backward_on_arrays(grads, split_size, dim, meta):
+    """split_backward through split_with_sizes_backward_on_arrays."""
+    d = wrap_dim(dim, len(meta.size))
+    return split_with_sizes_backward_on_arrays(grads, split_sizes(meta.size[d], split_size), d, meta)
+
+
+def on_float_grads(grads):
+    """on_float_arrays for the gradients the outputs got."""
+    return on_float_arrays(*(g for g in grads if g is not None))
+
+
 def unbind_backward(grads, dim, meta):
     """The input's gradient: the outputs' gradients stacked along dim."""
     d = wrap_dim(dim, len(meta.size))
@@ -166,3 +197,12 @@ derivative("unbind.int", self="unbind_backward(grads, dim, self_meta)", helpers=
 derivative("unsafe_split", self="split_backward(grads, split_size, dim, self_meta)", helpers=_HELPERS)
 derivative("unsafe_split_with_sizes", self="split_with_sizes_backward(grads, split_sizes, dim, self_meta)",
            helpers=_HELPERS)
+_FAST = {**_HELPERS, "split_backward_on_arrays": split_backward_on_arrays, "on_float_grads": on_float_grads,
+         "split_with_sizes_backward_on_arrays": split_with_sizes_backward_on_arrays}
+for _name in ("split.Tensor", "unsafe_split"):
+    specialise_derivative(_name, {"split_backward(grads, split_size, dim, self_meta)": (
+        "split_backward_on_arrays(grads, split_size, dim, self_meta)", "on_float_grads(grads)")}, helpers=_FAST)
+for _name in ("split_with_sizes", "unsafe_split_with_sizes"):
+    specialise_derivative(_name, {"split_with_sizes_backward(grads, split_sizes, dim, self_meta)": (
+        "split_with_sizes_backward_on_arrays(grads, split_sizes, dim, self_meta)", "on_float_grads(grads)")},
+        helpers=_FAST)
