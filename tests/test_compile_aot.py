@@ -231,6 +231,23 @@ def test_specialised_backward_calls_give_eagers_gradients(x_grad):
     assert joint.graph.findNode("prim::CallFunction") is None
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_dropout_kernel_gives_the_numpy_philox_masks(dtype):
+    """compiled_random_numba.philox_mask writes the mask of compiled_random.philox_words (Random123's Philox4x32-10,
+    checked on its known answer in the doctest), for lengths that are not multiples of 4 and the edge
+    probabilities."""
+    from lantern._functorch.compiled_random import philox_words
+    from lantern._functorch.compiled_random_numba import philox_mask
+    for n in (1, 3, 6, 4097):
+        for key in ((0, 0), (123456789, 4000000000)):
+            words = philox_words(key, n)
+            for threshold in (0, 2 ** 31, 3 * 2 ** 30 + 7, 2 ** 32):
+                out = np.full(n, 5, dtype)
+                philox_mask(np.uint64(key[0]), np.uint64(key[1]), np.uint64(threshold), out)
+                np.testing.assert_array_equal(out, (words < threshold).astype(dtype))
+    assert len(set(philox_words((5, 6), 4000).tolist())) == 4000   # no repeats: distinct counters
+
+
 @pytest.mark.usefixtures("fast_paths")
 def test_double_backward_raises_torchs_error():
     for lib in (torch, lantern):
