@@ -410,10 +410,11 @@ def lstm_backward_compiled(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw, d_h
 def _row_chunks(shape, run_rows):
     """run_rows(first, stop) over ranges of the batch rows of a (T, B, gates) recurrence, on the intra-op threads
     at once where there are several. A batch's sequences are independent, so each thread runs the whole time loop
-    over its rows: one handoff per call (a handoff costs ~20 microseconds, about a step's product). Each row gets
-    the products and kernels it gets in the whole batch (OpenBLAS gives 8 and 16 rows by 128 x 256 equal bits; the
-    thread tests hold lantern to that), and 8 rows take ~60% of 16 rows' time: on the LSTM tagger each of two
-    threads' shares takes 0.70 ms CPU where the whole loop takes 1.20 (forward; backward 0.71 and 1.11)."""
+    over its rows: one handoff per call (a handoff costs ~20 microseconds, about a step's product). 8 rows take
+    ~60% of 16 rows' time: on the LSTM tagger each of two threads' shares takes 0.70 ms CPU where the whole loop
+    takes 1.20 (forward; backward 0.71 and 1.11). Each row's results are the same dot products, but OpenBLAS picks
+    its kernel by the number of rows: 8 and 16 rows (the tagger) give equal bits, which the thread tests hold
+    lantern to, while e.g. 8 + 9 rows against 17 can differ in the last bit."""
     steps, batch, gates = shape
     intra_op.parallel_chunks(batch, run_rows, grain=intra_op.grain(steps * gates))
 
