@@ -1,10 +1,11 @@
 """numba kernels for softmax and log_softmax along the last axis (ops/nn_activation_softmax.py): each row less its
 maximum in one loop (NumPy's max along rows of a few dozen elements costs as much as the rest of softmax together),
-each row scaled by its factor, a whole float32 softmax or log_softmax per row (for long rows), the softmax backward
-(grad - Σ grad · output) · output of a row in one loop and the float32 log_softmax backward grad - exp(output) ·
-Σ grad. Shift and scaling are exact, so the forward that uses them (with NumPy's exp and row sums between) gives the
-readable kernel's bits; the fused kernels and the backward reassociate their sums (fastmath) and agree to rounding. Imported only when a specialisation in nn_activation_softmax.py first runs;
-cached on disk.
+each row scaled by its factor (the float64 softmax, around NumPy's exp and sums), a whole float32 softmax or
+log_softmax over rows, the softmax backward (grad - Σ grad · output) · output of a row in one loop and the float32
+log_softmax backward grad - exp(output) · Σ grad. Shift and scaling are exact, so the forward that uses them gives
+the readable kernel's bits; the float32 kernels and the backward reassociate their sums (fastmath), and the float32
+ones use float32_numba's exp: they agree to rounding. Imported only when a specialisation in nn_activation_softmax.py
+first runs; cached on disk.
 
 >>> import numpy as np
 >>> x, out = np.array([[1.0, 3.0, 2.0]], np.float32), np.empty((1, 3), np.float32)
@@ -87,10 +88,21 @@ def _row_max(row, lanes):
 
 
 @numba.njit(**_JIT)
+def _row_maxima(x):
+    """The maximum of each row of the 2-D x, taken before the rows' exp loops: with a short row's maximum inlined
+    among them, LLVM made softmax's exp loop over rows of 64 1.6 times slower."""
+    lanes = x[0, :_LANES].copy()  # scratch of its own (lanes in out's rows ran 3 times slower)
+    maxima = x[:, 0].copy()  # one per row, each overwritten
+    for i in range(x.shape[0]):
+        maxima[i] = _row_max(x[i], lanes)
+    return maxima
+
+
+@numba.njit(**_JIT)
 def shift_rows(x, out):
     """out = x - the maximum of its row, for the 2-D x. The maximum skips a nan, so a row holding one gets nan
     there, where NumPy's gives the whole row nan; the softmax of either is nan throughout (its sum is nan)."""
-    lanes = x[0, :_LANES].copy()  # scratch of its own (lanes in out's rows ran 3 times slower), for _short_row_max
+    lanes = x[0, :_LANES].copy()  # scratch, as in _row_maxima (here the maximum inlined is the faster)
     for i in range(x.shape[0]):
         row, shifted = x[i], out[i]
         top = _row_max(row, lanes)
@@ -100,13 +112,12 @@ def shift_rows(x, out):
 
 @numba.njit(**_REASSOCIATED)
 def softmax_rows_float32(x, out):
-    """out = exp(x - max) / Σ exp(x - max) along each row of the 2-D float32 x, in one loop per row: float32_numba's
+    """out = exp(x - max) / Σ exp(x - max) along each row of the 2-D float32 x, in two loops per row: float32_numba's
     exp (within ~2 ulp of the exact value, where NumPy's is within 1) and a reassociated sum, so within rounding of
     the readable kernel. A row holding a nan, or +inf, or only -inf comes out nan, as there."""
-    lanes = x[0, :_LANES].copy()  # scratch, as in shift_rows
+    maxima = _row_maxima(x)
     for i in range(x.shape[0]):
-        row, result = x[i], out[i]
-        top = _row_max(row, lanes)
+        row, result, top = x[i], out[i], maxima[i]
         total = np.float32(0)
         for j in range(row.size):
             e = exp_nonpositive(row[j] - top)
@@ -121,10 +132,9 @@ def softmax_rows_float32(x, out):
 def log_softmax_rows_float32(x, out):
     """out = (x - max) - log Σ exp(x - max) along each row of the 2-D float32 x, the exponentials only summed
     (float32_numba's, as in softmax_rows_float32), so within rounding of the readable kernel; nan where it is."""
-    lanes = x[0, :_LANES].copy()  # scratch, as in shift_rows
+    maxima = _row_maxima(x)
     for i in range(x.shape[0]):
-        row, result = x[i], out[i]
-        top = _row_max(row, lanes)
+        row, result, top = x[i], out[i], maxima[i]
         total = np.float32(0)
         for j in range(row.size):
             total += exp_nonpositive(row[j] - top)
@@ -146,12 +156,13 @@ def scale_rows(rows, factors):
 def log_softmax_backward_rows_float32(g, y, out):
     """out = g - exp(y) · Σ g along each row of the 2-D float32 g and y (y the log_softmax's output, so at most 0:
     float32_numba's exp, within rounding of NumPy's; a row with a larger y, given to the op directly, takes libm's)."""
+    maxima = _row_maxima(y)
     for i in range(g.shape[0]):
         g_row, y_row, result = g[i], y[i], out[i]
         total = np.float32(0)
         for j in range(g_row.size):
             total += g_row[j]
-        if _long_row_max(y_row) <= 0:
+        if maxima[i] <= 0:
             for j in range(g_row.size):
                 result[j] = g_row[j] - exp_nonpositive(y_row[j]) * total
         else:
