@@ -212,6 +212,14 @@ def test_vmap_over_split_and_unbind():
     check(run, _values())
 
 
+def test_forward_derivatives_match_torch():
+    def run(m, x):
+        def f(t):
+            return m.stack([p.sum() for p in t.split([1, 3]) + t.unbind(1) + m.unsafe_split(t, 3, 1)])
+        return m.func.jvp(f, (x,), (x * 2,))
+    check(run, _values())
+
+
 def test_compile_matches_eager():
     def f(x):
         a, b = x.split([2, 3], dim=1)

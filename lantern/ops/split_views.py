@@ -18,6 +18,7 @@ from ..core.reference import specialisation
 from ..core.tensor_impl import make_tensor
 from .derivative import derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
+from .forward_derivative import linear
 from .dispatcher import call
 from .math_bits import view_keeping_bits
 from .meta_util import wrap_dim
@@ -152,6 +153,13 @@ def split_backward(grads, split_size, dim, meta):
     return split_with_sizes_backward(grads, split_sizes(meta.size[d], split_size), d, meta)
 
 
+def unbind_backward(grads, dim, meta):
+    """The input's gradient: the outputs' gradients stacked along dim."""
+    d = wrap_dim(dim, len(meta.size))
+    shape = meta.size[:d] + meta.size[d + 1:]
+    return call(get("stack"), (_filled(grads, [shape] * len(grads)), d))
+
+
 @specialisation(replaces="split_with_sizes_backward (a zero tensor per output without a gradient, then cat)",
                 when="backward without create_graph, fast paths on; on_float_grads(grads)",
                 parity_test="tests/test_split_ops.py::test_split_backward_on_arrays_matches_the_readable_formula",
@@ -181,13 +189,6 @@ def on_float_grads(grads):
     return on_float_arrays(*(g for g in grads if g is not None))
 
 
-def unbind_backward(grads, dim, meta):
-    """The input's gradient: the outputs' gradients stacked along dim."""
-    d = wrap_dim(dim, len(meta.size))
-    shape = meta.size[:d] + meta.size[d + 1:]
-    return call(get("stack"), (_filled(grads, [shape] * len(grads)), d))
-
-
 _HELPERS = {"split_backward": split_backward, "split_with_sizes_backward": split_with_sizes_backward,
             "unbind_backward": unbind_backward}
 derivative("split.Tensor", self="split_backward(grads, split_size, dim, self_meta)", helpers=_HELPERS)
@@ -197,6 +198,8 @@ derivative("unbind.int", self="unbind_backward(grads, dim, self_meta)", helpers=
 derivative("unsafe_split", self="split_backward(grads, split_size, dim, self_meta)", helpers=_HELPERS)
 derivative("unsafe_split_with_sizes", self="split_with_sizes_backward(grads, split_sizes, dim, self_meta)",
            helpers=_HELPERS)
+# forward AD: the tangent split the same way (split and unbind, as views, get theirs in ops/forward_formulas.py)
+linear("unsafe_split", "unsafe_split_with_sizes")
 _FAST = {**_HELPERS, "split_backward_on_arrays": split_backward_on_arrays, "on_float_grads": on_float_grads,
          "split_with_sizes_backward_on_arrays": split_with_sizes_backward_on_arrays}
 for _name in ("split.Tensor", "unsafe_split"):
