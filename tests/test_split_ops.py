@@ -127,7 +127,13 @@ def _inplace_on(make):
     lambda m, x: (x * 1).unbind(1)[3],
     lambda m, x: (x * 1).split(2)[0][0],
     lambda m, x: (x * 1).split(2)[1].view(-1),
-], ids=["leaf", "split", "split_list", "chunk", "unbind", "select_of_output", "view_of_output"])
+    lambda m, x: (x * 1).split(2)[1][:, 1:],
+    lambda m, x: (x * 1).split(2)[1].t(),
+    lambda m, x: (x * 1).split(2)[1].flatten(),
+    lambda m, x: (x * 1).split(2)[1].split(1)[0],
+    lambda m, x: (x * 1).split(2)[1][:, :1].expand(2, 3),
+], ids=["leaf", "split", "split_list", "chunk", "unbind", "select_of_output", "view_of_output", "slice_of_output",
+        "t_of_output", "flatten_of_output", "split_of_output", "expand_of_output"])
 def test_inplace_on_an_output_raises_as_torch(make):
     theirs, mine = raises_like(_inplace_on(make), _values(), match="returns multiple views")
     assert theirs == mine
