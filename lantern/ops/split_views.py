@@ -18,8 +18,8 @@ from ..core.reference import specialisation
 from ..core.tensor_impl import make_tensor
 from .derivative import derivative
 from .derivative_specialisation import on_float_arrays, specialise_derivative
-from .forward_derivative import linear
 from .dispatcher import call
+from .forward_derivative import linear
 from .math_bits import view_keeping_bits
 from .meta_util import wrap_dim
 from .registry import composite, custom, get
@@ -31,9 +31,7 @@ def split_sizes(n, split_size):
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
     if split_size == 0 and n:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-    if split_size == 0:
-        return [0]
-    return [min(split_size, n - i) for i in range(0, n, split_size)] or [0]
+    return [min(split_size, n - i) for i in range(0, n, split_size or 1)] or [0]
 
 
 def _split_dim(self, dim):
@@ -69,8 +67,8 @@ def _split_with_sizes(make_view, self, split_sizes, dim=0):
 
 
 def _unbind(make_view, self, dim=0):
-    if self.dim() == 0:
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if self.dim() == 0 and dim in (0, -1):
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")  # -1 wraps to 0 there, as in torch
     d = wrap_dim(dim, self.dim())
     select = get("select")
     return tuple(make_view(select, (self, d, i)) for i in range(self._size[d]))
