@@ -88,6 +88,20 @@ def test_fused_float32_rows_match_numpy(shape, special, function, torch_function
                                equal_nan=True)
 
 
+@pytest.mark.parametrize("dtype", [lantern.float32, lantern.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_compiled_backward_matches_numpy(dtype, shape):
+    x = noncontiguous(*shape, dtype=dtype).requires_grad_()
+    g = noncontiguous(*shape, dtype=dtype, seed=1)
+    with calls_of(softmax_ops._softmax_backward_rows_compiled) as calls:
+        fast, = lantern.autograd.grad(F.softmax(x, -1), x, g)
+    assert calls
+    with lantern.reference_mode():
+        readable, = lantern.autograd.grad(F.softmax(x, -1), x, g)
+    tolerance = dict(rtol=1.3e-6, atol=1e-5) if dtype is lantern.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fast.numpy(), readable.numpy(), **tolerance)
+
+
 def assert_close_to_rounding_of_terms(actual, expected, g, y):
     """actual within float32 rounding of expected = g - exp(y) · Σ g, each row measured by its largest term (its
     sum is reassociated); infinities equal."""
