@@ -253,8 +253,9 @@ def test_compiled_lstm_steps_in_row_chunks_match_one_chunk(monkeypatch, reverse)
     pytest.importorskip("numba")
     monkeypatch.setattr(intra_op, "grain", lambda elements_per_item: 1)
     chunked = []
-    run_on_pool = intra_op.run_on_pool
-    monkeypatch.setattr(intra_op, "run_on_pool", lambda ranges, fn: (chunked.append(ranges), run_on_pool(ranges, fn)))
+    share_on_pool = intra_op.share_on_pool
+    monkeypatch.setattr(intra_op, "share_on_pool",
+                        lambda items, fn, threads: (chunked.append(items), share_on_pool(items, fn, threads)))
     f, T, B, H = np.float32, 6, 5, 16
     gen = np.random.default_rng(3)
     order = list(range(T))[::-1] if reverse else list(range(T))

@@ -408,15 +408,18 @@ def lstm_backward_compiled(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw, d_h
 
 
 def _row_chunks(shape, run_rows):
-    """run_rows(first, stop) over ranges of the batch rows of a (T, B, gates) recurrence, on the intra-op threads
-    at once where there are several. A batch's sequences are independent, so each thread runs the whole time loop
-    over its rows: one handoff per call (a handoff costs ~20 microseconds, about a step's product). 8 rows take
-    ~60% of 16 rows' time: on the LSTM tagger each of two threads' shares takes 0.70 ms CPU where the whole loop
-    takes 1.20 (forward; backward 0.71 and 1.11). Each row's results are the same dot products, but OpenBLAS picks
-    its kernel by the number of rows: 8 and 16 rows (the tagger) give equal bits, which the thread tests hold
-    lantern to, while e.g. 8 + 9 rows against 17 can differ in the last bit."""
+    """run_rows(first, stop) over ranges of the batch rows of a (T, B, gates) recurrence, shared among the intra-op
+    threads where there are several (parallel_items: a worker that wakes late leaves its range to the caller).
+    A batch's sequences are independent, so each range runs the whole time loop over its rows: one handoff per
+    call (a handoff costs ~20 microseconds, about a step's product). 8 rows take ~60% of 16 rows' time: on the
+    LSTM tagger each of two threads' ranges takes 0.70 ms CPU where the whole loop takes 1.20 (forward; backward
+    0.71 and 1.11). Each row's results are the same dot products, but OpenBLAS picks its kernel by the number of
+    rows: 8 and 16 rows (the tagger) give equal bits, which the thread tests hold lantern to, while e.g. 8 + 9
+    rows against 17 can differ in the last bit."""
     steps, batch, gates = shape
-    intra_op.parallel_chunks(batch, run_rows, grain=intra_op.grain(steps * gates))
+    count = intra_op.chunk_count(batch, intra_op.grain(steps * gates))
+    ranges = [(batch * i // count, batch * (i + 1) // count) for i in range(count)]
+    intra_op.parallel_items(ranges, lambda taken: [run_rows(*bounds) for bounds in taken])
 
 
 @specialisation(replaces="nn_rnn.gru_forward", ops=("gru",),
