@@ -24,14 +24,15 @@ from .float32_numba import sigmoid, tanh
 __all__ = ["sigmoid", "tanh", "lstm_cell_forward", "lstm_cell_backward", "gru_cell_forward", "gru_cell_backward"]
 
 f32 = np.float32
-_JIT = {"error_model": "numpy", "cache": True, "nogil": True, "fastmath": {"arcp", "contract"}}
+_JIT = {"error_model": "numpy", "cache": True, "fastmath": {"arcp", "contract"}}
+_ROWS_JIT = {**_JIT, "nogil": True}     # the LSTM kernels, which nn_rnn runs on several threads at once
 
 
 # Each kernel walks row by row over 1-D views, one per gate block of each array: LLVM vectorises the inner loop over
 # these (over 2-D indexing, or one view per row with offsets, it cannot rule out that the stores alias the loads
 # and runs scalar code, 4 to 10 times slower).
 
-@numba.njit(**_JIT)
+@numba.njit(**_ROWS_JIT)
 def lstm_cell_forward(xw, recurrent, c_prev, acts, c, tanh_c, h, first, stop):
     """One LSTM step after its matmul, for the batch rows first to stop - 1. xw and recurrent (B, 4H) hold the
     step's input projection and h W_hh^T in PyTorch's gate order i, f, g, o. Writes acts (4, B, H) = sigmoid(i),
@@ -57,7 +58,7 @@ def lstm_cell_forward(xw, recurrent, c_prev, acts, c, tanh_c, h, first, stop):
             o_out[j], tc_out[j], h_out[j] = o, t, o * t
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_ROWS_JIT)
 def lstm_cell_backward(d_out, recurrent, acts, c_prev, tanh_c, d_c, d_xw, first, stop):
     """One step of the LSTM's backpropagation through time, for the batch rows first to stop - 1. d_out +
     recurrent is what reaches h_t (from the output and from step t+1's matmul); d_c (B, H) holds what reaches c_t
