@@ -244,38 +244,6 @@ def test_compiled_lstm_steps_in_column_blocks_match_the_readable_kernels(monkeyp
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))
 
 
-@pytest.mark.parametrize("reverse", [False, True])
-def test_compiled_lstm_steps_in_row_chunks_match_one_chunk(monkeypatch, reverse):
-    """On two intra-op threads the compiled LSTM steps run the batch in chunks of rows at once (here 2 and 3 of 5
-    rows, forward and backward): every result, saved activations included, is the one-thread run's to float32
-    rounding (OpenBLAS may pick another kernel for fewer rows; tests/test_intra_op_gemm.py holds the LSTM tagger's
-    shape to equal bits)."""
-    pytest.importorskip("numba")
-    monkeypatch.setattr(intra_op, "grain", lambda elements_per_item: 1)
-    chunked = []
-    share_on_pool = intra_op.share_on_pool
-    monkeypatch.setattr(intra_op, "share_on_pool",
-                        lambda items, fn, threads: (chunked.append(items), share_on_pool(items, fn, threads)))
-    f, T, B, H = np.float32, 6, 5, 16
-    gen = np.random.default_rng(3)
-    order = list(range(T))[::-1] if reverse else list(range(T))
-    inputs = [gen.standard_normal(s).astype(f) for s in ((T, B, 4 * H), (B, H), (B, H), (4 * H, H))]
-    grads = [gen.standard_normal(s).astype(f) for s in ((T, B, H), (B, H), (B, H))]
-    before, runs = lantern.get_num_threads(), []
-    try:
-        with lantern.reference_mode(False):
-            for count in (1, 2):
-                lantern.set_num_threads(count)
-                outs = [np.empty(s, f) for s in ((T, 4, B, H),) + 3 * ((T, B, H),)]
-                runs.append(_lstm_run(nn_rnn.lstm_forward_compiled, nn_rnn.lstm_backward_compiled, inputs, outs,
-                                      grads, order))
-    finally:
-        lantern.set_num_threads(before)
-    assert chunked == [[(0, 2), (2, 5)]] * 2
-    for one, two in zip(*runs):
-        np.testing.assert_allclose(two, one, rtol=1e-5, atol=1e-6 * max(1, np.abs(one).max()))
-
-
 def test_column_blocks_split_only_into_wide_blocks():
     """A step's product is split only where every block keeps _LEAST_WIDTH columns: the LSTM tagger's 16 rows in
     two blocks each way, 64 rows backward (blocks of 16 columns would be slower) in none. The blocks are views of

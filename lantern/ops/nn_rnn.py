@@ -29,7 +29,7 @@ The LSTM keeps its gate activations gate-major (see the LSTM section), for conti
 
 import numpy as np
 
-from ..core import intra_op, parallel_gemm
+from ..core import parallel_gemm
 from ..core.intra_op import one_blas_thread
 from ..core.reference import mode, specialisation
 from .numba_kernels import optional_kernels
@@ -359,32 +359,27 @@ def compiled_steps_apply(xp, xw, projected=False):
                 when="float32 NumPy arrays, no LSTM projection, numba installed (compiled_steps_apply)",
                 parity_test="tests/test_nn_rnn_fused.py::test_compiled_steps_match_the_readable_kernels")
 def lstm_forward_compiled(xp, empty, xw, h0, c0, w_hh, w_hr, order, acts, cells, tanh_cells, raw, out):
-    """lstm_forward (same arguments and results; w_hr and raw are None) with one numba kernel per step, each
-    step's product in column blocks of W_hh^T (_column_blocks), and the batch's rows in _row_chunks."""
+    """lstm_forward (same arguments and results; w_hr and raw are None) with one numba kernel per step, and each
+    step's product in column blocks of W_hh^T (_column_blocks)."""
     cell = _cells().lstm_cell_forward
     recurrent = empty(xw.shape[1:])
-    blocks = _column_blocks(empty, w_hh.T, xw.shape[1])
-
-    def run_rows(first, stop):
-        rows = slice(first, stop)
-        products = [(block, recurrent[rows, columns]) for columns, block in blocks]
-        h, c = h0[rows], c0
+    products = [(block, recurrent[:, columns]) for columns, block in _column_blocks(empty, w_hh.T, xw.shape[1])]
+    h, c = h0, c0
+    with one_blas_thread():
         for t in order:
             for block, part in products:
                 xp.matmul(h, block, out=part)
-            c_t = cells[t]
-            cell(xw[t], recurrent, c, acts[t], c_t, tanh_cells[t], out[t], first, stop)
-            h, c = out[t, rows], c_t
-    with one_blas_thread():
-        _row_chunks(xw.shape, run_rows)
+            h_t, c_t = out[t], cells[t]
+            cell(xw[t], recurrent, c, acts[t], c_t, tanh_cells[t], h_t)
+            h, c = h_t, c_t
 
 
 @specialisation(replaces="nn_rnn.lstm_backward", ops=("lstm",),
                 when="float32 NumPy arrays, no LSTM projection, numba installed (compiled_steps_apply)",
                 parity_test="tests/test_nn_rnn_fused.py::test_compiled_steps_match_the_readable_kernels")
 def lstm_backward_compiled(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw, d_h0, d_c0, d_w_hh, d_w_hr):
-    """lstm_backward (same arguments and results; no projection) with one numba kernel per step, each step's
-    product in column blocks of W_hh (_column_blocks), and the batch's rows in _row_chunks."""
+    """lstm_backward (same arguments and results; no projection) with one numba kernel per step, and each
+    step's product in column blocks of W_hh (_column_blocks)."""
     h0, c0, w_hh, _, out, acts, cells, tanh_cells, _ = saved
     cell = _cells().lstm_cell_backward
     w_blocks = _column_blocks(empty, w_hh, d_hn.shape[0])
@@ -392,34 +387,13 @@ def lstm_backward_compiled(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw, d_h
     recurrent = empty(d_hn.shape)                           # what reaches h_t from the later steps
     recurrent[...] = d_hn
     back = order[::-1]
-
-    def run_rows(first, stop):
-        rows = slice(first, stop)
-        to_recurrent, to_h0 = recurrent[rows], d_h0[rows]
+    with one_blas_thread():
         for k, t in enumerate(back):
             last = k + 1 == len(back)
-            cell(d_out[t], recurrent, acts[t], c0 if last else cells[back[k + 1]], tanh_cells[t], d_c0, d_xw[t],
-                 first, stop)
-            _blocked_matmul(xp, d_xw[t, rows], w_blocks, to_h0 if last else to_recurrent)
-    with one_blas_thread():
-        _row_chunks(d_xw.shape, run_rows)
+            cell(d_out[t], recurrent, acts[t], c0 if last else cells[back[k + 1]], tanh_cells[t], d_c0, d_xw[t])
+            _blocked_matmul(xp, d_xw[t], w_blocks, d_h0 if last else recurrent)
     if d_w_hh is not None:
         _weight_grad(xp, empty, d_xw, out, h0, order[0] != 0, d_w_hh)
-
-
-def _row_chunks(shape, run_rows):
-    """run_rows(first, stop) over ranges of the batch rows of a (T, B, gates) recurrence, shared among the intra-op
-    threads where there are several (parallel_items: a worker that wakes late leaves its range to the caller).
-    A batch's sequences are independent, so each range runs the whole time loop over its rows: one handoff per
-    call (a handoff costs ~20 microseconds, about a step's product). 8 rows take ~60% of 16 rows' time: on the
-    LSTM tagger each of two threads' ranges takes 0.70 ms CPU where the whole loop takes 1.20 (forward; backward
-    0.71 and 1.11). Each row's results are the same dot products, but OpenBLAS picks its kernel by the number of
-    rows: 8 and 16 rows (the tagger) give equal bits, which the thread tests hold lantern to, while e.g. 8 + 9
-    rows against 17 can differ in the last bit."""
-    steps, batch, gates = shape
-    count = intra_op.chunk_count(batch, intra_op.grain(steps * gates))
-    ranges = [(batch * i // count, batch * (i + 1) // count) for i in range(count)]
-    intra_op.parallel_items(ranges, lambda taken: [run_rows(*bounds) for bounds in taken])
 
 
 @specialisation(replaces="nn_rnn.gru_forward", ops=("gru",),

@@ -4,15 +4,13 @@ NumPy calls per step. The step's matmul stays in NumPy (BLAS); nn_rnn.py's compi
 between the matmuls.
 
 Imported only when such a specialisation first runs (numba takes ~0.5 s to import); kernels are cached on disk.
-The LSTM kernels work on a range of the batch's rows and release the GIL (nogil), so that nn_rnn can run a batch's
-rows on several intra-op threads at once.
 The activations are float32_numba's formulas, which LLVM vectorises (libm's scalar expf and tanhf are ~10 times
 slower than NumPy's ufuncs).
 
 >>> import numpy as np
 >>> zero, c_prev = np.zeros((1, 4), np.float32), np.ones((1, 1), np.float32)
 >>> acts, (c, tanh_c, h) = np.empty((4, 1, 1), np.float32), (np.empty((1, 1), np.float32) for _ in range(3))
->>> lstm_cell_forward(zero, zero, c_prev, acts, c, tanh_c, h, 0, 1)
+>>> lstm_cell_forward(zero, zero, c_prev, acts, c, tanh_c, h)
 >>> acts.ravel().tolist(), c.item()     # i, f, o = sigmoid(0), g = tanh(0); c = f · c_prev + i · g
 ([0.5, 0.5, 0.5, 0.0], 0.5)
 """
@@ -25,21 +23,19 @@ __all__ = ["sigmoid", "tanh", "lstm_cell_forward", "lstm_cell_backward", "gru_ce
 
 f32 = np.float32
 _JIT = {"error_model": "numpy", "cache": True, "fastmath": {"arcp", "contract"}}
-_ROWS_JIT = {**_JIT, "nogil": True}     # the LSTM kernels, which nn_rnn runs on several threads at once
 
 
 # Each kernel walks row by row over 1-D views, one per gate block of each array: LLVM vectorises the inner loop over
 # these (over 2-D indexing, or one view per row with offsets, it cannot rule out that the stores alias the loads
 # and runs scalar code, 4 to 10 times slower).
 
-@numba.njit(**_ROWS_JIT)
-def lstm_cell_forward(xw, recurrent, c_prev, acts, c, tanh_c, h, first, stop):
-    """One LSTM step after its matmul, for the batch rows first to stop - 1. xw and recurrent (B, 4H) hold the
-    step's input projection and h W_hh^T in PyTorch's gate order i, f, g, o. Writes acts (4, B, H) = sigmoid(i),
-    sigmoid(f), sigmoid(o), tanh(g) (the layout nn_rnn.lstm_forward saves), c = f c_prev + i g, tanh_c = tanh(c)
-    and h = o tanh(c)."""
-    H = c.shape[1]
-    for b in range(first, stop):
+@numba.njit(**_JIT)
+def lstm_cell_forward(xw, recurrent, c_prev, acts, c, tanh_c, h):
+    """One LSTM step after its matmul. xw and recurrent (B, 4H) hold the step's input projection and h W_hh^T in
+    PyTorch's gate order i, f, g, o. Writes acts (4, B, H) = sigmoid(i), sigmoid(f), sigmoid(o), tanh(g) (the
+    layout nn_rnn.lstm_forward saves), c = f c_prev + i g, tanh_c = tanh(c) and h = o tanh(c)."""
+    batch, H = c.shape
+    for b in range(batch):
         x_i, x_f, x_g, x_o = xw[b, :H], xw[b, H:2 * H], xw[b, 2 * H:3 * H], xw[b, 3 * H:]
         r_i, r_f, r_g, r_o = recurrent[b, :H], recurrent[b, H:2 * H], recurrent[b, 2 * H:3 * H], recurrent[b, 3 * H:]
         c_in, c_out, tc_out, h_out = c_prev[b], c[b], tanh_c[b], h[b]
@@ -58,14 +54,13 @@ def lstm_cell_forward(xw, recurrent, c_prev, acts, c, tanh_c, h, first, stop):
             o_out[j], tc_out[j], h_out[j] = o, t, o * t
 
 
-@numba.njit(**_ROWS_JIT)
-def lstm_cell_backward(d_out, recurrent, acts, c_prev, tanh_c, d_c, d_xw, first, stop):
-    """One step of the LSTM's backpropagation through time, for the batch rows first to stop - 1. d_out +
-    recurrent is what reaches h_t (from the output and from step t+1's matmul); d_c (B, H) holds what reaches c_t
-    and is left holding what reaches c_{t-1}. Writes the step's pre-activation gradient d_xw (B, 4H, PyTorch's
-    gate order)."""
-    H = d_c.shape[1]
-    for b in range(first, stop):
+@numba.njit(**_JIT)
+def lstm_cell_backward(d_out, recurrent, acts, c_prev, tanh_c, d_c, d_xw):
+    """One step of the LSTM's backpropagation through time. d_out + recurrent is what reaches h_t (from the
+    output and from step t+1's matmul); d_c (B, H) holds what reaches c_t and is left holding what reaches
+    c_{t-1}. Writes the step's pre-activation gradient d_xw (B, 4H, PyTorch's gate order)."""
+    batch, H = d_c.shape
+    for b in range(batch):
         a_i, a_f, a_o, a_g = acts[0, b], acts[1, b], acts[2, b], acts[3, b]
         d_o_b, rec, c_in, tc, dc_b = d_out[b], recurrent[b], c_prev[b], tanh_c[b], d_c[b]
         d_i, d_f, d_g, d_o = d_xw[b, :H], d_xw[b, H:2 * H], d_xw[b, 2 * H:3 * H], d_xw[b, 3 * H:]
