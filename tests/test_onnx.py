@@ -274,6 +274,8 @@ OPS = [
     lambda m, x: (m.nn.functional.selu(x) + m.nn.functional.elu(x, 0.5) + m.nn.functional.softplus(x, 2)
                   + m.nn.functional.mish(x) + m.nn.functional.hardswish(x) - m.nn.functional.hardsigmoid(x)),
     lambda m, x: m.addcmul(x, x.sigmoid(), (x.abs() + 0.1).rsqrt().clamp(max=2), value=0.5).repeat(1, 1, 2, 1),
+    lambda m, x: (x.split(2, 3)[1] * x.split([1, 2], 1)[1].sum(1, keepdim=True)[..., :2] - x.chunk(3, -1)[0]
+                  + m.stack(x.unbind(2)[::-1], 2)[..., 1:3]),
 ]
 
 

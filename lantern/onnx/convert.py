@@ -27,7 +27,7 @@ tensor([[2., 2., 2.],
 """
 from ..autograd import grad_mode
 from ..core.tensor_impl import TensorImpl
-from ..jit.types import with_memory_formats
+from ..jit.types import ListType, with_memory_formats
 from ..ops import dispatcher, registry
 from ..ops.op_kinds import AliasKind, OpKind
 from .builder import Sym, Var, numpy_of
@@ -153,8 +153,9 @@ class _Converter:
         with grad_mode.no_grad():
             result = dispatcher.call(op, examples)
         outputs = node.outputs()
-        results = result if isinstance(result, tuple) else (result,)
-        for out, r in zip(outputs, results):
+        listed = len(outputs) == 1 and isinstance(outputs[0].type(), ListType)   # split, unbind: one Tensor[]
+        results = tuple(result) if listed or isinstance(result, tuple) else (result,)
+        for out, r in zip(outputs, (result,) if listed else results):
             self.example[out] = r
         if op.kind is OpKind.VIEW and op.schema.alias is AliasKind.VIEW:
             self._view(node, functional.name, inputs, outputs[0])
@@ -185,7 +186,19 @@ class _Converter:
             for target, name, out in zip(targets, names, outputs):
                 self.write(target, name)
                 self.env[out] = self.env[target]
-            return
+        elif listed:
+            self._new_tensor_list(outputs[0], names, results)
+        else:
+            self._new_outputs(node, outputs, names, results)
+
+    def _new_tensor_list(self, out, names, tensors):
+        """A Tensor[] output (split, unbind): one entry per element, which prim::ListUnpack hands on."""
+        elements = [_Element() for _ in names]
+        for element, name, t in zip(elements, names, tensors):
+            self.new_tensor(element, name, t)
+        self.env[out] = _ListOf(elements)
+
+    def _new_outputs(self, node, outputs, names, results):
         for i, (out, name, r) in enumerate(zip(outputs, names, results)):
             if name is None:
                 self.env[out] = _Missing(node.kind(), i, self.opset)
@@ -206,6 +219,11 @@ class _Converter:
         args = tuple(self.arg(v) for v in inputs[1:])
         step = (name, args, tuple(self.example[inputs[0]].shape), tuple(self.example[out].shape))
         self.env[out] = _Ref(base.root, base.steps + (step,))
+
+
+class _Element:
+    """A key in the converter's tables for one element of a Tensor[] output, which has no Value of its own."""
+    __slots__ = ()
 
 
 class _ListOf:

@@ -560,6 +560,25 @@ def slice_(g, self, dim=0, start=None, end=None, step=1):
     return _slice(g, self.name, d, 0 if start is None else start, _BIG if end is None else min(end, _BIG), step)
 
 
+def _split_parts(g, self, d, sizes):
+    """ONNX Split of `self` along axis `d` into parts of the traced `sizes` (fixed, as in torch's exporter)."""
+    parts = g.op("Split", self.name, g.int64s(sizes), axis=d, outputs=len(sizes))
+    return (parts,) if len(sizes) == 1 else parts
+
+
+@symbolic("split.Tensor", "split_with_sizes")
+def split(g, self, split_size, dim=0):
+    d = _dim(dim, self.rank)
+    return _split_parts(g, self, d, [shape[d] for shape, _ in g.meta])
+
+
+@symbolic("unbind.int")
+def unbind(g, self, dim=0):
+    d = _dim(dim, self.rank)
+    parts = _split_parts(g, self, d, [1] * len(g.meta))
+    return tuple(g.op("Squeeze", part, _axes(g, [d])) for part in parts)
+
+
 @symbolic("cat")
 def cat(g, tensors, dim=0):
     dtype = g.out_dtype()
