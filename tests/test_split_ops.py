@@ -71,7 +71,8 @@ def test_empty_dim_matches_torch():
     assert tuple(got[1].shape) == tuple(expected[1].shape)
 
 
-@pytest.mark.parametrize("name", ["split_uneven_negative_dim", "split_list", "chunk_uneven", "unbind_negative_dim"])
+@pytest.mark.parametrize("name", ["split_uneven_negative_dim", "split_list", "chunk_uneven", "unbind_negative_dim",
+                                  "unsafe_split", "unsafe_split_with_sizes"])
 def test_gradcheck_and_gradgradcheck(name):
     x = lantern.tensor(_values((4, 5)), requires_grad=True)
 

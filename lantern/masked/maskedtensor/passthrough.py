@@ -23,7 +23,7 @@ __all__ = []
 
 # torch's pass-through ops, and narrow (torch's narrow is slice; lantern's is an op of its own)
 PASSTHROUGH_NAMES = ["select", "transpose", "t", "slice", "narrow", "index.Tensor", "expand", "view", "_unsafe_view",
-                     "alias", "cat", "unsqueeze", "unfold", "unfold_backward", "stack"]
+                     "alias", "cat", "unsqueeze", "unfold", "unfold_backward", "stack", "split.Tensor"]
 
 
 def passthrough(op, args):
