@@ -176,10 +176,11 @@ def test_training_steps_match_torch(mode):
 def _lstm_run(forward, backward, inputs, outs, grads, order):
     xw, h0, c0, w_hh = inputs
     acts, cells, tanh_cells, out = outs
-    forward(np, np.empty, xw, h0, c0, w_hh, None, order, acts, cells, tanh_cells, None, out)
+    empty = functools.partial(np.empty, dtype=xw.dtype)
+    forward(np, empty, xw, h0, c0, w_hh, None, order, acts, cells, tanh_cells, None, out)
     d_out, d_hn, d_cn = grads
     results = [np.empty_like(a) for a in (xw, h0, c0, w_hh)]
-    backward(np, np.empty, (h0, c0, w_hh, None, out, acts, cells, tanh_cells, None), d_out, d_hn, d_cn, order,
+    backward(np, empty, (h0, c0, w_hh, None, out, acts, cells, tanh_cells, None), d_out, d_hn, d_cn, order,
              *results, None)
     return outs + results
 
@@ -242,6 +243,44 @@ def test_compiled_lstm_steps_in_column_blocks_match_the_readable_kernels(monkeyp
                                       (nn_rnn.lstm_forward_compiled, nn_rnn.lstm_backward_compiled))]
     for want, got in zip(*runs):
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("batch,hidden", [(9, 6), (20, 128), (3, 6)])
+def test_lstm_in_row_blocks_matches_the_readable_kernels(batch, hidden, reverse):
+    """The LSTM in blocks of rows (9 rows: 5 and 4; 20 rows of 128: 8, 8 and 4; 3 rows: one block) gives the readable
+    kernels' values, saved activations and gradients included, to float32 rounding, with h0 and c0 as
+    non-contiguous views; and the same bits at one and two threads."""
+    pytest.importorskip("numba")
+    f, T = np.float32, 5
+    gen = np.random.default_rng(batch)
+    order = list(range(T))[::-1] if reverse else list(range(T))
+    h0, c0 = (gen.standard_normal((hidden, batch)).astype(f).T for _ in range(2))
+    inputs = [gen.standard_normal((T, batch, 4 * hidden)).astype(f), h0, c0,
+              (gen.standard_normal((4 * hidden, hidden)) / hidden ** 0.5).astype(f)]
+    grads = [gen.standard_normal(s).astype(f) for s in ((T, batch, hidden), (batch, hidden), (batch, hidden))]
+
+    def run(forward, backward):
+        shapes = ((T, 4, batch, hidden),) + 3 * ((T, batch, hidden),)
+        return _lstm_run(forward, backward, inputs, [np.empty(s, f) for s in shapes], grads, order)
+    readable = run(nn_rnn.lstm_forward, nn_rnn.lstm_backward)
+    before = lantern.get_num_threads()
+    try:
+        in_blocks = []
+        for threads in (1, 2):
+            lantern.set_num_threads(threads)
+            in_blocks.append(run(nn_rnn.lstm_forward_in_row_blocks, nn_rnn.lstm_backward_in_row_blocks))
+    finally:
+        lantern.set_num_threads(before)
+    for want, one, two in zip(readable, *in_blocks):
+        np.testing.assert_array_equal(two, one)
+        np.testing.assert_allclose(one, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))
+
+
+def test_row_blocks_only_for_hidden_sizes_up_to_128():
+    """Larger LSTMs keep the step loop: SciPy's BLAS, which the row kernels call, was slower at their shapes."""
+    assert nn_rnn.row_blocks_apply(np.empty((2, 16, 4 * 128), np.float32))
+    assert not nn_rnn.row_blocks_apply(np.empty((2, 16, 4 * 256), np.float32))
 
 
 def test_column_blocks_split_only_into_wide_blocks():

@@ -1,7 +1,8 @@
 """numba kernels for one float32 step of the LSTM and GRU recurrences: every elementwise operation of a step (the
 gates' activations, the cell update, and in backward every gate's gradient) in one loop, instead of a dozen
 NumPy calls per step. The step's matmul stays in NumPy (BLAS); nn_rnn.py's compiled specialisations call these
-between the matmuls.
+between the matmuls. A small LSTM runs whole sequences over blocks of the batch's rows instead
+(lstm_rows_forward / lstm_rows_backward), products included.
 
 Imported only when such a specialisation first runs (numba takes ~0.5 s to import); kernels are cached on disk.
 The activations are float32_numba's formulas, which LLVM vectorises (libm's scalar expf and tanhf are ~10 times
@@ -17,9 +18,10 @@ slower than NumPy's ufuncs).
 import numba
 import numpy as np
 
-from .float32_numba import sigmoid, tanh
+from .float32_numba import fma, sigmoid, tanh
 
-__all__ = ["sigmoid", "tanh", "lstm_cell_forward", "lstm_cell_backward", "gru_cell_forward", "gru_cell_backward"]
+__all__ = ["sigmoid", "tanh", "lstm_cell_forward", "lstm_cell_backward", "lstm_rows_forward", "lstm_rows_backward",
+           "gru_cell_forward", "gru_cell_backward"]
 
 f32 = np.float32
 _JIT = {"error_model": "numpy", "cache": True, "fastmath": {"arcp", "contract"}}
@@ -30,16 +32,18 @@ _JIT = {"error_model": "numpy", "cache": True, "fastmath": {"arcp", "contract"}}
 # and runs scalar code, 4 to 10 times slower).
 
 @numba.njit(**_JIT)
-def lstm_cell_forward(xw, recurrent, c_prev, acts, c, tanh_c, h):
+def lstm_cell_forward(xw, recurrent, c_prev, acts, c, tanh_c, h, acts_row=0):
     """One LSTM step after its matmul. xw and recurrent (B, 4H) hold the step's input projection and h W_hh^T in
     PyTorch's gate order i, f, g, o. Writes acts (4, B, H) = sigmoid(i), sigmoid(f), sigmoid(o), tanh(g) (the
-    layout nn_rnn.lstm_forward saves), c = f c_prev + i g, tanh_c = tanh(c) and h = o tanh(c)."""
+    layout nn_rnn.lstm_forward saves), c = f c_prev + i g, tanh_c = tanh(c) and h = o tanh(c). Row b of the
+    others is row acts_row + b of acts (lstm_rows_forward passes a share of the batch's rows)."""
     batch, H = c.shape
     for b in range(batch):
         x_i, x_f, x_g, x_o = xw[b, :H], xw[b, H:2 * H], xw[b, 2 * H:3 * H], xw[b, 3 * H:]
         r_i, r_f, r_g, r_o = recurrent[b, :H], recurrent[b, H:2 * H], recurrent[b, 2 * H:3 * H], recurrent[b, 3 * H:]
         c_in, c_out, tc_out, h_out = c_prev[b], c[b], tanh_c[b], h[b]
-        i_out, f_out, o_out, g_out = acts[0, b], acts[1, b], acts[2, b], acts[3, b]
+        a = acts_row + b
+        i_out, f_out, o_out, g_out = acts[0, a], acts[1, a], acts[2, a], acts[3, a]
         # two passes over the row: with all five activations in one loop body the kernel runs ~15% slower
         # (16 rows of 128: 11.0 against 9.3 microseconds)
         for j in range(H):
@@ -47,7 +51,7 @@ def lstm_cell_forward(xw, recurrent, c_prev, acts, c, tanh_c, h):
             f = sigmoid(x_f[j] + r_f[j])
             g = tanh(x_g[j] + r_g[j])
             i_out[j], f_out[j], g_out[j] = i, f, g
-            c_out[j] = f * c_in[j] + i * g
+            c_out[j] = fma(f, c_in[j], i * g)      # as written, in every caller (float32_numba.fma)
         for j in range(H):
             o = sigmoid(x_o[j] + r_o[j])
             t = tanh(c_out[j])
@@ -55,13 +59,15 @@ def lstm_cell_forward(xw, recurrent, c_prev, acts, c, tanh_c, h):
 
 
 @numba.njit(**_JIT)
-def lstm_cell_backward(d_out, recurrent, acts, c_prev, tanh_c, d_c, d_xw):
+def lstm_cell_backward(d_out, recurrent, acts, c_prev, tanh_c, d_c, d_xw, acts_row=0):
     """One step of the LSTM's backpropagation through time. d_out + recurrent is what reaches h_t (from the
     output and from step t+1's matmul); d_c (B, H) holds what reaches c_t and is left holding what reaches
-    c_{t-1}. Writes the step's pre-activation gradient d_xw (B, 4H, PyTorch's gate order)."""
+    c_{t-1}. Writes the step's pre-activation gradient d_xw (B, 4H, PyTorch's gate order). Row b of the others is
+    row acts_row + b of acts."""
     batch, H = d_c.shape
     for b in range(batch):
-        a_i, a_f, a_o, a_g = acts[0, b], acts[1, b], acts[2, b], acts[3, b]
+        a = acts_row + b
+        a_i, a_f, a_o, a_g = acts[0, a], acts[1, a], acts[2, a], acts[3, a]
         d_o_b, rec, c_in, tc, dc_b = d_out[b], recurrent[b], c_prev[b], tanh_c[b], d_c[b]
         d_i, d_f, d_g, d_o = d_xw[b, :H], d_xw[b, H:2 * H], d_xw[b, 2 * H:3 * H], d_xw[b, 3 * H:]
         for j in range(H):
@@ -73,6 +79,42 @@ def lstm_cell_backward(d_out, recurrent, acts, c_prev, tanh_c, d_c, d_xw):
             d_g[j] = dc * (i * (f32(1) - g * g))
             d_o[j] = dh * (t * (o * (f32(1) - o)))
             dc_b[j] = dc * f
+
+
+# A whole sequence for some of the batch's rows, the step products by BLAS (np.dot) inside the kernel. The
+# kernel holds no GIL (NumPy's matmul keeps it for a single product), so threads can run the recurrence each over
+# its own blocks of rows (nn_rnn.lstm_forward_in_row_blocks). The arrays are the whole batch's and the rows
+# `first:stop` are sliced here: slicing rows of a C-contiguous array inside numba keeps it typed C-contiguous,
+# which np.dot needs to call BLAS without a copy.
+
+@numba.njit(nogil=True, **_JIT)
+def lstm_rows_forward(first, stop, xw, h0, c0, w_t, order, acts, cells, tanh_c, out, recurrent):
+    """lstm_cell_forward over the steps in `order` for batch rows first:stop, each after its product
+    h W_hh^T (w_t: W_hh^T, (H, 4H)) into recurrent (stop - first, 4H)."""
+    h, c = h0[first:stop], c0[first:stop]
+    for t in order:
+        np.dot(h, w_t, recurrent)
+        h_t, c_t = out[t, first:stop], cells[t, first:stop]
+        lstm_cell_forward(xw[t, first:stop], recurrent, c, acts[t], c_t, tanh_c[t, first:stop], h_t, first)
+        h, c = h_t, c_t
+
+
+@numba.njit(nogil=True, **_JIT)
+def lstm_rows_backward(first, stop, d_out, d_hn, d_cn, c0, w_hh, order, acts, cells, tanh_c, d_xw, d_h0, d_c0,
+                       recurrent):
+    """lstm_cell_backward over the steps in `order`, last first, for batch rows first:stop, each followed by its
+    product d gates_t W_hh into recurrent (stop - first, H); leaves d h_0 and d c_0 in those rows of d_h0, d_c0."""
+    d_c = d_c0[first:stop]
+    d_c[...] = d_cn[first:stop]
+    recurrent[...] = d_hn[first:stop]
+    for k in range(len(order) - 1, -1, -1):
+        t = order[k]
+        c_prev = c0[first:stop] if k == 0 else cells[order[k - 1], first:stop]
+        d_gates = d_xw[t, first:stop]
+        lstm_cell_backward(d_out[t, first:stop], recurrent, acts[t], c_prev, tanh_c[t, first:stop], d_c, d_gates,
+                           first)
+        np.dot(d_gates, w_hh, recurrent)
+    d_h0[first:stop] = recurrent
 
 
 @numba.njit(**_JIT)

@@ -28,8 +28,9 @@ from ...core.state import tls
 from ...ops import autocast
 from ..._tensor import Tensor
 from ...ops.nn_rnn import (compiled_steps_apply, gru_backward, gru_backward_compiled, gru_forward,
-                           gru_forward_compiled, lstm_backward, lstm_backward_compiled, lstm_forward,
-                           lstm_forward_compiled, rnn_backward, rnn_forward)
+                           gru_forward_compiled, lstm_backward, lstm_backward_compiled,
+                           lstm_backward_in_row_blocks, lstm_forward, lstm_forward_compiled,
+                           lstm_forward_in_row_blocks, rnn_backward, rnn_forward, row_blocks_apply)
 from .module import Module
 from ...core.overridable import overridable
 from ...core import user_warnings
@@ -173,7 +174,8 @@ class _Recurrence(Function):
             acts, cells, tanh_cells = (backend.empty(shape, dtype) for shape in
                                        ((steps, 4, batch, H), (steps, batch, H), (steps, batch, H)))
             raw = None if w_hr is None else backend.empty((steps, batch, H), dtype)
-            kernel = lstm_forward_compiled if compiled else lstm_forward
+            kernel = lstm_forward if not compiled else (
+                lstm_forward_in_row_blocks if row_blocks_apply(xw) else lstm_forward_compiled)
             kernel(xp, empty, arr(xw), arr(h0), arr(c0), arr(w_hh), _array(w_hr), order, arr(acts), arr(cells),
                    arr(tanh_cells), _array(raw), arr(out))
             c_n = backend.empty((batch, H), dtype)
@@ -216,7 +218,8 @@ class _Recurrence(Function):
         d_w_hh, d_b_hh, d_w_hr = new(w_hh, needs[5]), new(b_hh, needs[6]), new(w_hr, needs[7])
         compiled = compiled_steps_apply(xp, arr(xw), w_hr is not None)
         if ctx.mode == "LSTM":
-            kernel = lstm_backward_compiled if compiled else lstm_backward
+            kernel = lstm_backward if not compiled else (
+                lstm_backward_in_row_blocks if row_blocks_apply(xw) else lstm_backward_compiled)
             kernel(xp, empty, (arr(h0), arr(c0), arr(w_hh), _array(w_hr), arr(out), *extra), d_out, d_hn, d_cn,
                    ctx.order, arr(d_xw), arr(d_h0), arr(d_c0), _array(d_w_hh), _array(d_w_hr))
         elif ctx.mode == "GRU":
