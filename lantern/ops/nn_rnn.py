@@ -424,11 +424,11 @@ def _row_blocks(batch, hidden):
     """[(first, stop), ...] covering the batch's rows: halves where each keeps _LEAST_ROWS rows, and no more rows
     in one than make a step's product 2^19 multiply-adds (_MOST_PER_PRODUCT; more was slower).
 
-    >>> _row_blocks(6, 128), _row_blocks(9, 128), _row_blocks(20, 128)
-    ([(0, 6)], [(0, 5), (5, 9)], [(0, 8), (8, 16), (16, 20)])
+    >>> _row_blocks(6, 128), _row_blocks(9, 128), _row_blocks(20, 128), _row_blocks(0, 128)
+    ([(0, 6)], [(0, 5), (5, 9)], [(0, 8), (8, 16), (16, 20)], [])
     """
     rows = batch if batch < 2 * _LEAST_ROWS else -(-batch // 2)
-    rows = min(rows, max(_LEAST_ROWS, _MOST_PER_PRODUCT // (4 * hidden * hidden)))
+    rows = max(1, min(rows, max(_LEAST_ROWS, _MOST_PER_PRODUCT // (4 * hidden * hidden))))   # 1: an empty batch
     return [(first, min(first + rows, batch)) for first in range(0, batch, rows)]
 
 

@@ -77,32 +77,6 @@ def _step(mode, xt, h, c, w_hh_t, b_hh, w_hr_t):
     return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
 
 
-class _SplitRows(Function):
-    """x.split(sizes) as one node, whose backward concatenates the gradients (slicing each step out of a tensor
-    instead would give every step a backward that zero-fills a gradient the size of the whole sequence)."""
-
-    @staticmethod
-    def forward(ctx, x, sizes):
-        return x.split(sizes)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return lantern.cat(grads), None
-
-
-class _Steps(Function):
-    """x.unbind(0) as one node, whose backward stacks the gradients (as _SplitRows, for a padded (T, B, n) x; in a
-    JIT trace each step is a select, whatever the batch size)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.unbind(0)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return lantern.stack(grads)
-
-
 def _composite_direction(mode, steps, sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
     """One direction of one layer over the input projections `steps` (step t: (sizes[t], gates), sizes sorted,
     longest first). Returns (the outputs of the steps, h_n, c_n) with h_n, c_n for the full batch."""
@@ -264,7 +238,7 @@ def _scratch(backend, dtype):
 
 def _padded_composite(mode, reverse, xw, h0, c0, w_hh, b_hh, w_hr):
     """_Recurrence's outputs from the step equations as lantern ops (a traced or meta run, double backward)."""
-    outs, h_n, c_n = _composite_direction(mode, _Steps.apply(xw), [xw.size(1)] * xw.size(0), h0, c0, w_hh, b_hh,
+    outs, h_n, c_n = _composite_direction(mode, xw.unbind(0), [xw.size(1)] * xw.size(0), h0, c0, w_hh, b_hh,
                                           w_hr, reverse)
     return lantern.stack(outs), h_n, c_n
 
@@ -580,7 +554,7 @@ def _run_layers(mode, x, h0, c0, batch_sizes, weights, has_biases, has_projectio
                 run = _Recurrence.apply if _fusable(xw) else _padded_composite
                 out, h, c = run(mode, direction == 1, xw, h0.select(0, index), c_init, w_hh, b_rec, w_hr)
             else:
-                steps = _SplitRows.apply(xw, batch_sizes) if len(batch_sizes) > 1 else (xw,)
+                steps = xw.split(batch_sizes) if len(batch_sizes) > 1 else (xw,)
                 outs, h, c = _composite_direction(mode, steps, batch_sizes, h0.select(0, index), c_init, w_hh,
                                                   b_rec, w_hr, direction == 1)
                 out = lantern.cat(outs)
