@@ -464,9 +464,14 @@ def lstm_backward_in_row_blocks(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw
     kernel = _cells().lstm_rows_backward
     c0, w_hh = _contiguous(empty, c0), _contiguous(empty, w_hh)
     steps = np.asarray(order)
-    _in_row_blocks(d_hn.shape[0], w_hh.shape[1], lambda first, stop: kernel(
-        first, stop, d_out, d_hn, d_cn, c0, w_hh, steps, acts, cells, tanh_cells, d_xw, d_h0, d_c0,
-        np.empty((stop - first, w_hh.shape[1]), w_hh.dtype)))
+
+    def block(first, stop):
+        rows = slice(first, stop)
+        recurrent = d_hn[rows].copy()                       # what reaches h_t from the later steps
+        d_c0[rows] = d_cn[rows]                             # what reaches c_t
+        kernel(first, stop, d_out, c0, w_hh, steps, acts, cells, tanh_cells, d_xw, d_c0, recurrent)
+        d_h0[rows] = recurrent
+    _in_row_blocks(d_hn.shape[0], w_hh.shape[1], block)
     if d_w_hh is not None:
         _weight_grad(xp, empty, d_xw, out, h0, order[0] != 0, d_w_hh)
 

@@ -100,13 +100,11 @@ def lstm_rows_forward(first, stop, xw, h0, c0, w_t, order, acts, cells, tanh_c, 
 
 
 @numba.njit(nogil=True, **_JIT)
-def lstm_rows_backward(first, stop, d_out, d_hn, d_cn, c0, w_hh, order, acts, cells, tanh_c, d_xw, d_h0, d_c0,
-                       recurrent):
+def lstm_rows_backward(first, stop, d_out, c0, w_hh, order, acts, cells, tanh_c, d_xw, d_c0, recurrent):
     """lstm_cell_backward over the steps in `order`, last first, for batch rows first:stop, each followed by its
-    product d gates_t W_hh into recurrent (stop - first, H); leaves d h_0 and d c_0 in those rows of d_h0, d_c0."""
+    product d gates_t W_hh into recurrent (stop - first, H). recurrent comes holding d h_n's rows and d_c0's rows
+    d c_n's; they are left holding d h_0's and d c_0's."""
     d_c = d_c0[first:stop]
-    d_c[...] = d_cn[first:stop]
-    recurrent[...] = d_hn[first:stop]
     for k in range(len(order) - 1, -1, -1):
         t = order[k]
         c_prev = c0[first:stop] if k == 0 else cells[order[k - 1], first:stop]
@@ -114,7 +112,6 @@ def lstm_rows_backward(first, stop, d_out, d_hn, d_cn, c0, w_hh, order, acts, ce
         lstm_cell_backward(d_out[t, first:stop], recurrent, acts[t], c_prev, tanh_c[t, first:stop], d_c, d_gates,
                            first)
         np.dot(d_gates, w_hh, recurrent)
-    d_h0[first:stop] = recurrent
 
 
 @numba.njit(**_JIT)
