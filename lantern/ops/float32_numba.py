@@ -19,10 +19,9 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["exp_nonpositive", "fma", "sigmoid", "tanh"]
+__all__ = ["exp_nonpositive", "sigmoid", "tanh"]
 
 f32 = np.float32
 _JIT = {"error_model": "numpy", "cache": True, "fastmath": {"arcp", "contract"}}
@@ -35,19 +34,6 @@ def _float32_bits(typingctx, bits):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.FloatType())
     return types.float32(types.int32), codegen
-
-
-@intrinsic
-def fma(typingctx, a, b, c):
-    """a * b + c for float32, rounded once (LLVM's fma). fastmath's "contract" lets LLVM fuse a multiply into an
-    add where it likes, and in `a * b + c * d` which of the two it fuses can change with the code around it (inlined
-    into another kernel, vectorised or not): a kernel whose bits must not depend on its caller says which."""
-    def codegen(context, builder, signature, args):
-        f32_type = ir.FloatType()
-        llvm_fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f32_type, [f32_type] * 3),
-                                                  "llvm.fma.f32")
-        return builder.call(llvm_fma, args)
-    return types.float32(types.float32, types.float32, types.float32), codegen
 
 
 @numba.njit(**_INLINE)

@@ -18,7 +18,7 @@ slower than NumPy's ufuncs).
 import numba
 import numpy as np
 
-from .float32_numba import fma, sigmoid, tanh
+from .float32_numba import sigmoid, tanh
 
 __all__ = ["sigmoid", "tanh", "lstm_cell_forward", "lstm_cell_backward", "lstm_rows_forward", "lstm_rows_backward",
            "gru_cell_forward", "gru_cell_backward"]
@@ -51,7 +51,7 @@ def lstm_cell_forward(xw, recurrent, c_prev, acts, c, tanh_c, h, acts_row=0):
             f = sigmoid(x_f[j] + r_f[j])
             g = tanh(x_g[j] + r_g[j])
             i_out[j], f_out[j], g_out[j] = i, f, g
-            c_out[j] = fma(f, c_in[j], i * g)      # as written, in every caller (float32_numba.fma)
+            c_out[j] = f * c_in[j] + i * g
         for j in range(H):
             o = sigmoid(x_o[j] + r_o[j])
             t = tanh(c_out[j])
