@@ -189,10 +189,11 @@ def _gru_run(forward, backward, inputs, grads, order):
     xw, h0, w_hh, b_hh = inputs
     T, B, G = xw.shape
     acts, hidden, out = (np.empty(s, np.float32) for s in ((T, B, G), (T, B, G), (T, B, G // 3)))
-    forward(np, np.empty, xw, h0, w_hh, b_hh, order, acts, hidden, out)
+    empty = functools.partial(np.empty, dtype=xw.dtype)
+    forward(np, empty, xw, h0, w_hh, b_hh, order, acts, hidden, out)
     d_out, d_hn = grads
     results = [np.empty_like(a) for a in (xw, h0, w_hh)] + [None if b_hh is None else np.empty_like(b_hh)]
-    backward(np, np.empty, (h0, w_hh, out, acts, hidden), d_out, d_hn, order, *results)
+    backward(np, empty, (h0, w_hh, out, acts, hidden), d_out, d_hn, order, *results)
     return [acts, hidden, out] + [r for r in results if r is not None]
 
 
@@ -277,10 +278,41 @@ def test_lstm_in_row_blocks_matches_the_readable_kernels(batch, hidden, reverse)
         np.testing.assert_allclose(one, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("batch,hidden,bias", [(9, 6, True), (20, 128, False), (3, 6, True)])
+def test_gru_in_row_blocks_matches_the_readable_kernels(batch, hidden, bias, reverse):
+    """The GRU in blocks of rows, as the LSTM above: the readable kernels' values (with and without b_hh, h0 a
+    non-contiguous view), the same bits at one and two threads."""
+    pytest.importorskip("numba")
+    f, T = np.float32, 5
+    gen = np.random.default_rng(batch)
+    order = list(range(T))[::-1] if reverse else list(range(T))
+    inputs = [gen.standard_normal((T, batch, 3 * hidden)).astype(f), gen.standard_normal((hidden, batch)).astype(f).T,
+              (gen.standard_normal((3 * hidden, hidden)) / hidden ** 0.5).astype(f),
+              gen.standard_normal(3 * hidden).astype(f) if bias else None]
+    grads = [gen.standard_normal(s).astype(f) for s in ((T, batch, hidden), (batch, hidden))]
+    readable = _gru_run(nn_rnn.gru_forward, nn_rnn.gru_backward, inputs, grads, order)
+    before = lantern.get_num_threads()
+    try:
+        in_blocks = []
+        for threads in (1, 2):
+            lantern.set_num_threads(threads)
+            in_blocks.append(_gru_run(nn_rnn.gru_forward_in_row_blocks, nn_rnn.gru_backward_in_row_blocks, inputs,
+                                      grads, order))
+    finally:
+        lantern.set_num_threads(before)
+    for want, one, two in zip(readable, *in_blocks):
+        np.testing.assert_array_equal(two, one)
+        np.testing.assert_allclose(one, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))
+
+
 def test_row_blocks_only_for_hidden_sizes_up_to_128():
-    """Larger LSTMs keep the step loop: SciPy's BLAS, which the row kernels call, was slower at their shapes."""
-    assert nn_rnn.row_blocks_apply(np.empty((2, 16, 4 * 128), np.float32))
-    assert not nn_rnn.row_blocks_apply(np.empty((2, 16, 4 * 256), np.float32))
+    """Larger LSTMs and GRUs keep the step loop: SciPy's BLAS, which the row kernels call, was slower at their
+    shapes."""
+    assert nn_rnn.row_blocks_apply(np.empty((2, 16, 4 * 128), np.float32), 4)
+    assert nn_rnn.row_blocks_apply(np.empty((2, 16, 3 * 128), np.float32), 3)
+    assert not nn_rnn.row_blocks_apply(np.empty((2, 16, 4 * 256), np.float32), 4)
+    assert not nn_rnn.row_blocks_apply(np.empty((2, 16, 3 * 129), np.float32), 3)
 
 
 def test_column_blocks_split_only_into_wide_blocks():

@@ -236,7 +236,7 @@ def test_every_ops_specialisation_is_checked_here():
     in_ops = {s.name for s in SPECIALISATIONS.values() if s.function.__module__.startswith("lantern.ops.")}
     # pow_small_exponent is checked below; the dispatcher's generated entries in tests/test_reference_mode.py;
     # the convolution kernel's ShiftedColumns and the compiled max pool kernels in tests/test_nn_conv_threads.py;
-    # the compiled LSTM/GRU steps and the LSTM in blocks of rows in tests/test_nn_rnn_fused.py, embedding's compiled backward in
+    # the compiled LSTM/GRU steps and the LSTM and GRU in blocks of rows in tests/test_nn_rnn_fused.py, embedding's compiled backward in
     # tests/test_embedding_compiled.py; the compiled random draws in tests/test_random_compiled.py; GELU's kernels in
     # tests/test_gelu_compiled.py; layer norm's and softmax's in tests/test_nn_norm_compiled.py and
     # tests/test_nn_softmax_compiled.py; relu's compiled backward in tests/test_nn_relu_compiled.py; cross-entropy's
@@ -247,6 +247,7 @@ def test_every_ops_specialisation_is_checked_here():
                                    "max_pool_planes_compiled", "max_pool_scatter_compiled", "lstm_forward_compiled",
                                    "lstm_backward_compiled", "gru_forward_compiled", "gru_backward_compiled",
                                    "lstm_forward_in_row_blocks", "lstm_backward_in_row_blocks",
+                                   "gru_forward_in_row_blocks", "gru_backward_in_row_blocks",
                                    "_embedding_rows_summed_compiled", "words_compiled", "unit_uniform_compiled",
                                    "bernoulli_scalar_compiled", "gelu_compiled", "gelu_backward_on_arrays",
                                    "_layer_norm_rows_compiled", "_layer_norm_backward_rows_compiled",

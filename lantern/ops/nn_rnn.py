@@ -37,7 +37,7 @@ from .numba_kernels import optional_kernels
 __all__ = ["lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "rnn_forward", "rnn_backward",
            "compiled_steps_apply", "lstm_forward_compiled", "lstm_backward_compiled", "gru_forward_compiled",
            "gru_backward_compiled", "row_blocks_apply", "lstm_forward_in_row_blocks",
-           "lstm_backward_in_row_blocks"]
+           "lstm_backward_in_row_blocks", "gru_forward_in_row_blocks", "gru_backward_in_row_blocks"]
 
 
 def _sigmoid_(xp, a):
@@ -397,48 +397,48 @@ def lstm_backward_compiled(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw, d_h
         _weight_grad(xp, empty, d_xw, out, h0, order[0] != 0, d_w_hh)
 
 
-# ---- the LSTM in blocks of rows ----
+# ---- the LSTM and GRU in blocks of rows ----
 
 # A step's product is too small to share between threads (handing it to another costs about as much as it takes),
-# but the batch's rows never meet in the recurrence: for a small LSTM (hidden size up to 128) the compiled kernels
-# run every step for one block of rows at a time, in a numba kernel that calls BLAS itself and holds no GIL, and at
-# two or more threads the threads take the blocks. The blocks depend only on the shapes, never on the thread count,
-# so neither do the bits (BLAS may round a row differently in products of different row counts). The weight
-# gradients stay one product over all steps and rows (_weight_grad).
+# but the batch's rows never meet in the recurrence: for a small LSTM or GRU (hidden size up to 128) the compiled
+# kernels run every step for one block of rows at a time, in a numba kernel that calls BLAS itself and holds no
+# GIL, and at two or more threads the threads take the blocks. The blocks depend only on the shapes, never on the
+# thread count, so neither do the bits (BLAS may round a row differently in products of different row counts). The
+# weight gradients stay one product over all steps and rows.
 
-# The largest W_hh (4H x H elements) run this way. With hidden size 256 the kernel's BLAS (SciPy's, which numba
-# calls) took 1.25-1.3x the time of NumPy's products in the step loop; with 128 or less the blocks took 0.65-0.88x at
-# two threads (the whole layer, forward and backward, 32 steps, batches of 8 to 64) and at one thread 0.65x
-# forward, 0.8x backward for 16 rows of 128 (two blocks of 8), 1.1x and 1.03x for 64 rows.
-_LARGEST_W_HH = 1 << 16
+# The largest hidden size run this way. With an LSTM of hidden size 256 the kernel's BLAS (SciPy's, which numba
+# calls) took 1.25-1.3x the time of NumPy's products in the step loop; with 128 or less the blocks took the step
+# loop's 0.65-0.88x (LSTM) and 0.69-0.87x (GRU) at two threads, 0.86-0.97x and 0.91-0.98x at one (the whole layer,
+# forward and backward, 32 steps, hidden sizes 32 to 128, batches of 8 to 64).
+_LARGEST_HIDDEN = 128
 _LEAST_ROWS = 4   # per block: fewer rows make each step's product a matrix-vector product, with the same overhead
 
 
-def row_blocks_apply(xw):
-    """Whether the compiled LSTM kernels over the array xw (T, B, 4H) run in blocks of rows."""
-    gates = xw.shape[2]
-    return gates * (gates // 4) <= _LARGEST_W_HH
+def row_blocks_apply(xw, gate_count):
+    """Whether the compiled kernels over the array xw (T, B, gate_count · H) run in blocks of rows."""
+    return xw.shape[2] // gate_count <= _LARGEST_HIDDEN
 
 
-def _row_blocks(batch, hidden):
+def _row_blocks(batch, gates, hidden):
     """[(first, stop), ...] covering the batch's rows: halves where each keeps _LEAST_ROWS rows, and no more rows
-    in one than make a step's product 2^19 multiply-adds (_MOST_PER_PRODUCT; more was slower).
+    in one than make a step's product (rows x hidden by hidden x gates) 2^19 multiply-adds (_MOST_PER_PRODUCT; more
+    was slower).
 
-    >>> _row_blocks(6, 128), _row_blocks(9, 128), _row_blocks(20, 128), _row_blocks(0, 128)
+    >>> _row_blocks(6, 512, 128), _row_blocks(9, 512, 128), _row_blocks(20, 512, 128), _row_blocks(0, 512, 128)
     ([(0, 6)], [(0, 5), (5, 9)], [(0, 8), (8, 16), (16, 20)], [])
     """
     rows = batch if batch < 2 * _LEAST_ROWS else -(-batch // 2)
-    rows = max(1, min(rows, max(_LEAST_ROWS, _MOST_PER_PRODUCT // (4 * hidden * hidden))))   # 1: an empty batch
+    rows = max(1, min(rows, max(_LEAST_ROWS, _MOST_PER_PRODUCT // (gates * hidden))))   # 1: an empty batch
     return [(first, min(first + rows, batch)) for first in range(0, batch, rows)]
 
 
-def _in_row_blocks(batch, hidden, kernel):
+def _in_row_blocks(batch, gates, hidden, kernel):
     """kernel(first, stop) for every block of rows, the blocks shared between the threads."""
     def run(taken):
         for first, stop in taken:
             kernel(first, stop)
     with one_blas_thread():
-        parallel_items(_row_blocks(batch, hidden), run)
+        parallel_items(_row_blocks(batch, gates, hidden), run)
 
 
 @specialisation(replaces="nn_rnn.lstm_forward_compiled", ops=("lstm",),
@@ -449,7 +449,7 @@ def lstm_forward_in_row_blocks(xp, empty, xw, h0, c0, w_hh, w_hr, order, acts, c
     kernel = _cells().lstm_rows_forward
     h0, c0, w_t = _contiguous(empty, h0), _contiguous(empty, c0), _contiguous(empty, w_hh.T)
     steps = np.asarray(order)
-    _in_row_blocks(xw.shape[1], w_hh.shape[1], lambda first, stop: kernel(
+    _in_row_blocks(xw.shape[1], xw.shape[2], w_hh.shape[1], lambda first, stop: kernel(
         first, stop, xw, h0, c0, w_t, steps, acts, cells, tanh_cells, out,
         np.empty((stop - first, xw.shape[2]), xw.dtype)))
 
@@ -471,9 +471,45 @@ def lstm_backward_in_row_blocks(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw
         d_c0[rows] = d_cn[rows]                             # what reaches c_t
         kernel(first, stop, d_out, c0, w_hh, steps, acts, cells, tanh_cells, d_xw, d_c0, recurrent)
         d_h0[rows] = recurrent
-    _in_row_blocks(d_hn.shape[0], w_hh.shape[1], block)
+    _in_row_blocks(d_hn.shape[0], w_hh.shape[0], w_hh.shape[1], block)
     if d_w_hh is not None:
         _weight_grad(xp, empty, d_xw, out, h0, order[0] != 0, d_w_hh)
+
+
+@specialisation(replaces="nn_rnn.gru_forward_compiled", ops=("gru",),
+                when="as gru_forward_compiled, with hidden size ≤ 128 (row_blocks_apply)",
+                parity_test="tests/test_nn_rnn_fused.py::test_gru_in_row_blocks_matches_the_readable_kernels")
+def gru_forward_in_row_blocks(xp, empty, xw, h0, w_hh, b_hh, order, acts, hidden, out):
+    """gru_forward_compiled (same arguments and results), all steps for one block of rows at a time."""
+    kernel = _cells().gru_rows_forward
+    h0, w_t = _contiguous(empty, h0), _transposed(empty, w_hh)
+    if b_hh is None:
+        b_hh = empty(w_hh.shape[:1])
+        b_hh[...] = 0
+    steps = np.asarray(order)
+    _in_row_blocks(xw.shape[1], xw.shape[2], w_hh.shape[1], lambda first, stop: kernel(
+        first, stop, xw, h0, w_t, b_hh, steps, acts, hidden, out))
+
+
+@specialisation(replaces="nn_rnn.gru_backward_compiled", ops=("gru",),
+                when="as gru_backward_compiled, with hidden size ≤ 128 (row_blocks_apply)",
+                parity_test="tests/test_nn_rnn_fused.py::test_gru_in_row_blocks_matches_the_readable_kernels")
+def gru_backward_in_row_blocks(xp, empty, saved, d_out, d_hn, order, d_xw, d_h0, d_w_hh, d_b_hh):
+    """gru_backward_compiled (same arguments and results), all steps back for one block of rows at a time; then
+    the parameter gradients over all of them."""
+    h0, w_hh, out, acts, hidden = saved
+    kernel = _cells().gru_rows_backward
+    h0, w_hh = _contiguous(empty, h0), _contiguous(empty, w_hh)
+    d_hidden = empty(hidden.shape)
+    steps = np.asarray(order)
+
+    def block(first, stop):
+        rows = slice(first, stop)
+        carried, recurrent = np.zeros_like(d_hn[rows], order="C"), d_hn[rows].copy()
+        kernel(first, stop, d_out, h0, w_hh, steps, acts, hidden, out, d_hidden, d_xw, carried, recurrent)
+        np.add(carried, recurrent, out=d_h0[rows])
+    _in_row_blocks(d_hn.shape[0], w_hh.shape[0], w_hh.shape[1], block)
+    _gru_parameter_grads(xp, empty, d_hidden, out, h0, order[0] != 0, d_w_hh, d_b_hh)
 
 
 @specialisation(replaces="nn_rnn.gru_forward", ops=("gru",),

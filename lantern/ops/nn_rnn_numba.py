@@ -1,8 +1,8 @@
 """numba kernels for one float32 step of the LSTM and GRU recurrences: every elementwise operation of a step (the
 gates' activations, the cell update, and in backward every gate's gradient) in one loop, instead of a dozen
 NumPy calls per step. The step's matmul stays in NumPy (BLAS); nn_rnn.py's compiled specialisations call these
-between the matmuls. A small LSTM runs whole sequences over blocks of the batch's rows instead
-(lstm_rows_forward / lstm_rows_backward), products included.
+between the matmuls. A small LSTM or GRU runs whole sequences over blocks of the batch's rows instead
+(lstm_rows_forward / lstm_rows_backward, gru_rows_forward / gru_rows_backward), products included.
 
 Imported only when such a specialisation first runs (numba takes ~0.5 s to import); kernels are cached on disk.
 The activations are float32_numba's formulas, which LLVM vectorises (libm's scalar expf and tanhf are ~10 times
@@ -21,7 +21,7 @@ import numpy as np
 from .float32_numba import sigmoid, tanh
 
 __all__ = ["sigmoid", "tanh", "lstm_cell_forward", "lstm_cell_backward", "lstm_rows_forward", "lstm_rows_backward",
-           "gru_cell_forward", "gru_cell_backward"]
+           "gru_cell_forward", "gru_cell_backward", "gru_rows_forward", "gru_rows_backward"]
 
 f32 = np.float32
 _JIT = {"error_model": "numpy", "cache": True, "fastmath": {"arcp", "contract"}}
@@ -155,3 +155,29 @@ def gru_cell_backward(d_out, carried, recurrent, acts, hidden, h_prev, d_hidden,
             dh_r[j], dh_z[j], dh_n[j] = dr, dz, dn * r
             dx_r[j], dx_z[j], dx_n[j] = dr, dz, dn
             carry[j] = dh * z
+
+
+@numba.njit(nogil=True, **_JIT)
+def gru_rows_forward(first, stop, xw, h0, w_t, b_hh, order, acts, hidden, out):
+    """gru_cell_forward over the steps in `order` for batch rows first:stop, each after its product h W_hh^T
+    (w_t: W_hh^T, (H, 3H)) into those rows of hidden."""
+    h = h0[first:stop]
+    for t in order:
+        recurrent, h_t = hidden[t, first:stop], out[t, first:stop]
+        np.dot(h, w_t, recurrent)
+        gru_cell_forward(xw[t, first:stop], recurrent, b_hh, h, acts[t, first:stop], h_t)
+        h = h_t
+
+
+@numba.njit(nogil=True, **_JIT)
+def gru_rows_backward(first, stop, d_out, h0, w_hh, order, acts, hidden, out, d_hidden, d_xw, carried, recurrent):
+    """gru_cell_backward over the steps in `order`, last first, for batch rows first:stop, each followed by its
+    product d hidden_t W_hh into recurrent (stop - first, H). carried comes holding zeros and recurrent d h_n's
+    rows; they are left holding what reaches h_0 through z_1 and through W_hh."""
+    for k in range(len(order) - 1, -1, -1):
+        t = order[k]
+        h_prev = h0[first:stop] if k == 0 else out[order[k - 1], first:stop]
+        d_hid = d_hidden[t, first:stop]
+        gru_cell_backward(d_out[t, first:stop], carried, recurrent, acts[t, first:stop], hidden[t, first:stop],
+                          h_prev, d_hid, d_xw[t, first:stop])
+        np.dot(d_hid, w_hh, recurrent)

@@ -27,9 +27,9 @@ from ...autograd.function import Function
 from ...core.state import tls
 from ...ops import autocast
 from ..._tensor import Tensor
-from ...ops.nn_rnn import (compiled_steps_apply, gru_backward, gru_backward_compiled, gru_forward,
-                           gru_forward_compiled, lstm_backward, lstm_backward_compiled,
-                           lstm_backward_in_row_blocks, lstm_forward, lstm_forward_compiled,
+from ...ops.nn_rnn import (compiled_steps_apply, gru_backward, gru_backward_compiled, gru_backward_in_row_blocks,
+                           gru_forward, gru_forward_compiled, gru_forward_in_row_blocks, lstm_backward,
+                           lstm_backward_compiled, lstm_backward_in_row_blocks, lstm_forward, lstm_forward_compiled,
                            lstm_forward_in_row_blocks, rnn_backward, rnn_forward, row_blocks_apply)
 from .module import Module
 from ...core.overridable import overridable
@@ -149,7 +149,7 @@ class _Recurrence(Function):
                                        ((steps, 4, batch, H), (steps, batch, H), (steps, batch, H)))
             raw = None if w_hr is None else backend.empty((steps, batch, H), dtype)
             kernel = lstm_forward if not compiled else (
-                lstm_forward_in_row_blocks if row_blocks_apply(xw) else lstm_forward_compiled)
+                lstm_forward_in_row_blocks if row_blocks_apply(xw, 4) else lstm_forward_compiled)
             kernel(xp, empty, arr(xw), arr(h0), arr(c0), arr(w_hh), _array(w_hr), order, arr(acts), arr(cells),
                    arr(tanh_cells), _array(raw), arr(out))
             c_n = backend.empty((batch, H), dtype)
@@ -157,7 +157,8 @@ class _Recurrence(Function):
             extra = (acts, cells, tanh_cells, raw)
         elif mode == "GRU":
             acts, hidden = backend.empty((steps, batch, gates), dtype), backend.empty((steps, batch, gates), dtype)
-            kernel = gru_forward_compiled if compiled else gru_forward
+            kernel = gru_forward if not compiled else (
+                gru_forward_in_row_blocks if row_blocks_apply(xw, 3) else gru_forward_compiled)
             kernel(xp, empty, arr(xw), arr(h0), arr(w_hh), _array(b_hh), order, arr(acts), arr(hidden), arr(out))
             extra = (acts, hidden)
         else:
@@ -193,11 +194,12 @@ class _Recurrence(Function):
         compiled = compiled_steps_apply(xp, arr(xw), w_hr is not None)
         if ctx.mode == "LSTM":
             kernel = lstm_backward if not compiled else (
-                lstm_backward_in_row_blocks if row_blocks_apply(xw) else lstm_backward_compiled)
+                lstm_backward_in_row_blocks if row_blocks_apply(xw, 4) else lstm_backward_compiled)
             kernel(xp, empty, (arr(h0), arr(c0), arr(w_hh), _array(w_hr), arr(out), *extra), d_out, d_hn, d_cn,
                    ctx.order, arr(d_xw), arr(d_h0), arr(d_c0), _array(d_w_hh), _array(d_w_hr))
         elif ctx.mode == "GRU":
-            kernel = gru_backward_compiled if compiled else gru_backward
+            kernel = gru_backward if not compiled else (
+                gru_backward_in_row_blocks if row_blocks_apply(xw, 3) else gru_backward_compiled)
             kernel(xp, empty, (arr(h0), arr(w_hh), arr(out), *extra), d_out, d_hn, ctx.order, arr(d_xw),
                    arr(d_h0), _array(d_w_hh), _array(d_b_hh))
         else:
