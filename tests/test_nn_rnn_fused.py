@@ -352,6 +352,29 @@ def test_compiled_steps_serve_float32_outside_reference_mode():
         assert not nn_rnn.compiled_steps_apply(np, xw)
 
 
+@pytest.mark.parametrize("mode,hidden,kind", [("LSTM", 8, "in_row_blocks"), ("LSTM", 129, "compiled"),
+                                               ("GRU", 8, "in_row_blocks"), ("GRU", 129, "compiled")])
+def test_layers_choose_their_kernels(monkeypatch, mode, hidden, kind):
+    """nn.LSTM / nn.GRU in float32 run in blocks of rows up to hidden size 128 and the compiled step loop above,
+    forward and backward; reference mode runs the readable kernels."""
+    pytest.importorskip("numba")
+    from lantern.nn.modules import rnn
+    called = []
+    for step in ("forward", "backward"):
+        for variant in ("", "_compiled", "_in_row_blocks"):
+            name = f"{mode.lower()}_{step}{variant}"
+            original = getattr(rnn, name)
+            monkeypatch.setattr(rnn, name, functools.partial(lambda f, n, *a: called.append(n) or f(*a), original,
+                                                             name))
+    layer = getattr(lantern.nn, mode)(3, hidden)
+    layer(lantern.randn(4, 2, 3))[0].sum().backward()
+    with lantern.reference_mode():
+        layer(lantern.randn(4, 2, 3))[0].sum().backward()
+    fast = "" if not lantern.core.reference.fast_paths_on() else f"_{kind}"
+    low = mode.lower()
+    assert called == [f"{low}_forward{fast}", f"{low}_backward{fast}", f"{low}_forward", f"{low}_backward"]
+
+
 def test_without_numba_float32_runs_the_readable_kernels(monkeypatch):
     """Without numba, a float32 LSTM trains on the readable NumPy kernels, to the same values."""
     import sys
