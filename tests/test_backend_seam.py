@@ -38,6 +38,9 @@ HOST_SIDE = {"random_draws.py": "the generator's Mersenne Twister words become v
              "linalg_lapack.py": "SciPy's LAPACK and BLAS wrappers (LU, triangular and Cholesky solves, Householder QR, "
                                  "LDL: routines NumPy lacks) take host NumPy arrays; the linalg kernels hand "
                                  "them backend.host_array(t) and bring results back with backend.from_host",
+             "nn_rnn_numba.py": "numba kernels, which compile for NumPy arrays only (nn_rnn's compiled specialisations "
+                                "run where xp is np); np.dot there is numba's call into BLAS, for the row-block "
+                                "kernels that run a whole sequence without the GIL",
              **dict.fromkeys(("quantized.py", "quantized_fake.py", "quantized_kernels.py", "quantized_nn.py"),
                              "the QuantizedCPU key's kernels: quantized tensors are CPU-only (as in torch's CPU "
                              "build), and these compute on their host integer arrays with torch's rounding")}

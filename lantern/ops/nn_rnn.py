@@ -448,10 +448,10 @@ def lstm_forward_in_row_blocks(xp, empty, xw, h0, c0, w_hh, w_hr, order, acts, c
     """lstm_forward_compiled (same arguments and results), all steps for one block of rows at a time."""
     kernel = _cells().lstm_rows_forward
     h0, c0, w_t = _contiguous(empty, h0), _contiguous(empty, c0), _contiguous(empty, w_hh.T)
-    steps = np.asarray(order)
+    steps = xp.asarray(order)
     _in_row_blocks(xw.shape[1], xw.shape[2], w_hh.shape[1], lambda first, stop: kernel(
         first, stop, xw, h0, c0, w_t, steps, acts, cells, tanh_cells, out,
-        np.empty((stop - first, xw.shape[2]), xw.dtype)))
+        xp.empty((stop - first, xw.shape[2]), xw.dtype)))
 
 
 @specialisation(replaces="nn_rnn.lstm_backward_compiled", ops=("lstm",),
@@ -463,7 +463,7 @@ def lstm_backward_in_row_blocks(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw
     h0, c0, w_hh, _, out, acts, cells, tanh_cells, _ = saved
     kernel = _cells().lstm_rows_backward
     c0, w_hh = _contiguous(empty, c0), _contiguous(empty, w_hh)
-    steps = np.asarray(order)
+    steps = xp.asarray(order)
 
     def block(first, stop):
         rows = slice(first, stop)
@@ -486,7 +486,7 @@ def gru_forward_in_row_blocks(xp, empty, xw, h0, w_hh, b_hh, order, acts, hidden
     if b_hh is None:
         b_hh = empty(w_hh.shape[:1])
         b_hh[...] = 0
-    steps = np.asarray(order)
+    steps = xp.asarray(order)
     _in_row_blocks(xw.shape[1], xw.shape[2], w_hh.shape[1], lambda first, stop: kernel(
         first, stop, xw, h0, w_t, b_hh, steps, acts, hidden, out))
 
@@ -501,13 +501,13 @@ def gru_backward_in_row_blocks(xp, empty, saved, d_out, d_hn, order, d_xw, d_h0,
     kernel = _cells().gru_rows_backward
     h0, w_hh = _contiguous(empty, h0), _contiguous(empty, w_hh)
     d_hidden = empty(hidden.shape)
-    steps = np.asarray(order)
+    steps = xp.asarray(order)
 
     def block(first, stop):
         rows = slice(first, stop)
-        carried, recurrent = np.zeros_like(d_hn[rows], order="C"), d_hn[rows].copy()
+        carried, recurrent = xp.zeros_like(d_hn[rows], order="C"), d_hn[rows].copy()
         kernel(first, stop, d_out, h0, w_hh, steps, acts, hidden, out, d_hidden, d_xw, carried, recurrent)
-        np.add(carried, recurrent, out=d_h0[rows])
+        xp.add(carried, recurrent, out=d_h0[rows])
     _in_row_blocks(d_hn.shape[0], w_hh.shape[0], w_hh.shape[1], block)
     _gru_parameter_grads(xp, empty, d_hidden, out, h0, order[0] != 0, d_w_hh, d_b_hh)
 
