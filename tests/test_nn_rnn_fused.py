@@ -246,6 +246,19 @@ def test_compiled_lstm_steps_in_column_blocks_match_the_readable_kernels(monkeyp
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))
 
 
+def _at_one_and_two_threads(run):
+    """[run() at one thread, run() at two]; the thread count comes back afterwards."""
+    before = lantern.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2):
+            lantern.set_num_threads(threads)
+            results.append(run())
+        return results
+    finally:
+        lantern.set_num_threads(before)
+
+
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("batch,hidden", [(9, 6), (20, 128), (3, 6)])
 def test_lstm_in_row_blocks_matches_the_readable_kernels(batch, hidden, reverse):
@@ -265,14 +278,8 @@ def test_lstm_in_row_blocks_matches_the_readable_kernels(batch, hidden, reverse)
         shapes = ((T, 4, batch, hidden),) + 3 * ((T, batch, hidden),)
         return _lstm_run(forward, backward, inputs, [np.empty(s, f) for s in shapes], grads, order)
     readable = run(nn_rnn.lstm_forward, nn_rnn.lstm_backward)
-    before = lantern.get_num_threads()
-    try:
-        in_blocks = []
-        for threads in (1, 2):
-            lantern.set_num_threads(threads)
-            in_blocks.append(run(nn_rnn.lstm_forward_in_row_blocks, nn_rnn.lstm_backward_in_row_blocks))
-    finally:
-        lantern.set_num_threads(before)
+    in_blocks = _at_one_and_two_threads(lambda: run(nn_rnn.lstm_forward_in_row_blocks,
+                                                    nn_rnn.lstm_backward_in_row_blocks))
     for want, one, two in zip(readable, *in_blocks):
         np.testing.assert_array_equal(two, one)
         np.testing.assert_allclose(one, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))
@@ -292,15 +299,8 @@ def test_gru_in_row_blocks_matches_the_readable_kernels(batch, hidden, bias, rev
               gen.standard_normal(3 * hidden).astype(f) if bias else None]
     grads = [gen.standard_normal(s).astype(f) for s in ((T, batch, hidden), (batch, hidden))]
     readable = _gru_run(nn_rnn.gru_forward, nn_rnn.gru_backward, inputs, grads, order)
-    before = lantern.get_num_threads()
-    try:
-        in_blocks = []
-        for threads in (1, 2):
-            lantern.set_num_threads(threads)
-            in_blocks.append(_gru_run(nn_rnn.gru_forward_in_row_blocks, nn_rnn.gru_backward_in_row_blocks, inputs,
-                                      grads, order))
-    finally:
-        lantern.set_num_threads(before)
+    in_blocks = _at_one_and_two_threads(lambda: _gru_run(nn_rnn.gru_forward_in_row_blocks,
+                                                         nn_rnn.gru_backward_in_row_blocks, inputs, grads, order))
     for want, one, two in zip(readable, *in_blocks):
         np.testing.assert_array_equal(two, one)
         np.testing.assert_allclose(one, want, rtol=2e-5, atol=2e-6 * max(1, np.abs(want).max()))

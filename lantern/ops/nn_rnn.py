@@ -482,10 +482,7 @@ def lstm_backward_in_row_blocks(xp, empty, saved, d_out, d_hn, d_cn, order, d_xw
 def gru_forward_in_row_blocks(xp, empty, xw, h0, w_hh, b_hh, order, acts, hidden, out):
     """gru_forward_compiled (same arguments and results), all steps for one block of rows at a time."""
     kernel = _cells().gru_rows_forward
-    h0, w_t = _contiguous(empty, h0), _transposed(empty, w_hh)
-    if b_hh is None:
-        b_hh = empty(w_hh.shape[:1])
-        b_hh[...] = 0
+    h0, (w_t, b_hh) = _contiguous(empty, h0), _gru_step_operands(empty, w_hh, b_hh)
     steps = xp.asarray(order)
     _in_row_blocks(xw.shape[1], xw.shape[2], w_hh.shape[1], lambda first, stop: kernel(
         first, stop, xw, h0, w_t, b_hh, steps, acts, hidden, out))
@@ -512,16 +509,21 @@ def gru_backward_in_row_blocks(xp, empty, saved, d_out, d_hn, order, d_xw, d_h0,
     _gru_parameter_grads(xp, empty, d_hidden, out, h0, order[0] != 0, d_w_hh, d_b_hh)
 
 
+def _gru_step_operands(empty, w_hh, b_hh):
+    """(W_hh^T as a contiguous copy, b_hh or zeros where the layer has none): what the compiled GRU cells take."""
+    if b_hh is None:
+        b_hh = empty(w_hh.shape[:1])
+        b_hh[...] = 0
+    return _transposed(empty, w_hh), b_hh
+
+
 @specialisation(replaces="nn_rnn.gru_forward", ops=("gru",),
                 when="float32 NumPy arrays, no LSTM projection, numba installed (compiled_steps_apply)",
                 parity_test="tests/test_nn_rnn_fused.py::test_compiled_steps_match_the_readable_kernels")
 def gru_forward_compiled(xp, empty, xw, h0, w_hh, b_hh, order, acts, hidden, out):
     """gru_forward (same arguments and results) with one numba kernel per step."""
     cell = _cells().gru_cell_forward
-    w_t = _transposed(empty, w_hh)
-    if b_hh is None:
-        b_hh = empty(w_hh.shape[:1])
-        b_hh[...] = 0
+    w_t, b_hh = _gru_step_operands(empty, w_hh, b_hh)
     h = h0
     with one_blas_thread():
         for t in order:
