@@ -8,6 +8,7 @@ import pytest
 import lantern
 import lantern.nn.functional as F
 from lantern.ops import nn_conv
+from lantern.ops.numba_kernels import optional_kernels
 from intra_op_fixtures import fast_paths  # noqa: F401 (fixture)
 from test_ops_specialisations import calls_of
 
@@ -52,14 +53,21 @@ def test_correlation_by_taps_matches_im2col(x_shape, w_shape, padding, dilation,
         np.testing.assert_allclose(by_taps, readable, rtol=tolerance, atol=tolerance)
 
 
-def test_an_input_gradient_runs_by_taps():
-    x = lantern.randn(4, 16, 10, 10, requires_grad=True)
-    w = lantern.randn(32, 16, 3, 3)
-    with lantern.reference_mode(False), calls_of(nn_conv.correlate_by_taps) as calls:
-        out = F.conv2d(x, w, padding=1)
-        assert not calls                   # fewer input than output channels: the columns
-        out.sum().backward()
-    assert len(calls) == 1
+@pytest.mark.parametrize("conv, spatial", [(F.conv1d, (10,)), (F.conv2d, (10, 10))])
+def test_an_input_gradient_runs_by_taps_or_compiled_col2im(conv, spatial):
+    """With more input than output channels, the input gradient's correlation runs by taps; in 2-d, with numba
+    installed, a GEMM and the compiled col2im run instead (the transposed convolution)."""
+    x = lantern.randn(4, 16, *spatial, requires_grad=True)
+    w = lantern.randn(32, 16, *(3 for _ in spatial))
+    col2im_instead = len(spatial) == 2 and optional_kernels("nn_conv_numba") is not None
+    counts = []
+    for kernel in (nn_conv.correlate_by_taps, nn_conv.col2im_compiled):
+        with lantern.reference_mode(False), calls_of(kernel) as calls:
+            out = conv(x, w, padding=1)
+            assert not calls                   # the forward: fewer input than output channels, the columns
+            out.sum().backward()
+        counts.append(len(calls))
+    assert counts == ([0, 1] if col2im_instead else [1, 0])
 
 
 @pytest.mark.parametrize("stride, groups", [((2, 2), 1), ((1, 1), 2)])

@@ -1,5 +1,6 @@
 """The convolution, max pool and relu kernels' fast paths held to their readable versions: the stride-1
-convolution's ShiftedColumns, and the intra-op threads (results must not depend on the thread count)."""
+convolution's ShiftedColumns, the 2-d convolutions' compiled im2col and col2im, and the intra-op threads (results
+must not depend on the thread count)."""
 import numpy as np
 import pytest
 
@@ -49,23 +50,76 @@ def two_samples_a_slice(n, sample_bytes):
     return [slice(i, min(i + 2, n)) for i in range(0, n, 2)]
 
 
+def layout_of(x_shape, stride=(1, 1), dtype=np.float32):
+    """The column layout a 3 × 3, padding-1 convolution of an array of x_shape gets."""
+    return column_layout(np, np.zeros(x_shape, dtype), (3, 3), stride, (1, 1), (1, 1), np.dtype(dtype))
+
+
 @pytest.mark.parametrize("slices", ["the whole batch", "two samples a slice"])  # a batch of 3: a last, shorter slice
 @pytest.mark.parametrize("conv, x_shape, w_shape, options", CONVOLUTIONS)
 def test_shifted_columns_match_im2col(conv, x_shape, w_shape, options, slices, monkeypatch):
     if slices == "two samples a slice":
         monkeypatch.setattr(nn_conv, "_thread_slices", two_samples_a_slice)
+    monkeypatch.setattr(nn_conv, "compiled_columns_apply", lambda *args: False)
+    monkeypatch.setattr(nn_conv, "compiled_col2im_applies", lambda *args: False)
     x, w = integers(*x_shape), integers(*w_shape, seed=1)
     bias = integers(w_shape[1] * options.get("groups", 1) if conv is F.conv_transpose2d else w_shape[0], seed=2)
-    assert isinstance(column_layout((8, 8), (3, 3), (1, 1), (1, 1), (6, 6)), ShiftedColumns)
+    assert isinstance(layout_of((2, 3, 6, 6)), ShiftedColumns)
     fast = conv_and_grads(conv, x, w, bias, **options)
     with lantern.reference_mode():
-        assert type(column_layout((8, 8), (3, 3), (1, 1), (1, 1), (6, 6))) is Columns
+        assert type(layout_of((2, 3, 6, 6))) is Columns
         readable = conv_and_grads(conv, x, w, bias, **options)
     assert_all_same(fast, readable)
 
 
+COMPILED_CONVOLUTIONS = [  # 2-d: stride, padding, dilation, groups, and a transposed convolution (col2im)
+    (F.conv2d, (3, 4, 9, 8), (6, 4, 3, 3), dict(padding=1)),
+    (F.conv2d, (3, 4, 9, 8), (6, 2, 3, 2), dict(padding=(2, 0), dilation=(2, 1), groups=2)),
+    (F.conv2d, (3, 4, 9, 8), (6, 4, 3, 3), dict(stride=(2, 3), padding=(1, 2))),
+    (F.conv2d, (3, 8, 7, 7), (4, 8, 3, 3), dict(padding=1)),  # more input than output channels: the input gradient
+    (F.conv_transpose2d, (3, 6, 5, 5), (6, 3, 3, 3), dict(padding=1)),
+    (F.conv_transpose2d, (3, 6, 5, 4), (6, 2, 3, 2), dict(stride=2, padding=(1, 0), output_padding=1, groups=2)),
+]
+
+
+@pytest.mark.parametrize("slices", ["the whole batch", "two samples a slice"])
+@pytest.mark.parametrize("conv, x_shape, w_shape, options", COMPILED_CONVOLUTIONS)
+def test_compiled_columns_match_im2col(conv, x_shape, w_shape, options, slices, monkeypatch):
+    """numba's im2col and col2im (CompiledColumns, col2im_compiled) against the readable kernels, on small integers
+    (exact sums, so the same bits whichever layout and product shapes)."""
+    if slices == "two samples a slice":
+        monkeypatch.setattr(nn_conv, "_thread_slices", two_samples_a_slice)
+    x, w = integers(*x_shape), integers(*w_shape, seed=1)
+    bias = integers(w_shape[1] * options.get("groups", 1) if conv is F.conv_transpose2d else w_shape[0], seed=2)
+    assert isinstance(layout_of((2, 3, 6, 6), stride=(2, 1)), nn_conv.CompiledColumns)
+    assert type(layout_of((2, 3, 6, 6), dtype=np.float16)) is ShiftedColumns  # computed in float32: not compiled
+    fast = conv_and_grads(conv, x, w, bias, **options)
+    with lantern.reference_mode():
+        assert type(layout_of((2, 3, 6, 6))) is Columns
+        readable = conv_and_grads(conv, x, w, bias, **options)
+    assert_all_same(fast, readable)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("stride, padding, dilation", [((1, 1), (1, 1), (1, 1)), ((2, 3), (0, 2), (1, 2)),
+                                                       ((1, 2), (3, 1), (2, 1))])
+def test_compiled_col2im_matches_numpy(stride, padding, dilation, dtype):
+    """col2im_2d adds each pixel's taps in col2im_array's order: the same bits on random floats."""
+    from lantern.ops.nn_conv_numba import col2im_2d
+    from lantern.ops.nn_windows import col2im_array
+    rng = np.random.default_rng(0)
+    size, kernel, m, c = (9, 8), (3, 2), 2, 3
+    blocks = tuple((n + 2 * p - d * (k - 1) - 1) // s + 1 for n, p, d, k, s in zip(size, padding, dilation, kernel,
+                                                                                   stride))
+    cols = rng.standard_normal((c,) + kernel + (m,) + blocks).astype(dtype)
+    out = np.full((m, c) + size, np.nan, dtype)
+    col2im_2d(cols, out, *padding, *stride, *dilation)
+    expected = col2im_array(np, cols.transpose(3, 0, 1, 2, 4, 5), size, kernel, dilation, padding, stride, dtype)
+    assert np.array_equal(out, expected)
+
+
 def test_strided_convolutions_keep_the_generic_columns():
-    assert type(column_layout((8, 8), (3, 3), (2, 1), (1, 1), (3, 6))) is Columns
+    assert type(layout_of((2, 3, 6, 6), stride=(2, 1), dtype=np.float16)) is Columns
 
 
 @pytest.fixture
@@ -73,7 +127,7 @@ def pool_calls(monkeypatch):
     """Count the parallel runs, with two threads and room for a few samples per convolution slice."""
     before = intra_op.num_threads()
     intra_op.set_num_threads(2)
-    monkeypatch.setattr(nn_conv, "_IM2COL_BYTES", 64 << 10)
+    monkeypatch.setattr(nn_conv, "_IM2COL_BYTES", 16 << 10)
     calls = []
     run = intra_op.run_on_pool
     monkeypatch.setattr(intra_op, "run_on_pool", lambda ranges, fn: (calls.append(len(ranges)), run(ranges, fn)))

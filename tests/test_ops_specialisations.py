@@ -235,15 +235,17 @@ STEPS = {  # the specialisation, and a backward pass on float64 that runs it
 def test_every_ops_specialisation_is_checked_here():
     in_ops = {s.name for s in SPECIALISATIONS.values() if s.function.__module__.startswith("lantern.ops.")}
     # pow_small_exponent is checked below; the dispatcher's generated entries in tests/test_reference_mode.py;
-    # the convolution kernel's ShiftedColumns and the compiled max pool kernels in tests/test_nn_conv_threads.py;
-    # the compiled LSTM/GRU steps and the LSTM and GRU in blocks of rows in tests/test_nn_rnn_fused.py, embedding's compiled backward in
+    # the convolution kernel's ShiftedColumns, its compiled im2col and col2im and the compiled max pool kernels in
+    # tests/test_nn_conv_threads.py; the compiled LSTM/GRU steps and the LSTM and GRU in blocks of rows in
+    # tests/test_nn_rnn_fused.py, embedding's compiled backward in
     # tests/test_embedding_compiled.py; the compiled random draws in tests/test_random_compiled.py; GELU's kernels in
     # tests/test_gelu_compiled.py; layer norm's and softmax's in tests/test_nn_norm_compiled.py and
     # tests/test_nn_softmax_compiled.py; relu's compiled backward in tests/test_nn_relu_compiled.py; cross-entropy's
     # compiled forward rows and backward in tests/test_nn_loss_compiled.py; the correlation by taps and the
     # per-sample weight products in tests/test_nn_conv_compiled.py; multi-head attention's gradient stack in
     # tests/test_nn_transformer.py
-    assert in_ops == set(STEPS) | {"pow_small_exponent", "_generated_entry", "ShiftedColumns",
+    assert in_ops == set(STEPS) | {"pow_small_exponent", "_generated_entry", "ShiftedColumns", "CompiledColumns",
+                                   "col2im_compiled",
                                    "max_pool_planes_compiled", "max_pool_scatter_compiled", "lstm_forward_compiled",
                                    "lstm_backward_compiled", "gru_forward_compiled", "gru_backward_compiled",
                                    "lstm_forward_in_row_blocks", "lstm_backward_in_row_blocks",

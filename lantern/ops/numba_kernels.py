@@ -1,6 +1,6 @@
-"""The numba kernel modules of lantern.ops (nn_rnn_numba, nn_pooling_numba, nn_misc_numba), imported when a
-specialisation first asks for one: numba takes about half a second to import, and is optional (the `jit` extra).
-Without it the readable kernels run.
+"""The numba kernel modules of lantern.ops (nn_rnn_numba, nn_pooling_numba, nn_conv_numba, nn_misc_numba, ...),
+imported when a specialisation first asks for one: numba takes about half a second to import, and is optional (the
+`jit` extra). Without it the readable kernels run.
 
 >>> kernels = optional_kernels("nn_misc_numba")
 >>> kernels is None or callable(kernels.add_rows)
