@@ -60,8 +60,7 @@ def layout_of(x_shape, stride=(1, 1), dtype=np.float32):
 def test_shifted_columns_match_im2col(conv, x_shape, w_shape, options, slices, monkeypatch):
     if slices == "two samples a slice":
         monkeypatch.setattr(nn_conv, "_thread_slices", two_samples_a_slice)
-    monkeypatch.setattr(nn_conv, "compiled_columns_apply", lambda *args: False)
-    monkeypatch.setattr(nn_conv, "compiled_col2im_applies", lambda *args: False)
+    monkeypatch.setattr(nn_conv, "compiled_2d_applies", lambda *args: False)
     x, w = integers(*x_shape), integers(*w_shape, seed=1)
     bias = integers(w_shape[1] * options.get("groups", 1) if conv is F.conv_transpose2d else w_shape[0], seed=2)
     assert isinstance(layout_of((2, 3, 6, 6)), ShiftedColumns)

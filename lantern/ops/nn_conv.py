@@ -243,7 +243,7 @@ class ShiftedColumns(Columns):
 
 @specialisation(replaces="nn_conv.Columns and ShiftedColumns (the slice padded into scratch with pad_into, then its "
                          "windows or shifted runs copied into the columns)",
-                when="compiled_columns_apply(xp, x, nd, compute): 2-d, row-major float32/float64 NumPy input in the "
+                when="compiled_2d_applies(xp, nd, compute, x): 2-d, row-major float32/float64 NumPy input in the "
                      "compute dtype, numba installed, fast paths on",
                 parity_test="tests/test_nn_conv_threads.py::test_compiled_columns_match_im2col",
                 ops=("convolution",))
@@ -263,11 +263,12 @@ class CompiledColumns(Columns):
         return columns.reshape(groups, c // groups * math.prod(self.kernel), m * self.width)
 
 
-def compiled_columns_apply(xp, x, nd, compute):
-    """Whether CompiledColumns serves a convolution of x: fast paths on, 2 spatial dims, a row-major float32 or
-    float64 NumPy input in the compute dtype, and numba installed."""
-    return (mode.fast and nd == 2 and xp is np and x.dtype == compute and compute in (np.float32, np.float64)
-            and x.flags.c_contiguous and optional_kernels("nn_conv_numba") is not None)
+def compiled_2d_applies(xp, nd, compute, array):
+    """Whether nn_conv_numba's kernels serve a convolution whose input (CompiledColumns) or output (col2im_compiled)
+    is `array`: fast paths on, 2 spatial dims, a row-major float32 or float64 NumPy array in the compute dtype, and
+    numba installed."""
+    return (mode.fast and nd == 2 and xp is np and array.dtype == compute and compute in (np.float32, np.float64)
+            and array.flags.c_contiguous and optional_kernels("nn_conv_numba") is not None)
 
 
 def column_layout(xp, x, kernel, stride, padding, dilation, compute):
@@ -275,7 +276,7 @@ def column_layout(xp, x, kernel, stride, padding, dilation, compute):
     stride 1 with fast paths on, else the generic im2col."""
     sizes = tuple(n + 2 * p for n, p in zip(x.shape[2:], padding))
     out = tuple((n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(sizes, kernel, stride, dilation))
-    if compiled_columns_apply(xp, x, len(kernel), compute):
+    if compiled_2d_applies(xp, len(kernel), compute, x):
         layout = CompiledColumns
     else:
         layout = ShiftedColumns if mode.fast and all(s == 1 for s in stride) else Columns
@@ -478,7 +479,7 @@ def transposed_convolution(xp, x, w, stride, padding, dilation, groups, compute,
     rows = x.astype(compute, copy=False).reshape(n, groups, cin // groups, -1).transpose(1, 2, 0, 3)
     pixels, taps = math.prod(x.shape[2:]), math.prod(kernel)
     slices = _thread_slices(n, groups * og * taps * pixels * compute.itemsize)
-    compiled = compiled_col2im_applies(xp, nd, compute, out)
+    compiled = compiled_2d_applies(xp, nd, compute, out)
 
     def run(taken):
         largest = slices[0].stop - slices[0].start
@@ -499,16 +500,9 @@ def transposed_convolution(xp, x, w, stride, padding, dilation, groups, compute,
     intra_op.parallel_items(slices, run)
 
 
-def compiled_col2im_applies(xp, nd, compute, out):
-    """Whether col2im_compiled serves a transposed convolution: fast paths on, 2 spatial dims, a float32 or float64
-    NumPy output in the compute dtype (a row-major one, as the convolution makes it), and numba installed."""
-    return (mode.fast and nd == 2 and xp is np and out.dtype == compute and compute in (np.float32, np.float64)
-            and out.flags.c_contiguous and optional_kernels("nn_conv_numba") is not None)
-
-
 @specialisation(replaces="nn_windows.col2im_array in transposed_convolution (one strided NumPy add per kernel tap "
                          "over the whole slice)",
-                when="compiled_col2im_applies(xp, nd, compute, out): 2-d, float32/float64 NumPy output, numba",
+                when="compiled_2d_applies(xp, nd, compute, out): 2-d, row-major float32/float64 NumPy output, numba",
                 parity_test="tests/test_nn_conv_threads.py::test_compiled_col2im_matches_numpy",
                 ops=("convolution",))
 def col2im_compiled(cols, out, padding, stride, dilation):
@@ -534,7 +528,7 @@ def _correlation_is_cheaper(xp, w, groups, stride, output_padding, compute, out)
     gradient, say 16 -> 3), as measured on 2-core machines. Where the compiled col2im serves, col2im wins: the
     input gradient of the CNN's 16 -> 32 channel convolution (64 × 32 × 14 × 14) took 2.1-2.7 ms against the
     correlation by taps' 3.0-3.7 at one thread, 1.2-1.3 against 2.0-2.2 at two."""
-    if compiled_col2im_applies(xp, len(stride), compute, out):
+    if compiled_2d_applies(xp, len(stride), compute, out):
         return False
     return all(s == 1 for s in stride) and not any(output_padding) and 2 * w.shape[1] * groups >= w.shape[0]
 
