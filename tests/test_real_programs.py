@@ -21,6 +21,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -224,6 +226,7 @@ class Run:
     launcher: list = field(default_factory=list)  # lantern's run starts the program through this module instead
     slow: bool = False          # only in the slow tier (-m slow, LANTERN_SLOW=1): keeps `make test` short
     seed: int = None            # an unseeded program: both libraries run it with the generator seeded first
+    stop_after: int = 0         # a program that runs until it is solved: stopped after this many `loss` lines
 
 
 NANOGPT_SMALL = ["--device=cpu", "--eval_iters=2", "--log_interval=5", "--block_size=32", "--batch_size=8",
@@ -333,6 +336,13 @@ RUNS = {
                     "--warmup_iters=5", "--learning_rate=1e-3", "--device=cpu", "--dtype=float32",
                     "--compile=False"],
                    r"step \d+: train loss [\d.]+, val loss ([\d.]+)", data=pretokenized_stories),
+    # reinforcement learning on gymnasium's CartPole, which each program plays until it has solved it (hundreds of
+    # episodes): both libraries play the same episodes from the same seed (the actions sampled, and reinforce's
+    # dropout masks, are torch's random numbers) until rounding makes one action differ (after ~80 and ~180
+    # episodes here), so the first 30 episodes' running reward is held to the printed digit
+    **{f"examples-{name}": Run("examples", f"reinforcement_learning/{name}.py", ["--log-interval", "1"],
+                               r"Average reward: ([\d.]+)", rel=0, cwd="reinforcement_learning", stop_after=30)
+       for name in ("reinforce", "actor_critic")},
     # karpathy/ng-video-lecture's bigram.py: its settings are fixed in the file (3000 steps, 10 evaluations)
     "ng-video-lecture-bigram": Run("ng-video-lecture", "bigram.py", [],
                                    r"step \d+: train loss [\d.]+, val loss ([\d.]+)", data=char_input),
@@ -385,12 +395,39 @@ def _run(lib, run, base):
         prefix = ((run.launcher or ["-m", "lantern.compat"]) if lib == "lantern" else
                   [TORCHVISION_ORACLE] if run.torchvision else [])
         seeding = [] if run.seed is None else [SEEDED_PROGRAM, str(run.seed)]
-        done = subprocess.run([sys.executable, *prefix, *seeding, os.path.join(copy, script), *args], cwd=work, env=env,
-                              capture_output=True, text=True, timeout=900)
+        command = [sys.executable, *prefix, *seeding, os.path.join(copy, script), *args]
+        if run.stop_after and script == run.script:
+            done = _run_until(command, work, env, run.loss, run.stop_after)
+        else:
+            done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=900)
         results.append((f"{script} on {lib}", done.returncode, done.stdout, done.stderr))
         if done.returncode:
             break
     return results
+
+
+def _run_until(command, cwd, env, pattern, count):
+    """subprocess.run for a program that runs until it is solved: it is stopped once it has printed `count` lines
+    matching `pattern`, and then reads as having exited 0 (one that ends or fails sooner keeps its own status)."""
+    env = dict(env, PYTHONUNBUFFERED="1")   # each line as it is printed, not a pipe's buffer at a time
+    with tempfile.TemporaryFile("w+") as err, subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                                               stderr=err, text=True) as process:
+        watchdog = threading.Timer(900, process.kill)
+        watchdog.start()
+        lines, seen = [], 0
+        try:
+            for line in process.stdout:
+                lines.append(line)
+                seen += re.search(pattern, line) is not None
+                if seen == count:
+                    process.kill()
+                    break
+            process.wait()
+        finally:
+            watchdog.cancel()
+        err.seek(0)
+        return subprocess.CompletedProcess(command, 0 if seen == count else process.returncode, "".join(lines),
+                                           err.read())
 
 
 @pytest.fixture(scope="module")
