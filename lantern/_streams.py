@@ -9,6 +9,7 @@ refused ("cpu backend doesn't support events"). lantern.cuda has its own Stream 
 (True, 0, -1, True)
 """
 from .core.device import device as _device
+from .core.shown_name import qualified
 
 __all__ = ["Stream", "Event"]
 
@@ -111,4 +112,5 @@ class Event:
         raise ValueError("Both events must be recorded before calculating elapsed time.")
 
     def __repr__(self):
-        return f"lantern.Event device_type={self.device.type}, device_index=-1, event_flag=0, event_id={self.event_id}"
+        return qualified(f"Event device_type={self.device.type}, device_index=-1, event_flag=0, "
+                         f"event_id={self.event_id}")

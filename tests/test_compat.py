@@ -187,6 +187,33 @@ def test_install_from_python(tmp_path):
         lantern.compat.install()
 
 
+REPRS = """
+import torch
+x = torch.zeros(2, 3, dtype=torch.float16)
+print(x.shape, x.dtype, torch.int64, torch.bool, torch.quint8, torch.strided, torch.channels_last)
+print(str(x.dtype) == "torch.float16", x[0, 1:].shape, torch.Size([4]) + (5,))
+print(torch.max(torch.arange(6.0).view(2, 3), 1))
+print([x.dtype], {"dtype": torch.float32}, f"{torch.float64}")
+"""
+
+
+def test_a_program_prints_torchs_names(tmp_path):
+    """Under lantern.compat a program prints torch.float32, torch.Size([...]), torch.return_types... as under
+    PyTorch (and `str(t.dtype) == "torch.float16"` holds); imported as lantern, the names are lantern's."""
+    (tmp_path / "reprs.py").write_text(REPRS)
+    runs = {lib: subprocess.run([sys.executable, *prefix, str(tmp_path / "reprs.py")], env=_env(), text=True,
+                                capture_output=True, timeout=120)
+            for lib, prefix in (("torch", []), ("lantern", ["-m", "lantern.compat"]))}
+    assert runs["lantern"].returncode == 0, runs["lantern"].stderr
+    assert runs["lantern"].stdout == runs["torch"].stdout
+    assert "torch.Size([2, 3]) torch.float16" in runs["lantern"].stdout
+    assert repr(lantern.float16) == "lantern.float16" and repr(lantern.Size([2])) == "lantern.Size([2])"
+    code = ("import lantern, lantern.compat\nlantern.compat.install()\nprint(lantern.float32)\n"
+            "lantern.compat.uninstall()\nprint(lantern.float32)\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split() == ["torch.float32", "lantern.float32"], proc.stderr
+
+
 SPAWNING = """
 import multiprocessing, sys, torch
 import torch.multiprocessing as mp

@@ -23,6 +23,7 @@ import sys
 from multiprocessing import spawn
 
 from ..core import cuda_as_cpu
+from ..core.shown_name import show_as
 from .aliases import ModuleProxy, TorchAliasFinder
 
 __all__ = ["install", "uninstall", "run_script", "main", "cuda_as_cpu"]
@@ -42,6 +43,7 @@ def install():
                            f"imported {sorted(already)[0]}")
     finder = _FINDER[0] = TorchAliasFinder()
     sys.meta_path.insert(0, finder)
+    show_as("torch")    # the program prints torch.float32, torch.Size([...]), as under PyTorch
     spawn.get_preparation_data = _preparation_data_installing_hook
     return finder
 
@@ -67,6 +69,7 @@ def uninstall():
         return
     sys.meta_path.remove(finder)
     spawn.get_preparation_data = _SPAWN_PREPARATION_DATA
+    show_as("lantern")
     for name in finder.proxies:
         if isinstance(sys.modules.get(name), ModuleProxy):
             del sys.modules[name]

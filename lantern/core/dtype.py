@@ -10,6 +10,8 @@ import threading
 import ml_dtypes
 import numpy as np
 
+from .shown_name import qualified
+
 
 class Category(enum.IntEnum):
     """A dtype's promotion category, lowest first as PyTorch orders them: bool < integral < floating < complex.
@@ -72,7 +74,7 @@ class dtype:
         return complex128 if self is float64 else complex64
 
     def __repr__(self):
-        return "lantern." + self.name
+        return qualified(self.name)
 
     def __reduce__(self):
         return (_by_name, (self.name,))

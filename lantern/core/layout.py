@@ -9,6 +9,7 @@ backends, or a sparse one (`sparse_coo`, `sparse_csr`: lantern.backends.sparse).
 >>> lantern.strided
 lantern.strided
 """
+from .shown_name import qualified
 
 
 class layout:
@@ -18,7 +19,7 @@ class layout:
         self.name = name
 
     def __repr__(self):
-        return "lantern." + self.name
+        return qualified(self.name)
 
     def __reduce__(self):
         return (_by_name, (self.name,))
@@ -31,7 +32,7 @@ class memory_format:
         self.name = name
 
     def __repr__(self):
-        return "lantern." + self.name
+        return qualified(self.name)
 
     def __reduce__(self):
         return (_by_name, (self.name,))

@@ -13,6 +13,7 @@ How a tensor's integers map to real values is its quantizer's business (lantern.
 (lantern.per_tensor_affine, -128, 127)
 """
 from . import dtype as dt
+from .shown_name import qualified
 
 
 class QuantizedDtype(dt.dtype):
@@ -78,7 +79,7 @@ class qscheme:
         raise AttributeError(f"attribute '{name}' of 'lantern.qscheme' objects is not writable")
 
     def __repr__(self):
-        return "lantern." + self.name
+        return qualified(self.name)
 
     def __reduce__(self):
         return self.name

@@ -7,6 +7,7 @@ lantern.Size([2, 3])
 >>> wrap_dim(-1, 2)
 1
 """
+from .shown_name import qualified
 
 
 class Size(tuple):
@@ -19,7 +20,7 @@ class Size(tuple):
         return n
 
     def __repr__(self):
-        return f"lantern.Size([{', '.join(str(s) for s in self)}])"
+        return qualified(f"Size([{', '.join(str(s) for s in self)}])")
 
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)

@@ -17,6 +17,7 @@ from ..core import dtype as dt
 from ..core.dispatch_keys import DispatchKey
 from ..core.promotion import can_cast
 from ..core.reference import specialisation
+from ..core.shown_name import qualified
 from ..core.state import tls
 from ..core.tensor_impl import TensorImpl, make_tensor
 from .meta_util import wrap_dim, wrap_dims
@@ -303,7 +304,7 @@ class _ReturnType:
 
     def __repr__(self):
         body = ",\n".join(f"{k}={v!r}" for k, v in zip(self._fields, self))
-        return f"lantern.return_types.{type(self).__name__}(\n{body})"
+        return qualified(f"return_types.{type(self).__name__}(\n{body})")
 
 
 RETURN_TYPES = {}  # name -> type, every op's; lantern.return_types shows them as torch.return_types does
