@@ -141,7 +141,7 @@ short, int, long = int16, int32, int64
 chalf, cfloat, cdouble = complex32, complex64, complex128
 
 from . import version  # noqa: E402
-from .version import __version__  # noqa: E402,F401
+from .torch_version import __version__  # noqa: E402,F401  (a TorchVersion, as torch.__version__)
 
 
 def set_anomaly_enabled(enabled, check_nan=True):

@@ -52,6 +52,7 @@ from .backends.quantized_checkpoint import quantizer_params, rebuild_qtensor
 from .nn.parameter import Parameter
 from .ops.dispatcher import backend_for_device
 from .sparse._checkpoint import rebuild_sparse_tensor, reduce_sparse_tensor
+from .torch_version import TorchVersion
 from .core import user_warnings
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
@@ -240,6 +241,9 @@ def _names():
     if not _NAMES:
         _NAMES.update(_torch_names())
         _SPELLING.update({id(obj): key for key, obj in _NAMES.items()})
+        # written as torch writes it (a checkpoint holding torch.__version__ loads in torch), but not allowed in a
+        # weights-only load, where torch also refuses it unless the user allows it
+        _SPELLING[id(TorchVersion)] = ("torch.torch_version", "TorchVersion")
     return _NAMES
 
 

@@ -194,12 +194,18 @@ print(x.shape, x.dtype, torch.int64, torch.bool, torch.quint8, torch.strided, to
 print(str(x.dtype) == "torch.float16", x[0, 1:].shape, torch.Size([4]) + (5,))
 print(torch.max(torch.arange(6.0).view(2, 3), 1))
 print([x.dtype], {"dtype": torch.float32}, f"{torch.float64}")
+from packaging import version
+from torch.torch_version import TorchVersion
+print(torch.__version__ >= "2.0", torch.__version__ >= (1, 12), torch.__version__ < "2.2",
+      torch.__version__.split("+")[0].split(".")[:2], version.parse(torch.__version__) >= version.parse("2.1"),
+      isinstance(torch.__version__, (str, TorchVersion)))
 """
 
 
 def test_a_program_prints_torchs_names(tmp_path):
     """Under lantern.compat a program prints torch.float32, torch.Size([...]), torch.return_types... as under
-    PyTorch (and `str(t.dtype) == "torch.float16"` holds); imported as lantern, the names are lantern's."""
+    PyTorch (and `str(t.dtype) == "torch.float16"` holds), and torch.__version__ answers its version checks as
+    PyTorch 2.13's does; imported as lantern, the names are lantern's."""
     (tmp_path / "reprs.py").write_text(REPRS)
     runs = {lib: subprocess.run([sys.executable, *prefix, str(tmp_path / "reprs.py")], env=_env(), text=True,
                                 capture_output=True, timeout=120)

@@ -133,6 +133,24 @@ def test_archive_layout_matches_torch(tmp_path):
         assert (info.header_offset + 30 + name_len + extra_len) % 64 == 0
 
 
+@pytest.mark.parametrize("saver", [torch, lantern])
+def test_a_saved_version_string_loads_as_torch_loads_it(saver):
+    """torch.__version__ in a checkpoint (programs record it) is written as torch.torch_version.TorchVersion by
+    both libraries; either loads it with weights_only=False, and both refuse it with weights_only=True unless
+    it is allowed."""
+    buf = io.BytesIO()
+    saver.save({"torch_version": saver.__version__}, buf)
+    assert b"ctorch.torch_version\nTorchVersion\n" in zipfile.ZipFile(buf).read(
+        next(n for n in zipfile.ZipFile(buf).namelist() if n.endswith("data.pkl")))
+    for lib in (torch, lantern):
+        got = lib.load(io.BytesIO(buf.getvalue()), weights_only=False)["torch_version"]
+        assert type(got) is lib.torch_version.TorchVersion and got == saver.__version__ and got >= "2.0"
+        with pytest.raises(pickle.UnpicklingError, match="torch.torch_version.TorchVersion"):
+            lib.load(io.BytesIO(buf.getvalue()))
+        with lib.serialization.safe_globals([lib.torch_version.TorchVersion]):
+            assert lib.load(io.BytesIO(buf.getvalue()))["torch_version"] == saver.__version__
+
+
 class Custom:
     def __init__(self, value):
         self.value = value

@@ -32,9 +32,9 @@ LAYERS = [
                 "_tensor_extras", "_inplace_views", "storage", "_sparse_products", "_tensor_subclasses"]),
     ("frontend", ["nn", "optim", "utils", "serialization", "_legacy_checkpoint", "_weights_only_unpickler",
                   "distributions", "amp", "random", "linalg", "special", "functional", "cpu", "cuda", "xpu",
-                  "mps", "accelerator", "vision", "profiler", "debug", "inspect", "testing", "version", "sparse",
-                  "fft", "signal", "masked", "futures", "_inplace_functions", "_nn_functions", "_from_memory",
-                  "_sym_functions", "_toplevel", "_streams", "overrides", "_C",
+                  "mps", "accelerator", "vision", "profiler", "debug", "inspect", "testing", "version",
+                  "torch_version", "sparse", "fft", "signal", "masked", "futures", "_inplace_functions",
+                  "_nn_functions", "_from_memory", "_sym_functions", "_toplevel", "_streams", "overrides", "_C",
                   "_overridable_functions", "types", "quasirandom", "hub"]),
     ("jit", ["jit", "onnx", "_dynamo", "_functorch", "func", "functorch", "compiler", "library", "library_opcheck", "library_rules", "_jit_names"]),  # opcheck traces custom ops
     ("distributed", ["distributed", "multiprocessing"]),  # torch.multiprocessing.spawn starts ranks as an MPI job
