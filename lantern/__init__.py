@@ -141,6 +141,7 @@ short, int, long = int16, int32, int64
 chalf, cfloat, cdouble = complex32, complex64, complex128
 
 from . import version  # noqa: E402
+from . import __config__  # noqa: E402  (torch.__config__: show(), parallel_info())
 from .torch_version import __version__  # noqa: E402,F401  (a TorchVersion, as torch.__version__)
 
 

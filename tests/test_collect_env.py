@@ -1,9 +1,11 @@
 """torch.utils.collect_env against torch: the same public names, the same answers from the same command outputs
 (a fake run_lambda), and the same report layout for the same facts."""
+import numpy as np
 import pytest
 import torch
 import torch.utils.collect_env as theirs
 
+import lantern
 import lantern.utils.collect_env as ours
 from module_tree import public_names
 
@@ -57,3 +59,21 @@ def test_report_of_this_machine(capsys):
     labels = [line.split(":")[0] for line in theirs.get_pretty_env_info().splitlines()[:24]]
     assert [line.split(":")[0] for line in report.splitlines()[1:25]] == labels
     assert "Is CUDA available: False" in report
+
+
+def test_config_reports_this_build():
+    """torch.__config__: the same two functions as torch's, each a report of what lantern runs on."""
+    assert public_names(lantern.__config__) == public_names(torch.__config__) == ["parallel_info", "show"]
+    shown = lantern.__config__.show()
+    assert f"NumPy {np.__version__}" in shown and "BLAS " in shown
+    assert f"CPU capability usage: {lantern.backends.cpu.get_cpu_capability()}" in shown
+    before = lantern.get_num_threads()
+    try:
+        for threads in (1, 2):
+            lantern.set_num_threads(threads)
+            info = lantern.__config__.parallel_info()
+            assert f"\tget_num_threads() : {threads}\n" in info
+            blas = 1 if threads > 1 and not lantern.is_reference_mode() else threads  # lantern's pool splits
+            assert f"\tthreads : {blas}\n" in info
+    finally:
+        lantern.set_num_threads(before)

@@ -32,7 +32,7 @@ LAYERS = [
                 "_tensor_extras", "_inplace_views", "storage", "_sparse_products", "_tensor_subclasses"]),
     ("frontend", ["nn", "optim", "utils", "serialization", "_legacy_checkpoint", "_weights_only_unpickler",
                   "distributions", "amp", "random", "linalg", "special", "functional", "cpu", "cuda", "xpu",
-                  "mps", "accelerator", "vision", "profiler", "debug", "inspect", "testing", "version",
+                  "mps", "accelerator", "vision", "profiler", "debug", "inspect", "testing", "version", "__config__",
                   "torch_version", "sparse", "fft", "signal", "masked", "futures", "_inplace_functions",
                   "_nn_functions", "_from_memory", "_sym_functions", "_toplevel", "_streams", "overrides", "_C",
                   "_overridable_functions", "types", "quasirandom", "hub"]),
